@@ -1,0 +1,196 @@
+# perfctr — libperfctr and perfex.
+#
+#   make                 library (static + shared), perfex, perfctr.pc
+#   make check           everything, then the whole test suite
+#   make demo            perfex on the bundled demo workload
+#   make install         PREFIX=/usr/local DESTDIR=
+#   make SANITIZE=address,undefined check
+#   make WERROR=1        warnings are errors (CI)
+#
+# Sources are found by folder: a new .c file in src/lib/<layer>/ joins the
+# library, in src/perfex/ joins perfex, in tests/unit or tests/kernel becomes
+# one test program, in examples/ one example.
+
+VERSION     := 0.1.0
+SOVERSION   := 0
+PREFIX      ?= /usr/local
+LIBDIR      ?= $(PREFIX)/lib
+INCLUDEDIR  ?= $(PREFIX)/include
+BINDIR      ?= $(PREFIX)/bin
+MANDIR      ?= $(PREFIX)/share/man
+DESTDIR     ?=
+O           ?= build
+
+CC          ?= cc
+AR          ?= ar
+PKG_CONFIG  ?= pkg-config
+CFLAGS      ?= -O2 -g
+WARN        := -Wall -Wextra -Wshadow -Wno-unused-parameter -Wno-missing-field-initializers
+ifeq ($(WERROR),1)
+WARN        += -Werror
+endif
+BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE -fPIC -fvisibility=hidden $(WARN) \
+               -Iinclude -Isrc/lib -DPERFCTR_VERSION=\"$(VERSION)\"
+LDLIBS      := -lpthread -lm
+
+ifneq ($(SANITIZE),)
+BASE_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS     += -fsanitize=$(SANITIZE)
+endif
+
+# Optional dependencies: detected, never required.  Each one found adds a
+# define; `perfex info` says which are present and what is lost without them.
+probe = $(shell printf '$(HASH)include <%s>\nint main(void){return 0;}\n' '$(1)' | \
+          $(CC) -x c - -o /dev/null $(2) >/dev/null 2>&1 && echo 1)
+HASH        := \#
+HAVE_LIBPFM := $(call probe,perfmon/pfmlib.h,-lpfm)
+HAVE_LIBDW  := $(call probe,elfutils/libdwfl.h,-ldw -lelf)
+HAVE_LIBELF := $(call probe,gelf.h,-lelf)
+HAVE_ZLIB   := $(call probe,zlib.h,-lz)
+ifeq ($(HAVE_LIBPFM),1)
+BASE_CFLAGS += -DHAVE_LIBPFM=1
+LDLIBS      += -lpfm
+endif
+ifeq ($(HAVE_LIBDW),1)
+BASE_CFLAGS += -DHAVE_LIBDW=1
+LDLIBS      += -ldw
+endif
+ifeq ($(HAVE_LIBELF),1)
+BASE_CFLAGS += -DHAVE_LIBELF=1
+LDLIBS      += -lelf
+endif
+ifeq ($(HAVE_ZLIB),1)
+BASE_CFLAGS += -DHAVE_ZLIB=1
+LDLIBS      += -lz
+endif
+
+ALL_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS)
+
+LIB_SRCS    := $(sort $(wildcard src/lib/*/*.c))
+PERFEX_SRCS := $(sort $(wildcard src/perfex/*.c))
+UNIT_SRCS   := $(sort $(wildcard tests/unit/*.c))
+KERNEL_SRCS := $(sort $(wildcard tests/kernel/*.c))
+TLIB_SRCS   := $(sort $(wildcard tests/lib/*.c))
+WORK_SRCS   := $(sort $(wildcard tests/workload/*.c))
+EX_SRCS     := $(sort $(wildcard examples/*.c))
+
+LIB_OBJS    := $(LIB_SRCS:%.c=$(O)/%.o)
+PERFEX_OBJS := $(PERFEX_SRCS:%.c=$(O)/%.o)
+TLIB_OBJS   := $(TLIB_SRCS:%.c=$(O)/%.o)
+UNIT_BINS   := $(UNIT_SRCS:tests/unit/%.c=$(O)/tests/unit/%)
+KERNEL_BINS := $(KERNEL_SRCS:tests/kernel/%.c=$(O)/tests/kernel/%)
+WORK_BINS   := $(WORK_SRCS:tests/workload/%.c=$(O)/tests/workload/%)
+EX_BINS     := $(EX_SRCS:examples/%.c=$(O)/examples/%)
+
+STATIC_LIB  := $(O)/libperfctr.a
+SHARED_LIB  := $(O)/libperfctr.so.$(VERSION)
+PERFEX      := $(O)/perfex
+PC_FILE     := $(O)/perfctr.pc
+
+.PHONY: all lib deps tests check FORCE check-unit check-kernel check-cli demo install clean bench
+.SUFFIXES:
+.SECONDARY:
+
+all: lib $(PERFEX) $(PC_FILE)
+
+lib: $(STATIC_LIB) $(SHARED_LIB)
+
+$(O)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(STATIC_LIB): $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(SHARED_LIB): $(LIB_OBJS) src/lib/libperfctr.map
+	$(CC) -shared -Wl,-soname,libperfctr.so.$(SOVERSION) \
+	    -Wl,--version-script=src/lib/libperfctr.map $(LDFLAGS) \
+	    -o $@ $(LIB_OBJS) $(LDLIBS)
+	ln -sf libperfctr.so.$(VERSION) $(O)/libperfctr.so.$(SOVERSION)
+	ln -sf libperfctr.so.$(SOVERSION) $(O)/libperfctr.so
+
+# perfex links the static library: one self-contained binary.
+$(PERFEX): $(PERFEX_OBJS) $(STATIC_LIB)
+	$(CC) $(LDFLAGS) -o $@ $(PERFEX_OBJS) $(STATIC_LIB) $(LDLIBS)
+
+pc_text = printf 'prefix=%s\nlibdir=%s\nincludedir=%s\n\nName: perfctr\nDescription: performance-monitoring counters on perf_event_open\nVersion: %s\nLibs: -L$${libdir} -lperfctr\nLibs.private: %s\nCflags: -I$${includedir}\n' \
+	    '$(PREFIX)' '$(LIBDIR)' '$(INCLUDEDIR)' '$(VERSION)' '$(LDLIBS)'
+
+# Regenerated whenever PREFIX (or anything else in it) changes.
+$(PC_FILE): FORCE
+	@mkdir -p $(dir $@)
+	@$(pc_text) > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+
+FORCE:
+
+# Test programs see the library's internal headers (unit tests reach into
+# the layers) and link the static library.
+$(O)/tests/unit/%: tests/unit/%.c $(TLIB_OBJS) $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests/lib $(LDFLAGS) -o $@ $< $(TLIB_OBJS) $(STATIC_LIB) $(LDLIBS)
+
+$(O)/tests/kernel/%: tests/kernel/%.c $(TLIB_OBJS) $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests/lib $(LDFLAGS) -o $@ $< $(TLIB_OBJS) $(STATIC_LIB) $(LDLIBS)
+
+# Workloads are plain programs: no library, predictable system calls.
+$(O)/tests/workload/%: tests/workload/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer $(WARN) $(LDFLAGS) -o $@ $< -lpthread
+
+$(O)/examples/%: examples/%.c $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(STATIC_LIB) $(LDLIBS)
+
+tests: all $(UNIT_BINS) $(KERNEL_BINS) $(WORK_BINS) $(EX_BINS)
+
+# The README's two commands: each installs missing Debian packages first
+# (as root), then re-enters make so optional libraries are detected anew.
+deps:
+	scripts/install-deps
+
+check: deps
+	$(MAKE) tests
+	O=$(O) SANITIZE=$(SANITIZE) tests/run
+
+check-unit: tests
+	O=$(O) SANITIZE=$(SANITIZE) tests/run unit
+
+check-kernel: tests
+	O=$(O) SANITIZE=$(SANITIZE) tests/run kernel
+
+check-cli: tests
+	O=$(O) SANITIZE=$(SANITIZE) tests/run cli
+
+# The PMU lane: kernel- and hardware-tier tests in an arm64 guest under
+# QEMU, whose emulated PMU the kernel's real driver serves (docs/pmu-lane.md).
+check-pmu:
+	scripts/pmu-lane/run
+
+demo: deps
+	$(MAKE) all $(WORK_BINS)
+	O=$(O) tests/demo
+
+bench: all $(WORK_BINS)
+	O=$(O) bench/run
+
+install: all
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/perfctr \
+	    $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
+	install -m 644 $(STATIC_LIB) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(SHARED_LIB) $(DESTDIR)$(LIBDIR)/
+	ln -sf libperfctr.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libperfctr.so.$(SOVERSION)
+	ln -sf libperfctr.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libperfctr.so
+	install -m 644 include/perfctr/*.h $(DESTDIR)$(INCLUDEDIR)/perfctr/
+	install -m 644 $(PC_FILE) $(DESTDIR)$(LIBDIR)/pkgconfig/
+	install -m 755 $(PERFEX) $(DESTDIR)$(BINDIR)/
+	for f in docs/*.1; do [ -e "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(MANDIR)/man1/ || true; done
+	for f in docs/*.3; do [ -e "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(MANDIR)/man3/ || true; done
+
+clean:
+	rm -rf $(O)
+
+-include $(shell find $(O) -name '*.d' 2>/dev/null)

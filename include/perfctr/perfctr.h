@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: LGPL-2.1 */
+/*
+ * libperfctr — performance-monitoring counters for Linux.
+ * The umbrella header: include this one.
+ */
+#ifndef PERFCTR_PERFCTR_H
+#define PERFCTR_PERFCTR_H
+
+#include <perfctr/common.h>
+#include <perfctr/count.h>
+#include <perfctr/event.h>
+#include <perfctr/target.h>
+#include <perfctr/session.h>
+#include <perfctr/info.h>
+
+#endif /* PERFCTR_PERFCTR_H */

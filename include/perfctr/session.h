@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: LGPL-2.1 */
+/*
+ * libperfctr — sessions: the monitoring object of perfmon2, realised on
+ * perf_event_open(2).
+ *
+ * Life cycle:  new → add events → attach (target) → start / stop / read …
+ *              → detach (final values kept) → [attach elsewhere] → delete.
+ *
+ * Events are kept in groups exactly as the specification wrote them; each
+ * group is read with one read() (PERFCTR_FORMAT_GROUP with ids and the
+ * enabled/running times).  An event the machine cannot count is kept in the
+ * session as "not supported" (with the errno of the failed open) instead of
+ * failing the whole session, unless PERFCTR_SESSION_STRICT is set.
+ *
+ * Thread safety: a session is not synchronised; use it from one thread at a
+ * time.  perfctr_session__read() may be called from a signal handler only
+ * if that handler cannot interrupt another call on the same session.
+ */
+#ifndef PERFCTR_SESSION_H
+#define PERFCTR_SESSION_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include <perfctr/common.h>
+#include <perfctr/count.h>
+#include <perfctr/event.h>
+#include <perfctr/target.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct perfctr_session;
+
+enum perfctr_session_flags {
+	/* Fail attach when any event cannot be opened. */
+	PERFCTR_SESSION_STRICT = 1u << 0,
+	/* Count children and threads created after attach (default for
+	 * command targets; process targets always inherit). */
+	PERFCTR_SESSION_INHERIT = 1u << 1,
+	/* Leave counting on from attach, instead of waiting for start (for a
+	 * command target: from its exec). */
+	PERFCTR_SESSION_ENABLE_ON_ATTACH = 1u << 2,
+};
+
+struct perfctr_session_opts {
+	size_t sz;
+	unsigned int flags;	/* enum perfctr_session_flags */
+	/* Roots passed to the event layer for specifications added by text. */
+	const struct perfctr_parse_opts *parse_opts;
+	size_t :0;
+};
+
+/** perfctr_session__new() - an empty, detached session.  NULL + errno. */
+PERFCTR_API struct perfctr_session *
+perfctr_session__new(const struct perfctr_session_opts *opts);
+
+/** perfctr_session__delete() - detach if needed, close everything, free. */
+PERFCTR_API void perfctr_session__delete(struct perfctr_session *session);
+
+/**
+ * perfctr_session__add_events() - parse @spec and add its events.
+ * Only while detached (EBUSY otherwise).  Return: events added, or -errno
+ * with @err filled.
+ */
+PERFCTR_API int perfctr_session__add_events(struct perfctr_session *session,
+					    const char *spec,
+					    struct perfctr_parse_error *err);
+
+/** perfctr_session__add_evlist() - add copies of every event of @list. */
+PERFCTR_API int perfctr_session__add_evlist(struct perfctr_session *session,
+					    const struct perfctr_evlist *list);
+
+/**
+ * perfctr_session__attach() - open the session's counters on @target.
+ * The session keeps a reference to @target until detach; the caller keeps
+ * ownership.  Counting starts with perfctr_session__start(), or at once
+ * with PERFCTR_SESSION_ENABLE_ON_ATTACH (for a command target: at exec).
+ *
+ * Return: 0; -EBUSY when already attached; the open's -errno when the first
+ * event fails for a reason that is not "unsupported" (EACCES, EPERM,
+ * ESRCH ...); with PERFCTR_SESSION_STRICT any failure.  On failure nothing
+ * stays open.
+ */
+PERFCTR_API int perfctr_session__attach(struct perfctr_session *session,
+					struct perfctr_target *target);
+
+/**
+ * perfctr_session__detach() - read the final values, close the counters.
+ * The values stay readable; the session can be attached again, and its
+ * sums then continue from these values.
+ */
+PERFCTR_API int perfctr_session__detach(struct perfctr_session *session);
+
+/** perfctr_session__start() / __stop() - one ioctl per group leader. */
+PERFCTR_API int perfctr_session__start(struct perfctr_session *session);
+PERFCTR_API int perfctr_session__stop(struct perfctr_session *session);
+
+/** perfctr_session__reset() - zero every counter (kernel and kept sums). */
+PERFCTR_API int perfctr_session__reset(struct perfctr_session *session);
+
+/**
+ * perfctr_session__read() - fetch fresh values from the kernel, one read()
+ * per group and unit.  While detached it is a no-op returning 0.
+ * A unit whose thread has exited keeps its last values.
+ */
+PERFCTR_API int perfctr_session__read(struct perfctr_session *session);
+
+/** perfctr_session__nr_events() - events in the session (all sets). */
+PERFCTR_API size_t perfctr_session__nr_events(const struct perfctr_session *session);
+
+/** perfctr_session__event_name() - the canonical name of event @idx. */
+PERFCTR_API const char *perfctr_session__event_name(const struct perfctr_session *session,
+						    size_t idx);
+
+/** perfctr_session__event_leader() - index of @idx's group leader. */
+PERFCTR_API size_t perfctr_session__event_leader(const struct perfctr_session *session,
+						 size_t idx);
+
+/** perfctr_session__event_attr() - the attr as opened (NULL out of range). */
+PERFCTR_API const struct perf_event_attr *
+perfctr_session__event_attr(const struct perfctr_session *session, size_t idx);
+
+/** perfctr_session__event_unit() / __event_scale() - from the PMU's sysfs. */
+PERFCTR_API const char *perfctr_session__event_unit(const struct perfctr_session *session,
+						    size_t idx);
+PERFCTR_API double perfctr_session__event_scale(const struct perfctr_session *session,
+						size_t idx);
+
+/** perfctr_session__nr_units() - units of the attached (or last) target. */
+PERFCTR_API size_t perfctr_session__nr_units(const struct perfctr_session *session);
+
+/** perfctr_session__unit() - tid and cpu of unit @idx (-1 for "any"). */
+PERFCTR_API int perfctr_session__unit(const struct perfctr_session *session,
+				      size_t idx, pid_t *tid, int *cpu);
+
+/**
+ * perfctr_session__count() - event @idx summed over every unit, as of the
+ * last read.  Return: 0, or -EINVAL when @idx is out of range.
+ */
+PERFCTR_API int perfctr_session__count(const struct perfctr_session *session,
+				       size_t idx, struct perfctr_count *count);
+
+/** perfctr_session__unit_count() - event @idx on unit @unit alone. */
+PERFCTR_API int perfctr_session__unit_count(const struct perfctr_session *session,
+					    size_t idx, size_t unit,
+					    struct perfctr_count *count);
+
+/**
+ * perfctr_session__set_filter() - a tracepoint filter ("common_pid == 42")
+ * for event @idx, applied at attach.  Only while detached.
+ */
+PERFCTR_API int perfctr_session__set_filter(struct perfctr_session *session,
+					    size_t idx, const char *filter);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PERFCTR_SESSION_H */

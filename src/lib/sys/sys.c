@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: LGPL-2.1
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/internal.h"
+#include "sys/sys.h"
+
+int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
+			int group_fd, unsigned long flags)
+{
+	long fd;
+
+	if (!attr->size)
+		attr->size = sizeof(*attr);
+	fd = syscall(SYS_perf_event_open, attr, pid, cpu, group_fd,
+		     flags | PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	return (int)fd;
+}
+
+static int perf_ioctl(int fd, unsigned long request, unsigned long arg)
+{
+	if (ioctl(fd, request, arg) < 0)
+		return -errno;
+	return 0;
+}
+
+int sys_perf_enable(int fd, bool group)
+{
+	return perf_ioctl(fd, PERF_EVENT_IOC_ENABLE, group ? PERF_IOC_FLAG_GROUP : 0);
+}
+
+int sys_perf_disable(int fd, bool group)
+{
+	return perf_ioctl(fd, PERF_EVENT_IOC_DISABLE, group ? PERF_IOC_FLAG_GROUP : 0);
+}
+
+int sys_perf_reset(int fd, bool group)
+{
+	return perf_ioctl(fd, PERF_EVENT_IOC_RESET, group ? PERF_IOC_FLAG_GROUP : 0);
+}
+
+int sys_perf_refresh(int fd, int count)
+{
+	return perf_ioctl(fd, PERF_EVENT_IOC_REFRESH, (unsigned long)count);
+}
+
+int sys_perf_period(int fd, uint64_t period)
+{
+	return perf_ioctl(fd, PERF_EVENT_IOC_PERIOD, (unsigned long)&period);
+}
+
+int sys_perf_set_output(int fd, int target_fd)
+{
+	/* The argument is read as a long: int -1 would be EBADF. */
+	long target = target_fd;
+
+	return perf_ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, (unsigned long)target);
+}
+
+int sys_perf_set_filter(int fd, const char *filter)
+{
+	return perf_ioctl(fd, PERF_EVENT_IOC_SET_FILTER, (unsigned long)filter);
+}
+
+int sys_perf_id(int fd, uint64_t *id)
+{
+	return perf_ioctl(fd, PERF_EVENT_IOC_ID, (unsigned long)id);
+}
+
+int sys_perf_pause_output(int fd, bool pause)
+{
+	return perf_ioctl(fd, PERF_EVENT_IOC_PAUSE_OUTPUT, pause ? 1 : 0);
+}
+
+int sys_perf_modify_attributes(int fd, struct perf_event_attr *attr)
+{
+	return perf_ioctl(fd, PERF_EVENT_IOC_MODIFY_ATTRIBUTES, (unsigned long)attr);
+}
+
+ssize_t sys_perf_read(int fd, void *buf, size_t size)
+{
+	ssize_t n;
+
+	do
+		n = read(fd, buf, size);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n != size && n == 0)
+		return pc_err(EIO);
+	return n;
+}
+
+size_t sys_page_size(void)
+{
+	static size_t page;
+
+	if (!page)
+		page = (size_t)sysconf(_SC_PAGESIZE);
+	return page;
+}
+
+void *sys_perf_mmap(int fd, size_t data_pages, bool writable, int *err)
+{
+	size_t len = (1 + data_pages) * sys_page_size();
+	int prot = PROT_READ | (writable ? PROT_WRITE : 0);
+	void *base = mmap(NULL, len, prot, MAP_SHARED, fd, 0);
+
+	if (base == MAP_FAILED) {
+		if (err)
+			*err = -errno;
+		return NULL;
+	}
+	if (err)
+		*err = 0;
+	return base;
+}
+
+int sys_perf_munmap(void *base, size_t data_pages)
+{
+	if (munmap(base, (1 + data_pages) * sys_page_size()) < 0)
+		return -errno;
+	return 0;
+}
+
+int sys_online_cpus(char *buf, size_t size)
+{
+	return pc_read_file("/sys/devices/system/cpu/online", buf, size);
+}
+
+int sys_nr_possible_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+
+	return n > 0 ? (int)n : 1;
+}
+
+int sys_paranoid_level(int *level)
+{
+	char buf[32];
+	char *end;
+	long v;
+	int n = pc_read_file("/proc/sys/kernel/perf_event_paranoid", buf, sizeof(buf));
+
+	if (n < 0)
+		return n;
+	errno = 0;
+	v = strtol(buf, &end, 10);
+	if (errno || end == buf)
+		return -EINVAL;
+	*level = (int)v;
+	return 0;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: LGPL-2.1 */
+/*
+ * The sys layer: the kernel interface and nothing else.  Thin wrappers
+ * around perf_event_open(2), its ioctls and mmap; no policy.  Every
+ * function returns >= 0 on success or a negative errno (errno set too).
+ *
+ * Discovery of PMUs (sysfs) and tracepoints (tracefs) lives in pmu.h and
+ * tracefs.h beside this file; their roots are parameters so tests can point
+ * them at fixture trees.
+ */
+#ifndef PERFCTR_SYS_H
+#define PERFCTR_SYS_H
+
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* perf_event_open(2).  Adds PERF_FLAG_FD_CLOEXEC always.  Returns fd or -errno. */
+int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
+			int group_fd, unsigned long flags);
+
+int sys_perf_enable(int fd, bool group);
+int sys_perf_disable(int fd, bool group);
+int sys_perf_reset(int fd, bool group);
+int sys_perf_refresh(int fd, int count);
+int sys_perf_period(int fd, uint64_t period);
+/* SET_OUTPUT: @target_fd -1 resets (the kernel needs -1L, see kernel-facts 7). */
+int sys_perf_set_output(int fd, int target_fd);
+int sys_perf_set_filter(int fd, const char *filter);
+int sys_perf_id(int fd, uint64_t *id);
+int sys_perf_pause_output(int fd, bool pause);
+int sys_perf_modify_attributes(int fd, struct perf_event_attr *attr);
+
+/* read(2) of a counter fd, retried on EINTR; -EIO on a short read. */
+ssize_t sys_perf_read(int fd, void *buf, size_t size);
+
+/* mmap of 1 + @data_pages pages (0 = user page only). */
+void *sys_perf_mmap(int fd, size_t data_pages, bool writable, int *err);
+int sys_perf_munmap(void *base, size_t data_pages);
+
+size_t sys_page_size(void);
+
+/* The running CPU count and the online CPU list ("0-3,5"). */
+int sys_online_cpus(char *buf, size_t size);
+int sys_nr_possible_cpus(void);
+
+/* /proc/sys/kernel/perf_event_paranoid, or -errno. */
+int sys_paranoid_level(int *level);
+
+#endif /* PERFCTR_SYS_H */

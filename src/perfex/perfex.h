@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * perfex — shared declarations of the subcommands.  Each subcommand lives
+ * in its own file (cmd-<name>.c) and uses the public libperfctr API only.
+ */
+#ifndef PERFEX_H
+#define PERFEX_H
+
+#include <stdio.h>
+
+/*
+ * Exit codes of perfex's own failures (the workload's status passes
+ * through otherwise; 128 + N when it was killed by signal N).  Documented
+ * in docs/perfex.1.
+ */
+enum perfex_exit {
+	PERFEX_EXIT_USAGE = 129,	/* bad option or argument */
+	PERFEX_EXIT_EVENT = 130,	/* unknown or invalid event specification */
+	PERFEX_EXIT_PERM = 131,		/* permission (perf_event_paranoid, root) */
+	PERFEX_EXIT_TRACEFS = 132,	/* tracefs not mounted / not readable */
+	PERFEX_EXIT_NOCMD = 127,	/* command not found (as the shell) */
+	PERFEX_EXIT_NOEXEC = 126,	/* command not executable (as the shell) */
+	PERFEX_EXIT_TARGET = 133,	/* no such pid/tid/cpu */
+	PERFEX_EXIT_IO = 134,		/* output file or I/O failure */
+	PERFEX_EXIT_INTERNAL = 135,	/* anything else from the library */
+};
+
+/* Each returns the process exit status. */
+int cmd_stat(int argc, char **argv);	/* counting mode (the default) */
+int cmd_list(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_record(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_script(int argc, char **argv);
+
+/* "perfex: <msg>" on stderr, git style: lowercase, no final full stop. */
+void perfex_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "hint: <msg>" on stderr: the cure, when we know it. */
+void perfex_hint(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif /* PERFEX_H */

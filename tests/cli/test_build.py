@@ -1,0 +1,80 @@
+"""The build's promises: `make install` honours PREFIX and DESTDIR, the
+shared library exports only perfctr_/vperfctr_ symbols through its version
+node, and a program builds against the installed tree with pkg-config."""
+import os
+import shutil
+import subprocess
+import tempfile
+
+from pctest import BUILD, TOP, case, check, run_cases, skip
+
+
+def make(*args, **kw):
+    return subprocess.run(["make", "-s", "-C", TOP, "O=" + BUILD] + list(args),
+                          capture_output=True, text=True, timeout=600, **kw)
+
+
+@case
+def install_honours_prefix_and_destdir():
+    with tempfile.TemporaryDirectory() as dest:
+        r = make("install", "PREFIX=/opt/pc", "DESTDIR=" + dest)
+        check(r.returncode == 0, r.stderr)
+        root = os.path.join(dest, "opt/pc")
+        for rel in ("bin/perfex", "lib/libperfctr.a", "lib/libperfctr.so",
+                    "lib/libperfctr.so.0", "include/perfctr/perfctr.h",
+                    "include/perfctr/session.h", "lib/pkgconfig/perfctr.pc"):
+            check(os.path.exists(os.path.join(root, rel)), "missing " + rel)
+        pc = open(os.path.join(root, "lib/pkgconfig/perfctr.pc")).read()
+        check("prefix=/opt/pc" in pc, pc)
+        # DESTDIR is a staging root: nothing of it leaks into the .pc file.
+        check(dest not in pc, pc)
+
+
+@case
+def shared_library_exports_only_public_names():
+    if not shutil.which("nm"):
+        skip("nm is not installed (binutils)")
+    lib = os.path.join(BUILD, "libperfctr.so")
+    r = subprocess.run(["nm", "-D", "--defined-only", lib],
+                       capture_output=True, text=True)
+    check(r.returncode == 0, r.stderr)
+    names = [l.split()[-1] for l in r.stdout.splitlines() if l.strip()]
+    exported = [n.split("@")[0] for n in names if n != "PERFCTR_0.1"]
+    check(exported, "no symbol exported")
+    bad = [n for n in exported
+           if not (n.startswith("perfctr_") or n.startswith("vperfctr_"))]
+    check(not bad, "exported beyond the public prefixes: %s" % bad[:20])
+    r = subprocess.run(["objdump", "-T", lib], capture_output=True, text=True)
+    check("PERFCTR_0.1" in r.stdout, "symbols are not versioned")
+    check("perfctr_version" in exported)
+
+
+@case
+def program_builds_against_installed_tree():
+    with tempfile.TemporaryDirectory() as dest:
+        r = make("install", "PREFIX=/usr", "DESTDIR=" + dest)
+        check(r.returncode == 0, r.stderr)
+        src = os.path.join(dest, "prog.c")
+        with open(src, "w") as f:
+            f.write('#include <perfctr/perfctr.h>\n#include <stdio.h>\n'
+                    'int main(void){ puts(perfctr_version()); return 0; }\n')
+        env = dict(os.environ,
+                   PKG_CONFIG_SYSROOT_DIR=dest,
+                   PKG_CONFIG_PATH=os.path.join(dest, "usr/lib/pkgconfig"))
+        flags = subprocess.run(["pkg-config", "--cflags", "--libs", "perfctr"],
+                               capture_output=True, text=True, env=env)
+        if flags.returncode != 0:
+            skip("pkg-config unavailable: " + flags.stderr.strip())
+        exe = os.path.join(dest, "prog")
+        # A sanitized library needs its runtime linked into the program too.
+        san = os.environ.get("SANITIZE", "")
+        sanflags = ["-fsanitize=" + san] if san else []
+        r = subprocess.run(["cc", src, "-o", exe] + sanflags + flags.stdout.split(),
+                           capture_output=True, text=True)
+        check(r.returncode == 0, r.stderr)
+        r = subprocess.run([exe], capture_output=True, text=True,
+                           env=dict(env, LD_LIBRARY_PATH=os.path.join(dest, "usr/lib")))
+        check(r.returncode == 0 and r.stdout.strip(), r)
+
+
+run_cases()

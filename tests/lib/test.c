@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: LGPL-2.1
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "test.h"
+
+static jmp_buf case_jmp;
+static bool case_failed;
+static char skip_reason[512];
+static const char *prog_name;
+static const char *case_name;
+
+void test_fail(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	/* Only the first failure of a case is the one that counts; the rest
+	 * go to stderr so they are not lost. */
+	if (!case_failed)
+		printf("FAIL %s/%s: %s:%d: ", prog_name, case_name, file, line);
+	else
+		fprintf(stderr, "  also %s:%d: ", file, line);
+	va_start(ap, fmt);
+	vfprintf(case_failed ? stderr : stdout, fmt, ap);
+	va_end(ap);
+	fputc('\n', case_failed ? stderr : stdout);
+	fflush(stdout);
+	case_failed = true;
+}
+
+bool test_failed(void)
+{
+	return case_failed;
+}
+
+void test_skip(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(skip_reason, sizeof(skip_reason), fmt, ap);
+	va_end(ap);
+	longjmp(case_jmp, 2);
+}
+
+void test_abort(void)
+{
+	longjmp(case_jmp, 1);
+}
+
+/* setjmp lives in its own frame so no local of the caller can be clobbered. */
+static int run_case(const struct test_case *tc)
+{
+	int jumped = setjmp(case_jmp);
+
+	if (!jumped)
+		tc->fn();
+	return jumped;
+}
+
+static bool wanted(int argc, char **argv, const char *name)
+{
+	int a;
+
+	if (argc <= 1)
+		return true;
+	for (a = 1; a < argc; a++)
+		if (!strcmp(argv[a], name))
+			return true;
+	return false;
+}
+
+int test_main(int argc, char **argv, const struct test_case *cases, size_t n)
+{
+	int failures = 0;
+	size_t i;
+
+	prog_name = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (i = 0; i < n; i++) {
+		int jumped;
+
+		if (!wanted(argc, argv, cases[i].name))
+			continue;
+		case_name = cases[i].name;
+		case_failed = false;
+		skip_reason[0] = '\0';
+		jumped = run_case(&cases[i]);
+		if (jumped == 2 && !case_failed)
+			printf("skip %s/%s: %s\n", prog_name, case_name, skip_reason);
+		else if (case_failed)
+			failures++;
+		else
+			printf("ok %s/%s\n", prog_name, case_name);
+	}
+	return failures ? 1 : 0;
+}
+
+void test_require_root(void)
+{
+	if (geteuid() != 0)
+		test_skip("needs root (euid is %d)", (int)geteuid());
+}
+
+void test_require_tracefs(void)
+{
+	static const char *const roots[] = {
+		"/sys/kernel/tracing/events", "/sys/kernel/debug/tracing/events",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(roots) / sizeof(roots[0]); i++)
+		if (access(roots[i], R_OK) == 0)
+			return;
+	test_skip("tracefs is not mounted or not readable "
+		  "(mount -t tracefs nodev /sys/kernel/tracing as root)");
+}
+
+void test_require_hw_pmu(void)
+{
+	struct perf_event_attr attr;
+	long fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_HARDWARE;
+	attr.config = PERF_COUNT_HW_INSTRUCTIONS;
+	attr.exclude_kernel = 1;
+	attr.disabled = 1;
+	fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+	if (fd < 0)
+		test_skip("no hardware PMU here (instructions: %s)", strerror(errno));
+	close((int)fd);
+}
+
+static const char *join(const char *base, const char *rel)
+{
+	/* A small ring of buffers so a caller may hold a few paths at once. */
+	static char bufs[8][4096];
+	static unsigned next;
+	char *buf = bufs[next++ % 8];
+
+	snprintf(buf, sizeof(bufs[0]), "%s/%s", base, rel);
+	return buf;
+}
+
+const char *test_build_path(const char *rel)
+{
+	const char *o = getenv("O");
+
+	return join(o && *o ? o : "build", rel);
+}
+
+const char *test_src_path(const char *rel)
+{
+	const char *top = getenv("PERFCTR_SRC");
+
+	return join(top && *top ? top : ".", rel);
+}
