@@ -480,6 +480,7 @@ static void print_interval(struct run *run, double t)
 		.timestamp = (t - run->t0) / 1e9,
 	};
 
+	perfctr_session__read(run->session);
 	read_counts(run, run->counts, run->unit_counts);
 	for (i = 0; i < n; i++)
 		perfctr_count__delta(&run->delta[i], &run->counts[i], &run->prev[i]);

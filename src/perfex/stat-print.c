@@ -158,6 +158,14 @@ static void format_metric(const struct perfctr_metric *m, char *buf,
 	}
 }
 
+/* Spaces that bring @s to @width columns. */
+static int pad(const char *s, int width)
+{
+	int len = (int)strlen(s);
+
+	return len < width ? width - len : 0;
+}
+
 static void human_row(const struct stat_report *r, const char *prefix,
 		      const struct stat_event *e, const struct perfctr_count *c,
 		      const struct perfctr_metric **metrics, size_t nr_metrics,
@@ -180,17 +188,18 @@ static void human_row(const struct stat_report *r, const char *prefix,
 		format_metric(metrics[0], metric, sizeof(metric));
 	else
 		metric[0] = '\0';
-	fprintf(out, "%s%18s %-5s %-32s", prefix, value, unit, e->name);
+	fprintf(out, "%s%18s %-4s %s", prefix, value, unit, e->name);
 	if (metric[0])
-		fprintf(out, " # %s", metric);
+		fprintf(out, "%*s # %s", pad(e->name, 32), "", metric);
 	if (is_counted(c) && frac < 1.0)
 		fprintf(out, "  (%.2f%%)", 100.0 * frac);
 	if (with_stats && is_counted(c))
-		fprintf(out, "  ( +- %5.2f%% )", stddev_percent(&e->stats));
+		fprintf(out, "%*s  ( +- %5.2f%% )", metric[0] ? 0 : pad(e->name, 32),
+			"", stddev_percent(&e->stats));
 	fputc('\n', out);
 	for (i = 1; i < nr_metrics; i++) {
 		format_metric(metrics[i], metric, sizeof(metric));
-		fprintf(out, "%s%18s %-5s %-32s # %s\n", prefix, "", "", "", metric);
+		fprintf(out, "%s%18s %-4s %-32s # %s\n", prefix, "", "", "", metric);
 	}
 }
 
@@ -555,7 +564,7 @@ void stat_print_interval(struct stat_report *r, const struct stat_view *v)
 	switch (cfg->format) {
 	case STAT_FORMAT_HUMAN:
 		if (!printed_one)
-			fprintf(cfg->out, "#%15s %s %18s %-5s %s\n", "time",
+			fprintf(cfg->out, "#%15s %s %18s %-4s %s\n", "time",
 				cfg->aggr == STAT_AGGR_GLOBAL ? "" :
 				cfg->aggr == STAT_AGGR_CPU ? "CPU              " :
 				"thread           ",
