@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -812,6 +813,32 @@ static void free_run(struct run *run)
 	memset(run, 0, sizeof(*run));
 }
 
+/*
+ * With -r: each event's count averaged over the runs in which it counted
+ * (the status of the last run otherwise), so that the metrics are those of
+ * the means.  Written over @counts.
+ */
+static struct perfctr_count *mean_counts(struct stat_report *r,
+					 struct perfctr_count *counts)
+{
+	size_t e;
+
+	for (e = 0; e < r->nr_events; e++) {
+		const struct stat_event *ev = &r->events[e];
+		unsigned int n = ev->stats.n;
+
+		if (!n)
+			continue;
+		counts[e].status = PERFCTR_COUNT_OK;
+		counts[e].value = (uint64_t)llround(ev->raw_sum / n);
+		counts[e].time_enabled = (uint64_t)llround(ev->enabled_sum / n);
+		counts[e].time_running = (uint64_t)llround(ev->running_sum / n);
+		if (!counts[e].time_running)
+			counts[e].time_running = 1;
+	}
+	return counts;
+}
+
 static double tv_ns(const struct timeval *tv)
 {
 	return tv->tv_sec * 1e9 + tv->tv_usec * 1e3;
@@ -915,12 +942,16 @@ static int do_run(struct stat_options *o, struct stat_report *r,
 			if (ev->run_values)
 				ev->run_values[ev->stats.n] = v;
 			stat_stats_add(&ev->stats, v);
+			ev->raw_sum += (double)c->value;
+			ev->enabled_sum += (double)c->time_enabled;
+			ev->running_sum += (double)c->time_running;
 		}
 	}
 	r->runs_done++;
 	if (nth + 1 == cfg->repeat) {
 		struct stat_view v = {
-			.counts = run.counts,
+			.counts = cfg->repeat > 1 ? mean_counts(r, run.counts) :
+				  run.counts,
 			.unit_counts = run.unit_counts,
 			.duration_ns = r->elapsed_ns.mean,
 		};

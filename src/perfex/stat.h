@@ -60,6 +60,9 @@ struct stat_event {
 	int unsupported_errnum;	/* placeholder rows: the parse's errno */
 	struct stat_stats stats; /* of the scaled value, over the runs */
 	double *run_values;	/* each run's scaled value (-r, for JSON) */
+	/* Sums over the counted runs, for the mean count that -r reports and
+	 * computes its metrics from. */
+	double raw_sum, enabled_sum, running_sum;
 };
 
 #define STAT_NO_IDX ((size_t)-1)
