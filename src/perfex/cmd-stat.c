@@ -313,12 +313,15 @@ static int event_error(const char *spec, const struct perfctr_parse_error *err,
 	int errnum = err->errnum ? err->errnum : -ret;
 
 	perfex_error("%s", err->message[0] ? err->message : strerror(errnum));
-	if (err->column >= 0 && (size_t)err->column <= strlen(spec))
+	if ((errnum == EINVAL || errnum == ENOENT) && err->column >= 0 &&
+	    (size_t)err->column <= strlen(spec))
 		fprintf(stderr, "    %s\n    %*s^\n", spec, err->column, "");
 	if (err->hint[0])
 		perfex_hint("%s", err->hint);
 	if (errnum == ENOTDIR) {
-		if (!err->hint[0])
+		if (geteuid() != 0)
+			perfex_hint("tracefs is readable by root only: run as root");
+		else if (!err->hint[0])
 			perfex_hint("as root: mount -t tracefs nodev /sys/kernel/tracing");
 		return PERFEX_EXIT_TRACEFS;
 	}
