@@ -12,5 +12,9 @@
 #include <perfctr/target.h>
 #include <perfctr/session.h>
 #include <perfctr/info.h>
+#include <perfctr/ring.h>
+#include <perfctr/record.h>
+#include <perfctr/perfdata.h>
+#include <perfctr/sampler.h>
 
 #endif /* PERFCTR_PERFCTR_H */
