@@ -12,5 +12,7 @@
 #include <perfctr/target.h>
 #include <perfctr/session.h>
 #include <perfctr/info.h>
+#include <perfctr/symbols.h>
+#include <perfctr/profile.h>
 
 #endif /* PERFCTR_PERFCTR_H */
