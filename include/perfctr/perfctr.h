@@ -12,6 +12,9 @@
 #include <perfctr/target.h>
 #include <perfctr/session.h>
 #include <perfctr/info.h>
+#include <perfctr/metric.h>
+#include <perfctr/symbols.h>
+#include <perfctr/profile.h>
 #include <perfctr/ring.h>
 #include <perfctr/record.h>
 #include <perfctr/perfdata.h>
