@@ -29,7 +29,7 @@ static void fake_init(struct fake *f, size_t data_size, bool overwrite,
 		      size_t aux_size, bool aux_overwrite)
 {
 	memset(f, 0, sizeof(*f));
-	f->mem = aligned_alloc(PAGE, PAGE + data_size);
+	f->mem = aligned_alloc(PAGE, PAGE + (data_size + PAGE - 1) / PAGE * PAGE);
 	REQUIRE(f->mem);
 	memset(f->mem, 0, PAGE + data_size);
 	f->page = (void *)f->mem;
