@@ -158,7 +158,7 @@ static int parse_options(int argc, char **argv, struct stat_options *o)
 	o->cfg.sep = ",";
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:p:t:aC:AI:r:x:jo:h",
+	while ((c = getopt_long(argc, argv, "+:e:p:t:aC:AI:r:x:jo:h",
 				long_options, NULL)) != -1) {
 		switch (c) {
 		case 'e':
@@ -847,6 +847,14 @@ static double tv_ns(const struct timeval *tv)
 	return tv->tv_sec * 1e9 + tv->tv_usec * 1e3;
 }
 
+static bool has_filter(const struct stat_options *o)
+{
+	for (size_t i = 0; i < o->nr_specs; i++)
+		if (o->specs[i].filter)
+			return true;
+	return false;
+}
+
 /* One run: returns -1 when it went well, or perfex's exit status. */
 static int do_run(struct stat_options *o, struct stat_report *r,
 		  const struct perfctr_parse_opts *popts, unsigned int nth)
@@ -884,6 +892,14 @@ static int do_run(struct stat_options *o, struct stat_report *r,
 		goto out;
 	}
 	err = perfctr_session__attach(run.session, run.watched);
+	if (err == -EINVAL && has_filter(o)) {
+		/* The kernel checks a filter only when it is applied. */
+		perfex_error("cannot apply the tracepoint filter: %s", strerror(-err));
+		perfex_hint("filters look like 'common_pid == 42 && arg1 > 0'; "
+			    "the fields are in tracefs: events/SUBSYS/NAME/format");
+		ret = PERFEX_EXIT_EVENT;
+		goto out;
+	}
 	if (err < 0) {
 		ret = target_error(cfg, -err);
 		goto out;
