@@ -14,7 +14,7 @@ from stathelp import PERF_EXIT, TP, need_tracepoint, run_as_nobody
 def check_error(r, code, *needles):
     check(r.returncode == code, (r.returncode, code, r.stderr))
     first = r.stderr.splitlines()[0] if r.stderr else ""
-    check(first.startswith("perfex: ") and first[8:9].islower(), r.stderr)
+    check(first.startswith("perfex: ") and not first[8:9].isupper(), r.stderr)
     check(not first.endswith("."), first)
     for n in needles:
         check(n in r.stderr, (n, r.stderr))
