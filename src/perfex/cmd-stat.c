@@ -1003,7 +1003,19 @@ int cmd_stat(int argc, char **argv)
 	if (geteuid() != 0 && paranoid_level() >= 2)
 		popts.exclude_kernel = popts.exclude_hv = true;
 
+	/* Standard error is unbuffered: counts written through it would take
+	 * a write() per field.  A buffered stream of our own on the same file
+	 * writes each block at once. */
 	o.cfg.out = stderr;
+	if (!o.output) {
+		int fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+		FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+		if (f)
+			o.cfg.out = f;
+		else if (fd >= 0)
+			close(fd);
+	}
 	if (o.output) {
 		o.cfg.out = fopen(o.output, "we");
 		if (!o.cfg.out) {
@@ -1025,7 +1037,8 @@ int cmd_stat(int argc, char **argv)
 	}
 out:
 	if (o.cfg.out && o.cfg.out != stderr && fclose(o.cfg.out) && ret == 0) {
-		perfex_error("cannot write '%s': %s", o.output, strerror(errno));
+		perfex_error("cannot write '%s': %s",
+			     o.output ? o.output : "standard error", strerror(errno));
 		ret = PERFEX_EXIT_IO;
 	}
 	for (e = 0; e < r.nr_events; e++) {
