@@ -507,13 +507,12 @@ static void print_interval(struct run *run, double t)
  * Wait until the command ends (or, without one, the watched process ends
  * or a signal asks us to stop), printing intervals on the way.
  */
-static int wait_loop(struct run *run)
+static int wait_loop(struct run *run, const struct signal_state *sig)
 {
 	const struct stat_config *cfg = &run->o->cfg;
 	struct perfctr_target *waited = run->command;
 	double interval = cfg->interval_ms * 1e6;
 	double next_tick = run->t0 + interval;
-	struct signal_state sig;
 	struct pollfd pfd = { .fd = -1, .events = POLLIN };
 	pid_t foreign = 0;
 	int err = 0;
@@ -526,8 +525,6 @@ static int wait_loop(struct run *run)
 		if (pfd.fd < 0 && cfg->tid)
 			pfd.fd = pidfd_open_compat(foreign, 0);
 	}
-	signals_take(&sig);
-	stop_signal = 0;
 	for (;;) {
 		struct timespec ts, *tsp = NULL;
 		double now = now_ns(), wait_ns = -1;
@@ -544,7 +541,7 @@ static int wait_loop(struct run *run)
 			ts.tv_nsec = (long)(wait_ns - ts.tv_sec * 1e9);
 			tsp = &ts;
 		}
-		ret = ppoll(&pfd, pfd.fd >= 0 ? 1 : 0, tsp, &sig.wait_mask);
+		ret = ppoll(&pfd, pfd.fd >= 0 ? 1 : 0, tsp, &sig->wait_mask);
 		if (ret > 0 && (pfd.revents & (POLLIN | POLLHUP | POLLERR)))
 			break;
 		if (pfd.fd < 0 && waited && ret < 0 && errno == EINTR &&
@@ -570,7 +567,6 @@ static int wait_loop(struct run *run)
 	}
 	if (pfd.fd >= 0)
 		close(pfd.fd);
-	signals_give_back(&sig);
 	return err;
 }
 
@@ -861,6 +857,8 @@ static int do_run(struct stat_options *o, struct stat_report *r,
 {
 	struct stat_config *cfg = &o->cfg;
 	struct run run = { .o = o, .report = r };
+	struct signal_state sig;
+	bool have_signals = false;
 	struct rusage ru0, ru1;
 	double t1;
 	int ret, err;
@@ -891,6 +889,12 @@ static int do_run(struct stat_options *o, struct stat_report *r,
 		ret = target_error(cfg, errno);
 		goto out;
 	}
+	/* The command is forked (and held before its exec): from here on a
+	 * Ctrl-C is for it, and for us only a reason to stop a count that has
+	 * no command. */
+	signals_take(&sig);
+	have_signals = true;
+	stop_signal = 0;
 	err = perfctr_session__attach(run.session, run.watched);
 	if (err == -EINVAL && has_filter(o)) {
 		/* The kernel checks a filter only when it is applied. */
@@ -922,7 +926,7 @@ static int do_run(struct stat_options *o, struct stat_report *r,
 			goto out;
 		}
 	}
-	err = wait_loop(&run);
+	err = wait_loop(&run, &sig);
 	t1 = now_ns();
 	if (err < 0 && run.command) {
 		perfex_error("cannot wait for '%s': %s", cfg->command[0],
@@ -979,6 +983,8 @@ static int do_run(struct stat_options *o, struct stat_report *r,
 	ret = -1;
 out:
 	free_run(&run);
+	if (have_signals)
+		signals_give_back(&sig);
 	return ret;
 }
 

@@ -155,9 +155,11 @@ def all_cpus_with_a_command():
                       "20000")
     check(r.returncode == 0, r.stderr)
     n = csv_count(rows, TP)
-    # Everything on every CPU: the workload's calls and maybe a few of
-    # other processes (so at least, and not many more).
-    check(base + 20000 <= n <= base + 20000 + 200, (n, base))
+    # Everything on every CPU: all of the workload's calls, and those of
+    # whatever else runs on this machine meanwhile (test suites running
+    # beside this one make thousands), so only a lower bound holds here;
+    # cpu_list_counts_a_pinned_workload_exactly is the exact check.
+    check(n >= base + 20000, (n, base))
 
 
 @case
