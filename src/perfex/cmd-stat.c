@@ -635,9 +635,16 @@ static int build_session(struct stat_options *o, struct stat_report *r,
 			 const struct perfctr_parse_opts *popts,
 			 struct perfctr_session **out)
 {
+	/*
+	 * A command counts from its exec (enable-on-exec).  Other targets are
+	 * opened disabled and started once everything is open: a tracepoint
+	 * filter is set after the open, and an event enabled at its open
+	 * would count everyone's events until then.
+	 */
+	bool command_target = !o->cfg.pid && !o->cfg.tid && !o->cfg.cpus;
 	PERFCTR_OPTS(perfctr_session_opts, sopts,
-		     .flags = PERFCTR_SESSION_ENABLE_ON_ATTACH |
-			      PERFCTR_SESSION_INHERIT,
+		     .flags = PERFCTR_SESSION_INHERIT |
+			      (command_target ? PERFCTR_SESSION_ENABLE_ON_ATTACH : 0),
 		     .parse_opts = popts);
 	bool first = !r->events;
 	struct perfctr_session *s;
@@ -907,6 +914,13 @@ static int do_run(struct stat_options *o, struct stat_report *r,
 	if (err < 0) {
 		ret = target_error(cfg, -err);
 		goto out;
+	}
+	if (run.watched != run.command) {
+		err = perfctr_session__start(run.session);
+		if (err < 0) {
+			ret = target_error(cfg, -err);
+			goto out;
+		}
 	}
 	fill_units(&run);
 	if (alloc_counts(&run)) {
