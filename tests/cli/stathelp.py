@@ -128,6 +128,21 @@ def perf_fds(pid):
     return n
 
 
+def counting(pid):
+    """perfex @pid has opened its counters and waits in ppoll(): it has
+    started them (they are opened disabled and started after every open)."""
+    try:
+        with open("/proc/%d/wchan" % pid) as f:
+            wchan = f.read()
+    except OSError:
+        return False
+    return perf_fds(pid) >= 1 and "poll" in wchan
+
+
+def wait_counting(pid):
+    wait_for(lambda: counting(pid), what="perfex to start counting")
+
+
 def wait_for(cond, timeout=10.0, what="condition"):
     end = time.monotonic() + timeout
     while time.monotonic() < end:

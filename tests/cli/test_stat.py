@@ -156,8 +156,8 @@ def ctrl_c_reaches_the_command_and_counts_are_printed():
     p = subprocess.Popen([PERFEX, "-x,", "-e", "task-clock", "--", work(),
                           "sleep", "20000"], stderr=subprocess.PIPE, text=True,
                          start_new_session=True)
-    from stathelp import perf_fds, wait_for
-    wait_for(lambda: perf_fds(p.pid) >= 1, what="perfex to attach")
+    from stathelp import wait_counting
+    wait_counting(p.pid)
     os.killpg(p.pid, signal.SIGINT)
     _, err = p.communicate(timeout=30)
     check(p.returncode == 128 + signal.SIGINT, (p.returncode, err))

@@ -9,7 +9,8 @@ import time
 
 from pctest import PERFEX, case, check, perfex, run_cases, skip, work
 from stathelp import (TP, csv_count, getppid_baseline, json_event,
-                      need_tracepoint, perf_fds, run_csv, run_json, wait_for)
+                      need_tracepoint, run_csv, run_json, wait_counting,
+                      wait_for)
 
 
 def need_two_cpus():
@@ -56,7 +57,7 @@ def count_after_attach(before, after):
     try:
         p, out = start_perfex("-x,", "-e", TP, "--pid", str(w.pid))
         # perfex holds its counter once attached: only then go on.
-        wait_for(lambda: perf_fds(p.pid) >= 1, what="perfex to attach")
+        wait_counting(p.pid)
         w.go()
         _, err = p.communicate(timeout=30)
         check(p.returncode == 0, err)
@@ -92,7 +93,7 @@ def tid_and_per_thread():
     w = Held(100, 11)
     try:
         p, out = start_perfex("-j", "--per-thread", "-e", TP, "--tid", str(w.pid))
-        wait_for(lambda: perf_fds(p.pid) >= 1, what="perfex to attach")
+        wait_counting(p.pid)
         w.go()
         _, err = p.communicate(timeout=30)
         check(p.returncode == 0, err)
@@ -114,7 +115,7 @@ def pid_stops_on_sigint():
     w = Held(0, 0)
     try:
         p, out = start_perfex("-x,", "-e", "task-clock", "-p", str(w.pid))
-        wait_for(lambda: perf_fds(p.pid) >= 1, what="perfex to attach")
+        wait_counting(p.pid)
         p.send_signal(signal.SIGINT)
         _, err = p.communicate(timeout=30)
         check(p.returncode == 0, err)
@@ -134,7 +135,7 @@ def cpu_list_counts_a_pinned_workload_exactly():
     try:
         p, out = start_perfex("-x,", "-C", "1", "-e", TP, "--filter",
                               "common_pid == %d" % w.pid)
-        wait_for(lambda: perf_fds(p.pid) >= 1, what="perfex to attach")
+        wait_counting(p.pid)
         w.go()
         p.send_signal(signal.SIGINT)
         _, err = p.communicate(timeout=30)
@@ -189,7 +190,7 @@ def per_cpu_rows():
 def interval_on_cpus_until_sigint():
     p, out = start_perfex("-a", "--interval-print", "50", "--json", "-e",
                           "task-clock")
-    wait_for(lambda: perf_fds(p.pid) >= 1, what="perfex to attach")
+    wait_counting(p.pid)
     time.sleep(0.2)
     p.send_signal(signal.SIGTERM)
     _, err = p.communicate(timeout=30)
