@@ -385,7 +385,18 @@ static void signals_take(struct signal_state *st)
 
 static void signals_give_back(struct signal_state *st)
 {
+	const struct timespec zero = { 0, 0 };
+	sigset_t ours;
 	size_t i;
+
+	/* A signal still pending (it came while ppoll() returned for the
+	 * command's end) was meant for this count: consume it before the
+	 * default action comes back, or it would kill perfex now. */
+	sigemptyset(&ours);
+	for (i = 0; i < sizeof(handled_signals) / sizeof(handled_signals[0]); i++)
+		sigaddset(&ours, handled_signals[i]);
+	while (sigtimedwait(&ours, NULL, &zero) > 0)
+		;
 
 	for (i = 0; i < sizeof(handled_signals) / sizeof(handled_signals[0]); i++)
 		sigaction(handled_signals[i], &st->old[i], NULL);
