@@ -13,5 +13,7 @@
 #include <perfctr/session.h>
 #include <perfctr/info.h>
 #include <perfctr/metric.h>
+#include <perfctr/symbols.h>
+#include <perfctr/profile.h>
 
 #endif /* PERFCTR_PERFCTR_H */
