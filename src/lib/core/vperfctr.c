@@ -545,13 +545,15 @@ struct vperfctr *vperfctr_open(pid_t tid, int creat)
 	return h;
 }
 
-static int keep_control(struct vstate *st, const struct vperfctr_control *c)
+/* Copies of the control's event strings, made before anything changes
+ * (and before counting starts: no allocation inside the counted window). */
+static int copy_events(const struct vperfctr_control *c, char **copies)
 {
-	char *copies[N] = { NULL };
-	size_t sz = c->sz < sizeof(st->control) ? c->sz : sizeof(st->control);
 	unsigned int i, n = c->cpu_control.nractrs + c->cpu_control.nrictrs;
 
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < N; i++)
+		copies[i] = NULL;
+	for (i = 0; i < n && i < N; i++) {
 		if (!PC_OPTS_HAS(c, event) || !c->event[i])
 			continue;
 		copies[i] = strdup(c->event[i]);
@@ -561,9 +563,19 @@ static int keep_control(struct vstate *st, const struct vperfctr_control *c)
 			return -ENOMEM;
 		}
 	}
+	return 0;
+}
+
+static void keep_control(struct vstate *st, const struct vperfctr_control *c,
+			 char **copies)
+{
+	size_t sz = c->sz < sizeof(st->control) ? c->sz : sizeof(st->control);
+	unsigned int i, n = c->cpu_control.nractrs + c->cpu_control.nrictrs;
+
 	for (i = 0; i < N; i++) {
 		free(st->event_copy[i]);
 		st->event_copy[i] = copies[i];
+		copies[i] = NULL;
 	}
 	memset(&st->control, 0, sizeof(st->control));
 	memcpy(&st->control, c, sz);
@@ -576,7 +588,6 @@ static int keep_control(struct vstate *st, const struct vperfctr_control *c)
 			st->control.attr[i] = &st->attr_copy[i];
 		}
 	}
-	return 0;
 }
 
 int vperfctr_control(struct vperfctr *h, const struct vperfctr_control *c)
@@ -585,6 +596,7 @@ int vperfctr_control(struct vperfctr *h, const struct vperfctr_control *c)
 	struct perfctr_sum_ctrs old;
 	struct vgroup g;
 	struct vcfg cfg;
+	char *copies[N];
 	unsigned int i, keep;
 	bool was_running, same, empty, need_old;
 	int rc;
@@ -596,10 +608,13 @@ int vperfctr_control(struct vperfctr *h, const struct vperfctr_control *c)
 	rc = build_cfg(c, &cfg);
 	if (rc < 0)
 		return pc_err(-rc);
+	rc = copy_events(c, copies);
+	if (rc < 0)
+		return pc_err(-rc);
 	pthread_mutex_lock(&st->lock);
 	if (!st->attached) {
-		pthread_mutex_unlock(&st->lock);
-		return pc_err(ENXIO);
+		rc = -ENXIO;
+		goto unlock;
 	}
 	empty = !cfg.tsc && !cfg.n;
 	same = st->open && cfg_same(&st->cfg, &cfg);
@@ -658,13 +673,16 @@ int vperfctr_control(struct vperfctr *h, const struct vperfctr_control *c)
 	st->tsc_base = cfg.tsc && st->tsc_active ? old.tsc : 0;
 	st->nr_active = cfg.n;
 	st->tsc_active = cfg.tsc;
+	keep_control(st, c, copies);
 	rc = sys_perf_enable(st->leader_fd, false);
-	if (rc < 0)
-		goto unlock;
+	goto unlock;
 done:
-	rc = keep_control(st, c);
+	keep_control(st, c, copies);
+	rc = 0;
 unlock:
 	pthread_mutex_unlock(&st->lock);
+	for (i = 0; i < N; i++)
+		free(copies[i]);
 	return rc < 0 ? pc_err(-rc) : 0;
 
 restart_old:
