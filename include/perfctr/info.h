@@ -9,6 +9,7 @@
 #ifndef PERFCTR_INFO_H
 #define PERFCTR_INFO_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <perfctr/common.h>
@@ -50,6 +51,24 @@ struct perfctr_cpu_mask {
 	uint32_t mask[];
 };
 
+/*
+ * Where perfctr_info_ext() and perfctr_info_pmus() look, and how much they
+ * try.  NULL opts: the machine's /sys and /proc, every probe.
+ */
+struct perfctr_info_opts {
+	size_t sz;
+	/* Root under which bus/event_source/devices/ and devices/system/cpu/
+	 * are read; default "/sys". */
+	const char *sysfs_root;
+	/* Root under which sys/kernel/perf_event_*, cpuinfo and self/mounts
+	 * are read; default "/proc". */
+	const char *procfs_root;
+	/* Do not call perf_event_open: features and counter counts are left
+	 * 0 (for fixture trees, whose PMUs are not the running kernel's). */
+	bool no_probe;
+	size_t :0;
+};
+
 /**
  * perfctr_info() - describe the machine.
  * @info:      filled when non-NULL (sz set by the caller).
@@ -58,11 +77,64 @@ struct perfctr_cpu_mask {
  *             is written back; if it is larger, -EOVERFLOW and no mask.
  * @forbidden: same protocol: CPUs on which events cannot count (offline, or
  *             without the core PMU on hybrid parts).
+ *
+ * The needed size is the same for both masks: enough words for every
+ * possible CPU (sysfs devices/system/cpu/possible), so it does not change
+ * with hotplug.  A caller may ask with nrwords = 0 first, then allocate.
+ * On -EOVERFLOW @info and the masks are left as they were; words beyond
+ * the needed number are zeroed.
+ *
+ * Features are probed with short perf_event_opens on the calling thread
+ * (each a few microseconds; with a hardware PMU the multiplexing probe
+ * waits up to a few multiplexing intervals).  Overflow interrupts and
+ * sampling are probed on a hardware event when the machine has one,
+ * otherwise on a software event.
  * Return: 0 or a negative errno.
  */
 PERFCTR_API int perfctr_info(struct perfctr_info *info,
 			     struct perfctr_cpu_mask *cpus,
 			     struct perfctr_cpu_mask *forbidden);
+
+/**
+ * perfctr_info_ext() - perfctr_info() with explicit roots and probing.
+ * @opts: NULL for the machine's (then the same as perfctr_info()).
+ * Return: 0, -EOVERFLOW as perfctr_info(), -EINVAL for a bad @opts or
+ * @info->sz, or another negative errno.
+ */
+PERFCTR_API int perfctr_info_ext(const struct perfctr_info_opts *opts,
+				 struct perfctr_info *info,
+				 struct perfctr_cpu_mask *cpus,
+				 struct perfctr_cpu_mask *forbidden);
+
+/* One PMU of the machine, as perfctr_info_pmus() reports it.  The strings
+ * live until the callback returns. */
+struct perfctr_pmu_desc {
+	size_t sz;
+	const char *name;	/* sysfs name: "cpu", "software", "msr", ... */
+	uint32_t type;		/* perf_event_attr.type */
+	/* Programmable counters that fit in one group, probed (core PMUs
+	 * only, 0 otherwise or when probing is off). */
+	uint32_t nr_counters;
+	uint32_t nr_events;	/* named events in sysfs events/ */
+	bool core;		/* serves the generic hardware events */
+	/* The PMU's CPUs from sysfs "cpus" (core PMUs of hybrid parts) or
+	 * "cpumask" (uncore-like PMUs), or NULL when it counts everywhere. */
+	const char *cpus;
+};
+
+typedef int (*perfctr_pmu_cb_t)(const struct perfctr_pmu_desc *pmu, void *ctx);
+
+/**
+ * perfctr_info_pmus() - every PMU under sysfs bus/event_source/devices, in
+ * name order.
+ * @opts: roots and probing, NULL for the machine's.
+ * @cb:   called once per PMU; a non-zero return stops the walk and is
+ *        returned.
+ * Return: 0, the callback's value, or a negative errno (-ENOENT when the
+ * sysfs directory is missing).
+ */
+PERFCTR_API int perfctr_info_pmus(const struct perfctr_info_opts *opts,
+				  perfctr_pmu_cb_t cb, void *ctx);
 
 #ifdef __cplusplus
 }

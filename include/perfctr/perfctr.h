@@ -12,5 +12,6 @@
 #include <perfctr/target.h>
 #include <perfctr/session.h>
 #include <perfctr/info.h>
+#include <perfctr/metric.h>
 
 #endif /* PERFCTR_PERFCTR_H */
