@@ -43,6 +43,18 @@ PERFCTR_API struct perfctr_target *perfctr_target__new_self(void);
  * NULL + errno: ESRCH when it does not exist, EINVAL for @tid <= 0. */
 PERFCTR_API struct perfctr_target *perfctr_target__new_thread(pid_t tid);
 
+/**
+ * perfctr_target__new_thread_on_cpus() - thread @tid, counted only while
+ * it runs on the CPUs of @cpulist ("0-3,6"): one unit per CPU.  Such a
+ * counter is enabled whenever the thread runs but runs only on those
+ * CPUs, so time_running < time_enabled: the unit counts tell where the
+ * thread's events happened.  NULL + errno: ESRCH when the thread does not
+ * exist, EINVAL for a malformed list or @tid <= 0.  Whether the CPUs exist
+ * is checked at attach.
+ */
+PERFCTR_API struct perfctr_target *
+perfctr_target__new_thread_on_cpus(pid_t tid, const char *cpulist);
+
 /** perfctr_target__new_process() - every thread of @pid that exists now,
  * one unit each, the main thread first; threads they create later are
  * inherited into their creator's counts.  NULL + errno: ESRCH when @pid

@@ -465,6 +465,74 @@ TEST(breakpoint_counts_writes)
 	perfctr_target__delete(t);
 }
 
+/* ---- scaling without kernel multiplexing ---- */
+
+static int pin_to(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+/*
+ * The kernel never multiplexes here (kernel-facts.md item 1), but a
+ * counter of this thread bound to CPU 0 is enabled whenever the thread
+ * runs and runs only while it is on CPU 0: time_running < time_enabled,
+ * while the value stays exact (only the calls made on CPU 0).  So the
+ * session's scaled estimate and fraction are checked on real counts.
+ */
+TEST(scaling_thread_bound_to_one_cpu)
+{
+	struct perfctr_session *s = session_with(TP_GETPPID,
+						 PERFCTR_SESSION_ENABLE_ON_ATTACH);
+	struct perfctr_target *t;
+	struct perfctr_count c, c0, c1;
+	cpu_set_t saved;
+	double want;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		test_skip("needs two online CPUs (has %ld)", sysconf(_SC_NPROCESSORS_ONLN));
+	REQUIRE(sched_getaffinity(0, sizeof(saved), &saved) == 0);
+	if (pin_to(0) || !CPU_ISSET(1, &saved))
+		test_skip("cannot run on CPUs 0 and 1");
+	t = perfctr_target__new_thread_on_cpus((pid_t)syscall(SYS_gettid), "0-1");
+	REQUIRE(t);
+	CHECK_EQ_U64(perfctr_target__nr_units(t), 2);
+	REQUIRE(perfctr_session__attach(s, t) == 0);
+	do_getppid(1000);			/* on CPU 0 */
+	REQUIRE(pin_to(1) == 0);
+	do_getppid(200000);			/* on CPU 1: a long while */
+	REQUIRE(pin_to(0) == 0);
+	do_getppid(10);				/* on CPU 0 again */
+	REQUIRE(perfctr_session__stop(s) == 0);
+	sched_setaffinity(0, sizeof(saved), &saved);
+	CHECK_EQ_INT(perfctr_session__read(s), 0);
+
+	CHECK_EQ_INT(perfctr_session__unit_count(s, 0, 0, &c0), 0);
+	CHECK_EQ_INT(perfctr_session__unit_count(s, 0, 1, &c1), 0);
+	CHECK_EQ_U64(c0.value, 1010);
+	CHECK_EQ_U64(c1.value, 200000);
+	CHECK_EQ_INT(c0.status, PERFCTR_COUNT_OK);
+	CHECK(c0.time_running > 0 && c0.time_running < c0.time_enabled);
+	CHECK(c1.time_running > 0 && c1.time_running < c1.time_enabled);
+	/* CPU 0 ran the short part: its estimate of the whole is above
+	 * the count, by exactly enabled / running. */
+	want = (double)((long double)c0.value * c0.time_enabled / c0.time_running);
+	CHECK(perfctr_count__scaled(&c0) == want);
+	CHECK(perfctr_count__scaled(&c0) > 1010.0);
+	CHECK(perfctr_count__fraction(&c0) > 0.0 && perfctr_count__fraction(&c0) < 1.0);
+	CHECK(perfctr_count__fraction(&c1) > perfctr_count__fraction(&c0));
+	/* The sum over the units adds values and times. */
+	CHECK_EQ_INT(perfctr_session__count(s, 0, &c), 0);
+	CHECK_EQ_U64(c.value, 201010);
+	CHECK_EQ_U64(c.time_enabled, c0.time_enabled + c1.time_enabled);
+	CHECK_EQ_U64(c.time_running, c0.time_running + c1.time_running);
+	perfctr_session__delete(s);
+	perfctr_target__delete(t);
+}
+
 /* ---- global mode ---- */
 
 /* A child pinned to @cpu (or unpinned for -1) that makes @calls getppid
@@ -605,6 +673,7 @@ TEST_MAIN(TEST_CASE(self_getppid_exact),
 	  TEST_CASE(thread_target_counts_only_its_thread),
 	  TEST_CASE(process_target_breaks_down_per_thread),
 	  TEST_CASE(breakpoint_counts_writes),
+	  TEST_CASE(scaling_thread_bound_to_one_cpu),
 	  TEST_CASE(cpu_list_counts_pinned_workload),
 	  TEST_CASE(all_cpus_count_workload),
 	  TEST_CASE(bad_filter_fails_attach),

@@ -145,6 +145,30 @@ TEST(thread_missing_is_esrch)
 	CHECK_EQ_INT(errno, EINVAL);
 }
 
+TEST(thread_on_cpus_units)
+{
+	pid_t me = (pid_t)syscall(SYS_gettid), tid;
+	struct perfctr_target *t = perfctr_target__new_thread_on_cpus(me, "2,0");
+	int cpu;
+
+	REQUIRE(t);
+	CHECK_EQ_INT(perfctr_target__kind(t), PERFCTR_TARGET_THREAD);
+	CHECK_EQ_INT(perfctr_target__pid(t), me);
+	REQUIRE(perfctr_target__nr_units(t) == 2);
+	CHECK_EQ_INT(perfctr_target__unit(t, 0, &tid, &cpu), 0);
+	CHECK_EQ_INT(tid, me);
+	CHECK_EQ_INT(cpu, 0);
+	CHECK_EQ_INT(perfctr_target__unit(t, 1, &tid, &cpu), 0);
+	CHECK_EQ_INT(cpu, 2);
+	perfctr_target__delete(t);
+	errno = 0;
+	CHECK(!perfctr_target__new_thread_on_cpus(me, "0-"));
+	CHECK_EQ_INT(errno, EINVAL);
+	errno = 0;
+	CHECK(!perfctr_target__new_thread_on_cpus((1 << 22) + 12345, "0"));
+	CHECK_EQ_INT(errno, ESRCH);
+}
+
 static pthread_barrier_t barrier;
 
 static void *parked(void *arg)
@@ -430,6 +454,7 @@ TEST_MAIN(TEST_CASE(cpulist_parse_table),
 	  TEST_CASE(cpus_list_and_errors),
 	  TEST_CASE(self_is_this_thread),
 	  TEST_CASE(thread_missing_is_esrch),
+	  TEST_CASE(thread_on_cpus_units),
 	  TEST_CASE(process_has_a_unit_per_thread),
 	  TEST_CASE(command_exit_status_passes_through),
 	  TEST_CASE(command_killed_by_signal),

@@ -114,6 +114,38 @@ struct perfctr_target *perfctr_target__new_thread(pid_t tid)
 	return t;
 }
 
+struct perfctr_target *perfctr_target__new_thread_on_cpus(pid_t tid,
+							  const char *cpulist)
+{
+	struct perfctr_target *t;
+	int *cpus = NULL;
+	int n, i;
+
+	if (tid <= 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	n = pc_parse_cpulist(cpulist, &cpus);
+	if (n < 0) {
+		errno = -n;
+		return NULL;
+	}
+	if (!task_exists(tid)) {
+		free(cpus);
+		errno = ESRCH;
+		return NULL;
+	}
+	t = target_alloc(PERFCTR_TARGET_THREAD, tid, (size_t)n);
+	if (t) {
+		for (i = 0; i < n; i++) {
+			t->units[i].tid = tid;
+			t->units[i].cpu = cpus[i];
+		}
+	}
+	free(cpus);
+	return t;
+}
+
 static int cmp_pid(const void *a, const void *b)
 {
 	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
