@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: LGPL-2.1 */
+/*
+ * libperfctr — symbolisation: instruction addresses of sampled processes
+ * and of the kernel turned into "DSO + offset + symbol".
+ *
+ * A symbols object models one machine as a recording saw it: the address
+ * space of each process, built from PERF_RECORD_MMAP / MMAP2 records (or
+ * /proc/PID/maps), FORK and exec COMM records, and the kernel's symbol
+ * table from /proc/kallsyms (or any file in that format).  User-space
+ * symbols come from the ELF files themselves (.symtab, else .dynsym, also
+ * from a separate debug file found by build-id under /usr/lib/debug),
+ * read with libelf when the library was built with it.  Without libelf
+ * user addresses resolve to DSO + offset only; perfctr_symbols_have_elf()
+ * says which.
+ *
+ * ELF files are opened lazily, on the first address that falls into them.
+ *
+ * Thread safety: a symbols object is not synchronised; distinct objects
+ * may be used from distinct threads.  The strings returned in a
+ * perfctr_symbol_loc live as long as the object.
+ */
+#ifndef PERFCTR_SYMBOLS_H
+#define PERFCTR_SYMBOLS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <perfctr/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct perfctr_symbols;
+
+struct perfctr_symbols_opts {
+	size_t sz;
+	/* Kernel symbol table in /proc/kallsyms format; NULL for
+	 * /proc/kallsyms, "" for none (kernel addresses stay addresses). */
+	const char *kallsyms;
+	/* Prefix prepended to every DSO path before it is opened (a sysroot
+	 * or a copy of the recorded machine's files); NULL for none. */
+	const char *root;
+	size_t :0;
+};
+
+/** perfctr_symbols__new() - an empty machine.  NULL + errno (ENOMEM, EINVAL). */
+PERFCTR_API struct perfctr_symbols *
+perfctr_symbols__new(const struct perfctr_symbols_opts *opts);
+
+/** perfctr_symbols__delete() - free everything (NULL is a no-op). */
+PERFCTR_API void perfctr_symbols__delete(struct perfctr_symbols *syms);
+
+/**
+ * perfctr_symbols__add_map() - a PERF_RECORD_MMAP/MMAP2: process @pid maps
+ * @len bytes of @filename at offset @pgoff to @start.
+ * A new map replaces the parts of older ones it overlaps, as mmap does.
+ * Kernel maps (pid -1, "[kernel.kallsyms]...") are accepted and ignored:
+ * kernel addresses are resolved through the kallsyms table.
+ * Return: 0, -EINVAL (zero length), -ENOMEM.
+ */
+PERFCTR_API int perfctr_symbols__add_map(struct perfctr_symbols *syms,
+					 pid_t pid, uint64_t start,
+					 uint64_t len, uint64_t pgoff,
+					 const char *filename);
+
+/**
+ * perfctr_symbols__fork() - a PERF_RECORD_FORK: @pid starts as a copy of
+ * @ppid's address space (nothing to do for a thread, pid == ppid).
+ * Return: 0 or -ENOMEM.
+ */
+PERFCTR_API int perfctr_symbols__fork(struct perfctr_symbols *syms,
+				      pid_t pid, pid_t ppid);
+
+/** perfctr_symbols__exec() - @pid exec'ed (COMM with PERF_RECORD_MISC_COMM_EXEC):
+ * its old maps are gone. */
+PERFCTR_API void perfctr_symbols__exec(struct perfctr_symbols *syms, pid_t pid);
+
+/**
+ * perfctr_symbols__load_proc_maps() - read /proc/@pid/maps into @pid's
+ * address space (for processes that were running before the recording).
+ * Return: the number of file-backed maps added, or -errno (-ESRCH when
+ * the process is gone).
+ */
+PERFCTR_API int perfctr_symbols__load_proc_maps(struct perfctr_symbols *syms,
+						pid_t pid);
+
+/* Flags of perfctr_symbols__resolve(). */
+enum perfctr_resolve_flags {
+	/* Find the DSO only; do not open ELF files or kallsyms. */
+	PERFCTR_RESOLVE_DSO_ONLY = 1u << 0,
+};
+
+struct perfctr_symbol_loc {
+	size_t sz;
+	/* "/usr/bin/prog", "[kernel.kallsyms]", "[vdso]", "[unknown]" ... */
+	const char *dso;
+	/* The function's name, or NULL when unknown. */
+	const char *sym;
+	/* The address in the DSO's own terms: the ELF virtual address for
+	 * ELF files, the file offset otherwise, the address itself for the
+	 * kernel and for addresses outside every map. */
+	uint64_t dso_addr;
+	/* Start address of the symbol (same terms as dso_addr), 0 if none. */
+	uint64_t sym_addr;
+	bool kernel;
+	size_t :0;
+};
+
+/**
+ * perfctr_symbols__resolve() - where @ip of process @pid is.
+ * @kernel: the sample's cpumode said kernel (PERF_RECORD_MISC_KERNEL).
+ * @flags:  enum perfctr_resolve_flags.
+ * @loc:    filled (its sz set by the caller); never left half-filled.
+ *
+ * Every DSO that resolves an address counts one hit (see
+ * perfctr_symbols__dso()).
+ * Return: 1 when a symbol was found, 0 when only the DSO (or nothing) is
+ * known, -EINVAL on bad arguments.
+ */
+PERFCTR_API int perfctr_symbols__resolve(struct perfctr_symbols *syms,
+					 pid_t pid, uint64_t ip, bool kernel,
+					 unsigned int flags,
+					 struct perfctr_symbol_loc *loc);
+
+struct perfctr_dso_info {
+	size_t sz;
+	const char *path;	/* as the maps named it */
+	uint64_t hits;		/* addresses resolved into it */
+	uint8_t build_id[20];
+	uint32_t build_id_size;	/* 0 when the file has none or is unreadable */
+	bool kernel;
+	size_t :0;
+};
+
+/** perfctr_symbols__nr_dsos() - DSOs known so far (mapped ones, plus the kernel). */
+PERFCTR_API size_t perfctr_symbols__nr_dsos(const struct perfctr_symbols *syms);
+
+/**
+ * perfctr_symbols__dso() - DSO @idx: its path, hits and build-id (read from
+ * the file's note section on the first call that asks for it).
+ * Return: 0, -ERANGE when @idx is out of range.
+ */
+PERFCTR_API int perfctr_symbols__dso(struct perfctr_symbols *syms, size_t idx,
+				     struct perfctr_dso_info *info);
+
+/**
+ * perfctr_build_id_read() - the GNU build-id of ELF file @path.
+ * Return: its size in bytes (copied up to @size), -ENOENT when the file
+ * has no build-id note, -ENOTSUP without libelf, other -errno on I/O.
+ */
+PERFCTR_API int perfctr_build_id_read(const char *path, uint8_t *buf,
+				      size_t size);
+
+/** perfctr_symbols_have_elf() - false when built without libelf (no user symbols). */
+PERFCTR_API bool perfctr_symbols_have_elf(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PERFCTR_SYMBOLS_H */

@@ -1,0 +1,1060 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * Symbolisation: per-process address spaces from mmap records, DSOs with
+ * lazily loaded ELF symbol tables, the kernel from kallsyms.
+ *
+ * Lookups are binary searches over sorted arrays: one for the maps of a
+ * process, one for the symbols of a DSO.  A report over millions of
+ * samples resolves each address in well under a microsecond.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifdef HAVE_LIBELF
+#include <gelf.h>
+#include <libelf.h>
+#endif
+#ifdef HAVE_LIBDW
+#include <elfutils/libdwelf.h>
+#endif
+
+#include "perfctr/symbols.h"
+#include "common/internal.h"
+
+#define KERNEL_DSO "[kernel.kallsyms]"
+
+struct sym {
+	uint64_t start;
+	uint64_t end;		/* exclusive */
+	uint32_t name;		/* offset into the owner's name pool */
+	uint32_t module;	/* kallsyms: index into modules + 1, or 0 */
+};
+
+struct symtab {
+	struct sym *syms;
+	size_t nr;
+	char *names;
+	size_t names_len, names_cap;
+};
+
+struct segment {		/* a PT_LOAD: file offset -> virtual address */
+	uint64_t offset;
+	uint64_t vaddr;
+	uint64_t filesz;
+};
+
+struct dso {
+	char *path;
+	uint64_t hits;
+	bool kernel;
+	bool loaded;		/* ELF read (or tried) */
+	bool build_id_read;
+	bool elf;		/* a readable ELF file */
+	uint8_t build_id[20];
+	uint32_t build_id_size;
+	struct segment *segs;
+	size_t nr_segs;
+	struct symtab symtab;
+};
+
+struct map {
+	uint64_t start;
+	uint64_t end;
+	uint64_t pgoff;
+	struct dso *dso;
+};
+
+struct mspace {
+	pid_t pid;
+	bool used;
+	struct map *maps;	/* sorted by start, non-overlapping */
+	size_t nr, cap;
+};
+
+struct perfctr_symbols {
+	char *kallsyms_path;	/* NULL: no kernel symbols */
+	char *root;
+	bool kallsyms_loaded;
+	struct symtab kallsyms;
+	char **modules;		/* "[ext4]" ... */
+	size_t nr_modules;
+	struct dso *kernel;
+
+	struct dso **dsos;
+	size_t nr_dsos, cap_dsos;
+	struct dso **dso_hash;	/* open addressing by path */
+	size_t dso_hash_cap;
+
+	struct mspace *spaces;	/* open addressing by pid */
+	size_t spaces_cap, nr_spaces;
+};
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return h;
+}
+
+static uint64_t hash_pid(pid_t pid)
+{
+	return (uint64_t)(uint32_t)pid * 0x9E3779B97F4A7C15ULL;
+}
+
+/* ---- symbol tables ---- */
+
+static int symtab_add_name(struct symtab *tab, const char *name, uint32_t *off)
+{
+	size_t len = strlen(name) + 1;
+
+	if (tab->names_len + len > UINT32_MAX)
+		return -ENOMEM;
+	if (tab->names_len + len > tab->names_cap) {
+		size_t cap = tab->names_cap ? tab->names_cap * 2 : 4096;
+		char *n;
+
+		while (cap < tab->names_len + len)
+			cap *= 2;
+		n = realloc(tab->names, cap);
+		if (!n)
+			return -ENOMEM;
+		tab->names = n;
+		tab->names_cap = cap;
+	}
+	memcpy(tab->names + tab->names_len, name, len);
+	*off = (uint32_t)tab->names_len;
+	tab->names_len += len;
+	return 0;
+}
+
+static int symtab_add(struct symtab *tab, size_t *cap, uint64_t start,
+		      uint64_t size, const char *name, uint32_t module)
+{
+	struct sym *s;
+
+	if (tab->nr == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 256;
+		struct sym *n = realloc(tab->syms, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		tab->syms = n;
+		*cap = ncap;
+	}
+	s = &tab->syms[tab->nr];
+	s->start = start;
+	s->end = start + size;
+	s->module = module;
+	if (symtab_add_name(tab, name, &s->name))
+		return -ENOMEM;
+	tab->nr++;
+	return 0;
+}
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	/* Among aliases, the sized one first: it knows where it ends. */
+	if ((x->end > x->start) != (y->end > y->start))
+		return x->end > x->start ? -1 : 1;
+	return x->name < y->name ? -1 : x->name > y->name;
+}
+
+/* Sort, drop aliases, give size-less symbols the room up to the next one. */
+static void symtab_finish(struct symtab *tab, uint64_t last_size)
+{
+	size_t i, out = 0;
+
+	if (!tab->nr)
+		return;
+	qsort(tab->syms, tab->nr, sizeof(*tab->syms), sym_cmp);
+	for (i = 0; i < tab->nr; i++) {
+		if (out && tab->syms[out - 1].start == tab->syms[i].start)
+			continue;
+		tab->syms[out++] = tab->syms[i];
+	}
+	tab->nr = out;
+	for (i = 0; i < tab->nr; i++) {
+		struct sym *s = &tab->syms[i];
+
+		if (s->end > s->start)
+			continue;
+		s->end = i + 1 < tab->nr ? tab->syms[i + 1].start
+					 : s->start + last_size;
+	}
+}
+
+static const struct sym *symtab_find(const struct symtab *tab, uint64_t addr)
+{
+	size_t lo = 0, hi = tab->nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (tab->syms[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	if (addr >= tab->syms[lo - 1].end)
+		return NULL;
+	return &tab->syms[lo - 1];
+}
+
+static void symtab_free(struct symtab *tab)
+{
+	free(tab->syms);
+	free(tab->names);
+	memset(tab, 0, sizeof(*tab));
+}
+
+/* ---- kallsyms ---- */
+
+static int kallsyms_module(struct perfctr_symbols *syms, const char *name,
+			   size_t len, uint32_t *idx)
+{
+	char **n;
+	char *s;
+	size_t i;
+
+	for (i = syms->nr_modules; i-- > 0;) {
+		if (strlen(syms->modules[i]) == len + 2 &&
+		    !strncmp(syms->modules[i] + 1, name, len)) {
+			*idx = (uint32_t)i + 1;
+			return 0;
+		}
+	}
+	s = malloc(len + 3);
+	n = realloc(syms->modules, (syms->nr_modules + 1) * sizeof(*n));
+	if (!s || !n) {
+		free(s);
+		if (n)
+			syms->modules = n;
+		return -ENOMEM;
+	}
+	syms->modules = n;
+	s[0] = '[';
+	memcpy(s + 1, name, len);
+	s[len + 1] = ']';
+	s[len + 2] = '\0';
+	syms->modules[syms->nr_modules++] = s;
+	*idx = (uint32_t)syms->nr_modules;
+	return 0;
+}
+
+static void load_kallsyms(struct perfctr_symbols *syms)
+{
+	size_t cap = 0, linecap = 0;
+	char *line = NULL;
+	FILE *f;
+
+	syms->kallsyms_loaded = true;
+	if (!syms->kallsyms_path)
+		return;
+	f = fopen(syms->kallsyms_path, "re");
+	if (!f) {
+		pr_info("cannot open '%s': %s\n", syms->kallsyms_path,
+			strerror(errno));
+		return;
+	}
+	while (getline(&line, &linecap, f) > 0) {
+		char *p = line, *end, *name, *mod;
+		unsigned long long addr;
+		uint32_t module = 0;
+		char type;
+
+		errno = 0;
+		addr = strtoull(p, &end, 16);
+		if (errno || end == p || *end != ' ')
+			continue;
+		p = end + 1;
+		type = *p;
+		if (!type || p[1] != ' ')
+			continue;
+		/* Text symbols only: data symbols would swallow code ranges. */
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			continue;
+		name = p + 2;
+		mod = strchr(name, '\t');
+		if (mod)
+			*mod++ = '\0';
+		name[strcspn(name, "\n")] = '\0';
+		/* Module symbols: "name\t[module]". */
+		if (mod && *mod == '[') {
+			size_t mlen = strcspn(mod + 1, "]\n");
+
+			if (kallsyms_module(syms, mod + 1, mlen, &module))
+				break;
+		}
+		/* kptr_restrict shows every address as 0: useless. */
+		if (!addr)
+			continue;
+		if (symtab_add(&syms->kallsyms, &cap, addr, 0, name, module))
+			break;
+	}
+	free(line);
+	fclose(f);
+	symtab_finish(&syms->kallsyms, 4096);
+}
+
+/* The running kernel's build-id, from the raw notes in /sys/kernel/notes. */
+static void read_kernel_build_id(struct dso *dso)
+{
+	unsigned char buf[4096];
+	ssize_t n;
+	size_t off = 0;
+	int fd;
+
+	dso->build_id_read = true;
+	fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	while (n > 0 && off + 12 <= (size_t)n) {
+		uint32_t namesz, descsz, type;
+		size_t name_off, desc_off;
+
+		memcpy(&namesz, buf + off, 4);
+		memcpy(&descsz, buf + off + 4, 4);
+		memcpy(&type, buf + off + 8, 4);
+		name_off = off + 12;
+		desc_off = name_off + ((namesz + 3) & ~3u);
+		if (desc_off + descsz > (size_t)n || namesz > 4096 || descsz > 4096)
+			break;
+		if (type == 3 /* NT_GNU_BUILD_ID */ && namesz == 4 &&
+		    !memcmp(buf + name_off, "GNU", 4)) {
+			dso->build_id_size = descsz > 20 ? 20 : descsz;
+			memcpy(dso->build_id, buf + desc_off, dso->build_id_size);
+			return;
+		}
+		off = desc_off + ((descsz + 3) & ~3u);
+	}
+}
+
+/* ---- ELF ---- */
+
+bool perfctr_symbols_have_elf(void)
+{
+#ifdef HAVE_LIBELF
+	return true;
+#else
+	return false;
+#endif
+}
+
+#ifdef HAVE_LIBELF
+static bool elf_init_once(void)
+{
+	static int state;	/* 0 unknown, 1 ok, -1 failed */
+
+	if (!state)
+		state = elf_version(EV_CURRENT) == EV_NONE ? -1 : 1;
+	return state > 0;
+}
+
+static int elf_build_id(Elf *elf, uint8_t *buf, size_t size)
+{
+#ifdef HAVE_LIBDW
+	const void *id;
+	ssize_t len = dwelf_elf_gnu_build_id(elf, &id);
+
+	if (len <= 0)
+		return -ENOENT;
+	memcpy(buf, id, (size_t)len < size ? (size_t)len : size);
+	return (int)len;
+#else
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr shdr;
+		Elf_Data *data;
+		GElf_Nhdr nhdr;
+		size_t off = 0, name_off, desc_off;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		while ((off = gelf_getnote(data, off, &nhdr, &name_off,
+					   &desc_off)) > 0) {
+			if (nhdr.n_type == NT_GNU_BUILD_ID && nhdr.n_namesz == 4 &&
+			    !memcmp((char *)data->d_buf + name_off, "GNU", 4)) {
+				size_t len = nhdr.n_descsz;
+
+				memcpy(buf, (char *)data->d_buf + desc_off,
+				       len < size ? len : size);
+				return (int)len;
+			}
+		}
+	}
+	return -ENOENT;
+#endif
+}
+
+static int open_elf(const char *path, int *fdp, Elf **elfp)
+{
+	int fd;
+	Elf *elf;
+
+	if (!elf_init_once())
+		return -ENOTSUP;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		if (elf)
+			elf_end(elf);
+		close(fd);
+		return -ENOEXEC;
+	}
+	*fdp = fd;
+	*elfp = elf;
+	return 0;
+}
+
+static void close_elf(int fd, Elf *elf)
+{
+	elf_end(elf);
+	close(fd);
+}
+
+/* Function symbols of the first section of type @type; returns how many. */
+static size_t elf_read_syms(Elf *elf, Elf64_Word type, struct symtab *tab,
+			    size_t *cap)
+{
+	Elf_Scn *scn = NULL;
+	size_t added = 0;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr shdr;
+		Elf_Data *data;
+		size_t i, n;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != type ||
+		    !shdr.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		n = shdr.sh_size / shdr.sh_entsize;
+		for (i = 0; i < n; i++) {
+			GElf_Sym sym;
+			const char *name;
+			int st;
+
+			if (!gelf_getsym(data, (int)i, &sym))
+				continue;
+			st = GELF_ST_TYPE(sym.st_info);
+			if (st != STT_FUNC && st != STT_GNU_IFUNC)
+				continue;
+			if (sym.st_shndx == SHN_UNDEF || !sym.st_value)
+				continue;
+			name = elf_strptr(elf, shdr.sh_link, sym.st_name);
+			if (!name || !*name)
+				continue;
+			if (symtab_add(tab, cap, sym.st_value, sym.st_size,
+				       name, 0))
+				return added;
+			added++;
+		}
+		break;
+	}
+	return added;
+}
+
+static bool elf_has_symtab(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr shdr;
+
+		if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_SYMTAB)
+			return true;
+	}
+	return false;
+}
+
+static void dso_load_elf(struct perfctr_symbols *syms, struct dso *dso)
+{
+	char path[4096];
+	size_t cap = 0, i, nphdr;
+	int fd;
+	Elf *elf;
+	int len;
+
+	snprintf(path, sizeof(path), "%s%s", syms->root ? syms->root : "",
+		 dso->path);
+	if (open_elf(path, &fd, &elf))
+		return;
+	dso->elf = true;
+	if (!dso->build_id_read) {
+		len = elf_build_id(elf, dso->build_id, sizeof(dso->build_id));
+		if (len > 0)
+			dso->build_id_size = len > 20 ? 20 : (uint32_t)len;
+		dso->build_id_read = true;
+	}
+	if (!elf_getphdrnum(elf, &nphdr) && nphdr) {
+		dso->segs = calloc(nphdr, sizeof(*dso->segs));
+		for (i = 0; dso->segs && i < nphdr; i++) {
+			GElf_Phdr ph;
+
+			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+				continue;
+			dso->segs[dso->nr_segs].offset = ph.p_offset;
+			dso->segs[dso->nr_segs].vaddr = ph.p_vaddr;
+			dso->segs[dso->nr_segs].filesz = ph.p_filesz;
+			dso->nr_segs++;
+		}
+	}
+	/* A stripped file: its full symbol table may be in a debug file
+	 * named by build-id. */
+	if (!elf_has_symtab(elf) && dso->build_id_size) {
+		char dbg[4096];
+		int n, dfd;
+		Elf *delf;
+
+		n = snprintf(dbg, sizeof(dbg), "%s/usr/lib/debug/.build-id/%02x/",
+			     syms->root ? syms->root : "", dso->build_id[0]);
+		for (i = 1; i < dso->build_id_size && n < (int)sizeof(dbg) - 3; i++)
+			n += snprintf(dbg + n, sizeof(dbg) - n, "%02x",
+				      dso->build_id[i]);
+		snprintf(dbg + n, sizeof(dbg) - n, ".debug");
+		if (!open_elf(dbg, &dfd, &delf)) {
+			elf_read_syms(delf, SHT_SYMTAB, &dso->symtab, &cap);
+			close_elf(dfd, delf);
+		}
+	}
+	if (!dso->symtab.nr)
+		elf_read_syms(elf, SHT_SYMTAB, &dso->symtab, &cap);
+	if (!dso->symtab.nr)
+		elf_read_syms(elf, SHT_DYNSYM, &dso->symtab, &cap);
+	symtab_finish(&dso->symtab, 0);
+	close_elf(fd, elf);
+}
+
+int perfctr_build_id_read(const char *path, uint8_t *buf, size_t size)
+{
+	int fd, err;
+	Elf *elf;
+
+	if (!path || (!buf && size))
+		return pc_err(EINVAL);
+	err = open_elf(path, &fd, &elf);
+	if (err)
+		return pc_err(-err);
+	err = elf_build_id(elf, buf, size);
+	close_elf(fd, elf);
+	return err < 0 ? pc_err(-err) : err;
+}
+#else /* !HAVE_LIBELF */
+static void dso_load_elf(struct perfctr_symbols *syms, struct dso *dso)
+{
+	(void)syms;
+	(void)dso;
+}
+
+int perfctr_build_id_read(const char *path, uint8_t *buf, size_t size)
+{
+	(void)path;
+	(void)buf;
+	(void)size;
+	return pc_err(ENOTSUP);
+}
+#endif
+
+static bool path_is_file(const char *path)
+{
+	/* "[vdso]", "[heap]", "//anon", "anon_inode:...": nothing to open. */
+	return path[0] == '/' && path[1] != '/';
+}
+
+static void dso_load(struct perfctr_symbols *syms, struct dso *dso)
+{
+	dso->loaded = true;
+	if (dso->kernel || !path_is_file(dso->path))
+		return;
+	dso_load_elf(syms, dso);
+}
+
+/* ---- DSO table ---- */
+
+static int dso_hash_grow(struct perfctr_symbols *syms)
+{
+	size_t cap = syms->dso_hash_cap ? syms->dso_hash_cap * 2 : 64, i;
+	struct dso **tab = calloc(cap, sizeof(*tab));
+
+	if (!tab)
+		return -ENOMEM;
+	for (i = 0; i < syms->nr_dsos; i++) {
+		size_t h = hash_str(syms->dsos[i]->path) & (cap - 1);
+
+		while (tab[h])
+			h = (h + 1) & (cap - 1);
+		tab[h] = syms->dsos[i];
+	}
+	free(syms->dso_hash);
+	syms->dso_hash = tab;
+	syms->dso_hash_cap = cap;
+	return 0;
+}
+
+static struct dso *dso_find_or_add(struct perfctr_symbols *syms,
+				   const char *path, bool kernel)
+{
+	struct dso *dso;
+	size_t h;
+
+	if (syms->dso_hash_cap) {
+		h = hash_str(path) & (syms->dso_hash_cap - 1);
+		while (syms->dso_hash[h]) {
+			if (!strcmp(syms->dso_hash[h]->path, path))
+				return syms->dso_hash[h];
+			h = (h + 1) & (syms->dso_hash_cap - 1);
+		}
+	}
+	if ((syms->nr_dsos + 1) * 2 > syms->dso_hash_cap &&
+	    dso_hash_grow(syms))
+		return NULL;
+	if (syms->nr_dsos == syms->cap_dsos) {
+		size_t cap = syms->cap_dsos ? syms->cap_dsos * 2 : 16;
+		struct dso **n = realloc(syms->dsos, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		syms->dsos = n;
+		syms->cap_dsos = cap;
+	}
+	dso = calloc(1, sizeof(*dso));
+	if (!dso)
+		return NULL;
+	dso->path = strdup(path);
+	if (!dso->path) {
+		free(dso);
+		return NULL;
+	}
+	dso->kernel = kernel;
+	syms->dsos[syms->nr_dsos++] = dso;
+	h = hash_str(path) & (syms->dso_hash_cap - 1);
+	while (syms->dso_hash[h])
+		h = (h + 1) & (syms->dso_hash_cap - 1);
+	syms->dso_hash[h] = dso;
+	return dso;
+}
+
+static void dso_free(struct dso *dso)
+{
+	free(dso->path);
+	free(dso->segs);
+	symtab_free(&dso->symtab);
+	free(dso);
+}
+
+/* ---- address spaces ---- */
+
+static struct mspace *mspace_get(struct perfctr_symbols *syms, pid_t pid,
+				 bool create)
+{
+	size_t h, mask;
+
+	if (syms->spaces_cap) {
+		mask = syms->spaces_cap - 1;
+		for (h = hash_pid(pid) & mask; syms->spaces[h].used;
+		     h = (h + 1) & mask)
+			if (syms->spaces[h].pid == pid)
+				return &syms->spaces[h];
+	}
+	if (!create)
+		return NULL;
+	if ((syms->nr_spaces + 1) * 2 > syms->spaces_cap) {
+		size_t cap = syms->spaces_cap ? syms->spaces_cap * 2 : 64, i;
+		struct mspace *tab = calloc(cap, sizeof(*tab));
+
+		if (!tab)
+			return NULL;
+		for (i = 0; i < syms->spaces_cap; i++) {
+			if (!syms->spaces[i].used)
+				continue;
+			h = hash_pid(syms->spaces[i].pid) & (cap - 1);
+			while (tab[h].used)
+				h = (h + 1) & (cap - 1);
+			tab[h] = syms->spaces[i];
+		}
+		free(syms->spaces);
+		syms->spaces = tab;
+		syms->spaces_cap = cap;
+	}
+	mask = syms->spaces_cap - 1;
+	h = hash_pid(pid) & mask;
+	while (syms->spaces[h].used)
+		h = (h + 1) & mask;
+	syms->spaces[h].used = true;
+	syms->spaces[h].pid = pid;
+	syms->nr_spaces++;
+	return &syms->spaces[h];
+}
+
+static int mspace_reserve(struct mspace *ms, size_t extra)
+{
+	if (ms->nr + extra > ms->cap) {
+		size_t cap = ms->cap ? ms->cap * 2 : 16;
+		struct map *n;
+
+		while (cap < ms->nr + extra)
+			cap *= 2;
+		n = realloc(ms->maps, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		ms->maps = n;
+		ms->cap = cap;
+	}
+	return 0;
+}
+
+/* Index of the first map with end > addr. */
+static size_t mspace_lower(const struct mspace *ms, uint64_t addr)
+{
+	size_t lo = 0, hi = ms->nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ms->maps[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int mspace_insert(struct mspace *ms, const struct map *m)
+{
+	size_t first, last, keep_tail = 0;
+	struct map head = { 0 }, tail = { 0 };
+	bool has_head = false, has_tail = false;
+
+	/* Up to two extra pieces when the new map splits an old one. */
+	if (mspace_reserve(ms, 2))
+		return -ENOMEM;
+	first = mspace_lower(ms, m->start);
+	last = first;
+	while (last < ms->nr && ms->maps[last].start < m->end)
+		last++;
+	/* maps[first, last) overlap the new one. */
+	if (first < last && ms->maps[first].start < m->start) {
+		head = ms->maps[first];
+		head.end = m->start;
+		has_head = true;
+	}
+	if (first < last && ms->maps[last - 1].end > m->end) {
+		tail = ms->maps[last - 1];
+		tail.pgoff += m->end - tail.start;
+		tail.start = m->end;
+		has_tail = true;
+	}
+	keep_tail = ms->nr - last;
+	{
+		size_t nnew = (has_head ? 1 : 0) + 1 + (has_tail ? 1 : 0);
+		size_t pos = first;
+
+		memmove(&ms->maps[first + nnew], &ms->maps[last],
+			keep_tail * sizeof(*ms->maps));
+		if (has_head)
+			ms->maps[pos++] = head;
+		ms->maps[pos++] = *m;
+		if (has_tail)
+			ms->maps[pos++] = tail;
+		ms->nr = first + nnew + keep_tail;
+	}
+	return 0;
+}
+
+struct perfctr_symbols *perfctr_symbols__new(const struct perfctr_symbols_opts *opts)
+{
+	struct perfctr_symbols *syms;
+	const char *kallsyms, *root;
+
+	if (!pc_opts_valid(opts, sizeof(*opts))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	kallsyms = PC_OPTS_GET(opts, kallsyms, NULL);
+	root = PC_OPTS_GET(opts, root, NULL);
+	syms = calloc(1, sizeof(*syms));
+	if (!syms)
+		return NULL;
+	if (!kallsyms)
+		kallsyms = "/proc/kallsyms";
+	if (*kallsyms)
+		syms->kallsyms_path = strdup(kallsyms);
+	if (root && *root)
+		syms->root = strdup(root);
+	if ((*kallsyms && !syms->kallsyms_path) || (root && *root && !syms->root)) {
+		perfctr_symbols__delete(syms);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return syms;
+}
+
+void perfctr_symbols__delete(struct perfctr_symbols *syms)
+{
+	size_t i;
+
+	if (!syms)
+		return;
+	for (i = 0; i < syms->nr_dsos; i++)
+		dso_free(syms->dsos[i]);
+	free(syms->dsos);
+	free(syms->dso_hash);
+	for (i = 0; i < syms->spaces_cap; i++)
+		free(syms->spaces[i].maps);
+	free(syms->spaces);
+	for (i = 0; i < syms->nr_modules; i++)
+		free(syms->modules[i]);
+	free(syms->modules);
+	symtab_free(&syms->kallsyms);
+	free(syms->kallsyms_path);
+	free(syms->root);
+	free(syms);
+}
+
+int perfctr_symbols__add_map(struct perfctr_symbols *syms, pid_t pid,
+			     uint64_t start, uint64_t len, uint64_t pgoff,
+			     const char *filename)
+{
+	struct mspace *ms;
+	struct map m;
+
+	if (!syms || !filename || !len || start + len < start)
+		return pc_err(EINVAL);
+	if (pid == -1 || !strncmp(filename, KERNEL_DSO, strlen(KERNEL_DSO) - 1))
+		return 0;
+	ms = mspace_get(syms, pid, true);
+	if (!ms)
+		return pc_err(ENOMEM);
+	m.start = start;
+	m.end = start + len;
+	m.pgoff = pgoff;
+	m.dso = dso_find_or_add(syms, filename, false);
+	if (!m.dso)
+		return pc_err(ENOMEM);
+	if (mspace_insert(ms, &m))
+		return pc_err(ENOMEM);
+	return 0;
+}
+
+int perfctr_symbols__fork(struct perfctr_symbols *syms, pid_t pid, pid_t ppid)
+{
+	struct mspace *parent, *child;
+	struct map *copy;
+
+	if (!syms)
+		return pc_err(EINVAL);
+	if (pid == ppid)
+		return 0;
+	parent = mspace_get(syms, ppid, false);
+	if (!parent || !parent->nr)
+		return 0;
+	copy = malloc(parent->nr * sizeof(*copy));
+	if (!copy)
+		return pc_err(ENOMEM);
+	memcpy(copy, parent->maps, parent->nr * sizeof(*copy));
+	/* Creating the child may move the table: look the parent up anew. */
+	child = mspace_get(syms, pid, true);
+	if (!child) {
+		free(copy);
+		return pc_err(ENOMEM);
+	}
+	parent = mspace_get(syms, ppid, false);
+	free(child->maps);
+	child->maps = copy;
+	child->nr = child->cap = parent->nr;
+	return 0;
+}
+
+void perfctr_symbols__exec(struct perfctr_symbols *syms, pid_t pid)
+{
+	struct mspace *ms = syms ? mspace_get(syms, pid, false) : NULL;
+
+	if (ms)
+		ms->nr = 0;
+}
+
+int perfctr_symbols__load_proc_maps(struct perfctr_symbols *syms, pid_t pid)
+{
+	char path[64], *line = NULL;
+	size_t linecap = 0;
+	int added = 0, err = 0;
+	FILE *f;
+
+	if (!syms)
+		return pc_err(EINVAL);
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return pc_err(errno == ENOENT ? ESRCH : errno);
+	while (getline(&line, &linecap, f) > 0) {
+		unsigned long long start, end, pgoff, ino;
+		char perms[8];
+		int name_at = 0;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %*x:%*x %llu %n", &start,
+			   &end, perms, &pgoff, &ino, &name_at) < 5 || !name_at)
+			continue;
+		/* Executable maps only, as the kernel's PERF_RECORD_MMAP2. */
+		if (perms[2] != 'x')
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		if (!line[name_at])
+			continue;
+		err = perfctr_symbols__add_map(syms, pid, start, end - start,
+					       pgoff, line + name_at);
+		if (err)
+			break;
+		added++;
+	}
+	free(line);
+	fclose(f);
+	return err ? err : added;
+}
+
+static void fill_unknown(struct perfctr_symbol_loc *loc, uint64_t ip, bool kernel)
+{
+	loc->dso = kernel ? KERNEL_DSO : "[unknown]";
+	loc->sym = NULL;
+	loc->dso_addr = ip;
+	loc->sym_addr = 0;
+	loc->kernel = kernel;
+}
+
+int perfctr_symbols__resolve(struct perfctr_symbols *syms, pid_t pid,
+			     uint64_t ip, bool kernel, unsigned int flags,
+			     struct perfctr_symbol_loc *loc)
+{
+	struct perfctr_symbol_loc out;
+	const struct sym *s;
+	struct mspace *ms;
+	struct map *m;
+	struct dso *dso;
+	size_t i;
+
+	if (!syms || !loc || loc->sz < offsetof(struct perfctr_symbol_loc, kernel))
+		return pc_err(EINVAL);
+	memset(&out, 0, sizeof(out));
+	fill_unknown(&out, ip, kernel);
+	if (kernel) {
+		if (!syms->kernel) {
+			syms->kernel = dso_find_or_add(syms, KERNEL_DSO, true);
+			if (!syms->kernel)
+				return pc_err(ENOMEM);
+		}
+		syms->kernel->hits++;
+		if (flags & PERFCTR_RESOLVE_DSO_ONLY)
+			goto done;
+		if (!syms->kallsyms_loaded)
+			load_kallsyms(syms);
+		s = symtab_find(&syms->kallsyms, ip);
+		if (s) {
+			out.sym = syms->kallsyms.names + s->name;
+			out.sym_addr = s->start;
+			if (s->module)
+				out.dso = syms->modules[s->module - 1];
+		}
+		goto done;
+	}
+	ms = mspace_get(syms, pid, false);
+	if (!ms)
+		goto done;
+	i = mspace_lower(ms, ip);
+	if (i == ms->nr || ms->maps[i].start > ip)
+		goto done;
+	m = &ms->maps[i];
+	dso = m->dso;
+	dso->hits++;
+	out.dso = dso->path;
+	out.dso_addr = ip - m->start + m->pgoff;
+	if (flags & PERFCTR_RESOLVE_DSO_ONLY)
+		goto done;
+	if (!dso->loaded)
+		dso_load(syms, dso);
+	/* File offset to the ELF virtual address its symbols use. */
+	for (i = 0; i < dso->nr_segs; i++) {
+		const struct segment *seg = &dso->segs[i];
+
+		if (out.dso_addr >= seg->offset &&
+		    out.dso_addr < seg->offset + seg->filesz) {
+			out.dso_addr = out.dso_addr - seg->offset + seg->vaddr;
+			break;
+		}
+	}
+	s = symtab_find(&dso->symtab, out.dso_addr);
+	if (s) {
+		out.sym = dso->symtab.names + s->name;
+		out.sym_addr = s->start;
+	}
+done:
+	out.sz = loc->sz;
+	memcpy(loc, &out, loc->sz < sizeof(out) ? loc->sz : sizeof(out));
+	return out.sym ? 1 : 0;
+}
+
+size_t perfctr_symbols__nr_dsos(const struct perfctr_symbols *syms)
+{
+	return syms ? syms->nr_dsos : 0;
+}
+
+int perfctr_symbols__dso(struct perfctr_symbols *syms, size_t idx,
+			 struct perfctr_dso_info *info)
+{
+	struct perfctr_dso_info out;
+	struct dso *dso;
+
+	if (!syms || !info)
+		return pc_err(EINVAL);
+	if (idx >= syms->nr_dsos)
+		return pc_err(ERANGE);
+	dso = syms->dsos[idx];
+	if (!dso->build_id_read) {
+		if (dso->kernel) {
+			read_kernel_build_id(dso);
+		} else if (path_is_file(dso->path)) {
+#ifdef HAVE_LIBELF
+			char path[4096];
+			int len;
+
+			snprintf(path, sizeof(path), "%s%s",
+				 syms->root ? syms->root : "", dso->path);
+			len = perfctr_build_id_read(path, dso->build_id,
+						    sizeof(dso->build_id));
+			if (len > 0)
+				dso->build_id_size = len > 20 ? 20 : (uint32_t)len;
+#endif
+			dso->build_id_read = true;
+		}
+	}
+	memset(&out, 0, sizeof(out));
+	out.sz = info->sz;
+	out.path = dso->path;
+	out.hits = dso->hits;
+	out.kernel = dso->kernel;
+	memcpy(out.build_id, dso->build_id, sizeof(out.build_id));
+	out.build_id_size = dso->build_id_size;
+	memcpy(info, &out, info->sz < sizeof(out) ? info->sz : sizeof(out));
+	return 0;
+}
