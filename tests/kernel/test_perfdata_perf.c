@@ -139,7 +139,7 @@ TEST(we_read_perf_record_file)
 	char file[64], cmd[1024];
 	struct perfctr_perfdata *pd;
 	const struct perf_event_header *h;
-	uint64_t cursor = 0, samples = 0, comms = 0, other_tid = 0;
+	uint64_t cursor = 0, samples = 0, comms = 0, main_tid = 0;
 	uint32_t tid = 0;
 	long perf_samples;
 	int ret;
@@ -167,8 +167,8 @@ TEST(we_read_perf_record_file)
 			}
 			if (!tid)
 				tid = s.tid;
-			else if (s.tid != tid)
-				other_tid++;
+			if (s.tid == tid)
+				main_tid++;
 			samples++;
 		} else if (h->type == PERF_RECORD_COMM) {
 			PERFCTR_OPTS(perfctr_record, r);
@@ -180,7 +180,6 @@ TEST(we_read_perf_record_file)
 	}
 	CHECK_EQ_INT(ret, 0);
 	CHECK(comms >= 1);
-	CHECK_EQ_U64(other_tid, 0);
 	perfctr_perfdata__close(pd);
 
 	/* perf adds PERF_SAMPLE_PERIOD, so here it samples every call
@@ -188,7 +187,10 @@ TEST(we_read_perf_record_file)
 	snprintf(cmd, sizeof(cmd), "%s script -i %s 2>/dev/null", perf, file);
 	perf_samples = run_and_scan(cmd, NULL);
 	CHECK_EQ_U64(samples, (uint64_t)perf_samples);
-	CHECK(samples == N || samples == N / PERIOD);
+	/* The workload's own thread made exactly N calls.  (Under the
+	 * sanitizers, LeakSanitizer's tracer thread adds a few getppid
+	 * calls of its own at exit: other tids are tolerated.) */
+	CHECK(main_tid == N || main_tid == N / PERIOD);
 	unlink(file);
 }
 

@@ -1,453 +1,231 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
- * Kernel tier: sampling through rings, on the exact event
- * syscalls:sys_enter_getppid.  With period P over N calls the kernel
- * writes exactly N/P samples, the k-th with a READ value of k*P; the
- * tests check counts, tids, cpus and values exactly in each sampler mode,
- * lost-record accounting with a ring too small to hold them, and the
- * newest-first window of an overwrite ring.
+ * Kernel tier: sampling controls (core/sampctl.h, perfctr_sampling) on
+ * exact events.  The calling thread overflows a getppid tracepoint; the
+ * overflow module's callback runs before the next call, applies the next
+ * period and records the count at which the kernel overflowed: so the
+ * observed periods are the kernel's, and exact.
  */
 #include <errno.h>
-#include <sched.h>
-#include <stdio.h>
+#include <linux/perf_event.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "perfctr/sampler.h"
+#include "core/overflow.h"
+#include "core/sampctl.h"
+#include "perfctr/notify.h"
 #include "sys/sys.h"
+#include "sys/tracefs.h"
 #include "test.h"
 
-#define N 10000
-#define PERIOD 100
+#define READ_FMT (PERF_FORMAT_GROUP | PERF_FORMAT_ID |			\
+		  PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING)
+#define MAX_OVF 4096
 
-static int getppid_id(void)
+static uint64_t tp_id(const char *name)
 {
-	static const char *const paths[] = {
-		"/sys/kernel/tracing/events/syscalls/sys_enter_getppid/id",
-		"/sys/kernel/debug/tracing/events/syscalls/sys_enter_getppid/id",
-	};
+	char root[4096];
+	uint64_t id;
 
 	test_require_tracefs();
-	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
-		FILE *f = fopen(paths[i], "r");
-		int id = -1;
-
-		if (!f)
-			continue;
-		if (fscanf(f, "%d", &id) != 1)
-			id = -1;
-		fclose(f);
-		if (id >= 0)
-			return id;
-	}
-	test_skip("no syscalls:sys_enter_getppid tracepoint");
+	if (pc_tracefs_root(NULL, root, sizeof(root)) ||
+	    pc_tracefs_id(root, "syscalls", name, &id))
+		test_skip("no syscalls:%s tracepoint", name);
+	return id;
 }
 
-/* One fd kept open on the tracepoint: closing the last one costs
- * 30-50 ms (kernel-facts 5). */
-static void keep_tracepoint_warm(void)
+static int open_tp(const char *name, uint64_t period, int group_fd)
 {
-	static int fd = -1;
 	struct perf_event_attr attr;
+	int fd;
 
-	if (fd >= 0)
-		return;
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
 	attr.type = PERF_TYPE_TRACEPOINT;
-	attr.config = (uint64_t)getppid_id();
-	attr.disabled = 1;
-	fd = sys_perf_event_open(&attr, 0, -1, -1, 0);
+	attr.config = tp_id(name);
+	attr.sample_period = period;
+	attr.read_format = READ_FMT;
+	fd = sys_perf_event_open(&attr, 0, -1, group_fd, 0);
+	if (fd < 0)
+		test_skip("cannot open syscalls:%s: %s", name, strerror(-fd));
+	return fd;
 }
 
-static void tp_attr(struct perf_event_attr *attr, uint64_t period,
-		    uint64_t sample_type, uint64_t read_format)
+static void keep_warm(void)
 {
-	keep_tracepoint_warm();
-	memset(attr, 0, sizeof(*attr));
-	attr->size = sizeof(*attr);
-	attr->type = PERF_TYPE_TRACEPOINT;
-	attr->config = (uint64_t)getppid_id();
-	attr->sample_period = period;
-	attr->sample_type = sample_type;
-	attr->read_format = read_format;
-}
+	static int fds[2] = { -1, -1 };
 
-static void calls(int n)
-{
-	for (int i = 0; i < n; i++)
-		syscall(SYS_getppid);
-}
-
-static bool pin_to_cpu(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set) == 0;
-}
-
-static void unpin(void)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	for (int c = 0; c < CPU_SETSIZE; c++)
-		CPU_SET(c, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
-
-static struct perfctr_sampler *open_or_skip(struct perfctr_sampler_opts *o,
-					    struct perf_event_attr *attr)
-{
-	struct perfctr_sampler *s = perfctr_sampler__new(o);
-	int ret;
-
-	REQUIRE(s);
-	REQUIRE(perfctr_sampler__add_attr(s, attr, "syscalls:sys_enter_getppid") == 0);
-	ret = perfctr_sampler__open(s);
-	if (ret == -EACCES || ret == -EPERM) {
-		perfctr_sampler__delete(s);
-		test_skip("cannot open the sampling event: %s", strerror(-ret));
+	if (fds[0] < 0) {
+		fds[0] = open_tp("sys_enter_getppid", 0, -1);
+		fds[1] = open_tp("sys_enter_getpid", 0, -1);
 	}
-	if (ret) {
-		perfctr_sampler__delete(s);
-		test_fail(__FILE__, __LINE__, "open: %s", strerror(-ret));
-		test_abort();
-	}
-	return s;
 }
 
-#define MAX_TIDS 8
-struct tally {
-	const struct perfctr_decoder *dec;
-	struct perfctr_sampler *s;
-	uint64_t samples, bad, other;
-	uint64_t read_next;	/* expected next READ value per tid 0 */
-	bool check_read;
-	uint64_t wrong_read;
-	int want_cpu;		/* -2: the ring's cpu; -1: any */
-	uint64_t wrong_cpu;
-	pid_t tids[MAX_TIDS];
-	uint64_t per_tid[MAX_TIDS];
-	uint64_t first_value, last_value;
-	bool descending;
+static uint64_t value_of(int fd)
+{
+	uint64_t buf[5] = { 0 };
+
+	if (read(fd, buf, sizeof(buf)) != sizeof(buf))
+		return 0;
+	return buf[3];
+}
+
+struct run {
+	struct perfctr_sampling ctl;
+	uint64_t rng;
+	uint64_t base;
+	int fd;
+	int reset_fd;		/* -1 or a counter reset on each overflow */
+	bool alternate_notified;
+	size_t nr;
+	uint64_t at[MAX_OVF];	/* count at each overflow */
+	uint64_t applied[MAX_OVF];
 };
 
-static int ring_cpu_of(struct tally *t, struct perfctr_ring *ring)
+static void on_overflow(struct pc_ovf *ovf, uint64_t new_mask,
+			const siginfo_t *si, void *arg)
 {
-	size_t n = perfctr_sampler__nr_rings(t->s);
-	struct perfctr_ring *const *rings = perfctr_sampler__rings(t->s);
+	struct run *run = arg;
+	uint64_t count = value_of(run->fd), period;
+	bool notified = run->alternate_notified && (run->nr % 2 == 1);
 
-	for (size_t i = 0; i < n; i++)
-		if (rings[i] == ring)
-			return perfctr_sampler__ring_cpu(t->s, i);
-	return -3;
+	period = perfctr_sampling__next_period(&run->ctl, &run->rng, notified,
+					       run->base);
+	pc_sampctl_set_period(run->fd, period, true);
+	pc_ovf__set_next(ovf, 0, count + period);
+	if (run->reset_fd >= 0)
+		pc_sampctl_reset(run->reset_fd, 0, true);
+	if (run->nr < MAX_OVF) {
+		run->at[run->nr] = count;
+		run->applied[run->nr] = period;
+	}
+	run->nr++;
 }
 
-static int tally_cb(struct perfctr_ring *ring, const struct perf_event_header *hdr,
-		    void *ctx)
+static void run_calls(struct run *run, long calls, long getpid_each)
 {
-	struct tally *t = ctx;
-	PERFCTR_OPTS(perfctr_sample, s);
-	size_t i;
+	struct pc_ovf_counter c = { .fd = run->fd, .period = run->base, .value_pos = 3 };
+	struct pc_ovf_desc d = {
+		.read_fd = run->fd, .read_words = 5, .nr_counters = 1, .counters = &c,
+		.signo = SIGRTMIN + 4, .tid = gettid(),
+		.notify = on_overflow, .ctx = run,
+	};
+	struct pc_ovf *ovf = pc_ovf__new(&d);
 
-	if (hdr->type != PERF_RECORD_SAMPLE) {
-		t->other++;
-		return 0;
+	REQUIRE(ovf);
+	for (long i = 0; i < calls; i++) {
+		if (getpid_each)
+			syscall(SYS_getpid);
+		syscall(SYS_getppid);
 	}
-	if (perfctr_decoder__sample(t->dec, hdr, &s)) {
-		t->bad++;
-		return 0;
-	}
-	t->samples++;
-	for (i = 0; i < MAX_TIDS; i++) {
-		if (t->tids[i] == (pid_t)s.tid || !t->tids[i]) {
-			t->tids[i] = (pid_t)s.tid;
-			t->per_tid[i]++;
+	pc_ovf__delete(ovf);
+}
+
+TEST(random_periods_in_range)
+{
+	static struct run run;
+	size_t distinct = 0;
+	uint64_t prev = 0;
+
+	keep_warm();
+	memset(&run, 0, sizeof(run));
+	run.ctl = (struct perfctr_sampling){ .sz = sizeof(run.ctl),
+		.random_mask = 255, .random_seed = 42 };
+	run.rng = run.ctl.random_seed;
+	run.base = 1000;
+	run.reset_fd = -1;
+	run.fd = open_tp("sys_enter_getppid", run.base, -1);
+	run_calls(&run, 200000, 0);
+	REQUIRE(run.nr > 100 && run.nr < MAX_OVF);
+	/* Each overflow came exactly one applied period after the last. */
+	CHECK_EQ_U64(run.at[0], 1000);
+	for (size_t k = 1; k < run.nr; k++) {
+		uint64_t observed = run.at[k] - run.at[k - 1];
+
+		if (observed != run.applied[k - 1] || observed < 1000 || observed > 1255) {
+			test_fail(__FILE__, __LINE__, "overflow %zu: period %" PRIu64
+				  ", applied %" PRIu64, k, observed, run.applied[k - 1]);
 			break;
 		}
+		if (observed != prev)
+			distinct++;
+		prev = observed;
 	}
-	if (t->want_cpu == -2 && (int)s.cpu != ring_cpu_of(t, ring))
-		t->wrong_cpu++;
-	if (t->want_cpu >= 0 && (int)s.cpu != t->want_cpu)
-		t->wrong_cpu++;
-	if (t->check_read && s.read.nr) {
-		struct perfctr_read_value v;
-
-		perfctr_read_format__value(&s.read, 0, &v);
-		if (v.value != t->read_next)
-			t->wrong_read++;
-		t->read_next += PERIOD;
-	}
-	if (s.read.nr) {
-		struct perfctr_read_value v;
-
-		perfctr_read_format__value(&s.read, 0, &v);
-		if (t->samples == 1)
-			t->first_value = v.value;
-		else if (v.value + 1 != t->last_value)
-			t->descending = false;
-		t->last_value = v.value;
-	}
-	return 0;
+	/* Periods differ from one another (255 values possible). */
+	CHECK(distinct > run.nr / 2);
+	/* And the total is what the periods add up to. */
+	CHECK_EQ_U64(value_of(run.fd), 200000);
+	close(run.fd);
 }
 
-static void drain_all(struct perfctr_sampler *s, struct tally *t)
+TEST(short_and_long_reset)
 {
-	struct perfctr_ring *const *rings = perfctr_sampler__rings(s);
+	static struct run run;
 
-	for (size_t i = 0; i < perfctr_sampler__nr_rings(s); i++)
-		REQUIRE(perfctr_ring__drain(rings[i], tally_cb, t) >= 0);
+	keep_warm();
+	memset(&run, 0, sizeof(run));
+	run.ctl = (struct perfctr_sampling){ .sz = sizeof(run.ctl),
+		.short_period = 300, .long_period = 700 };
+	run.base = 100;
+	run.reset_fd = -1;
+	run.alternate_notified = true;
+	run.fd = open_tp("sys_enter_getppid", run.base, -1);
+	/* 100, then 300 (plain), 700 (notified), 300, 700, ... */
+	run_calls(&run, 100 + 5 * 1000 + 300, 0);
+	CHECK_EQ_U64(run.nr, 1 + 5 * 2 + 1);
+	CHECK_EQ_U64(run.at[0], 100);
+	for (size_t k = 1; k < run.nr && k < MAX_OVF; k++)
+		CHECK_EQ_U64(run.at[k] - run.at[k - 1], k % 2 ? 300 : 700);
+	close(run.fd);
 }
 
-/*
- * Per-thread mode: N calls at period 100 give exactly N/100 samples, all
- * with our tid and cpu, READ values 100, 200, ...  PERIOD is asked for
- * and dropped by the sampler (kernel-facts 2); the decoder supplies the
- * attr's period instead.
- */
-TEST(per_thread_exact)
+TEST(reset_other_counters)
 {
-	struct perf_event_attr attr;
-	PERFCTR_OPTS(perfctr_sampler_opts, o, .mode = PERFCTR_SAMPLER_PER_THREAD,
-		     .pid = getpid());
-	struct perfctr_sampler *s;
-	struct tally t;
-	PERFCTR_OPTS(perfctr_sample, one);
+	static struct run run;
+	int other;
 
-	if (!pin_to_cpu(0))
-		test_skip("cannot pin to CPU 0");
-	tp_attr(&attr, PERIOD, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-		PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_READ,
-		PERF_FORMAT_ID);
-	s = open_or_skip(&o, &attr);
-	CHECK_EQ_U64(perfctr_sampler__nr_rings(s), 1);
-	CHECK(!(perfctr_sampler__attr(s, 0)->sample_type & PERF_SAMPLE_PERIOD));
-	memset(&t, 0, sizeof(t));
-	t.dec = perfctr_sampler__decoder(s);
-	t.s = s;
-	t.want_cpu = 0;
-	t.check_read = true;
-	t.read_next = PERIOD;
-	REQUIRE(perfctr_sampler__enable(s) == 0);
-	calls(N);
-	REQUIRE(perfctr_sampler__disable(s) == 0);
-	drain_all(s, &t);
-	CHECK_EQ_U64(t.samples, N / PERIOD);
-	CHECK_EQ_U64(t.bad, 0);
-	CHECK_EQ_U64(t.tids[0], syscall(SYS_gettid));
-	CHECK_EQ_U64(t.tids[1], 0);
-	CHECK_EQ_U64(t.wrong_cpu, 0);
-	CHECK_EQ_U64(t.wrong_read, 0);
-	/* The decoder fills the period from the attr. */
-	{
-		uint64_t rec[64];
-		struct perf_event_header *h = (void *)rec;
-		const uint64_t *ids;
-
-		CHECK_EQ_U64(perfctr_sampler__ids(s, 0, &ids), 1);
-		/* A synthetic sample of this attr's layout: ip, tid, time,
-		 * cpu, read {value, id, lost}. */
-		memset(rec, 0, sizeof(rec));
-		h->type = PERF_RECORD_SAMPLE;
-		h->size = (uint16_t)perfctr_sample__fixed_size(perfctr_sampler__attr(s, 0));
-		REQUIRE(perfctr_decoder__sample(t.dec, h, &one) == 0);
-		CHECK_EQ_U64(one.period, PERIOD);
-		CHECK(one.period_from_attr);
-	}
-	unpin();
-	perfctr_sampler__delete(s);
+	keep_warm();
+	memset(&run, 0, sizeof(run));
+	run.ctl = (struct perfctr_sampling){ .sz = sizeof(run.ctl), .reset_mask = 2 };
+	run.base = 100;
+	run.fd = open_tp("sys_enter_getppid", run.base, -1);
+	other = open_tp("sys_enter_getpid", 0, -1);
+	run.reset_fd = other;
+	/* getpid, getppid x 1050: the getpid counter is zeroed at each
+	 * 100th getppid and holds the 50 calls after the last. */
+	run_calls(&run, 1050, 1);
+	CHECK_EQ_U64(run.nr, 10);
+	CHECK_EQ_U64(value_of(other), 50);
+	close(other);
+	close(run.fd);
 }
 
-/*
- * Default mode: per-CPU rings for a task and its children.  The child
- * and its own child each make N calls: N/100 samples each, every sample
- * in the ring of the CPU it names.
- */
-TEST(default_mode_inherit)
+TEST(next_period_rules)
 {
-	struct perf_event_attr attr;
-	int go[2], status;
-	pid_t child;
-	struct perfctr_sampler *s;
-	struct tally t;
-	char c = 0;
+	struct perfctr_sampling ctl = { .sz = sizeof(ctl) };
+	uint64_t rng = 7, rng2 = 7;
 
-	tp_attr(&attr, PERIOD, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_CPU, 0);
-	REQUIRE(pipe(go) == 0);
-	child = fork();
-	REQUIRE(child >= 0);
-	if (child == 0) {
-		pid_t g;
-
-		close(go[1]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(2);
-		g = fork();
-		calls(N);
-		if (g > 0)
-			waitpid(g, NULL, 0);
-		_exit(0);
-	}
-	close(go[0]);
-	{
-		PERFCTR_OPTS(perfctr_sampler_opts, o, .mode = PERFCTR_SAMPLER_DEFAULT,
-			     .pid = child);
-
-		s = open_or_skip(&o, &attr);
-	}
-	/* One ring per online CPU. */
-	CHECK_EQ_U64(perfctr_sampler__nr_rings(s), sysconf(_SC_NPROCESSORS_ONLN));
-	for (size_t i = 0; i < perfctr_sampler__nr_rings(s); i++)
-		CHECK_EQ_INT(perfctr_sampler__ring_tid(s, i), child);
-	REQUIRE(perfctr_sampler__enable(s) == 0);
-	REQUIRE(write(go[1], &c, 1) == 1);
-	memset(&t, 0, sizeof(t));
-	t.dec = perfctr_sampler__decoder(s);
-	t.s = s;
-	t.want_cpu = -2;
-	/* Poll until every ring hangs up (the child exited). */
-	for (int i = 0; i < 1000; i++) {
-		int64_t n = perfctr_sampler__poll(s, 100, tally_cb, &t);
-
-		if (n == -ENODEV)
-			break;
-		REQUIRE(n >= 0);
-	}
-	waitpid(child, &status, 0);
-	drain_all(s, &t);
-	close(go[1]);
-	CHECK_EQ_U64(t.samples, 2 * N / PERIOD);
-	CHECK_EQ_U64(t.per_tid[0], N / PERIOD);
-	CHECK_EQ_U64(t.per_tid[1], N / PERIOD);
-	CHECK(t.tids[0] == child || t.tids[1] == child);
-	CHECK_EQ_U64(t.wrong_cpu, 0);
-	CHECK_EQ_U64(t.bad, 0);
-	perfctr_sampler__delete(s);
+	CHECK_EQ_U64(perfctr_sampling__next_period(NULL, &rng, false, 50), 50);
+	CHECK_EQ_U64(perfctr_sampling__next_period(&ctl, &rng, true, 50), 50);
+	ctl.short_period = 10;
+	CHECK_EQ_U64(perfctr_sampling__next_period(&ctl, &rng, true, 50), 10);
+	ctl.long_period = 20;
+	CHECK_EQ_U64(perfctr_sampling__next_period(&ctl, &rng, true, 50), 20);
+	CHECK_EQ_U64(perfctr_sampling__next_period(&ctl, &rng, false, 50), 10);
+	/* The same seed gives the same periods. */
+	ctl.random_mask = 0xff;
+	for (int i = 0; i < 100; i++)
+		CHECK_EQ_U64(perfctr_sampling__next_period(&ctl, &rng, false, 50),
+			     perfctr_sampling__next_period(&ctl, &rng2, false, 50));
+	/* An older struct without the random fields gets no jitter. */
+	ctl.sz = offsetof(struct perfctr_sampling, random_mask);
+	CHECK_EQ_U64(perfctr_sampling__next_period(&ctl, &rng, false, 50), 10);
 }
 
-/*
- * CPU mode: every task on CPU 0, filtered to our pid (other processes
- * call getppid too, kernel-facts 8); pinned there, N calls give N/100
- * samples, all with cpu 0 and our tid.
- */
-TEST(cpu_mode_filtered)
-{
-	struct perf_event_attr attr;
-	PERFCTR_OPTS(perfctr_sampler_opts, o, .mode = PERFCTR_SAMPLER_CPUS,
-		     .pid = -1, .cpus = "0");
-	struct perfctr_sampler *s;
-	struct tally t;
-	char filter[64];
-
-	test_require_root();
-	if (!pin_to_cpu(0))
-		test_skip("cannot pin to CPU 0");
-	tp_attr(&attr, PERIOD, PERF_SAMPLE_TID | PERF_SAMPLE_CPU, 0);
-	s = open_or_skip(&o, &attr);
-	REQUIRE(perfctr_sampler__nr_rings(s) == 1);
-	CHECK_EQ_INT(perfctr_sampler__ring_cpu(s, 0), 0);
-	snprintf(filter, sizeof(filter), "common_pid == %d", (int)getpid());
-	REQUIRE(sys_perf_set_filter(perfctr_sampler__fd(s, 0, 0), filter) == 0);
-	memset(&t, 0, sizeof(t));
-	t.dec = perfctr_sampler__decoder(s);
-	t.s = s;
-	t.want_cpu = 0;
-	REQUIRE(perfctr_sampler__enable(s) == 0);
-	calls(N);
-	REQUIRE(perfctr_sampler__disable(s) == 0);
-	drain_all(s, &t);
-	CHECK_EQ_U64(t.samples, N / PERIOD);
-	CHECK_EQ_U64(t.tids[0], syscall(SYS_gettid));
-	CHECK_EQ_U64(t.tids[1], 0);
-	CHECK_EQ_U64(t.wrong_cpu, 0);
-	unpin();
-	perfctr_sampler__delete(s);
-}
-
-/*
- * A one-page ring and a consumer that does not read: the kernel keeps
- * what fits and drops the rest.  Every call is accounted for: samples
- * read + PERF_RECORD_LOST count == calls, and the LOST records say what
- * PERF_FORMAT_LOST says.  (The LOST record is written only once the
- * reader has freed space, at the next event: kernel-facts 13.)
- */
-TEST(tiny_ring_lost_accounting)
-{
-	struct perf_event_attr attr;
-	PERFCTR_OPTS(perfctr_sampler_opts, o, .mode = PERFCTR_SAMPLER_PER_THREAD,
-		     .pid = getpid(), .data_pages = 1);
-	PERFCTR_OPTS(perfctr_ring_stats, st);
-	struct perfctr_sampler *s;
-	struct tally t;
-	uint64_t kernel_lost = 0;
-
-	tp_attr(&attr, 1, PERF_SAMPLE_TID, 0);
-	s = open_or_skip(&o, &attr);
-	memset(&t, 0, sizeof(t));
-	t.dec = perfctr_sampler__decoder(s);
-	t.s = s;
-	t.want_cpu = -1;
-	REQUIRE(perfctr_sampler__enable(s) == 0);
-	calls(N);
-	drain_all(s, &t);
-	calls(1);		/* lets the kernel write its LOST record */
-	REQUIRE(perfctr_sampler__disable(s) == 0);
-	drain_all(s, &t);
-	REQUIRE(perfctr_sampler__stats(s, &st, &kernel_lost) == 0);
-	CHECK(t.samples < N);
-	CHECK(st.lost > 0);
-	CHECK_EQ_U64(st.lost_records, 1);
-	CHECK_EQ_U64(t.samples + st.lost, N + 1);
-	CHECK_EQ_U64(st.samples, t.samples);
-	if (perfctr_sampler__attr(s, 0)->read_format & PERF_FORMAT_LOST)
-		CHECK_EQ_U64(kernel_lost, st.lost);
-	perfctr_sampler__delete(s);
-}
-
-/*
- * Overwrite ring: the kernel never waits; after N calls the reader
- * (output paused) sees the newest records first, READ values N, N-1,
- * ... down to what still fits, all whole.
- */
-TEST(overwrite_ring_newest_first)
-{
-	struct perf_event_attr attr;
-	PERFCTR_OPTS(perfctr_sampler_opts, o, .mode = PERFCTR_SAMPLER_PER_THREAD,
-		     .pid = getpid(), .data_pages = 1, .overwrite = true);
-	struct perfctr_sampler *s;
-	struct tally t;
-
-	tp_attr(&attr, 1, PERF_SAMPLE_TID | PERF_SAMPLE_READ, 0);
-	s = open_or_skip(&o, &attr);
-	CHECK(perfctr_sampler__attr(s, 0)->write_backward);
-	memset(&t, 0, sizeof(t));
-	t.dec = perfctr_sampler__decoder(s);
-	t.s = s;
-	t.want_cpu = -1;
-	t.descending = true;
-	REQUIRE(perfctr_sampler__enable(s) == 0);
-	calls(N);
-	drain_all(s, &t);
-	REQUIRE(perfctr_sampler__disable(s) == 0);
-	/* 16 + 8 (+ 8 lost) bytes a sample: at least 100 fit in a page. */
-	CHECK(t.samples >= 100);
-	CHECK(t.samples < N);
-	CHECK_EQ_U64(t.first_value, N);
-	CHECK(t.descending);
-	CHECK_EQ_U64(t.bad, 0);
-	perfctr_sampler__delete(s);
-}
-
-TEST_MAIN(
-	TEST_CASE(per_thread_exact),
-	TEST_CASE(default_mode_inherit),
-	TEST_CASE(cpu_mode_filtered),
-	TEST_CASE(tiny_ring_lost_accounting),
-	TEST_CASE(overwrite_ring_newest_first),
-)
+TEST_MAIN(TEST_CASE(random_periods_in_range),
+	  TEST_CASE(short_and_long_reset),
+	  TEST_CASE(reset_other_counters),
+	  TEST_CASE(next_period_rules))

@@ -226,6 +226,12 @@ uint64_t pc_ovf__overflows(const struct pc_ovf *ovf, size_t i)
 	return atomic_load(&ovf->overflows[i]);
 }
 
+void pc_ovf__set_next(struct pc_ovf *ovf, size_t i, uint64_t next)
+{
+	if (ovf && i < ovf->desc.nr_counters)
+		ovf->next[i] = next;
+}
+
 static int install_handler(int signo)
 {
 	struct sig_slot *s = &sigs[signo];

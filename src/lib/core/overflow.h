@@ -115,4 +115,10 @@ void pc_ovf__rearm(struct pc_ovf *ovf);
  * last rearm (from the counts seen by the handler). */
 uint64_t pc_ovf__overflows(const struct pc_ovf *ovf, size_t i);
 
+/* pc_ovf__set_next() - the count at which counter @i overflows next, for
+ * an owner that changed its period (PERF_EVENT_IOC_PERIOD while disabled
+ * makes the kernel count a whole new period from the current count).
+ * Only from the notify callback, which runs with the object held. */
+void pc_ovf__set_next(struct pc_ovf *ovf, size_t i, uint64_t next);
+
 #endif /* PERFCTR_CORE_OVERFLOW_H */
