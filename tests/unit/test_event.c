@@ -551,7 +551,83 @@ TEST(error_struct_size_respected)
 	perfctr_evlist__delete(l);
 }
 
-TEST_MAIN(TEST_CASE(table), TEST_CASE(pmu_scale_unit_cpus),
+struct list_count {
+	size_t kinds[PERFCTR_EVENT_RAW + 1];
+	size_t total;
+	size_t stop_after;
+	bool saw_mem_loads, saw_getppid, saw_cas_unit, saw_alias;
+};
+
+static int count_cb(const struct perfctr_event_info *info, void *ctx)
+{
+	struct list_count *c = ctx;
+
+	c->kinds[info->kind]++;
+	c->total++;
+	if (!strcmp(info->name, "cpu/mem-loads/"))
+		c->saw_mem_loads = !strcmp(info->pmu, "cpu") &&
+				   strstr(info->desc, "ldlat=3");
+	if (!strcmp(info->name, "syscalls:sys_enter_getppid"))
+		c->saw_getppid = info->topic && !strcmp(info->topic, "syscalls");
+	if (!strcmp(info->name, "uncore_imc_1/cas_count_read/"))
+		c->saw_cas_unit = strstr(info->desc, "MiB") != NULL;
+	if (!strcmp(info->name, "cycles"))
+		c->saw_alias = strstr(info->desc, "alias of cpu-cycles") != NULL;
+	return c->stop_after && c->total == c->stop_after ? 42 : 0;
+}
+
+static void list_fixture(enum fixture fx, struct list_count *c)
+{
+	PERFCTR_OPTS(perfctr_parse_opts, opts,
+		     .sysfs_root = test_src_path(fixture_dirs[fx]),
+		     .tracefs_root = test_src_path("tests/fixtures/tracefs"));
+
+	CHECK_EQ_INT(perfctr_event_list(&opts, count_cb, c),
+		     c->stop_after ? 42 : 0);
+}
+
+TEST(event_list)
+{
+	struct list_count c;
+
+	memset(&c, 0, sizeof(c));
+	list_fixture(INTEL, &c);
+	CHECK_EQ_U64(c.kinds[PERFCTR_EVENT_HARDWARE], 14);
+	CHECK_EQ_U64(c.kinds[PERFCTR_EVENT_CACHE], 32);
+	CHECK_EQ_U64(c.kinds[PERFCTR_EVENT_SOFTWARE], 15);
+	CHECK_EQ_U64(c.kinds[PERFCTR_EVENT_TRACEPOINT], 13);
+	/* cpu 17, 2 x uncore_imc 3, power 3, msr 3 */
+	CHECK_EQ_U64(c.kinds[PERFCTR_EVENT_PMU], 17 + 6 + 3 + 3);
+	CHECK_EQ_U64(c.kinds[PERFCTR_EVENT_RAW], 1);
+	CHECK_EQ_U64(c.kinds[PERFCTR_EVENT_BREAKPOINT], 1);
+	CHECK(c.saw_mem_loads);
+	CHECK(c.saw_getppid);
+	CHECK(c.saw_cas_unit);
+	CHECK(c.saw_alias);
+
+	/* No core PMU: no hardware, cache or raw events. */
+	memset(&c, 0, sizeof(c));
+	list_fixture(VM, &c);
+	CHECK_EQ_U64(c.kinds[PERFCTR_EVENT_HARDWARE], 0);
+	CHECK_EQ_U64(c.kinds[PERFCTR_EVENT_CACHE], 0);
+	CHECK_EQ_U64(c.kinds[PERFCTR_EVENT_RAW], 0);
+	CHECK_EQ_U64(c.kinds[PERFCTR_EVENT_SOFTWARE], 15);
+	CHECK_EQ_U64(c.kinds[PERFCTR_EVENT_PMU], 1);
+
+	memset(&c, 0, sizeof(c));
+	list_fixture(ARM, &c);
+	CHECK_EQ_U64(c.kinds[PERFCTR_EVENT_HARDWARE], 14);
+	CHECK_EQ_U64(c.kinds[PERFCTR_EVENT_PMU], 24);
+
+	/* A non-zero callback return stops the walk and is returned. */
+	memset(&c, 0, sizeof(c));
+	c.stop_after = 3;
+	list_fixture(INTEL, &c);
+	CHECK_EQ_U64(c.total, 3);
+	CHECK_EQ_INT(perfctr_event_list(NULL, NULL, NULL), -EINVAL);
+}
+
+TEST_MAIN(TEST_CASE(table), TEST_CASE(event_list), TEST_CASE(pmu_scale_unit_cpus),
 	  TEST_CASE(pmu_terms_name_period), TEST_CASE(error_struct_size_respected), TEST_CASE(groups_and_names),
 	  TEST_CASE(wildcard_names_sorted),
 	  TEST_CASE(failed_parse_leaves_list_unchanged),
