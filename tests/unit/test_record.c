@@ -838,7 +838,7 @@ TEST(malformed_side_band)
 	/* TEXT_POKE with lengths beyond the record. */
 	rec_init(&r, PERF_RECORD_TEXT_POKE, 0);
 	put(&r, 0);
-	put(&r, 0xffff | 0xffff << 16);
+	put(&r, 0xffffULL | 0xffffULL << 16);
 	CHECK_EQ_INT(perfctr_record__parse(NULL, rec_done(&r), &o), -EINVAL);
 	/* MMAP2 build id longer than 20 bytes. */
 	rec_init(&r, PERF_RECORD_MMAP2, PERF_RECORD_MISC_MMAP_BUILD_ID);
