@@ -58,11 +58,12 @@ TEST(sysfs_named_event_exact)
 
 TEST(sysfs_format_terms_exact)
 {
-	struct perfctr_evlist *l = perfctr_evlist__new();
+	struct perfctr_evlist *l;
 	char spec[128];
 	const char *pmu;
 
 	hw_require_lane();
+	l = perfctr_evlist__new();
 	REQUIRE(l);
 	if (perfctr_evlist__parse(l, "inst_retired", NULL, NULL) != 1) {
 		perfctr_evlist__delete(l);
