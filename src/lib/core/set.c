@@ -6,6 +6,7 @@
  * counter for timeouts, one-page sample rings for notification messages.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,11 @@ struct pc_sets {
 	struct clock_watch clock;
 	struct note_ring *rings;	/* per (event, unit), event-major */
 	size_t ring_pages;
+	/* Blocking mode: per (event, unit) a twin of each notifying counter
+	 * whose overflow signal is SIGSTOP to the target thread itself, so
+	 * the kernel stops it at the overflow, not when our handler gets to
+	 * it (the target runs on meanwhile on another CPU).  -1: none. */
+	int *twins;
 	bool rotated;			/* the last attach rotated */
 	pid_t target_pid;
 };
@@ -540,6 +546,9 @@ static void on_overflow(struct pc_ovf *ovf, uint64_t new_mask,
 			if (period != ec->period || ctl->short_period ||
 			    ctl->long_period || ctl->random_mask) {
 				pc_sampctl_set_period(fd, period, !leader || on);
+				if (sets->twins && sets->twins[e * s->nr_units + w->unit] >= 0)
+					pc_sampctl_set_period(sets->twins[e * s->nr_units + w->unit],
+							      period, on);
 				pc_ovf__set_next(ovf, i, group_value(gfd, words, pos) + period);
 			}
 			for (size_t j = 0; j < s->nr_events && j < 64; j++) {
@@ -567,6 +576,8 @@ static void on_clock(struct pc_ovf *ovf, uint64_t new_mask,
 	pc_rotor__switch(cw->s->sets->rotor);
 }
 
+static void toggle_twins(struct perfctr_session *s, bool on);
+
 /* After every switch: give the clock the new set's timeout, counted from
  * now, or turn it off for a set without one.  Signal context. */
 static void after_switch(void *arg)
@@ -577,6 +588,7 @@ static void after_switch(void *arg)
 	uint64_t period = d && (d->flags & PERFCTR_SET_SWITCH_TIMEOUT) ? d->timeout_ns : 0;
 	struct clock_watch *cw = &sets->clock;
 
+	toggle_twins(s, true);
 	if (cw->fd < 0)
 		return;
 	if (!period) {
@@ -606,6 +618,13 @@ static void undo_attach(struct perfctr_session *s)
 	if (sets->clock.fd >= 0)
 		close(sets->clock.fd);
 	sets->clock.fd = -1;
+	if (sets->twins) {
+		for (size_t i = 0; i < s->nr_events * s->nr_units; i++)
+			if (sets->twins[i] >= 0)
+				close(sets->twins[i]);
+		free(sets->twins);
+		sets->twins = NULL;
+	}
 	if (sets->rings) {
 		for (size_t i = 0; i < s->nr_events * s->nr_units; i++)
 			if (sets->rings[i].base)
@@ -753,6 +772,74 @@ static int map_rings(struct perfctr_session *s)
 	return 0;
 }
 
+static int open_twins(struct perfctr_session *s)
+{
+	struct pc_sets *sets = s->sets;
+	size_t n = s->nr_events * s->nr_units;
+
+	if (!sets->queue || !(perfctr_notify__flags(sets->queue) & PERFCTR_NOTIFY_BLOCK))
+		return 0;
+	sets->twins = malloc((n ? n : 1) * sizeof(*sets->twins));
+	if (!sets->twins)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		sets->twins[i] = -1;
+	for (size_t e = 0; e < s->nr_events; e++) {
+		if (!sets->ev[e].notify)
+			continue;
+		for (size_t u = 0; u < s->nr_units; u++) {
+			const struct pc_unit *unit = &s->units[u];
+			struct f_owner_ex owner = { F_OWNER_TID, unit->tid };
+			struct perf_event_attr attr = s->events[e].attr;
+			int fd, flags;
+
+			/* A CPU has no thread to stop. */
+			if (unit->tid <= 0 || pc_slot(s, e, u)->fd < 0)
+				continue;
+			attr.sample_type = 0;
+			attr.read_format = 0;
+			attr.wakeup_events = 0;
+			attr.disabled = 1;
+			attr.enable_on_exec = 0;
+			fd = sys_perf_event_open(&attr, unit->tid, unit->cpu, -1, 0);
+			if (fd < 0)
+				return fd;
+			sets->twins[e * s->nr_units + u] = fd;
+			if (fcntl(fd, F_SETSIG, SIGSTOP) < 0 ||
+			    fcntl(fd, F_SETOWN_EX, &owner) < 0 ||
+			    (flags = fcntl(fd, F_GETFL)) < 0 ||
+			    fcntl(fd, F_SETFL, flags | O_ASYNC) < 0)
+				return -errno;
+		}
+	}
+	return 0;
+}
+
+/* Twins count when their counter's set counts.  Signal context too. */
+static void toggle_twins(struct perfctr_session *s, bool on)
+{
+	struct pc_sets *sets = s->sets;
+
+	if (!sets->twins)
+		return;
+	for (size_t e = 0; e < s->nr_events; e++) {
+		bool active = on && (!sets->rotor ||
+				     pc_rotor__event_set(sets->rotor, e) ==
+				     pc_rotor__active(sets->rotor));
+
+		for (size_t u = 0; u < s->nr_units; u++) {
+			int fd = sets->twins[e * s->nr_units + u];
+
+			if (fd < 0)
+				continue;
+			if (active)
+				sys_perf_enable(fd, false);
+			else
+				sys_perf_disable(fd, false);
+		}
+	}
+}
+
 static int watch_groups(struct perfctr_session *s, pid_t owner)
 {
 	struct pc_sets *sets = s->sets;
@@ -837,6 +924,8 @@ int pc_sets_attach(struct perfctr_session *s)
 	if (!err)
 		err = map_rings(s);
 	if (!err)
+		err = open_twins(s);
+	if (!err)
 		err = watch_groups(s, owner);
 	if (err)
 		undo_attach(s);
@@ -893,7 +982,24 @@ void pc_sets_detach(struct perfctr_session *s)
 
 bool pc_sets_rotating(const struct perfctr_session *s)
 {
-	return s->sets && s->sets->rotor;
+	return s->sets && (s->sets->rotor || s->sets->twins);
+}
+
+static int toggle_leaders(struct perfctr_session *s, bool on)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < s->nr_groups * s->nr_units; i++) {
+		int rc;
+
+		if (s->group_fds[i] < 0)
+			continue;
+		rc = on ? sys_perf_enable(s->group_fds[i], false)
+			: sys_perf_disable(s->group_fds[i], false);
+		if (rc && !err)
+			err = rc;
+	}
+	return err;
 }
 
 int pc_sets_start(struct perfctr_session *s)
@@ -901,8 +1007,12 @@ int pc_sets_start(struct perfctr_session *s)
 	struct pc_sets *sets = s->sets;
 	int err;
 
+	if (!sets->rotor) {
+		toggle_twins(s, true);
+		return toggle_leaders(s, true);
+	}
 	err = pc_rotor__start(sets->rotor);
-	if (!err && sets->clock.fd >= 0)
+	if (!err)
 		after_switch(s);
 	return err;
 }
@@ -911,6 +1021,9 @@ int pc_sets_stop(struct perfctr_session *s)
 {
 	struct pc_sets *sets = s->sets;
 
+	toggle_twins(s, false);
+	if (!sets->rotor)
+		return toggle_leaders(s, false);
 	if (sets->clock.fd >= 0)
 		sys_perf_disable(sets->clock.fd, false);
 	return pc_rotor__stop(sets->rotor);
@@ -922,7 +1035,7 @@ int perfctr_session__switch(struct perfctr_session *s)
 
 	if (!s)
 		return pc_err(EINVAL);
-	if (!pc_sets_rotating(s))
+	if (!s->sets || !s->sets->rotor)
 		return pc_err(ENOTCONN);
 	err = pc_rotor__switch(s->sets->rotor);
 	return err ? pc_err(-err) : 0;
@@ -932,7 +1045,7 @@ int perfctr_session__active_set(const struct perfctr_session *s)
 {
 	if (!s)
 		return pc_err(EINVAL);
-	if (!pc_sets_rotating(s))
+	if (!s->sets || !s->sets->rotor)
 		return pc_err(ENOTCONN);
 	return active_id(s->sets);
 }
