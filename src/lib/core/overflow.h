@@ -71,6 +71,12 @@ struct pc_ovf_desc {
 	 * overflows are only recorded. */
 	const int *suspend_fds;
 	size_t nr_suspend;
+	/* After resume, DISABLE and ENABLE read_fd (the leader): a member
+	 * re-enabled on its own is only scheduled with its leader's PMU at
+	 * the next context switch when it is of another PMU than the leader
+	 * (seen with msr + tracepoint); the toggle schedules the group now.
+	 * For suspend fds that are members of a leader that keeps running. */
+	bool kick_leader;
 	bool chain;		/* call the signal's previous handler */
 	pc_ovf_notify_t notify;	/* may be NULL */
 	void *ctx;
