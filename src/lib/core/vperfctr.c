@@ -26,6 +26,7 @@
  * ioctls.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -60,6 +61,7 @@ struct vstate {
 	pthread_mutex_t lock;
 	unsigned int refs;
 	pid_t tid;
+	uint64_t start_time;	/* of the thread, to notice a reused id */
 	bool attached;
 	struct vstate *next;
 
@@ -505,10 +507,38 @@ static void state_free(struct vstate *st)
 	free(st);
 }
 
+static void detach_locked(struct vstate *st);
+
+/* The thread's start time (field 22 of /proc/<tid>/stat), to tell a
+ * thread from a later one that reuses its id; 0 when unknown. */
+static uint64_t thread_start_time(pid_t tid)
+{
+	char path[64], buf[1024], *p;
+	uint64_t start = 0;
+	int field;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
+	if (pc_read_file(path, buf, sizeof(buf)) < 0)
+		return 0;
+	p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	/* Fields 3.. follow the command name; starttime is the 22nd. */
+	for (field = 2; field < 22 && p; field++) {
+		p = strchr(p + 1, ' ');
+		while (p && p[1] == ' ')
+			p++;
+	}
+	if (!p || sscanf(p + 1, "%" SCNu64, &start) != 1)
+		return 0;
+	return start;
+}
+
 struct vperfctr *vperfctr_open(pid_t tid, int creat)
 {
 	struct vperfctr *h;
 	struct vstate *st;
+	uint64_t start;
 	unsigned int i;
 
 	pthread_once(&atfork_once, register_atfork);
@@ -523,10 +553,21 @@ struct vperfctr *vperfctr_open(pid_t tid, int creat)
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return NULL;
+	start = thread_start_time(tid);
 	pthread_mutex_lock(&registry_lock);
 	for (st = registry; st; st = st->next)
 		if (st->tid == tid)
 			break;
+	if (st && start && st->start_time && st->start_time != start) {
+		/* The state's thread exited and its id now names another: the
+		 * old state is detached, as its thread is gone. */
+		pthread_mutex_lock(&st->lock);
+		detach_locked(st);
+		pthread_mutex_unlock(&st->lock);
+		if (!st->refs)
+			state_free(st);
+		st = NULL;
+	}
 	if (st && creat) {
 		pthread_mutex_unlock(&registry_lock);
 		free(h);
@@ -549,6 +590,7 @@ struct vperfctr *vperfctr_open(pid_t tid, int creat)
 		}
 		pthread_mutex_init(&st->lock, NULL);
 		st->tid = tid;
+		st->start_time = start;
 		st->attached = true;
 		st->tsc_fd = st->leader_fd = -1;
 		for (i = 0; i < N; i++)
@@ -910,35 +952,43 @@ int vperfctr_read_counts(struct vperfctr *h, struct perfctr_count *counts,
 	return (int)n;
 }
 
-int vperfctr_unlink(struct vperfctr *h)
+/* Stop, sample, close, detach; registry_lock and st->lock held. */
+static void detach_locked(struct vstate *st)
 {
 	struct perfctr_sum_ctrs sum;
-	struct vstate *st, **pp;
+	struct vstate **pp;
 	unsigned int i;
+
+	if (!st->attached)
+		return;
+	if (st->open)
+		sys_perf_disable(st->leader_fd, false);
+	if (sample(st, &sum) < 0)
+		sums_from(st, NULL, &sum);
+	for (i = 0; i < N; i++)
+		st->stale[i] = sum.pmc[i];
+	st->tsc_final = sum.tsc;
+	state_close_events(st);
+	st->nr_active = 0;
+	st->tsc_active = false;
+	st->attached = false;
+	for (pp = &registry; *pp; pp = &(*pp)->next)
+		if (*pp == st) {
+			*pp = st->next;
+			break;
+		}
+}
+
+int vperfctr_unlink(struct vperfctr *h)
+{
+	struct vstate *st;
 
 	if (!h)
 		return pc_err(EINVAL);
 	st = h->st;
 	pthread_mutex_lock(&registry_lock);
 	pthread_mutex_lock(&st->lock);
-	if (st->attached) {
-		if (st->open)
-			sys_perf_disable(st->leader_fd, false);
-		if (sample(st, &sum) < 0)
-			sums_from(st, NULL, &sum);
-		for (i = 0; i < N; i++)
-			st->stale[i] = sum.pmc[i];
-		st->tsc_final = sum.tsc;
-		state_close_events(st);
-		st->nr_active = 0;
-		st->tsc_active = false;
-		st->attached = false;
-		for (pp = &registry; *pp; pp = &(*pp)->next)
-			if (*pp == st) {
-				*pp = st->next;
-				break;
-			}
-	}
+	detach_locked(st);
 	pthread_mutex_unlock(&st->lock);
 	pthread_mutex_unlock(&registry_lock);
 	return 0;
