@@ -75,6 +75,7 @@ struct vstate {
 	unsigned int read_words;
 	unsigned int tsc_pos, pos[N];
 	struct pc_ovf *ovf;
+	bool no_user_read;	/* some counter's page can never be read */
 
 	/* What the current control counts. */
 	unsigned int nr_active;
@@ -295,6 +296,7 @@ struct vgroup {
 	volatile struct perf_event_mmap_page *page[N];
 	unsigned int read_words, tsc_pos, pos[N];
 	struct pc_ovf *ovf;
+	bool no_user_read;
 };
 
 static void group_close(struct vgroup *g, unsigned int n)
@@ -363,6 +365,14 @@ static int group_open(const struct vcfg *cfg, pid_t tid, struct vgroup *g)
 		/* The user page: no ring, just the fast read's fields.  A
 		 * counter without it is read with read(). */
 		g->page[i] = sys_perf_mmap(fd, 0, false, NULL);
+		/* Software, tracepoint and breakpoint counters are never
+		 * readable from their pages (fastread.h says why): do not
+		 * try.  (The page's cap bits are not trusted this early: on
+		 * x86 cap_user_rdpmc may be set only at the next update.) */
+		if (!g->page[i] || attr.type == PERF_TYPE_SOFTWARE ||
+		    attr.type == PERF_TYPE_TRACEPOINT ||
+		    attr.type == PERF_TYPE_BREAKPOINT)
+			g->no_user_read = true;
 	}
 	g->read_words = pos;
 	if (cfg->nri) {
@@ -409,6 +419,7 @@ static void state_take_group(struct vstate *st, struct vgroup *g)
 	st->leader_fd = g->leader_fd;
 	st->read_words = g->read_words;
 	st->tsc_pos = g->tsc_pos;
+	st->no_user_read = g->no_user_read;
 	for (i = 0; i < N; i++) {
 		st->fd[i] = g->fd[i];
 		st->page[i] = g->page[i];
@@ -851,15 +862,8 @@ int vperfctr_read(struct vperfctr *h, struct perfctr_sum_ctrs *sum,
  * the rest): the owner thread, counters only, every page mapped. */
 static bool fast_possible(const struct vstate *st)
 {
-	unsigned int i;
-
-	if (!st->open || !st->attached || st->tsc_active || !st->nr_active ||
-	    st->tid != self_tid())
-		return false;
-	for (i = 0; i < st->cfg.n; i++)
-		if (!st->page[i])
-			return false;
-	return true;
+	return st->open && !st->no_user_read && !st->tsc_active &&
+	       st->nr_active && st->attached && st->tid == self_tid();
 }
 
 int vperfctr_read_fast(struct vperfctr *h, struct perfctr_sum_ctrs *sum)
