@@ -432,8 +432,12 @@ static void state_give_group(struct vstate *st, struct vgroup *g)
 {
 	unsigned int i;
 
+	memset(g, 0, sizeof(*g));
 	g->tsc_fd = st->tsc_fd;
 	g->leader_fd = st->leader_fd;
+	g->read_words = st->read_words;
+	g->tsc_pos = st->tsc_pos;
+	g->no_user_read = st->no_user_read;
 	for (i = 0; i < N; i++) {
 		g->fd[i] = st->fd[i];
 		g->page[i] = st->page[i];
