@@ -226,42 +226,6 @@ static void human_target(const struct stat_report *r, FILE *out)
 	}
 }
 
-static void human_block(struct stat_report *r, const struct stat_view *v,
-			const char *time_prefix, bool with_stats)
-{
-	struct perfctr_metric all[MAX_METRICS * (r->nr_events + 1)];
-	const struct perfctr_metric *mine[MAX_METRICS];
-	char prefix[96];
-	size_t e, u;
-	int nr;
-
-	if (!v->unit_counts) {
-		nr = view_metrics(r, v->counts, v->duration_ns, all,
-				  sizeof(all) / sizeof(all[0]));
-		for (e = 0; e < r->nr_events; e++) {
-			size_t n = metrics_of(all, nr, e, mine);
-
-			human_row(r, time_prefix, &r->events[e], &v->counts[e],
-				  mine, n, with_stats);
-		}
-		return;
-	}
-	for (u = 0; u < r->nr_units; u++) {
-		const struct perfctr_count *c = &v->unit_counts[u * r->nr_events];
-		char label[64];
-
-		unit_label(r, u, label, sizeof(label));
-		snprintf(prefix, sizeof(prefix), "%s%-16s ", time_prefix, label);
-		nr = view_metrics(r, c, v->duration_ns, all,
-				  sizeof(all) / sizeof(all[0]));
-		for (e = 0; e < r->nr_events; e++) {
-			size_t n = metrics_of(all, nr, e, mine);
-
-			human_row(r, prefix, &r->events[e], &c[e], mine, n, false);
-		}
-	}
-}
-
 /* ------------------------------------------------------------------ CSV */
 
 static void csv_row(const struct stat_report *r, const char *prefix,
@@ -309,8 +273,21 @@ static void csv_row(const struct stat_report *r, const char *prefix,
 	fputc('\n', out);
 }
 
-static void csv_block(struct stat_report *r, const struct stat_view *v,
-		      const char *time_prefix, bool with_stats)
+typedef void stat_row_fn(const struct stat_report *r, const char *prefix,
+			 const struct stat_event *e,
+			 const struct perfctr_count *c,
+			 const struct perfctr_metric **metrics,
+			 size_t nr_metrics, bool with_stats);
+
+/*
+ * One view as rows of @row_fn (human or CSV): one row per event, or per
+ * event of each unit (CPU or thread) when the view is not aggregated.  A
+ * unit's rows begin with its label, then @unit_sep (the CSV separator) or,
+ * when @unit_sep is NULL, the label padded to 16 columns and a space.
+ */
+static void rows_block(struct stat_report *r, const struct stat_view *v,
+		       const char *time_prefix, bool with_stats,
+		       stat_row_fn *row_fn, const char *unit_sep)
 {
 	struct perfctr_metric all[MAX_METRICS * (r->nr_events + 1)];
 	const struct perfctr_metric *mine[MAX_METRICS];
@@ -324,8 +301,8 @@ static void csv_block(struct stat_report *r, const struct stat_view *v,
 		for (e = 0; e < r->nr_events; e++) {
 			size_t n = metrics_of(all, nr, e, mine);
 
-			csv_row(r, time_prefix, &r->events[e], &v->counts[e],
-				mine, n, with_stats);
+			row_fn(r, time_prefix, &r->events[e], &v->counts[e],
+			       mine, n, with_stats);
 		}
 		return;
 	}
@@ -334,16 +311,32 @@ static void csv_block(struct stat_report *r, const struct stat_view *v,
 		char label[64];
 
 		unit_label(r, u, label, sizeof(label));
-		snprintf(prefix, sizeof(prefix), "%s%s%s", time_prefix, label,
-			 r->cfg->sep);
+		if (unit_sep)
+			snprintf(prefix, sizeof(prefix), "%s%s%s", time_prefix,
+				 label, unit_sep);
+		else
+			snprintf(prefix, sizeof(prefix), "%s%-16s ",
+				 time_prefix, label);
 		nr = view_metrics(r, c, v->duration_ns, all,
 				  sizeof(all) / sizeof(all[0]));
 		for (e = 0; e < r->nr_events; e++) {
 			size_t n = metrics_of(all, nr, e, mine);
 
-			csv_row(r, prefix, &r->events[e], &c[e], mine, n, false);
+			row_fn(r, prefix, &r->events[e], &c[e], mine, n, false);
 		}
 	}
+}
+
+static void human_block(struct stat_report *r, const struct stat_view *v,
+			const char *time_prefix, bool with_stats)
+{
+	rows_block(r, v, time_prefix, with_stats, human_row, NULL);
+}
+
+static void csv_block(struct stat_report *r, const struct stat_view *v,
+		      const char *time_prefix, bool with_stats)
+{
+	rows_block(r, v, time_prefix, with_stats, csv_row, r->cfg->sep);
 }
 
 /* ----------------------------------------------------------------- JSON */
