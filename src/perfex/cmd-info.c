@@ -5,7 +5,6 @@
  * programs: docs/json-info.md).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -530,34 +529,13 @@ static void print_json(const struct machine *m)
 
 int cmd_info(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct machine m;
-	bool json = false;
-	int c, err;
+	bool json;
+	int status, err;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "jh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			fputs(info_usage, stdout);
-			return 0;
-		default:
-			if (optopt)
-				perfex_error("unknown option '-%c'", optopt);
-			else
-				perfex_error("unknown option '%s'", argv[optind - 1]);
-			fputs(info_usage, stderr);
-			return PERFEX_EXIT_USAGE;
-		}
-	}
+	status = perfex_json_options(argc, argv, info_usage, &json);
+	if (status >= 0)
+		return status;
 	if (optind < argc) {
 		perfex_error("unexpected argument '%s'", argv[optind]);
 		fputs(info_usage, stderr);

@@ -8,7 +8,6 @@
  */
 #include <errno.h>
 #include <fnmatch.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -275,38 +274,17 @@ static void print_json(const struct listing *l, const struct perfctr_info *info)
 
 int cmd_list(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	PERFCTR_OPTS(perfctr_info_opts, info_opts, .no_probe = true);
 	struct perfctr_info info = { .sz = sizeof(info) };
 	struct listing l;
-	bool json = false;
+	bool json;
 	size_t i;
-	int c, err;
+	int status, err;
 
 	memset(&l, 0, sizeof(l));
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "jh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			fputs(list_usage, stdout);
-			return 0;
-		default:
-			if (optopt)
-				perfex_error("unknown option '-%c'", optopt);
-			else
-				perfex_error("unknown option '%s'", argv[optind - 1]);
-			fputs(list_usage, stderr);
-			return PERFEX_EXIT_USAGE;
-		}
-	}
+	status = perfex_json_options(argc, argv, list_usage, &json);
+	if (status >= 0)
+		return status;
 	if (argc - optind > 1) {
 		perfex_error("unexpected argument '%s' (one FILTER at most)",
 			     argv[optind + 1]);

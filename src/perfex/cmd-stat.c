@@ -221,11 +221,7 @@ static int parse_options(int argc, char **argv, struct stat_options *o)
 			return usage_error("option '%s' needs an argument",
 					   argv[optind - 1]);
 		default:
-			if (optopt)
-				fprintf(stderr, "perfex: unknown option '-%c'\n", optopt);
-			else
-				fprintf(stderr, "perfex: unknown option '%s'\n",
-					argv[optind - 1]);
+			perfex_unknown_option(argv);
 			perfex_hint("perfex --help lists the options");
 			return PERFEX_EXIT_USAGE;
 		}
