@@ -40,6 +40,11 @@ bool pc_opts_valid(const void *opts, size_t known_size);
 
 /* Bounded string helpers: never overflow, always terminate. */
 size_t pc_strlcpy(char *dst, const char *src, size_t size);
+/*
+ * A copy of @s, or NULL for NULL.  When the copy fails, sets *@failed and
+ * returns NULL, so a constructor can copy several strings and check once.
+ */
+char *pc_strdup_or_null(const char *s, bool *failed);
 
 /*
  * Read a whole small file (sysfs, procfs, tracefs) into @buf, NUL

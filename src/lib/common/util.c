@@ -36,6 +36,18 @@ size_t pc_strlcpy(char *dst, const char *src, size_t size)
 	return len;
 }
 
+char *pc_strdup_or_null(const char *s, bool *failed)
+{
+	char *copy;
+
+	if (!s)
+		return NULL;
+	copy = strdup(s);
+	if (!copy)
+		*failed = true;
+	return copy;
+}
+
 int pc_read_file(const char *path, char *buf, size_t size)
 {
 	ssize_t n, total = 0;

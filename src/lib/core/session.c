@@ -14,18 +14,6 @@
 #include "core/target-internal.h"
 #include "sys/sys.h"
 
-static char *strdup_or_null(const char *s, bool *failed)
-{
-	char *copy;
-
-	if (!s)
-		return NULL;
-	copy = strdup(s);
-	if (!copy)
-		*failed = true;
-	return copy;
-}
-
 struct perfctr_session *perfctr_session__new(const struct perfctr_session_opts *opts)
 {
 	const struct perfctr_parse_opts *popts;
@@ -46,8 +34,8 @@ struct perfctr_session *perfctr_session__new(const struct perfctr_session_opts *
 		return NULL;
 	s->flags = PC_OPTS_GET(opts, flags, 0);
 	s->parse_opts.sz = sizeof(s->parse_opts);
-	s->sysfs_root = strdup_or_null(PC_OPTS_GET(popts, sysfs_root, NULL), &failed);
-	s->tracefs_root = strdup_or_null(PC_OPTS_GET(popts, tracefs_root, NULL), &failed);
+	s->sysfs_root = pc_strdup_or_null(PC_OPTS_GET(popts, sysfs_root, NULL), &failed);
+	s->tracefs_root = pc_strdup_or_null(PC_OPTS_GET(popts, tracefs_root, NULL), &failed);
 	s->parse_opts.sysfs_root = s->sysfs_root;
 	s->parse_opts.tracefs_root = s->tracefs_root;
 	s->parse_opts.exclude_kernel = PC_OPTS_GET(popts, exclude_kernel, false);
@@ -236,9 +224,9 @@ int perfctr_session__add_evlist(struct perfctr_session *s,
 		if (attr)
 			ev->attr = *attr;
 		ev->attr.size = sizeof(ev->attr);
-		ev->name = strdup_or_null(perfctr_evlist__name(list, i), &failed);
-		ev->pmu = strdup_or_null(perfctr_evlist__pmu(list, i), &failed);
-		ev->unit = strdup_or_null(unit ? unit : "", &failed);
+		ev->name = pc_strdup_or_null(perfctr_evlist__name(list, i), &failed);
+		ev->pmu = pc_strdup_or_null(perfctr_evlist__pmu(list, i), &failed);
+		ev->unit = pc_strdup_or_null(unit ? unit : "", &failed);
 		ev->scale = perfctr_evlist__scale(list, i);
 		nr_cpus = parse_pmu_cpus(perfctr_evlist__cpus(list, i), &ev->cpus);
 		if (nr_cpus < 0)
