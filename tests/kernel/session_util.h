@@ -26,18 +26,6 @@
 #define TP_GETPID  "syscalls:sys_enter_getpid"
 #define TP_EXECVE  "syscalls:sys_enter_execve"
 
-static inline void do_getppid(long n)
-{
-	for (long i = 0; i < n; i++)
-		syscall(SYS_getppid);
-}
-
-static inline void do_getpid(long n)
-{
-	for (long i = 0; i < n; i++)
-		syscall(SYS_getpid);
-}
-
 /*
  * Closing the last fd of a tracepoint costs 30-50 ms (kernel-facts.md,
  * item 5): hold one disabled fd on each tracepoint the tests use, for the
@@ -45,29 +33,19 @@ static inline void do_getpid(long n)
  */
 static inline void keep_tracepoint(const char *subsys_event)
 {
-	char path[256], buf[32];
 	struct perf_event_attr attr;
-	const char *sep = strchr(subsys_event, ':');
-	FILE *f;
+	long long id = test_tracepoint_id(subsys_event);
 
-	if (!sep)
+	if (id < 0)
 		return;
-	snprintf(path, sizeof(path), "/sys/kernel/tracing/events/%.*s/%s/id",
-		 (int)(sep - subsys_event), subsys_event, sep + 1);
-	f = fopen(path, "r");
-	if (!f)
-		return;
-	if (fgets(buf, sizeof(buf), f)) {
-		memset(&attr, 0, sizeof(attr));
-		attr.size = sizeof(attr);
-		attr.type = PERF_TYPE_TRACEPOINT;
-		attr.config = strtoull(buf, NULL, 10);
-		attr.disabled = 1;
-		/* Deliberately never closed. */
-		(void)syscall(SYS_perf_event_open, &attr, 0, -1, -1,
-			      PERF_FLAG_FD_CLOEXEC);
-	}
-	fclose(f);
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.config = (uint64_t)id;
+	attr.disabled = 1;
+	/* Deliberately never closed. */
+	(void)syscall(SYS_perf_event_open, &attr, 0, -1, -1,
+		      PERF_FLAG_FD_CLOEXEC);
 }
 
 static inline void require_tracepoints(void)

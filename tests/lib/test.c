@@ -139,6 +139,51 @@ void test_require_hw_pmu(void)
 	close((int)fd);
 }
 
+long long test_tracepoint_id(const char *subsys_event)
+{
+	static const char *const roots[] = {
+		"/sys/kernel/tracing/events", "/sys/kernel/debug/tracing/events",
+	};
+	const char *sep = strchr(subsys_event, ':');
+	char path[512], buf[32], *end;
+	long long id;
+	size_t i;
+	FILE *f;
+
+	if (!sep)
+		return -1;
+	for (i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%.*s/%s/id", roots[i],
+			 (int)(sep - subsys_event), subsys_event, sep + 1);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		id = -1;
+		if (fgets(buf, sizeof(buf), f)) {
+			errno = 0;
+			id = strtoll(buf, &end, 10);
+			if (errno || end == buf || id < 0)
+				id = -1;
+		}
+		fclose(f);
+		if (id >= 0)
+			return id;
+	}
+	return -1;
+}
+
+void do_getppid(long n)
+{
+	for (long i = 0; i < n; i++)
+		syscall(SYS_getppid);
+}
+
+void do_getpid(long n)
+{
+	for (long i = 0; i < n; i++)
+		syscall(SYS_getpid);
+}
+
 static const char *join(const char *base, const char *rel)
 {
 	/* A small ring of buffers so a caller may hold a few paths at once. */

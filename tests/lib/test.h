@@ -90,6 +90,19 @@ void test_require_tracefs(void);
 /* An event of this kind can be opened here (e.g. a hardware PMU). */
 void test_require_hw_pmu(void);
 
+/*
+ * The id of tracepoint @subsys_event ("syscalls:sys_enter_getppid") read
+ * from tracefs at either mount point, or -1 when it cannot be read.
+ */
+long long test_tracepoint_id(const char *subsys_event);
+
+/*
+ * @n getppid(2) (getpid(2)) system calls: each is counted exactly once by
+ * syscalls:sys_enter_getppid (sys_enter_getpid), see kernel-facts.md.
+ */
+void do_getppid(long n);
+void do_getpid(long n);
+
 /* Path of a built helper, e.g. test_build_path("tests/workload/pcwork"). */
 const char *test_build_path(const char *rel);
 /* Path of a source-tree file, e.g. test_src_path("tests/fixtures/sysfs-intel"). */
