@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "json-out.h"
 #include "stat.h"
 
 #define MAX_METRICS 8
@@ -341,24 +342,10 @@ static void csv_block(struct stat_report *r, const struct stat_view *v,
 
 /* ----------------------------------------------------------------- JSON */
 
+/* A string; NULL as "" (stat's documents have no null strings). */
 static void json_str(FILE *out, const char *s)
 {
-	fputc('"', out);
-	for (; s && *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			fprintf(out, "\\%c", ch);
-		else if (ch == '\n')
-			fputs("\\n", out);
-		else if (ch == '\t')
-			fputs("\\t", out);
-		else if (ch < 0x20)
-			fprintf(out, "\\u%04x", ch);
-		else
-			fputc(ch, out);
-	}
-	fputc('"', out);
+	jout_str(out, s ? s : "");
 }
 
 /* Numbers as numbers; what is not a finite number is null. */
