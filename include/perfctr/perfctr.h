@@ -15,5 +15,9 @@
 #include <perfctr/metric.h>
 #include <perfctr/symbols.h>
 #include <perfctr/profile.h>
+#include <perfctr/ring.h>
+#include <perfctr/record.h>
+#include <perfctr/perfdata.h>
+#include <perfctr/sampler.h>
 
 #endif /* PERFCTR_PERFCTR_H */

@@ -1,11 +1,496 @@
 // SPDX-License-Identifier: GPL-2.0
-/* perfex info — not implemented yet. */
+/*
+ * perfex info — what this machine can count, and what to do about what it
+ * cannot: the seed's sys_perfctr_info() for people (and, with -j, for
+ * programs: docs/json-info.md).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <perfctr/perfctr.h>
+
+#include "json-out.h"
 #include "perfex.h"
+
+#define INFO_SCHEMA_VERSION 1
+
+static const char info_usage[] =
+	"usage: perfex info [-j]\n"
+	"\n"
+	"Describe what this machine can count: the CPU, the PMUs and their\n"
+	"counters, the features probed by trying them, the permission level and\n"
+	"what it allows, the CPUs where events cannot count, tracefs, the\n"
+	"kernel's limits and the optional libraries perfex was built with.\n"
+	"\n"
+	"  -j, --json   one JSON document (fields in docs/json-info.md)\n"
+	"  -h, --help   this text\n";
+
+struct feature {
+	uint32_t bit;
+	const char *key;	/* JSON */
+	const char *name;	/* text */
+	const char *enables;
+};
+
+static const struct feature features[] = {
+	{ PERFCTR_FEATURE_HW_EVENTS, "hardware_events", "hardware events",
+	  "cycles, instructions, cache and branch events (a hardware PMU)" },
+	{ PERFCTR_FEATURE_RDPMC, "user_read", "user-space counter read",
+	  "reading a counter without a system call (vperfctr_read_fast)" },
+	{ PERFCTR_FEATURE_PCINT, "overflow_interrupts", "overflow interrupts",
+	  "a signal or wake-up every N events (interrupt-mode counters)" },
+	{ PERFCTR_FEATURE_SAMPLING, "sampling", "sampling",
+	  "samples in a ring buffer (perfex record)" },
+	{ PERFCTR_FEATURE_MULTIPLEX, "multiplexing", "multiplexing",
+	  "more hardware events than counters, scaled by the kernel" },
+	{ PERFCTR_FEATURE_TRACEPOINTS, "tracepoints", "tracepoints",
+	  "exact counts of kernel events (syscalls:*, sched:*, ...)" },
+	{ PERFCTR_FEATURE_BREAKPOINTS, "breakpoints", "breakpoints",
+	  "counting reads, writes or calls of an address (mem:ADDR)" },
+	{ PERFCTR_FEATURE_TSC, "tsc", "virtual TSC",
+	  "per-thread time-stamp counts (msr/tsc/)" },
+};
+
+struct library {
+	const char *key;
+	const char *name;
+	bool built_in;
+	const char *without;
+};
+
+static const struct library libraries[] = {
+	{ "libpfm", "libpfm4",
+#ifdef HAVE_LIBPFM
+	  true,
+#else
+	  false,
+#endif
+	  "no vendor event names beyond sysfs (pmu/event/ and raw codes still work)" },
+	{ "libdw", "libdw",
+#ifdef HAVE_LIBDW
+	  true,
+#else
+	  false,
+#endif
+	  "no source lines or inlined functions in reports" },
+	{ "libelf", "libelf",
+#ifdef HAVE_LIBELF
+	  true,
+#else
+	  false,
+#endif
+	  "no symbol names in reports (addresses only)" },
+	{ "zlib", "zlib",
+#ifdef HAVE_ZLIB
+	  true,
+#else
+	  false,
+#endif
+	  "no compressed perf.data records" },
+};
+
+struct pmu_row {
+	char name[128];
+	uint32_t type, counters, events;
+	bool core;
+	char cpus[256];
+	bool has_cpus;
+};
+
+struct machine {
+	struct perfctr_info info;
+	struct perfctr_cpu_mask *cpus;
+	struct perfctr_cpu_mask *forbidden;
+	struct pmu_row *pmus;
+	size_t nr_pmus;
+	bool privileged;
+};
+
+static int pmu_cb(const struct perfctr_pmu_desc *pmu, void *ctx)
+{
+	struct machine *m = ctx;
+	struct pmu_row *rows, *row;
+
+	rows = realloc(m->pmus, (m->nr_pmus + 1) * sizeof(*rows));
+	if (!rows)
+		return -ENOMEM;
+	m->pmus = rows;
+	row = &rows[m->nr_pmus++];
+	memset(row, 0, sizeof(*row));
+	snprintf(row->name, sizeof(row->name), "%s", pmu->name);
+	row->type = pmu->type;
+	row->events = pmu->nr_events;
+	row->core = pmu->core;
+	row->counters = pmu->nr_counters;
+	row->has_cpus = pmu->cpus != NULL;
+	if (pmu->cpus)
+		snprintf(row->cpus, sizeof(row->cpus), "%s", pmu->cpus);
+	return 0;
+}
+
+/* CAP_PERFMON (38) or CAP_SYS_ADMIN (21) in the effective set: the
+ * paranoid level does not apply. */
+static bool privileged(void)
+{
+	char line[256];
+	FILE *f;
+	bool yes = geteuid() == 0;
+
+	f = fopen("/proc/self/status", "re");
+	if (!f)
+		return yes;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long caps;
+
+		if (sscanf(line, "CapEff: %llx", &caps) == 1) {
+			yes = (caps >> 38 & 1) || (caps >> 21 & 1);
+			break;
+		}
+	}
+	fclose(f);
+	return yes;
+}
+
+static int load(struct machine *m)
+{
+	PERFCTR_OPTS(perfctr_info_opts, no_probe, .no_probe = true);
+	struct perfctr_cpu_mask probe = { .nrwords = 0 };
+	size_t bytes, i, cores = 0;
+	int err;
+
+	memset(m, 0, sizeof(*m));
+	m->info.sz = sizeof(m->info);
+	/* The seed's protocol: ask with no room, get the size, allocate. */
+	err = perfctr_info(NULL, &probe, NULL);
+	if (err != -EOVERFLOW && err != 0)
+		return err;
+	bytes = sizeof(struct perfctr_cpu_mask) + probe.nrwords * sizeof(uint32_t);
+	m->cpus = calloc(1, bytes);
+	m->forbidden = calloc(1, bytes);
+	if (!m->cpus || !m->forbidden)
+		return -ENOMEM;
+	m->cpus->nrwords = m->forbidden->nrwords = probe.nrwords;
+	err = perfctr_info(&m->info, m->cpus, m->forbidden);
+	if (err)
+		return err;
+	/* perfctr_info() probed the core PMU's counters already; only the
+	 * other core PMUs of a hybrid part need probing in the walk. */
+	err = perfctr_info_pmus(&no_probe, pmu_cb, m);
+	if (err && err != -ENOENT)
+		return err;
+	for (i = 0; i < m->nr_pmus; i++)
+		cores += m->pmus[i].core;
+	if (cores > 1) {
+		m->nr_pmus = 0;
+		err = perfctr_info_pmus(NULL, pmu_cb, m);
+		if (err)
+			return err;
+	}
+	for (i = 0; i < m->nr_pmus; i++)
+		if (!strcmp(m->pmus[i].name, m->info.core_pmu))
+			m->pmus[i].counters = m->info.nr_hw_counters;
+	m->privileged = privileged();
+	return 0;
+}
+
+static void unload(struct machine *m)
+{
+	free(m->cpus);
+	free(m->forbidden);
+	free(m->pmus);
+}
+
+static bool mask_test(const struct perfctr_cpu_mask *mask, uint32_t cpu)
+{
+	return cpu / 32 < mask->nrwords && (mask->mask[cpu / 32] >> (cpu % 32) & 1);
+}
+
+/* "0-3,8" from a mask; "none" when empty. */
+static void mask_list(const struct perfctr_cpu_mask *mask, char *buf, size_t size)
+{
+	uint32_t cpu, end = mask->nrwords * 32;
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (cpu = 0; cpu < end; cpu++) {
+		uint32_t last = cpu;
+
+		if (!mask_test(mask, cpu))
+			continue;
+		while (last + 1 < end && mask_test(mask, last + 1))
+			last++;
+		if (len < size)
+			len += (size_t)snprintf(buf + len, size - len, "%s%u", len ? "," : "", cpu);
+		if (last > cpu && len < size)
+			len += (size_t)snprintf(buf + len, size - len, "-%u", last);
+		cpu = last;
+	}
+	if (!buf[0])
+		snprintf(buf, size, "none");
+}
+
+/* What perf_event_paranoid allows an unprivileged user. */
+static const char *paranoid_allows(int level)
+{
+	if (level <= -1)
+		return "everything: CPU-wide events, kernel profiling and raw tracepoint data for every user";
+	if (level == 0)
+		return "CPU-wide events and kernel profiling, but no raw tracepoint data, for every user";
+	if (level == 1)
+		return "user and kernel counts of your own processes; no CPU-wide events (-a, -C)";
+	if (level == 2)
+		return "user-space counts of your own processes only: add :u to hardware events, no -a/-C";
+	return "no perf_event_open at all for unprivileged users (a distribution patch)";
+}
+
+static void print_text(const struct machine *m)
+{
+	const struct perfctr_info *info = &m->info;
+	char list[1024];
+	size_t i;
+	bool any_forbidden = false;
+
+	printf("CPU\n");
+	printf("  model             %s\n", info->cpu_model[0] ? info->cpu_model : "(unknown)");
+	printf("  architecture      %s\n", info->arch);
+	mask_list(m->cpus, list, sizeof(list));
+	printf("  online CPUs       %u (%s)\n", info->nr_cpus, list);
+	for (i = 0; i < m->forbidden->nrwords; i++)
+		any_forbidden |= m->forbidden->mask[i] != 0;
+	mask_list(m->forbidden, list, sizeof(list));
+	printf("  cannot count on   %s%s\n", list,
+	       any_forbidden ? " (offline, or not served by the core PMU)" : "");
+
+	printf("\nPMUs (%zu)\n", m->nr_pmus);
+	printf("  %-20s %6s %9s %7s  %s\n", "name", "type", "counters", "events", "cpus");
+	for (i = 0; i < m->nr_pmus; i++) {
+		const struct pmu_row *p = &m->pmus[i];
+		char counters[16];
+
+		if (p->core)
+			snprintf(counters, sizeof(counters), "%u", p->counters);
+		else
+			snprintf(counters, sizeof(counters), "-");
+		printf("  %-20s %6u %9s %7u  %s%s\n", p->name, p->type, counters,
+		       p->events, p->has_cpus ? p->cpus : "all",
+		       p->core ? "  (core)" : "");
+	}
+	if (info->core_pmu[0])
+		printf("  core PMU: %s, %u programmable counters in one group\n",
+		       info->core_pmu, info->nr_hw_counters);
+	else
+		printf("  core PMU: none (no hardware counters: software, tracepoint and\n"
+		       "  breakpoint events count; cycles and instructions do not)\n");
+
+	printf("\nFeatures\n");
+	for (i = 0; i < sizeof(features) / sizeof(features[0]); i++) {
+		const struct feature *f = &features[i];
+		bool yes = info->features & f->bit;
+
+		printf("  %-3s %-24s %s", yes ? "yes" : "no", f->name, f->enables);
+		if (yes && (f->bit == PERFCTR_FEATURE_PCINT ||
+			    f->bit == PERFCTR_FEATURE_SAMPLING) &&
+		    !(info->features & PERFCTR_FEATURE_HW_EVENTS))
+			printf(" [software events]");
+		putchar('\n');
+	}
+
+	printf("\nPermission\n");
+	printf("  perf_event_paranoid  %d: %s\n", info->paranoid,
+	       paranoid_allows(info->paranoid));
+	if (m->privileged)
+		printf("  you are privileged (root, CAP_PERFMON or CAP_SYS_ADMIN): "
+		       "the level does not restrict you\n");
+	printf("  to change it (as root): sysctl -w kernel.perf_event_paranoid=N\n"
+	       "    (-1 everything, 0 CPU-wide and kernel, 1 kernel, 2 user space only)\n");
+
+	printf("\ntracefs\n");
+	if (!info->tracefs[0])
+		printf("  not mounted: tracepoint events cannot be used\n"
+		       "  to mount it (as root): mount -t tracefs nodev /sys/kernel/tracing\n");
+	else if (info->features & PERFCTR_FEATURE_TRACEPOINTS)
+		printf("  mounted at %s, tracepoints readable\n", info->tracefs);
+	else
+		printf("  mounted at %s, but tracepoint ids are not readable by you\n"
+		       "  (run as root, or: chmod -R go+rX %s/events)\n",
+		       info->tracefs, info->tracefs);
+
+	printf("\nLimits\n");
+	printf("  max sample rate   %u Hz (kernel.perf_event_max_sample_rate)\n",
+	       info->max_sample_rate);
+	printf("  locked memory     %u kB per user for ring buffers (kernel.perf_event_mlock_kb)\n",
+	       info->mlock_kb);
+	printf("  max stack         %u frames in call chains (kernel.perf_event_max_stack)\n",
+	       info->max_stack);
+
+	printf("\nOptional libraries\n");
+	for (i = 0; i < sizeof(libraries) / sizeof(libraries[0]); i++) {
+		const struct library *l = &libraries[i];
+
+		printf("  %-3s %-8s %s\n", l->built_in ? "yes" : "no", l->name,
+		       l->built_in ? "built in" : l->without);
+	}
+}
+
+static void json_cpu_array(FILE *out, const struct perfctr_cpu_mask *mask)
+{
+	uint32_t cpu;
+	bool first = true;
+
+	fputc('[', out);
+	for (cpu = 0; cpu < mask->nrwords * 32; cpu++)
+		if (mask_test(mask, cpu)) {
+			fprintf(out, "%s%u", first ? "" : ", ", cpu);
+			first = false;
+		}
+	fputc(']', out);
+}
+
+static void print_json(const struct machine *m)
+{
+	const struct perfctr_info *info = &m->info;
+	FILE *out = stdout;
+	size_t i;
+
+	fputc('{', out);
+	jout_key(out, 2, true, "schema_version");
+	fprintf(out, "%d", INFO_SCHEMA_VERSION);
+	jout_key(out, 2, false, "version");
+	jout_str(out, perfctr_version());
+
+	jout_key(out, 2, false, "cpu");
+	fputc('{', out);
+	jout_key(out, 4, true, "model");
+	jout_str(out, info->cpu_model);
+	jout_key(out, 4, false, "arch");
+	jout_str(out, info->arch);
+	jout_key(out, 4, false, "nr_online");
+	fprintf(out, "%u", info->nr_cpus);
+	jout_key(out, 4, false, "online");
+	json_cpu_array(out, m->cpus);
+	jout_key(out, 4, false, "forbidden");
+	json_cpu_array(out, m->forbidden);
+	fputs("\n  }", out);
+
+	jout_key(out, 2, false, "core_pmu");
+	jout_str(out, info->core_pmu[0] ? info->core_pmu : NULL);
+	jout_key(out, 2, false, "nr_hw_counters");
+	fprintf(out, "%u", info->nr_hw_counters);
+	jout_key(out, 2, false, "pmus");
+	fputc('[', out);
+	for (i = 0; i < m->nr_pmus; i++) {
+		const struct pmu_row *p = &m->pmus[i];
+
+		fprintf(out, "%s\n    {", i ? "," : "");
+		jout_str(out, "name");
+		fputs(": ", out);
+		jout_str(out, p->name);
+		fprintf(out, ", \"type\": %u, \"core\": %s, \"counters\": %u, \"events\": %u, \"cpus\": ",
+			p->type, p->core ? "true" : "false", p->counters, p->events);
+		jout_str(out, p->has_cpus ? p->cpus : NULL);
+		fputc('}', out);
+	}
+	fputs(m->nr_pmus ? "\n  ]" : "]", out);
+
+	jout_key(out, 2, false, "features");
+	fputc('{', out);
+	for (i = 0; i < sizeof(features) / sizeof(features[0]); i++) {
+		jout_key(out, 4, i == 0, features[i].key);
+		fputs(info->features & features[i].bit ? "true" : "false", out);
+	}
+	fputs("\n  }", out);
+
+	jout_key(out, 2, false, "permission");
+	fputc('{', out);
+	jout_key(out, 4, true, "paranoid");
+	fprintf(out, "%d", info->paranoid);
+	jout_key(out, 4, false, "privileged");
+	fputs(m->privileged ? "true" : "false", out);
+	jout_key(out, 4, false, "allows");
+	jout_str(out, paranoid_allows(info->paranoid));
+	fputs("\n  }", out);
+
+	jout_key(out, 2, false, "tracefs");
+	fputc('{', out);
+	jout_key(out, 4, true, "mounted");
+	fputs(info->tracefs[0] ? "true" : "false", out);
+	jout_key(out, 4, false, "path");
+	jout_str(out, info->tracefs[0] ? info->tracefs : NULL);
+	jout_key(out, 4, false, "readable");
+	fputs(info->features & PERFCTR_FEATURE_TRACEPOINTS ? "true" : "false", out);
+	fputs("\n  }", out);
+
+	jout_key(out, 2, false, "limits");
+	fputc('{', out);
+	jout_key(out, 4, true, "max_sample_rate");
+	fprintf(out, "%u", info->max_sample_rate);
+	jout_key(out, 4, false, "mlock_kb");
+	fprintf(out, "%u", info->mlock_kb);
+	jout_key(out, 4, false, "max_stack");
+	fprintf(out, "%u", info->max_stack);
+	fputs("\n  }", out);
+
+	jout_key(out, 2, false, "libraries");
+	fputc('{', out);
+	for (i = 0; i < sizeof(libraries) / sizeof(libraries[0]); i++) {
+		jout_key(out, 4, i == 0, libraries[i].key);
+		fputs(libraries[i].built_in ? "true" : "false", out);
+	}
+	fputs("\n  }\n}\n", out);
+}
 
 int cmd_info(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	perfex_error("'info' is not implemented yet");
-	return PERFEX_EXIT_INTERNAL;
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct machine m;
+	bool json = false;
+	int c, err;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+jh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			fputs(info_usage, stdout);
+			return 0;
+		default:
+			if (optopt)
+				perfex_error("unknown option '-%c'", optopt);
+			else
+				perfex_error("unknown option '%s'", argv[optind - 1]);
+			fputs(info_usage, stderr);
+			return PERFEX_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		perfex_error("unexpected argument '%s'", argv[optind]);
+		fputs(info_usage, stderr);
+		return PERFEX_EXIT_USAGE;
+	}
+	err = load(&m);
+	if (err) {
+		perfex_error("cannot describe this machine: %s", strerror(-err));
+		unload(&m);
+		return PERFEX_EXIT_INTERNAL;
+	}
+	if (json)
+		print_json(&m);
+	else
+		print_text(&m);
+	unload(&m);
+	if (fflush(stdout) || ferror(stdout)) {
+		perfex_error("cannot write the output: %s", strerror(errno));
+		return PERFEX_EXIT_IO;
+	}
+	return 0;
 }

@@ -123,6 +123,22 @@ void *sys_perf_mmap(int fd, size_t data_pages, bool writable, int *err)
 	return base;
 }
 
+void *sys_perf_mmap_aux(int fd, uint64_t offset, size_t size, bool writable,
+			int *err)
+{
+	int prot = PROT_READ | (writable ? PROT_WRITE : 0);
+	void *base = mmap(NULL, size, prot, MAP_SHARED, fd, (off_t)offset);
+
+	if (base == MAP_FAILED) {
+		if (err)
+			*err = -errno;
+		return NULL;
+	}
+	if (err)
+		*err = 0;
+	return base;
+}
+
 int sys_perf_munmap(void *base, size_t data_pages)
 {
 	if (munmap(base, (1 + data_pages) * sys_page_size()) < 0)

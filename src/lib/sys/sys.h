@@ -38,6 +38,10 @@ ssize_t sys_perf_read(int fd, void *buf, size_t size);
 /* mmap of 1 + @data_pages pages (0 = user page only). */
 void *sys_perf_mmap(int fd, size_t data_pages, bool writable, int *err);
 int sys_perf_munmap(void *base, size_t data_pages);
+/* mmap of the AUX area: @size bytes at file offset @offset (the values
+ * written to the user page's aux_offset / aux_size first). */
+void *sys_perf_mmap_aux(int fd, uint64_t offset, size_t size, bool writable,
+			int *err);
 
 size_t sys_page_size(void);
 

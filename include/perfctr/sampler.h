@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: LGPL-2.1 */
+/*
+ * libperfctr — samplers: sampling events opened on a target with their
+ * rings, ready for perfctr_ring_poll() and a perf.data writer.
+ *
+ * Modes (seed 004):
+ *  - DEFAULT:    a task and its future children and threads (inherit);
+ *                one event per CPU per attr, one ring per CPU.
+ *  - PER_THREAD: each thread of a task as it is now, no inherit; one ring
+ *                per thread (cpu = -1).
+ *  - CPUS:       every task on a CPU list (or only @pid there, when
+ *                pid > 0); one ring per CPU.
+ *  - SYSTEM:     every task on every online CPU.
+ * Within one ring position, every attr's event is redirected into one
+ * ring (SET_OUTPUT), so samples of all events arrive in one stream per
+ * CPU (or thread), each identified by PERF_SAMPLE_IDENTIFIER.
+ *
+ * The sampler adjusts the attrs it is given, and perfctr_sampler__attr()
+ * returns what was actually opened (write that to perf.data):
+ *  - sample_id_all = 1, and PERF_SAMPLE_IDENTIFIER when there are several
+ *    attrs; disabled = 1 (enable_on_exec when asked);
+ *  - inherit for DEFAULT; PERF_SAMPLE_TID with inherit + SAMPLE_READ;
+ *  - write_backward for overwrite rings;
+ *  - PERF_SAMPLE_PERIOD is removed from software and tracepoint events
+ *    with a fixed period: the kernel then samples them on *every* event
+ *    whatever the period (kernel-facts item 2).  The decoder fills
+ *    sample.period from the attr instead.
+ *
+ * Thread safety: not synchronised; one thread uses a sampler at a time.
+ */
+#ifndef PERFCTR_SAMPLER_H
+#define PERFCTR_SAMPLER_H
+
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <perfctr/common.h>
+#include <perfctr/record.h>
+#include <perfctr/ring.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct perfctr_sampler;
+
+enum perfctr_sampler_mode {
+	PERFCTR_SAMPLER_DEFAULT = 0,
+	PERFCTR_SAMPLER_PER_THREAD,
+	PERFCTR_SAMPLER_CPUS,
+	PERFCTR_SAMPLER_SYSTEM,
+};
+
+struct perfctr_sampler_opts {
+	size_t sz;
+	enum perfctr_sampler_mode mode;
+	/* DEFAULT, PER_THREAD: the task (0 = the calling process).  CPUS:
+	 * -1 for every task, or a task to follow on those CPUs only. */
+	pid_t pid;
+	/* CPUS: the CPU list ("0-3,6"); NULL = every online CPU. */
+	const char *cpus;
+	/* Data pages per ring, a power of two; 0 = 64. */
+	size_t data_pages;
+	/* Overwrite (flight-recorder) rings: write_backward, read-only. */
+	bool overwrite;
+	/* Wake up poll every N samples, or every N bytes when watermark is
+	 * set; 0 = the kernel's default (one wake-up per page ... see
+	 * perf_event_open(2)). */
+	uint32_t wakeup_events;
+	uint32_t wakeup_watermark;
+	/* Start counting at the task's next exec (for a command held before
+	 * exec); otherwise perfctr_sampler__enable() starts it. */
+	bool enable_on_exec;
+	/* Keep PERF_SAMPLE_PERIOD even where kernel-facts item 2 applies. */
+	bool keep_sample_period;
+	size_t :0;
+};
+
+/** perfctr_sampler__new() - an empty sampler.  NULL + errno (EINVAL, ENOMEM). */
+PERFCTR_API struct perfctr_sampler *
+perfctr_sampler__new(const struct perfctr_sampler_opts *opts);
+
+/** perfctr_sampler__delete() - close every fd, unmap every ring, free. */
+PERFCTR_API void perfctr_sampler__delete(struct perfctr_sampler *s);
+
+/**
+ * perfctr_sampler__add_attr() - add an event given as an attr with its
+ * sample settings (sample_period or freq + sample_freq, sample_type,
+ * read_format, ...).  Only before open (EBUSY after).
+ * @name: copied, may be NULL.
+ * Return: the event's index, or -errno.
+ */
+PERFCTR_API int perfctr_sampler__add_attr(struct perfctr_sampler *s,
+					  const struct perf_event_attr *attr,
+					  const char *name);
+
+/**
+ * perfctr_sampler__open() - open every event on every position of the
+ * mode and map the rings.  On failure everything opened is closed again.
+ * Return: 0 or -errno (ESRCH, EACCES, EINVAL from the kernel, EPERM over
+ * the mlock limit, ...).
+ */
+PERFCTR_API int perfctr_sampler__open(struct perfctr_sampler *s);
+
+/** perfctr_sampler__enable() / __disable() - start / stop every event. */
+PERFCTR_API int perfctr_sampler__enable(struct perfctr_sampler *s);
+PERFCTR_API int perfctr_sampler__disable(struct perfctr_sampler *s);
+
+/** perfctr_sampler__nr_attrs() - events added. */
+PERFCTR_API size_t perfctr_sampler__nr_attrs(const struct perfctr_sampler *s);
+
+/** perfctr_sampler__attr() - the attr of event @idx as opened (after open)
+ * or as it will be opened. */
+PERFCTR_API const struct perf_event_attr *
+perfctr_sampler__attr(const struct perfctr_sampler *s, size_t idx);
+
+/** perfctr_sampler__name() - the name given for event @idx, or NULL. */
+PERFCTR_API const char *perfctr_sampler__name(const struct perfctr_sampler *s,
+					      size_t idx);
+
+/** perfctr_sampler__ids() - the sample ids of event @idx's fds (one per
+ * ring position); returns how many. */
+PERFCTR_API size_t perfctr_sampler__ids(const struct perfctr_sampler *s,
+					size_t idx, const uint64_t **ids);
+
+/** perfctr_sampler__nr_rings() - rings mapped (one per CPU or thread). */
+PERFCTR_API size_t perfctr_sampler__nr_rings(const struct perfctr_sampler *s);
+
+/** perfctr_sampler__rings() - the array of rings, for perfctr_ring_poll(). */
+PERFCTR_API struct perfctr_ring *const *
+perfctr_sampler__rings(const struct perfctr_sampler *s);
+
+/** perfctr_sampler__ring_cpu() - the CPU of ring @idx (-1 per thread). */
+PERFCTR_API int perfctr_sampler__ring_cpu(const struct perfctr_sampler *s,
+					  size_t idx);
+
+/** perfctr_sampler__ring_tid() - the thread of ring @idx (-1 per CPU). */
+PERFCTR_API pid_t perfctr_sampler__ring_tid(const struct perfctr_sampler *s,
+					    size_t idx);
+
+/**
+ * perfctr_sampler__fd() - the fd of event @idx at ring position @ring_idx
+ * (for read(), ioctls), or -EINVAL.
+ */
+PERFCTR_API int perfctr_sampler__fd(const struct perfctr_sampler *s,
+				    size_t idx, size_t ring_idx);
+
+/** perfctr_sampler__decoder() - a decoder of this sampler's records
+ * (valid after open, owned by the sampler). */
+PERFCTR_API const struct perfctr_decoder *
+perfctr_sampler__decoder(const struct perfctr_sampler *s);
+
+/**
+ * perfctr_sampler__poll() - perfctr_ring_poll() over every ring.
+ * Return: as perfctr_ring_poll(): -ENODEV once every ring hung up.
+ */
+PERFCTR_API int64_t perfctr_sampler__poll(struct perfctr_sampler *s,
+					  int timeout_ms,
+					  perfctr_ring_record_cb_t cb, void *ctx);
+
+/**
+ * perfctr_sampler__stats() - lost data summed over every ring
+ * (ring statistics, @stats->sz set by the caller) plus, in
+ * @kernel_lost when non-NULL, what PERF_FORMAT_LOST reports for every fd
+ * (what the kernel dropped, whether or not a LOST record reached us).
+ * Return: 0 or -errno.
+ */
+PERFCTR_API int perfctr_sampler__stats(const struct perfctr_sampler *s,
+				       struct perfctr_ring_stats *stats,
+				       uint64_t *kernel_lost);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PERFCTR_SAMPLER_H */

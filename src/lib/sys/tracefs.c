@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: LGPL-2.1
+/* tracefs discovery (see tracefs.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/internal.h"
+#include "sys/dirlist.h"
+#include "sys/tracefs.h"
+
+static int root_ok(const char *root)
+{
+	char path[4096];
+	int n;
+
+	n = snprintf(path, sizeof(path), "%s/events", root);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return -ENAMETOOLONG;
+	if (access(path, F_OK))
+		return -ENOTDIR;
+	if (access(path, R_OK | X_OK))
+		return -EACCES;
+	return 0;
+}
+
+int pc_tracefs_root(const char *root, char *out, size_t size)
+{
+	static const char *const defaults[] = {
+		"/sys/kernel/tracing", "/sys/kernel/debug/tracing",
+	};
+	int ret = -ENOTDIR;
+	size_t i;
+
+	if (root) {
+		ret = root_ok(root);
+		if (!ret && pc_strlcpy(out, root, size) >= size)
+			ret = -ENAMETOOLONG;
+		return ret;
+	}
+	for (i = 0; i < ARRAY_SIZE(defaults); i++) {
+		int r = root_ok(defaults[i]);
+
+		if (!r) {
+			pc_strlcpy(out, defaults[i], size);
+			return 0;
+		}
+		/* EACCES on any candidate says more than "not mounted". */
+		if (r == -EACCES)
+			ret = r;
+	}
+	return ret;
+}
+
+int pc_tracefs_id(const char *root, const char *sys, const char *name,
+		  uint64_t *id)
+{
+	char path[4096], buf[32];
+	int n;
+
+	if (strchr(sys, '/') || strchr(name, '/') || !*sys || !*name)
+		return -ENOENT;
+	n = snprintf(path, sizeof(path), "%s/events/%s/%s/id", root, sys, name);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return -ENAMETOOLONG;
+	n = pc_read_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return n == -ENOTDIR ? -ENOENT : n;
+	return pc_parse_u64(buf, 10, id) ? -EINVAL : 0;
+}
+
+static int walk_sys(const char *root, const char *sys, const char *name_glob,
+		    pc_tracepoint_cb cb, void *ctx)
+{
+	struct pc_dirlist names;
+	char path[4096];
+	size_t i;
+	int ret, n;
+
+	n = snprintf(path, sizeof(path), "%s/events/%s", root, sys);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return -ENAMETOOLONG;
+	ret = pc_dirlist_read(path, PC_DIRLIST_DIRS, &names);
+	if (ret)
+		return ret;
+	for (i = 0; i < names.nr && !ret; i++)
+		if (!name_glob || !fnmatch(name_glob, names.names[i], 0))
+			ret = cb(sys, names.names[i], ctx);
+	pc_dirlist_free(&names);
+	return ret;
+}
+
+int pc_tracefs_walk(const char *root, const char *sys_glob,
+		    const char *name_glob, pc_tracepoint_cb cb, void *ctx)
+{
+	struct pc_dirlist systems;
+	char path[4096];
+	size_t i;
+	int ret, n;
+
+	n = snprintf(path, sizeof(path), "%s/events", root);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return -ENAMETOOLONG;
+	ret = pc_dirlist_read(path, PC_DIRLIST_DIRS, &systems);
+	if (ret)
+		return ret;
+	for (i = 0; i < systems.nr && !ret; i++) {
+		if (sys_glob && fnmatch(sys_glob, systems.names[i], 0))
+			continue;
+		ret = walk_sys(root, systems.names[i], name_glob, cb, ctx);
+		/* A subsystem that vanished or is unreadable is skipped. */
+		if (ret == -ENOENT || ret == -EACCES)
+			ret = 0;
+	}
+	pc_dirlist_free(&systems);
+	return ret;
+}

@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Small helpers for perfex's JSON documents (info, list). */
+#ifndef PERFEX_JSON_OUT_H
+#define PERFEX_JSON_OUT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+/* @s as a JSON string with quotes and escapes; NULL as null. */
+void jout_str(FILE *out, const char *s);
+/* "key": with the indentation and separator of a pretty document. */
+void jout_key(FILE *out, int indent, bool first, const char *key);
+
+#endif /* PERFEX_JSON_OUT_H */

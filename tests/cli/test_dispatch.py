@@ -1,0 +1,64 @@
+"""The perfex dispatcher: --version, help, help of a subcommand, and the
+exit code of an unknown subcommand (src/perfex/perfex.h)."""
+import os
+import re
+
+from pctest import TOP, case, check, perfex, run_cases, skip
+
+SUBCOMMANDS = ("stat", "list", "info", "record", "report", "script")
+
+
+def makefile_version():
+    with open(os.path.join(TOP, "Makefile")) as f:
+        m = re.search(r"^VERSION\s*:=\s*(\S+)", f.read(), re.M)
+    return m.group(1)
+
+
+@case
+def version():
+    r = perfex("--version")
+    check(r.returncode == 0, r)
+    check(r.stdout == "perfex %s\n" % makefile_version(), r.stdout)
+
+
+@case
+def help_lists_every_subcommand():
+    r = perfex("help")
+    check(r.returncode == 0, r)
+    check(r.stdout.startswith("usage: perfex"), r.stdout)
+    for sub in SUBCOMMANDS:
+        check(re.search(r"^  %s\s+\S" % sub, r.stdout, re.M), (sub, r.stdout))
+    check(r.stderr == "", r.stderr)
+
+
+@case
+def help_of_unknown_subcommand():
+    r = perfex("help", "frobnicate")
+    check(r.returncode == 129, r)
+    check(r.stderr.startswith("perfex: unknown subcommand 'frobnicate'\n"), r.stderr)
+    check("usage: perfex" in r.stderr, r.stderr)
+    check(r.stdout == "", r.stdout)
+
+
+@case
+def help_sub_equals_sub_help():
+    for sub in ("info",):
+        a = perfex("help", sub)
+        b = perfex(sub, "--help")
+        check(a.returncode == 0 and b.returncode == 0, (sub, a, b))
+        check(a.stdout == b.stdout, (sub, a.stdout, b.stdout))
+        check(a.stdout.startswith("usage: perfex %s" % sub), (sub, a.stdout))
+
+
+@case
+def unknown_subcommand_is_a_command_to_count():
+    # Without a subcommand perfex counts: an unknown word is the command,
+    # and a command that does not exist exits 127 as in the shell.
+    r = perfex("frobnicate-no-such-command")
+    if "not implemented" in r.stderr:
+        skip("counting mode is not implemented yet: " + r.stderr.strip())
+    check(r.returncode == 127, r)
+    check("frobnicate-no-such-command" in r.stderr, r.stderr)
+
+
+run_cases()
