@@ -174,7 +174,7 @@ static void print_table(struct walk *w, struct report *rep, size_t idx)
 	for (k = 0; k < rep->nr_keys; k++)
 		printf("  %-*s", (int)(k + 1 < rep->nr_keys ? width[k] : 0),
 		       column_title(rep->keys[k]));
-	printf("\n# ........  .......");
+	printf("\n# ........  ........");
 	for (k = 0; k < rep->nr_keys; k++) {
 		size_t dots = k + 1 < rep->nr_keys ? width[k] :
 			      strlen(column_title(rep->keys[k]));

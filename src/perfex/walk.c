@@ -261,21 +261,126 @@ static void build_frames(struct walk *w, const struct perfctr_sample *s,
 	}
 }
 
+/* Where a record is, and when it happened, for the time-ordered pass. */
+struct walk_ev {
+	uint64_t time;
+	uint64_t cursor;
+};
+
+static int ev_cmp(const void *a, const void *b)
+{
+	const struct walk_ev *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->cursor < y->cursor ? -1 : x->cursor > y->cursor;
+}
+
+static uint64_t hdr_time(struct walk *w, const struct perf_event_header *hdr)
+{
+	if (hdr->type == PERF_RECORD_SAMPLE) {
+		struct perfctr_sample s = { .sz = sizeof(s) };
+
+		if (!perfctr_decoder__sample(w->dec, hdr, &s) &&
+		    (s.type & PERF_SAMPLE_TIME))
+			return s.time;
+	} else {
+		struct perfctr_record r = { .sz = sizeof(r) };
+
+		if (!perfctr_decoder__record(w->dec, hdr, &r) &&
+		    (r.sample_id.present & PERF_SAMPLE_TIME))
+			return r.sample_id.time;
+	}
+	return 0;
+}
+
+/*
+ * Records come ring by ring, so a sample on one CPU may precede in the
+ * file the MMAP2 (or COMM) that another CPU's ring saw first.  Like perf,
+ * we process records in time order: a first pass notes each record's time
+ * and place, and sorts only when the file is out of order.
+ */
+static int index_records(struct walk *w, struct walk_ev **out, size_t *nr)
+{
+	const struct perf_event_header *hdr;
+	struct walk_ev *evs = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t cursor = 0, at, last = 0;
+	bool sorted = true;
+	int r;
+
+	for (;;) {
+		at = cursor;
+		r = perfctr_perfdata__next(w->pd, &cursor, &hdr);
+		if (r <= 0)
+			break;
+		/* perf's own bookkeeping records carry nothing we use. */
+		if (hdr->type >= PERF_RECORD_MAX)
+			continue;
+		if (n == cap) {
+			size_t ncap = cap ? cap * 2 : 4096;
+			struct walk_ev *ne = realloc(evs, ncap * sizeof(*ne));
+
+			if (!ne) {
+				free(evs);
+				return -ENOMEM;
+			}
+			evs = ne;
+			cap = ncap;
+		}
+		evs[n].time = hdr_time(w, hdr);
+		evs[n].cursor = at;
+		/* Untimed records (synthesised ones) keep their place. */
+		if (!evs[n].time && n)
+			evs[n].time = last;
+		if (evs[n].time < last)
+			sorted = false;
+		else
+			last = evs[n].time;
+		n++;
+	}
+	if (r < 0) {
+		free(evs);
+		return -EINVAL;
+	}
+	if (!sorted)
+		qsort(evs, n, sizeof(*evs), ev_cmp);
+	*out = evs;
+	*nr = n;
+	return 0;
+}
+
 int walk_run(struct walk *w, walk_cb_t cb, void *ctx)
 {
 	const struct perf_event_header *hdr;
 	struct perfctr_sample sample = { .sz = sizeof(sample) };
 	struct perfctr_record rec = { .sz = sizeof(rec) };
 	struct walk_sample *ws;
+	struct walk_ev *evs = NULL;
+	size_t nr = 0, i;
 	uint64_t cursor = 0;
 	int r, ret = 0;
 
-	ws = malloc(sizeof(*ws));
-	if (!ws) {
+	r = index_records(w, &evs, &nr);
+	if (r == -ENOMEM) {
 		perfex_error("out of memory");
 		return PERFEX_EXIT_INTERNAL;
 	}
-	while ((r = perfctr_perfdata__next(w->pd, &cursor, &hdr)) > 0) {
+	if (r < 0) {
+		perfex_error("'%s' is damaged: a record of the data section makes no sense",
+			     w->opts.input);
+		return PERFEX_EXIT_IO;
+	}
+	ws = malloc(sizeof(*ws));
+	if (!ws) {
+		free(evs);
+		perfex_error("out of memory");
+		return PERFEX_EXIT_INTERNAL;
+	}
+	for (i = 0; i < nr; i++) {
+		cursor = evs[i].cursor;
+		if (perfctr_perfdata__next(w->pd, &cursor, &hdr) <= 0)
+			continue;
 		w->stats.records++;
 		if (hdr->type == PERF_RECORD_SAMPLE) {
 			if (perfctr_decoder__sample(w->dec, hdr, &sample)) {
@@ -298,15 +403,12 @@ int walk_run(struct walk *w, walk_cb_t cb, void *ctx)
 				break;
 			continue;
 		}
-		if (hdr->type >= PERF_RECORD_MAX)
-			continue;	/* perf's own records: nothing we need */
 		if (perfctr_decoder__record(w->dec, hdr, &rec))
 			continue;
 		switch (rec.type) {
 		case PERF_RECORD_MMAP:
 		case PERF_RECORD_MMAP2:
-			/* Only code matters for symbols; data maps have
-			 * PERF_RECORD_MISC_MMAP_DATA. */
+			/* Only code matters for symbols. */
 			if (rec.misc & PERF_RECORD_MISC_MMAP_DATA)
 				break;
 			if ((rec.misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
@@ -348,11 +450,6 @@ int walk_run(struct walk *w, walk_cb_t cb, void *ctx)
 		}
 	}
 	free(ws);
-	if (r < 0) {
-		perfex_error("'%s' is damaged: a record at offset %" PRIu64
-			     " of the data section makes no sense", w->opts.input,
-			     cursor);
-		return PERFEX_EXIT_IO;
-	}
+	free(evs);
 	return ret;
 }
