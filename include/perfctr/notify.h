@@ -24,6 +24,7 @@
 #ifndef PERFCTR_NOTIFY_H
 #define PERFCTR_NOTIFY_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -113,6 +114,41 @@ PERFCTR_API uint64_t perfctr_notify__lost(const struct perfctr_notify *queue);
  * continue.  Return: how many were continued, or -errno.
  */
 PERFCTR_API int perfctr_notify__restart(struct perfctr_notify *queue);
+
+/*
+ * Sampling controls of one overflow counter (perfmon2's pfarg_pmd reset
+ * fields).  A period is a number of events between overflows; a new one is
+ * applied with PERF_EVENT_IOC_PERIOD while the counter is briefly disabled,
+ * which makes the kernel count a whole new period from there
+ * (kernel-facts 6).
+ */
+struct perfctr_sampling {
+	size_t sz;
+	/* Period after an overflow ("short reset"); 0: the event's own. */
+	uint64_t short_period;
+	/* Period after an overflow that sent a notification ("long
+	 * reset"); 0: the short one. */
+	uint64_t long_period;
+	/* After every overflow the new period is the reset period plus
+	 * (random & random_mask): periods stay in [reset, reset + mask]. */
+	uint64_t random_mask;
+	uint64_t random_seed;	/* 0: a fixed default seed */
+	/* Other counters (bit i: session event i) zeroed, with their
+	 * periods restarted, when this one overflows. */
+	uint64_t reset_mask;
+	size_t :0;
+};
+
+/**
+ * perfctr_sampling__next_period() - the period to apply after an
+ * overflow of a counter with controls @ctl; @rng is the caller's random
+ * state (start it with the seed, or 0 for the default), @notified whether
+ * the overflow sent a notification, @base the counter's own period.
+ * Pure and async-signal-safe.
+ */
+PERFCTR_API uint64_t perfctr_sampling__next_period(const struct perfctr_sampling *ctl,
+						   uint64_t *rng, bool notified,
+						   uint64_t base);
 
 #ifdef __cplusplus
 }

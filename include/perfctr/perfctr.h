@@ -12,6 +12,7 @@
 #include <perfctr/target.h>
 #include <perfctr/session.h>
 #include <perfctr/info.h>
+#include <perfctr/vperfctr.h>
 #include <perfctr/metric.h>
 #include <perfctr/symbols.h>
 #include <perfctr/profile.h>

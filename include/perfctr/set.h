@@ -98,6 +98,27 @@ PERFCTR_API int perfctr_slices__estimate(const struct perfctr_slices *slices,
 					 uint64_t time_total,
 					 struct perfctr_estimate *out);
 
+/**
+ * perfctr_slices__shared_rel_var() - the part of the slices' relative
+ * rate variance (variance / mean^2) that counting noise does not explain
+ * (a Poisson count of c per slice alone gives 1/c): the variation of the
+ * workload's own speed, which every set rotating over the same time
+ * shares.  0 when there is no such excess or fewer than 2 slices.
+ */
+PERFCTR_API double perfctr_slices__shared_rel_var(const struct perfctr_slices *slices);
+
+/**
+ * perfctr_slices__estimate_shared() - perfctr_slices__estimate() with the
+ * rate variance raised to at least @shared_rel_var * mean^2: for sets that
+ * rotate, a slowdown seen only by another set's slices is time this set
+ * extrapolates into (docs/estimates.md).  Pass the largest
+ * perfctr_slices__shared_rel_var() of the rotation.
+ */
+PERFCTR_API int perfctr_slices__estimate_shared(const struct perfctr_slices *slices,
+						uint64_t time_total,
+						double shared_rel_var,
+						struct perfctr_estimate *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -455,7 +455,7 @@ int cmd_info(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+jh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json = true;

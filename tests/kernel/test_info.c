@@ -428,6 +428,70 @@ TEST(user_read_follows_perf_user_access)
 	hw_sysctl_set(USER_ACCESS, saved);
 }
 
+/* The value after "key": in perfex's JSON, as text ("" when absent). */
+static void json_field(const char *doc, const char *key, char *out, size_t size)
+{
+	char pat[128];
+	const char *p;
+	size_t n = 0;
+
+	out[0] = '\0';
+	snprintf(pat, sizeof(pat), "\"%s\": ", key);
+	p = strstr(doc, pat);
+	if (!p)
+		return;
+	p += strlen(pat);
+	while (p[n] && p[n] != ',' && p[n] != '\n' && p[n] != '}' && n + 1 < size)
+		n++;
+	memcpy(out, p, n);
+	out[n] = '\0';
+}
+
+/* perfex info -j says what perfctr_info() says; in the PMU lane this is
+ * the only place perfex's hardware report is checked (no python there). */
+TEST(perfex_info_json_agrees)
+{
+	static char doc[65536];
+	const char *perfex = test_build_path("perfex");
+	struct perfctr_info info;
+	char cmd[4200], v[128];
+	size_t n;
+	FILE *p;
+	int status;
+
+	if (access(perfex, X_OK))
+		test_skip("%s is not built", perfex);
+	get_info(&info);
+	snprintf(cmd, sizeof(cmd), "%s info -j", perfex);
+	p = popen(cmd, "r");
+	REQUIRE(p);
+	n = fread(doc, 1, sizeof(doc) - 1, p);
+	doc[n] = '\0';
+	status = pclose(p);
+	REQUIRE(status == 0);
+	json_field(doc, "nr_hw_counters", v, sizeof(v));
+	CHECK_EQ_INT(strtol(v, NULL, 10), info.nr_hw_counters);
+	json_field(doc, "nr_online", v, sizeof(v));
+	CHECK_EQ_INT(strtol(v, NULL, 10), info.nr_cpus);
+	json_field(doc, "paranoid", v, sizeof(v));
+	CHECK_EQ_INT(strtol(v, NULL, 10), info.paranoid);
+	json_field(doc, "hardware_events", v, sizeof(v));
+	CHECK_STR(v, info.features & PERFCTR_FEATURE_HW_EVENTS ? "true" : "false");
+	json_field(doc, "multiplexing", v, sizeof(v));
+	CHECK_STR(v, info.features & PERFCTR_FEATURE_MULTIPLEX ? "true" : "false");
+	json_field(doc, "breakpoints", v, sizeof(v));
+	CHECK_STR(v, "true");
+	json_field(doc, "core_pmu", v, sizeof(v));
+	if (info.core_pmu[0]) {
+		char quoted[80];
+
+		snprintf(quoted, sizeof(quoted), "\"%s\"", info.core_pmu);
+		CHECK_STR(v, quoted);
+	} else {
+		CHECK_STR(v, "null");
+	}
+}
+
 TEST_MAIN(TEST_CASE(values_match_proc_and_sysfs),
 	  TEST_CASE(tracefs_state),
 	  TEST_CASE(mask_protocol_eoverflow_then_right_size),
@@ -435,4 +499,5 @@ TEST_MAIN(TEST_CASE(values_match_proc_and_sysfs),
 	  TEST_CASE(features_agree_with_direct_probes),
 	  TEST_CASE(hardware_pmu_counters),
 	  TEST_CASE(pmu_walk_agrees_with_info),
-	  TEST_CASE(user_read_follows_perf_user_access))
+	  TEST_CASE(user_read_follows_perf_user_access),
+	  TEST_CASE(perfex_info_json_agrees))

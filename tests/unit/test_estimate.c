@@ -248,7 +248,45 @@ TEST(error_covers_truth)
 		test_fail(__FILE__, __LINE__, "%d of %d within 3 SE", within3, trials);
 }
 
-TEST_MAIN(TEST_CASE(exact_when_counted_all_the_time),
+TEST(shared_spread)
+{
+	struct perfctr_slices steady = { 0 }, hiccup = { 0 };
+	struct perfctr_estimate own, shared;
+	double v;
+
+	/* Counting noise only: 10000 +- 90 per slice (Poisson: 100) leaves no
+	 * excess to share. */
+	for (int i = 0; i < 40; i++)
+		perfctr_slices__add(&steady, 10000 + (i % 2 ? 90 : -90), 1000);
+	CHECK(perfctr_slices__shared_rel_var(&steady) == 0.0);
+	/* One slice at half speed: the machine slowed down. */
+	for (int i = 0; i < 40; i++)
+		perfctr_slices__add(&hiccup, 10000, i == 7 ? 2000 : 1000);
+	v = perfctr_slices__shared_rel_var(&hiccup);
+	CHECK(v > 0.005 && v < 0.05);
+	/* The steady set's error grows to the shared spread... */
+	own = estimate(&steady, 2 * steady.time + 1000);
+	shared.sz = sizeof(shared);
+	REQUIRE(perfctr_slices__estimate_shared(&steady, 2 * steady.time + 1000,
+						v, &shared) == 0);
+	CHECK(shared.value == own.value);
+	CHECK(shared.error > 5 * own.error);
+	/* ... and a spread smaller than its own changes nothing. */
+	REQUIRE(perfctr_slices__estimate_shared(&hiccup, 2 * hiccup.time, 1e-9,
+						&shared) == 0);
+	own = estimate(&hiccup, 2 * hiccup.time);
+	CHECK(shared.error == own.error);
+	/* Fewer than two slices: nothing to share. */
+	{
+		struct perfctr_slices one = { 0 };
+
+		perfctr_slices__add(&one, 5, 5);
+		CHECK(perfctr_slices__shared_rel_var(&one) == 0.0);
+	}
+}
+
+TEST_MAIN(TEST_CASE(shared_spread),
+	  TEST_CASE(exact_when_counted_all_the_time),
 	  TEST_CASE(not_counted_and_single_slice),
 	  TEST_CASE(steady_rate_has_no_error),
 	  TEST_CASE(matches_textbook_formula),

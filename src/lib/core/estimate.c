@@ -59,8 +59,37 @@ void perfctr_slices__merge(struct perfctr_slices *into,
 	into->time += from->time;
 }
 
+/* Unbiased variance of the rates with reliability weights, or -1. */
+static double rate_variance(const struct perfctr_slices *slices)
+{
+	double weight = (double)slices->time, variance;
+
+	if (slices->nr_slices < 2 || weight * weight <= slices->weight_sq)
+		return -1.0;
+	variance = slices->rate_m2 / (weight - slices->weight_sq / weight);
+	return variance < 0.0 ? 0.0 : variance;
+}
+
+double perfctr_slices__shared_rel_var(const struct perfctr_slices *slices)
+{
+	double variance = rate_variance(slices), per_slice, excess;
+
+	if (variance < 0.0 || slices->rate_mean <= 0.0 || !slices->count)
+		return 0.0;
+	per_slice = (double)slices->count / (double)slices->nr_slices;
+	excess = variance / (slices->rate_mean * slices->rate_mean) - 1.0 / per_slice;
+	return excess > 0.0 ? excess : 0.0;
+}
+
 int perfctr_slices__estimate(const struct perfctr_slices *slices,
 			     uint64_t time_total, struct perfctr_estimate *out)
+{
+	return perfctr_slices__estimate_shared(slices, time_total, 0.0, out);
+}
+
+int perfctr_slices__estimate_shared(const struct perfctr_slices *slices,
+				    uint64_t time_total, double shared_rel_var,
+				    struct perfctr_estimate *out)
 {
 	struct perfctr_estimate est = { .sz = sizeof(est) };
 	double weight, eff_slices, variance, fraction, se_rate;
@@ -92,16 +121,18 @@ int perfctr_slices__estimate(const struct perfctr_slices *slices,
 		/* The ratio estimator: the same as scaling by enabled/running. */
 		est.value = (double)slices->count / fraction;
 		weight = (double)slices->time;
-		if (slices->nr_slices < 2 || weight * weight <= slices->weight_sq) {
+		variance = rate_variance(slices);
+		if (variance < 0.0) {
 			est.status = PERFCTR_ESTIMATE_NO_ERROR;
 			est.error = NAN;
 		} else {
-			/* Unbiased variance with reliability weights, and the
-			 * effective number of slices for unequal durations. */
-			variance = slices->rate_m2 /
-				   (weight - slices->weight_sq / weight);
-			if (variance < 0.0)
-				variance = 0.0;
+			double shared = shared_rel_var * slices->rate_mean *
+					slices->rate_mean;
+
+			if (shared > variance)
+				variance = shared;
+			/* The effective number of slices for unequal
+			 * durations. */
 			eff_slices = weight * weight / slices->weight_sq;
 			se_rate = sqrt(variance / eff_slices);
 			/* Finite population correction: the counted part of

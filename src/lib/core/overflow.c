@@ -199,8 +199,15 @@ int pc_ovf__resume(struct pc_ovf *ovf)
 	if (!ovf)
 		return pc_err(EINVAL);
 	atomic_store(&ovf->mask, 0);
-	if (atomic_exchange(&ovf->suspended, false))
-		return toggle_suspend_fds(ovf, true);
+	if (atomic_exchange(&ovf->suspended, false)) {
+		int rc = toggle_suspend_fds(ovf, true);
+
+		if (ovf->desc.kick_leader) {
+			sys_perf_disable(ovf->desc.read_fd, false);
+			sys_perf_enable(ovf->desc.read_fd, false);
+		}
+		return rc;
+	}
 	return 0;
 }
 
@@ -224,6 +231,12 @@ uint64_t pc_ovf__overflows(const struct pc_ovf *ovf, size_t i)
 	if (!ovf || i >= ovf->desc.nr_counters)
 		return 0;
 	return atomic_load(&ovf->overflows[i]);
+}
+
+void pc_ovf__set_next(struct pc_ovf *ovf, size_t i, uint64_t next)
+{
+	if (ovf && i < ovf->desc.nr_counters)
+		ovf->next[i] = next;
 }
 
 static int install_handler(int signo)

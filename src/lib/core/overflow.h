@@ -71,6 +71,12 @@ struct pc_ovf_desc {
 	 * overflows are only recorded. */
 	const int *suspend_fds;
 	size_t nr_suspend;
+	/* After resume, DISABLE and ENABLE read_fd (the leader): a member
+	 * re-enabled on its own is only scheduled with its leader's PMU at
+	 * the next context switch when it is of another PMU than the leader
+	 * (seen with msr + tracepoint); the toggle schedules the group now.
+	 * For suspend fds that are members of a leader that keeps running. */
+	bool kick_leader;
 	bool chain;		/* call the signal's previous handler */
 	pc_ovf_notify_t notify;	/* may be NULL */
 	void *ctx;
@@ -114,5 +120,11 @@ void pc_ovf__rearm(struct pc_ovf *ovf);
 /* pc_ovf__overflows() - how many overflows counter @i has had since the
  * last rearm (from the counts seen by the handler). */
 uint64_t pc_ovf__overflows(const struct pc_ovf *ovf, size_t i);
+
+/* pc_ovf__set_next() - the count at which counter @i overflows next, for
+ * an owner that changed its period (PERF_EVENT_IOC_PERIOD while disabled
+ * makes the kernel count a whole new period from the current count).
+ * Only from the notify callback, which runs with the object held. */
+void pc_ovf__set_next(struct pc_ovf *ovf, size_t i, uint64_t next);
 
 #endif /* PERFCTR_CORE_OVERFLOW_H */

@@ -22,6 +22,7 @@
 #include "event/names.h"
 #include "event/parse.h"
 #include "event/suggest.h"
+#include "sys/pmu.h"
 
 #define NO_GROUP ((size_t)-1)
 
@@ -202,7 +203,7 @@ static bool symbolic_exists(struct pc_parse *p, const char *s, size_t len)
 	uint64_t config;
 
 	return pc_symbol_find(s, len) || pc_cache_decode(s, len, &config) ||
-	       is_raw(s, len);
+	       is_raw(s, len) || pc_parse_pmu_alias_exists(p, s, len);
 }
 
 static void suggest_symbolic(struct pc_parse *p, struct pc_suggest *sg)
@@ -226,10 +227,34 @@ static int unknown_event(struct pc_parse *p, const char *s, size_t len)
 	pc_parse_fail(p, ENOENT, s, "unknown event '%.*s'", (int)len, s);
 	pc_suggest_init(&sg, s, len);
 	suggest_symbolic(p, &sg);
+	pc_suggest_pmu_events(p, &sg);
 	pc_suggest_tracepoints(p, &sg);
 	if (sg.best[0])
 		pc_parse_hint(p, "did you mean '%s'?", sg.best);
 	return -ENOENT;
+}
+
+static int parse_raw(struct pc_parse *p, struct pc_event *ev, const char *s,
+		     size_t len)
+{
+	char hex[20];
+	uint64_t config;
+
+	snprintf(hex, sizeof(hex), "%.*s", (int)len - 1, s + 1);
+	if (pc_parse_u64(hex, 16, &config))
+		return pc_parse_fail(p, EINVAL, s, "invalid raw event '%.*s'",
+				     (int)len, s);
+	ev->attr.type = PERF_TYPE_RAW;
+	ev->attr.config = config;
+	return pc_parse_check_raw(p, ev, s);
+}
+
+/* Hardware, cache and raw events belong to the core PMU, when sysfs has one. */
+static const char *core_pmu_name(struct pc_parse *p)
+{
+	struct pc_pmu *core = pc_parse_core_pmu(p);
+
+	return core ? core->name : "cpu";
 }
 
 static int parse_symbolic(struct pc_parse *p, const char *s, size_t len,
@@ -238,29 +263,32 @@ static int parse_symbolic(struct pc_parse *p, const char *s, size_t len,
 	const struct pc_symbol *sym = pc_symbol_find(s, len);
 	struct pc_event *ev;
 	uint64_t config;
+	bool cache = !sym && pc_cache_decode(s, len, &config);
+	int ret;
 
-	if (!symbolic_exists(p, s, len))
-		return unknown_event(p, s, len);
+	if (!sym && !cache && !is_raw(s, len)) {
+		ret = pc_parse_pmu_alias(p, s, len, mods, mods_end);
+		return ret == -ENOENT ? unknown_event(p, s, len) : ret;
+	}
 	ev = pc_parse_new_event(p);
 	if (!ev)
 		return -ENOMEM;
+	ev->pmu = "software";
 	if (sym) {
 		ev->attr.type = sym->type;
 		ev->attr.config = sym->config;
-	} else if (pc_cache_decode(s, len, &config)) {
+		if (sym->type == PERF_TYPE_HARDWARE)
+			ev->pmu = core_pmu_name(p);
+	} else if (cache) {
 		ev->attr.type = PERF_TYPE_HW_CACHE;
 		ev->attr.config = config;
+		ev->pmu = core_pmu_name(p);
 	} else {
-		char hex[20];
-
-		snprintf(hex, sizeof(hex), "%.*s", (int)len - 1, s + 1);
-		ev->attr.type = PERF_TYPE_RAW;
-		if (pc_parse_u64(hex, 16, &config))
-			return pc_parse_fail(p, EINVAL, s, "invalid raw event '%.*s'",
-					     (int)len, s);
-		ev->attr.config = config;
+		ev->pmu = "cpu";
+		ret = parse_raw(p, ev, s, len);
+		if (ret)
+			return ret;
 	}
-	ev->pmu = ev->attr.type == PERF_TYPE_SOFTWARE ? "software" : "cpu";
 	pc_event_set_name(ev, s, len, mods, mods ? (size_t)(mods_end - mods) : 0);
 	if (pc_parse_mods(p, ev, mods, mods_end))
 		return -p->err->errnum;
@@ -296,20 +324,19 @@ static int event_end(struct pc_parse *p, const char *s, const char **end)
 
 static int parse_event(struct pc_parse *p, const char *s, const char *end)
 {
-	const char *colon, *second, *second_end;
+	const char *colon, *slash, *second, *second_end;
 	size_t len = (size_t)(end - s);
 
 	if (!len)
 		return pc_parse_fail(p, EINVAL, s, "empty event");
 	if (len >= 4 && !strncmp(s, "mem:", 4))
-		return pc_parse_fail(p, EOPNOTSUPP, s,
-				     "breakpoint events are not supported yet");
+		return pc_parse_breakpoint(p, s, end);
 	colon = memchr(s, ':', len);
+	slash = memchr(s, '/', len);
+	if (slash && (!colon || slash < colon))
+		return pc_parse_pmu_event(p, s, end);
 	if (!colon)
 		return parse_symbolic(p, s, len, NULL, NULL);
-	if (memchr(s, '/', (size_t)(colon - s)))
-		return pc_parse_fail(p, EOPNOTSUPP, s,
-				     "pmu/terms/ events are not supported yet");
 	second = colon + 1;
 	second_end = memchr(second, ':', (size_t)(end - second));
 	if (!second_end)
@@ -462,6 +489,7 @@ static void parse_release(struct pc_parse *p)
 	free(p->events);
 	p->events = NULL;
 	p->nr_events = 0;
+	pc_parse_release_pmus(p);
 }
 
 int perfctr_evlist__parse(struct perfctr_evlist *list, const char *spec,

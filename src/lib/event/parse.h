@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "perfctr/event.h"
+#include "sys/dirlist.h"
 
 struct pc_pmu;
 
@@ -44,7 +45,8 @@ struct pc_parse {
 
 	struct pc_pmu **pmus;	/* loaded on first use */
 	size_t nr_pmus;
-	bool pmus_loaded;
+	struct pc_dirlist pmu_names;
+	int pmu_names_state;	/* 0 unread, 1 read, -errno */
 
 	char tracefs[4096];
 	int tracefs_state;	/* 0 unknown, 1 found, -errno */
@@ -77,6 +79,32 @@ int pc_parse_tracepoint(struct pc_parse *p, const char *start,
  * tracefs is absent). */
 struct pc_suggest;
 void pc_suggest_tracepoints(struct pc_parse *p, struct pc_suggest *s);
+
+/* PMUs.  pc_parse_pmu() loads (once) the PMU named [name, name+len);
+ * NULL when absent, with the error recorded at @at when @at is non-NULL. */
+struct pc_pmu *pc_parse_pmu(struct pc_parse *p, const char *name, size_t len,
+			    const char *at);
+/* The machine's core PMU ("cpu", "cpu_core", "armv8_pmuv3_0"...), or NULL. */
+struct pc_pmu *pc_parse_core_pmu(struct pc_parse *p);
+/* Every PMU name, sorted (empty when sysfs has none). */
+const struct pc_dirlist *pc_parse_pmu_names(struct pc_parse *p);
+void pc_parse_release_pmus(struct pc_parse *p);
+
+/* "pmu/terms/" at [start, end) (modifiers after the closing '/'). */
+int pc_parse_pmu_event(struct pc_parse *p, const char *start, const char *end);
+/* A bare name that is an events/ entry of one or more PMUs; -ENOENT
+ * (nothing recorded) when no PMU has it. */
+int pc_parse_pmu_alias(struct pc_parse *p, const char *name, size_t len,
+		       const char *mods, const char *mods_end);
+bool pc_parse_pmu_alias_exists(struct pc_parse *p, const char *name, size_t len);
+/* Offer PMU event names (as "pmu/event/" and bare) to a suggestion. */
+void pc_suggest_pmu_events(struct pc_parse *p, struct pc_suggest *s);
+/* Validate a raw rNNNN event against the core PMU (x86 PerfEvtSel fields,
+ * reserved bits); maps USR/OS to the exclude bits. */
+int pc_parse_check_raw(struct pc_parse *p, struct pc_event *ev, const char *at);
+
+/* mem:ADDR[/LEN][:rwx][:mods] at [start, end). */
+int pc_parse_breakpoint(struct pc_parse *p, const char *start, const char *end);
 
 /* The tracefs root for this parse, or NULL with the error recorded. */
 const char *pc_parse_tracefs(struct pc_parse *p, const char *at);

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: LGPL-2.1 */
+/*
+ * The rotor: round-robin switching between event sets by enabling and
+ * disabling group leaders, with per-set accounting (runs, active time,
+ * overflows) and per-event slices for the estimates.  Internal; the
+ * session builds one at attach when it has sets to rotate.
+ *
+ * The rotor works on fds it does not own: each group has one leader fd
+ * per unit (thread or CPU), opened disabled, read with PERF_FORMAT_GROUP
+ * | ID | TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING; members are opened
+ * enabled and follow their leader (kernel-facts 4).
+ *
+ * A switch is: DISABLE the leaders of the active set (flags 0), read its
+ * groups (the slice each event just made), ENABLE the leaders of the next
+ * set in increasing set-id order.  Nothing counts in between, so the
+ * counts of all sets add up to what one set counting all the time would
+ * have counted only if the target does not run during the switch — which
+ * holds when the switch runs in the target thread itself (a
+ * self-monitoring thread switching in its overflow signal handler).
+ *
+ * Async-signal-safe: pc_rotor__switch, pc_rotor__overflow.  They and
+ * start/stop exclude each other with a flag: a switch that finds the
+ * rotor busy is dropped and counted in `missed`.
+ */
+#ifndef PERFCTR_CORE_ROTATE_H
+#define PERFCTR_CORE_ROTATE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "perfctr/set.h"
+
+struct pc_rotor;
+
+/*
+ * pc_rotor__new() - a rotor for @nr_sets sets (@set_ids in increasing
+ * order, distinct), @nr_events events and @nr_units units.
+ * NULL + errno.
+ */
+struct pc_rotor *pc_rotor__new(size_t nr_sets, const uint16_t *set_ids,
+			       size_t nr_events, size_t nr_units);
+void pc_rotor__delete(struct pc_rotor *r);
+
+/*
+ * pc_rotor__add_group() - a group of set index @set: its member events
+ * (@events, the leader first), the leader fd on each unit (@leader_fds,
+ * nr_units entries, -1 where it is not open) and each member's
+ * PERF_EVENT_IOC_ID on each unit (@ids, member-major: ids[m * nr_units + u]).
+ * Before the first start only.  0 or -errno.
+ */
+int pc_rotor__add_group(struct pc_rotor *r, size_t set, const size_t *events,
+			size_t nr_members, const int *leader_fds,
+			const uint64_t *ids);
+
+/*
+ * pc_rotor__switch_after() - switch away from @event's set after @n
+ * overflows of @event in one run (pc_rotor__overflow() reports them).
+ */
+int pc_rotor__switch_after(struct pc_rotor *r, size_t event, uint64_t n);
+
+/* pc_rotor__start() - enable the active set (the first set at the first
+ * start, else the one that was active at stop) and begin a run. */
+int pc_rotor__start(struct pc_rotor *r);
+
+/* pc_rotor__stop() - disable the active set and close its slice. */
+int pc_rotor__stop(struct pc_rotor *r);
+
+/* pc_rotor__switch() - close the active set's run, start the next one.
+ * Async-signal-safe.  0, -EBUSY (dropped), -ENOTCONN (not started). */
+int pc_rotor__switch(struct pc_rotor *r);
+
+/*
+ * pc_rotor__overflow() - @event overflowed @times times: recorded in its
+ * set's last overflow mask, and when the event is flagged for switching
+ * and its set is active, the set is switched after the n-th overflow of
+ * the run.  Async-signal-safe.  Return: 1 when it switched, else 0.
+ */
+int pc_rotor__overflow(struct pc_rotor *r, size_t event, uint64_t times);
+
+/* pc_rotor__active() - index of the active set. */
+size_t pc_rotor__active(const struct pc_rotor *r);
+
+struct pc_rotor_set_stats {
+	uint64_t runs;
+	uint64_t active_ns;	/* sum over runs of the longest unit's time */
+	uint64_t unit_ns;	/* sum over runs and units */
+	uint64_t last_ovfl_mask;/* events (session indices < 64) that
+				 * overflowed in the set's last run */
+	uint64_t overflows;	/* all overflows reported for the set */
+	size_t nr_events;
+	size_t nr_groups;
+};
+
+/* pc_rotor__set_stats() - accounting of set index @set. */
+int pc_rotor__set_stats(const struct pc_rotor *r, size_t set,
+			struct pc_rotor_set_stats *out);
+
+/* pc_rotor__slices() - the slices @event made, summed over units. */
+const struct perfctr_slices *pc_rotor__slices(const struct pc_rotor *r,
+					      size_t event);
+
+/* pc_rotor__total_ns() - the whole time, summed over units: what an
+ * estimate extrapolates to. */
+uint64_t pc_rotor__total_ns(const struct pc_rotor *r);
+
+/* pc_rotor__missed() - switches dropped because the rotor was busy. */
+uint64_t pc_rotor__missed(const struct pc_rotor *r);
+
+/* pc_rotor__event_set() - set index of @event, or (size_t)-1. */
+size_t pc_rotor__event_set(const struct pc_rotor *r, size_t event);
+
+#endif /* PERFCTR_CORE_ROTATE_H */

@@ -1,0 +1,896 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * Virtual per-thread counters: the seeds' vperfctr API on perf_event.
+ *
+ * One state per thread.  Its counters form one perf group opened on the
+ * thread: the TSC (msr/tsc) as leader when tsc_on, else counter 0; the
+ * leader is opened disabled and the members enabled, and only the leader
+ * is toggled (kernel-facts 4: ENABLE with the group flag skips members of
+ * other PMUs opened disabled).  One read(2) of the leader gives every sum.
+ *
+ * Sums: counter i's sum is base[i] + the kernel's count since the group
+ * was opened or last RESET; base[] carries preserved sums across
+ * controls.  Sums of counters beyond the current control's are kept in
+ * stale[] (the seed resets only the new control's counters).
+ *
+ * Restarting with the same counters keeps the events: RESET of the group,
+ * PERIOD for the i-mode counters (so that the kernel's next overflow is a
+ * full period away, as the overflow module assumes: kernel-facts 6), and
+ * ENABLE; a stop is one DISABLE.
+ *
+ * i-mode: core/overflow.c suspends on overflow.  With the TSC as leader
+ * the suspension disables each counter (the TSC keeps counting, as in the
+ * seed); without it, it disables the leader.  Resuming members of a
+ * running TSC leader needs a DISABLE + ENABLE of the leader to put them
+ * back on at once (see overflow.h): the TSC misses the ticks of those two
+ * ioctls.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/internal.h"
+#include "core/evntsel.h"
+#include "core/fastread.h"
+#include "core/overflow.h"
+#include "perfctr/event.h"
+#include "perfctr/vperfctr.h"
+#include "sys/sys.h"
+
+#define N VPERFCTR_NR_PMCS
+#define READ_FORMAT (PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | \
+		     PERF_FORMAT_TOTAL_TIME_RUNNING)
+/* nr, time_enabled, time_running, then the values in group order. */
+#define FIRST_VALUE 3
+
+struct vcfg {
+	bool tsc;
+	unsigned int nra, nri, n;
+	struct perf_event_attr attr[N];
+	uint64_t period[N];
+	int signo;
+};
+
+struct vstate {
+	pthread_mutex_t lock;
+	unsigned int refs;
+	pid_t tid;
+	bool attached;
+	struct vstate *next;
+
+	/* The open events (possibly stopped). */
+	struct vcfg cfg;
+	bool open;
+	int tsc_fd;
+	int fd[N];
+	volatile struct perf_event_mmap_page *page[N];
+	int leader_fd;
+	unsigned int read_words;
+	unsigned int tsc_pos, pos[N];
+	struct pc_ovf *ovf;
+
+	/* What the current control counts. */
+	unsigned int nr_active;
+	bool tsc_active;
+	uint64_t base[N];
+	uint64_t tsc_base;
+	uint64_t stale[N];
+	uint64_t tsc_final;	/* after unlink */
+
+	/* The control in force, with its own copies of strings and attrs. */
+	struct vperfctr_control control;
+	char *event_copy[N];
+	struct perf_event_attr attr_copy[N];
+};
+
+struct vperfctr {
+	struct vstate *st;
+};
+
+_Static_assert(sizeof(struct perfctr_sum_ctrs) == 8 * (1 + N),
+	       "ABI: perfctr_sum_ctrs");
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct vstate *registry;
+
+/* The calling thread's id, cached; forgotten in a forked child. */
+static __thread pid_t cached_tid;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void forget_tid(void)
+{
+	cached_tid = 0;
+}
+
+static void register_atfork(void)
+{
+	pthread_atfork(NULL, NULL, forget_tid);
+}
+
+static pid_t self_tid(void)
+{
+	if (!cached_tid)
+		cached_tid = (pid_t)syscall(SYS_gettid);
+	return cached_tid;
+}
+
+/* ------------------------------------------------------------------ */
+/* Translation of a control into the events to open. */
+
+/* The per-thread TSC: the msr PMU's tsc event (config from events/tsc). */
+static int tsc_attr(struct perf_event_attr *attr)
+{
+	static const char *const base = "/sys/bus/event_source/devices/msr";
+	char path[256], buf[64];
+	uint64_t type, config = 0;
+	const char *eq;
+
+	snprintf(path, sizeof(path), "%s/type", base);
+	if (pc_read_file(path, buf, sizeof(buf)) < 0 ||
+	    pc_parse_u64(buf, 10, &type) < 0)
+		return -EOPNOTSUPP;
+	snprintf(path, sizeof(path), "%s/events/tsc", base);
+	if (pc_read_file(path, buf, sizeof(buf)) < 0)
+		return -EOPNOTSUPP;
+	eq = strstr(buf, "event=");
+	if (!eq || pc_parse_u64(eq + 6, 0, &config) < 0)
+		return -EOPNOTSUPP;
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = (uint32_t)type;
+	attr->config = config;
+	return 0;
+}
+
+static int translate_counter(const struct vperfctr_control *c, unsigned int i,
+			     bool imode, struct perf_event_attr *attr)
+{
+	const struct perf_event_attr *given =
+		PC_OPTS_HAS(c, attr) ? c->attr[i] : NULL;
+	const char *spec = PC_OPTS_HAS(c, event) ? c->event[i] : NULL;
+	char why[160];
+	int rc;
+
+	if (given) {
+		size_t sz = given->size && given->size < sizeof(*attr) ?
+			    given->size : sizeof(*attr);
+
+		memset(attr, 0, sizeof(*attr));
+		memcpy(attr, given, sz);
+	} else if (spec) {
+		struct perfctr_evlist *list = perfctr_evlist__new();
+		struct perfctr_parse_error err;
+
+		if (!list)
+			return -ENOMEM;
+		memset(&err, 0, sizeof(err));
+		err.sz = sizeof(err);
+		rc = perfctr_evlist__parse(list, spec, NULL, &err);
+		if (rc >= 0 && perfctr_evlist__nr_events(list) != 1) {
+			pr_warn("vperfctr: counter %u: '%s' is %zu events, not one\n",
+				i, spec, perfctr_evlist__nr_events(list));
+			rc = -EINVAL;
+		} else if (rc < 0) {
+			pr_warn("vperfctr: counter %u: %s%s%s\n", i, err.message,
+				err.hint[0] ? "\nhint: " : "", err.hint);
+		} else {
+			*attr = *perfctr_evlist__attr(list, 0);
+			rc = 0;
+		}
+		perfctr_evlist__delete(list);
+		if (rc < 0)
+			return rc;
+	} else {
+		rc = pc_evntsel_to_attr(pc_evntsel_host_arch(),
+					c->cpu_control.evntsel[i], imode, attr,
+					why, sizeof(why));
+		if (rc < 0) {
+			pr_warn("vperfctr: counter %u: %s\n", i, why);
+			return rc;
+		}
+	}
+	attr->size = sizeof(*attr);
+	attr->disabled = 0;
+	attr->inherit = 0;
+	attr->read_format = READ_FORMAT;
+	attr->sample_type = 0;
+	attr->freq = 0;
+	attr->enable_on_exec = 0;
+	if (!imode)
+		attr->sample_period = 0;
+#if defined(__aarch64__)
+	/* The armv8 PMU's rdpmc format bit (config1:1): without it the
+	 * kernel gives the page no counter index. */
+	if (attr->type == PERF_TYPE_HARDWARE || attr->type == PERF_TYPE_HW_CACHE ||
+	    attr->type == PERF_TYPE_RAW)
+		attr->config1 |= 0x2;
+#endif
+	return 0;
+}
+
+static int build_cfg(const struct vperfctr_control *c, struct vcfg *cfg)
+{
+	const struct perfctr_cpu_control *cc = &c->cpu_control;
+	unsigned int i;
+	int rc;
+
+	memset(cfg, 0, sizeof(*cfg));
+	if (cc->nractrs > N || cc->nrictrs > N || cc->nractrs + cc->nrictrs > N) {
+		pr_warn("vperfctr: %u + %u counters, at most %u\n", cc->nractrs,
+			cc->nrictrs, N);
+		return -EINVAL;
+	}
+	cfg->tsc = cc->tsc_on != 0;
+	cfg->nra = cc->nractrs;
+	cfg->nri = cc->nrictrs;
+	cfg->n = cfg->nra + cfg->nri;
+	if (cfg->nri) {
+		if (c->si_signo <= 0 || c->si_signo >= _NSIG ||
+		    c->si_signo == SIGKILL || c->si_signo == SIGSTOP) {
+			pr_warn("vperfctr: i-mode counters need a signal, not %d\n",
+				c->si_signo);
+			return -EINVAL;
+		}
+		cfg->signo = c->si_signo;
+	}
+	for (i = 0; i < cfg->n; i++) {
+		bool imode = i >= cfg->nra;
+
+		rc = translate_counter(c, i, imode, &cfg->attr[i]);
+		if (rc < 0)
+			return rc;
+		if (!imode)
+			continue;
+		if (cc->ireset[i] < 0)
+			cfg->period[i] = (uint64_t)(-(int64_t)cc->ireset[i]);
+		else if (cc->ireset[i] == 0 && cfg->attr[i].sample_period)
+			cfg->period[i] = cfg->attr[i].sample_period;
+		else {
+			pr_warn("vperfctr: i-mode counter %u: ireset %d, a negative "
+				"(re)start value is needed\n", i, cc->ireset[i]);
+			return -EINVAL;
+		}
+		cfg->attr[i].sample_period = cfg->period[i];
+	}
+	return 0;
+}
+
+static bool cfg_same(const struct vcfg *a, const struct vcfg *b)
+{
+	return a->tsc == b->tsc && a->nra == b->nra && a->nri == b->nri &&
+	       a->signo == b->signo &&
+	       !memcmp(a->attr, b->attr, a->n * sizeof(a->attr[0])) &&
+	       !memcmp(a->period, b->period, a->n * sizeof(a->period[0]));
+}
+
+/* ------------------------------------------------------------------ */
+/* The events. */
+
+struct vgroup {
+	int tsc_fd, leader_fd;
+	int fd[N];
+	volatile struct perf_event_mmap_page *page[N];
+	unsigned int read_words, tsc_pos, pos[N];
+	struct pc_ovf *ovf;
+};
+
+static void group_close(struct vgroup *g, unsigned int n)
+{
+	unsigned int i;
+
+	pc_ovf__delete(g->ovf);
+	g->ovf = NULL;
+	for (i = 0; i < n; i++) {
+		if (g->page[i])
+			sys_perf_munmap((void *)g->page[i], 0);
+		if (g->fd[i] >= 0)
+			close(g->fd[i]);
+		g->page[i] = NULL;
+		g->fd[i] = -1;
+	}
+	if (g->tsc_fd >= 0)
+		close(g->tsc_fd);
+	g->tsc_fd = g->leader_fd = -1;
+}
+
+static int group_open(const struct vcfg *cfg, pid_t tid, struct vgroup *g)
+{
+	struct perf_event_attr attr;
+	unsigned int i, pos = FIRST_VALUE;
+	int fd, rc;
+
+	memset(g, 0, sizeof(*g));
+	g->tsc_fd = g->leader_fd = -1;
+	for (i = 0; i < N; i++)
+		g->fd[i] = -1;
+	if (cfg->tsc) {
+		rc = tsc_attr(&attr);
+		if (rc < 0) {
+			pr_warn("vperfctr: no per-thread TSC here (the msr PMU's "
+				"tsc event is missing)\n");
+			return rc;
+		}
+		attr.disabled = 1;
+		attr.read_format = READ_FORMAT;
+		fd = sys_perf_event_open(&attr, tid, -1, -1, 0);
+		if (fd < 0) {
+			pr_warn("vperfctr: cannot open the TSC for thread %d: %s\n",
+				(int)tid, strerror(-fd));
+			return fd;
+		}
+		g->tsc_fd = g->leader_fd = fd;
+		g->tsc_pos = pos++;
+	}
+	for (i = 0; i < cfg->n; i++) {
+		attr = cfg->attr[i];
+		attr.disabled = g->leader_fd < 0;
+		fd = sys_perf_event_open(&attr, tid, -1, g->leader_fd, 0);
+		if (fd < 0) {
+			pr_warn("vperfctr: cannot open counter %u (type %u, config "
+				"%#llx) for thread %d: %s\n", i, attr.type,
+				(unsigned long long)attr.config, (int)tid,
+				strerror(-fd));
+			group_close(g, i);
+			return fd;
+		}
+		g->fd[i] = fd;
+		if (g->leader_fd < 0)
+			g->leader_fd = fd;
+		g->pos[i] = pos++;
+		/* The user page: no ring, just the fast read's fields.  A
+		 * counter without it is read with read(). */
+		g->page[i] = sys_perf_mmap(fd, 0, false, NULL);
+	}
+	g->read_words = pos;
+	if (cfg->nri) {
+		struct pc_ovf_counter oc[N];
+		int suspend[N];
+		struct pc_ovf_desc d;
+
+		memset(&d, 0, sizeof(d));
+		for (i = 0; i < cfg->n; i++) {
+			oc[i].fd = g->fd[i];
+			oc[i].period = cfg->period[i];
+			oc[i].value_pos = g->pos[i];
+			suspend[i] = g->fd[i];
+		}
+		d.read_fd = g->leader_fd;
+		d.read_words = g->read_words;
+		d.nr_counters = cfg->n;
+		d.counters = oc;
+		d.signo = cfg->signo;
+		d.tid = tid;
+		/* The TSC keeps counting while the counters are suspended. */
+		d.suspend_fds = cfg->tsc ? suspend : &g->leader_fd;
+		d.nr_suspend = cfg->tsc ? cfg->n : 1;
+		d.kick_leader = cfg->tsc;
+		d.chain = true;
+		g->ovf = pc_ovf__new(&d);
+		if (!g->ovf) {
+			rc = -errno;
+			pr_warn("vperfctr: cannot route overflow signal %d to "
+				"thread %d: %s\n", cfg->signo, (int)tid,
+				strerror(errno));
+			group_close(g, cfg->n);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static void state_take_group(struct vstate *st, struct vgroup *g)
+{
+	unsigned int i;
+
+	st->tsc_fd = g->tsc_fd;
+	st->leader_fd = g->leader_fd;
+	st->read_words = g->read_words;
+	st->tsc_pos = g->tsc_pos;
+	for (i = 0; i < N; i++) {
+		st->fd[i] = g->fd[i];
+		st->page[i] = g->page[i];
+		st->pos[i] = g->pos[i];
+	}
+	st->ovf = g->ovf;
+}
+
+static void state_give_group(struct vstate *st, struct vgroup *g)
+{
+	unsigned int i;
+
+	g->tsc_fd = st->tsc_fd;
+	g->leader_fd = st->leader_fd;
+	for (i = 0; i < N; i++) {
+		g->fd[i] = st->fd[i];
+		g->page[i] = st->page[i];
+	}
+	g->ovf = st->ovf;
+}
+
+static void state_close_events(struct vstate *st)
+{
+	struct vgroup g;
+
+	if (!st->open)
+		return;
+	state_give_group(st, &g);
+	group_close(&g, st->cfg.n);
+	state_take_group(st, &g);
+	st->open = false;
+}
+
+/* One read() of the group; async-signal-safe. */
+static int group_read(const struct vstate *st, uint64_t *buf)
+{
+	ssize_t n = read(st->leader_fd, buf, st->read_words * sizeof(uint64_t));
+
+	if (n < 0)
+		return -errno;
+	if ((size_t)n < st->read_words * sizeof(uint64_t) ||
+	    buf[0] != st->read_words - FIRST_VALUE)
+		return pc_err(EIO);
+	return 0;
+}
+
+/* The sums from a group read (@buf may be NULL when nothing is open). */
+static void sums_from(const struct vstate *st, const uint64_t *buf,
+		      struct perfctr_sum_ctrs *sum)
+{
+	unsigned int i;
+
+	for (i = 0; i < N; i++) {
+		if (st->open && buf && i < st->cfg.n)
+			sum->pmc[i] = st->base[i] + buf[st->pos[i]];
+		else
+			sum->pmc[i] = st->stale[i];
+	}
+	if (!st->attached)
+		sum->tsc = st->tsc_final;
+	else if (st->tsc_active && st->open && buf)
+		sum->tsc = st->tsc_base + buf[st->tsc_pos];
+	else
+		sum->tsc = 0;
+}
+
+static int sample(const struct vstate *st, struct perfctr_sum_ctrs *sum)
+{
+	uint64_t buf[FIRST_VALUE + N + 1];
+	int rc;
+
+	if (!st->open) {
+		sums_from(st, NULL, sum);
+		return 0;
+	}
+	rc = group_read(st, buf);
+	if (rc < 0)
+		return rc;
+	sums_from(st, buf, sum);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The API. */
+
+static void state_free(struct vstate *st)
+{
+	unsigned int i;
+
+	state_close_events(st);
+	for (i = 0; i < N; i++)
+		free(st->event_copy[i]);
+	pthread_mutex_destroy(&st->lock);
+	free(st);
+}
+
+struct vperfctr *vperfctr_open(pid_t tid, int creat)
+{
+	struct vperfctr *h;
+	struct vstate *st;
+	unsigned int i;
+
+	pthread_once(&atfork_once, register_atfork);
+	if (tid < 0) {
+		errno = ESRCH;
+		return NULL;
+	}
+	if (tid == 0)
+		tid = self_tid();
+	else if (kill(tid, 0) < 0 && errno == ESRCH)
+		return NULL;
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return NULL;
+	pthread_mutex_lock(&registry_lock);
+	for (st = registry; st; st = st->next)
+		if (st->tid == tid)
+			break;
+	if (st && creat) {
+		pthread_mutex_unlock(&registry_lock);
+		free(h);
+		errno = EEXIST;
+		return NULL;
+	}
+	if (!st && !creat) {
+		pthread_mutex_unlock(&registry_lock);
+		free(h);
+		errno = ENOENT;
+		return NULL;
+	}
+	if (!st) {
+		st = calloc(1, sizeof(*st));
+		if (!st) {
+			pthread_mutex_unlock(&registry_lock);
+			free(h);
+			errno = ENOMEM;
+			return NULL;
+		}
+		pthread_mutex_init(&st->lock, NULL);
+		st->tid = tid;
+		st->attached = true;
+		st->tsc_fd = st->leader_fd = -1;
+		for (i = 0; i < N; i++)
+			st->fd[i] = -1;
+		st->control.sz = sizeof(st->control);
+		st->next = registry;
+		registry = st;
+	}
+	st->refs++;
+	pthread_mutex_unlock(&registry_lock);
+	h->st = st;
+	return h;
+}
+
+/* Copies of the control's event strings, made before anything changes
+ * (and before counting starts: no allocation inside the counted window). */
+static int copy_events(const struct vperfctr_control *c, char **copies)
+{
+	unsigned int i, n = c->cpu_control.nractrs + c->cpu_control.nrictrs;
+
+	for (i = 0; i < N; i++)
+		copies[i] = NULL;
+	for (i = 0; i < n && i < N; i++) {
+		if (!PC_OPTS_HAS(c, event) || !c->event[i])
+			continue;
+		copies[i] = strdup(c->event[i]);
+		if (!copies[i]) {
+			while (i--)
+				free(copies[i]);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static void keep_control(struct vstate *st, const struct vperfctr_control *c,
+			 char **copies)
+{
+	size_t sz = c->sz < sizeof(st->control) ? c->sz : sizeof(st->control);
+	unsigned int i, n = c->cpu_control.nractrs + c->cpu_control.nrictrs;
+
+	for (i = 0; i < N; i++) {
+		free(st->event_copy[i]);
+		st->event_copy[i] = copies[i];
+		copies[i] = NULL;
+	}
+	memset(&st->control, 0, sizeof(st->control));
+	memcpy(&st->control, c, sz);
+	st->control.sz = sizeof(st->control);
+	for (i = 0; i < N; i++) {
+		st->control.event[i] = st->event_copy[i];
+		st->control.attr[i] = NULL;
+		if (i < n && PC_OPTS_HAS(c, attr) && c->attr[i]) {
+			st->attr_copy[i] = st->cfg.attr[i];
+			st->control.attr[i] = &st->attr_copy[i];
+		}
+	}
+}
+
+int vperfctr_control(struct vperfctr *h, const struct vperfctr_control *c)
+{
+	struct vstate *st;
+	struct perfctr_sum_ctrs old;
+	struct vgroup g;
+	struct vcfg cfg;
+	char *copies[N];
+	unsigned int i, keep;
+	bool was_running, same, empty, need_old;
+	int rc;
+
+	if (!h || !c || c->sz < offsetof(struct vperfctr_control, event) ||
+	    !pc_opts_valid(c, sizeof(*c)))
+		return pc_err(EINVAL);
+	st = h->st;
+	rc = build_cfg(c, &cfg);
+	if (rc < 0)
+		return pc_err(-rc);
+	rc = copy_events(c, copies);
+	if (rc < 0)
+		return pc_err(-rc);
+	pthread_mutex_lock(&st->lock);
+	if (!st->attached) {
+		rc = -ENXIO;
+		goto unlock;
+	}
+	empty = !cfg.tsc && !cfg.n;
+	same = st->open && cfg_same(&st->cfg, &cfg);
+	was_running = st->open && (st->nr_active || st->tsc_active);
+	keep = c->preserve;
+
+	/* 1. Stop. */
+	if (st->open)
+		sys_perf_disable(st->leader_fd, false);
+
+	/* 2. Sample what the new control keeps. */
+	need_old = st->open && !empty &&
+		   (!same || (cfg.tsc && st->tsc_active) ||
+		    (keep & ((1u << cfg.n) - 1) & ((1u << st->cfg.n) - 1)));
+	if (need_old) {
+		rc = sample(st, &old);
+		if (rc < 0)
+			goto restart_old;
+	} else {
+		sums_from(st, NULL, &old);	/* stale[] only */
+	}
+
+	if (empty) {
+		/* Park: the counters keep their (frozen) sums, the TSC's is
+		 * reset; the events stay open for a cheap restart. */
+		st->nr_active = 0;
+		st->tsc_active = false;
+		goto done;
+	}
+
+	/* 3. Restart the same events, or open the new ones. */
+	if (same) {
+		if (st->ovf && pc_ovf__suspended(st->ovf) && st->cfg.tsc)
+			for (i = 0; i < st->cfg.n; i++)
+				sys_perf_enable(st->fd[i], false);
+		rc = sys_perf_reset(st->leader_fd, true);
+		for (i = st->cfg.nra; !rc && i < st->cfg.n; i++)
+			rc = sys_perf_period(st->fd[i], st->cfg.period[i]);
+		if (rc < 0)
+			goto restart_old;
+		if (st->ovf)
+			pc_ovf__rearm(st->ovf);
+	} else {
+		rc = group_open(&cfg, st->tid, &g);
+		if (rc < 0)
+			goto restart_old;
+		for (i = cfg.n; i < N; i++)
+			st->stale[i] = old.pmc[i];
+		state_close_events(st);
+		state_take_group(st, &g);
+		st->cfg = cfg;
+		st->open = true;
+	}
+	for (i = 0; i < cfg.n; i++)
+		st->base[i] = (keep & (1u << i)) ? old.pmc[i] : 0;
+	st->tsc_base = cfg.tsc && st->tsc_active ? old.tsc : 0;
+	st->nr_active = cfg.n;
+	st->tsc_active = cfg.tsc;
+	keep_control(st, c, copies);
+	rc = sys_perf_enable(st->leader_fd, false);
+	goto unlock;
+done:
+	keep_control(st, c, copies);
+	rc = 0;
+unlock:
+	pthread_mutex_unlock(&st->lock);
+	for (i = 0; i < N; i++)
+		free(copies[i]);
+	return rc < 0 ? pc_err(-rc) : 0;
+
+restart_old:
+	/* A failed control leaves the state as it was. */
+	if (was_running)
+		sys_perf_enable(st->leader_fd, false);
+	goto unlock;
+}
+
+int vperfctr_read(struct vperfctr *h, struct perfctr_sum_ctrs *sum,
+		  struct vperfctr_control *control)
+{
+	struct vstate *st;
+	int rc = 0;
+
+	if (!h || (control && control->sz < sizeof(size_t)))
+		return pc_err(EINVAL);
+	st = h->st;
+	pthread_mutex_lock(&st->lock);
+	if (sum)
+		rc = sample(st, sum);
+	if (!rc && control) {
+		size_t sz = control->sz < sizeof(st->control) ?
+			    control->sz : sizeof(st->control);
+
+		memcpy(control, &st->control, sz);
+		control->sz = sz;
+	}
+	pthread_mutex_unlock(&st->lock);
+	return rc < 0 ? pc_err(-rc) : 0;
+}
+
+/* User-space reads are possible for this caller now (the pages decide
+ * the rest): the owner thread, counters only, every page mapped. */
+static bool fast_possible(const struct vstate *st)
+{
+	unsigned int i;
+
+	if (!st->open || !st->attached || st->tsc_active || !st->nr_active ||
+	    st->tid != self_tid())
+		return false;
+	for (i = 0; i < st->cfg.n; i++)
+		if (!st->page[i])
+			return false;
+	return true;
+}
+
+int vperfctr_read_fast(struct vperfctr *h, struct perfctr_sum_ctrs *sum)
+{
+	struct pc_page_value v[N];
+	const struct vstate *st;
+	unsigned int i;
+
+	if (!h || !sum)
+		return pc_err(EINVAL);
+	st = h->st;
+	if (fast_possible(st) &&
+	    pc_fastread_pages((const volatile struct perf_event_mmap_page *const *)st->page,
+			      st->cfg.n, false, v)) {
+		for (i = 0; i < N; i++)
+			sum->pmc[i] = i < st->cfg.n ? st->base[i] + v[i].value
+						    : st->stale[i];
+		sum->tsc = 0;
+		return 0;
+	}
+	return sample(st, sum);
+}
+
+int vperfctr_read_pmc(struct vperfctr *h, unsigned int i, uint64_t *value)
+{
+	struct perfctr_sum_ctrs sum;
+	struct pc_page_value v;
+	const struct vstate *st;
+	int rc;
+
+	if (!h || !value || i >= N)
+		return pc_err(EINVAL);
+	st = h->st;
+	if (i < st->cfg.n && fast_possible(st) &&
+	    pc_fastread_page(st->page[i], false, &v)) {
+		*value = st->base[i] + v.value;
+		return 0;
+	}
+	rc = sample(st, &sum);
+	if (rc < 0)
+		return rc;
+	*value = sum.pmc[i];
+	return 0;
+}
+
+int vperfctr_read_counts(struct vperfctr *h, struct perfctr_count *counts,
+			 unsigned int nr)
+{
+	struct pc_page_value v[N];
+	uint64_t buf[FIRST_VALUE + N + 1];
+	const struct vstate *st;
+	unsigned int i, n;
+	bool fast;
+	int rc;
+
+	if (!h || (!counts && nr))
+		return pc_err(EINVAL);
+	st = h->st;
+	if (!st->open || !st->attached)
+		return 0;
+	n = nr < st->cfg.n ? nr : st->cfg.n;
+	if (!n)
+		return 0;
+	fast = fast_possible(st) &&
+	       pc_fastread_pages((const volatile struct perf_event_mmap_page *const *)st->page,
+				 st->cfg.n, true, v);
+	for (i = 0; fast && i < n; i++)
+		fast = v[i].times;
+	if (!fast) {
+		rc = group_read(st, buf);
+		if (rc < 0)
+			return rc;
+	}
+	for (i = 0; i < n; i++) {
+		struct perfctr_count *c = &counts[i];
+
+		memset(c, 0, sizeof(*c));
+		if (fast) {
+			c->value = st->base[i] + v[i].value;
+			c->time_enabled = v[i].time_enabled;
+			c->time_running = v[i].time_running;
+		} else {
+			c->value = st->base[i] + buf[st->pos[i]];
+			c->time_enabled = buf[1];
+			c->time_running = buf[2];
+		}
+		c->status = c->time_running ? PERFCTR_COUNT_OK
+					    : PERFCTR_COUNT_NOT_COUNTED;
+	}
+	return (int)n;
+}
+
+int vperfctr_unlink(struct vperfctr *h)
+{
+	struct perfctr_sum_ctrs sum;
+	struct vstate *st, **pp;
+	unsigned int i;
+
+	if (!h)
+		return pc_err(EINVAL);
+	st = h->st;
+	pthread_mutex_lock(&registry_lock);
+	pthread_mutex_lock(&st->lock);
+	if (st->attached) {
+		if (st->open)
+			sys_perf_disable(st->leader_fd, false);
+		if (sample(st, &sum) < 0)
+			sums_from(st, NULL, &sum);
+		for (i = 0; i < N; i++)
+			st->stale[i] = sum.pmc[i];
+		st->tsc_final = sum.tsc;
+		state_close_events(st);
+		st->nr_active = 0;
+		st->tsc_active = false;
+		st->attached = false;
+		for (pp = &registry; *pp; pp = &(*pp)->next)
+			if (*pp == st) {
+				*pp = st->next;
+				break;
+			}
+	}
+	pthread_mutex_unlock(&st->lock);
+	pthread_mutex_unlock(&registry_lock);
+	return 0;
+}
+
+int vperfctr_iresume(struct vperfctr *h)
+{
+	struct vstate *st;
+
+	if (!h)
+		return pc_err(EINVAL);
+	st = h->st;
+	if (!st->ovf || !st->nr_active)
+		return pc_err(EINVAL);
+	return pc_ovf__resume(st->ovf);
+}
+
+unsigned int vperfctr_ovf_mask(const struct vperfctr *h)
+{
+	return h ? (unsigned int)pc_ovf__mask(h->st->ovf) : 0;
+}
+
+unsigned int vperfctr_si_pmc_ovf_mask(const siginfo_t *si)
+{
+	struct pc_ovf *ovf = NULL;
+
+	pc_ovf__handle(si, &ovf);
+	return ovf ? (unsigned int)pc_ovf__mask(ovf) : 0;
+}
+
+void vperfctr_close(struct vperfctr *h)
+{
+	struct vstate *st;
+	bool gone;
+
+	if (!h)
+		return;
+	st = h->st;
+	pthread_mutex_lock(&registry_lock);
+	gone = --st->refs == 0 && !st->attached;
+	pthread_mutex_unlock(&registry_lock);
+	if (gone)
+		state_free(st);
+	free(h);
+}

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: LGPL-2.1
+/* The parser's view of sysfs PMUs: loaded once per parse, by name. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/internal.h"
+#include "event/parse.h"
+#include "event/suggest.h"
+#include "sys/pmu.h"
+
+const struct pc_dirlist *pc_parse_pmu_names(struct pc_parse *p)
+{
+	if (p->pmu_names_state == 0) {
+		int ret = pc_pmu_names(p->sysfs_root, &p->pmu_names);
+
+		p->pmu_names_state = ret ? ret : 1;
+	}
+	return &p->pmu_names;
+}
+
+static struct pc_pmu *cached(struct pc_parse *p, const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < p->nr_pmus; i++)
+		if (strlen(p->pmus[i]->name) == len &&
+		    !memcmp(p->pmus[i]->name, name, len))
+			return p->pmus[i];
+	return NULL;
+}
+
+static void unknown_pmu(struct pc_parse *p, const char *name, size_t len,
+			const char *at)
+{
+	const struct pc_dirlist *names = pc_parse_pmu_names(p);
+	struct pc_suggest sg;
+	size_t i;
+
+	pc_parse_fail(p, ENODEV, at, "unknown pmu '%.*s'", (int)len, name);
+	pc_suggest_init(&sg, name, len);
+	for (i = 0; i < names->nr; i++)
+		pc_suggest_offer(&sg, names->names[i]);
+	if (sg.best[0])
+		pc_parse_hint(p, "did you mean '%s'?", sg.best);
+}
+
+struct pc_pmu *pc_parse_pmu(struct pc_parse *p, const char *name, size_t len,
+			    const char *at)
+{
+	struct pc_pmu *pmu = cached(p, name, len), **pmus;
+	char buf[256];
+	int ret;
+
+	if (pmu)
+		return pmu;
+	if (len >= sizeof(buf)) {
+		if (at)
+			unknown_pmu(p, name, len, at);
+		return NULL;
+	}
+	memcpy(buf, name, len);
+	buf[len] = '\0';
+	ret = pc_pmu_load(p->sysfs_root, buf, &pmu);
+	if (ret) {
+		if (at && ret == -ENODEV)
+			unknown_pmu(p, name, len, at);
+		else if (at)
+			pc_parse_fail(p, -ret, at, "cannot read pmu '%s': %s",
+				      buf, strerror(-ret));
+		return NULL;
+	}
+	pmus = realloc(p->pmus, (p->nr_pmus + 1) * sizeof(*pmus));
+	if (!pmus) {
+		pc_pmu_free(pmu);
+		if (at)
+			pc_parse_fail(p, ENOMEM, at, "out of memory");
+		return NULL;
+	}
+	p->pmus = pmus;
+	p->pmus[p->nr_pmus++] = pmu;
+	return pmu;
+}
+
+struct pc_pmu *pc_parse_core_pmu(struct pc_parse *p)
+{
+	static const char *const preferred[] = { "cpu", "cpu_core" };
+	const struct pc_dirlist *names;
+	struct pc_pmu *pmu;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(preferred); i++) {
+		pmu = pc_parse_pmu(p, preferred[i], strlen(preferred[i]), NULL);
+		if (pmu)
+			return pmu;
+	}
+	/* Otherwise the first PMU that says which CPUs it serves (arm64). */
+	names = pc_parse_pmu_names(p);
+	for (i = 0; i < names->nr; i++) {
+		pmu = pc_parse_pmu(p, names->names[i], strlen(names->names[i]),
+				   NULL);
+		if (pmu && pmu->core)
+			return pmu;
+	}
+	return NULL;
+}
+
+void pc_parse_release_pmus(struct pc_parse *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->nr_pmus; i++)
+		pc_pmu_free(p->pmus[i]);
+	free(p->pmus);
+	p->pmus = NULL;
+	p->nr_pmus = 0;
+	if (p->pmu_names_state == 1)
+		pc_dirlist_free(&p->pmu_names);
+	p->pmu_names_state = 0;
+}

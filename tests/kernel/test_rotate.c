@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * Kernel tier: set rotation (core/rotate.h) on exact events.  The calling
+ * thread is the target and switches sets itself, by hand or in the
+ * overflow signal handler, which runs on the way back from the syscall
+ * that overflowed and before the next one: so every count of every set,
+ * the number of runs and the overflows per run are exact.
+ */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core/overflow.h"
+#include "core/rotate.h"
+#include "sys/sys.h"
+#include "sys/tracefs.h"
+#include "test.h"
+
+#define READ_FMT (PERF_FORMAT_GROUP | PERF_FORMAT_ID |			\
+		  PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING)
+
+static uint64_t tp_id(const char *name)
+{
+	char root[4096];
+	uint64_t id;
+
+	test_require_tracefs();
+	if (pc_tracefs_root(NULL, root, sizeof(root)) ||
+	    pc_tracefs_id(root, "syscalls", name, &id))
+		test_skip("no syscalls:%s tracepoint", name);
+	return id;
+}
+
+/* Opened on the calling thread; a leader disabled, a member enabled. */
+static int open_tp(const char *name, uint64_t period, int group_fd)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.config = tp_id(name);
+	attr.sample_period = period;
+	attr.disabled = group_fd < 0;
+	attr.read_format = READ_FMT;
+	fd = sys_perf_event_open(&attr, 0, -1, group_fd, 0);
+	if (fd < 0)
+		test_skip("cannot open syscalls:%s: %s", name, strerror(-fd));
+	return fd;
+}
+
+/* Closing the last fd of a tracepoint costs 30-50 ms (kernel-facts 5). */
+static void keep_warm(void)
+{
+	static int fds[2] = { -1, -1 };
+
+	if (fds[0] < 0) {
+		fds[0] = open_tp("sys_enter_getppid", 0, -1);
+		fds[1] = open_tp("sys_enter_getpid", 0, -1);
+	}
+}
+
+static uint64_t fd_id(int fd)
+{
+	uint64_t id = 0;
+
+	REQUIRE(sys_perf_id(fd, &id) == 0);
+	return id;
+}
+
+static __attribute__((noinline)) void getppids(long n)
+{
+	for (long i = 0; i < n; i++)
+		syscall(SYS_getppid);
+}
+
+static __attribute__((noinline)) void getpids(long n)
+{
+	for (long i = 0; i < n; i++)
+		syscall(SYS_getpid);
+}
+
+static uint64_t slice_count(struct pc_rotor *r, size_t event)
+{
+	return pc_rotor__slices(r, event)->count;
+}
+
+TEST(manual_switch_exact)
+{
+	/* Set 0: {getppid, getpid}; set 5: {getppid}. */
+	static const uint16_t ids[] = { 0, 5 };
+	struct pc_rotor *r;
+	struct pc_rotor_set_stats st0, st5;
+	uint64_t want_ppid[2] = { 0 }, want_pid = 0;
+	int a_lead, a_mem, b_lead;
+
+	keep_warm();
+	a_lead = open_tp("sys_enter_getppid", 0, -1);
+	a_mem = open_tp("sys_enter_getpid", 0, a_lead);
+	b_lead = open_tp("sys_enter_getppid", 0, -1);
+	r = pc_rotor__new(2, ids, 3, 1);
+	REQUIRE(r);
+	{
+		size_t ev_a[] = { 0, 1 }, ev_b[] = { 2 };
+		uint64_t id_a[] = { fd_id(a_lead), fd_id(a_mem) }, id_b[] = { fd_id(b_lead) };
+
+		REQUIRE(pc_rotor__add_group(r, 0, ev_a, 2, &a_lead, id_a) == 0);
+		REQUIRE(pc_rotor__add_group(r, 1, ev_b, 1, &b_lead, id_b) == 0);
+		/* An event belongs to one group only. */
+		CHECK_EQ_INT(pc_rotor__add_group(r, 1, ev_b, 1, &b_lead, id_b), -EINVAL);
+	}
+	CHECK_EQ_INT(pc_rotor__switch(r), -ENOTCONN);
+	getppids(50);		/* nothing is enabled yet */
+	REQUIRE(pc_rotor__start(r) == 0);
+	for (long k = 1; k <= 7; k++) {
+		size_t set = pc_rotor__active(r);
+
+		CHECK_EQ_U64(set, (size_t)(k - 1) % 2);
+		getppids(100 * k);
+		getpids(10 * k);
+		want_ppid[set] += 100 * k;
+		if (set == 0)
+			want_pid += 10 * k;
+		if (k < 7)
+			REQUIRE(pc_rotor__switch(r) == 0);
+	}
+	REQUIRE(pc_rotor__stop(r) == 0);
+	getppids(50);		/* stopped: not counted */
+	CHECK_EQ_U64(slice_count(r, 0), want_ppid[0]);
+	CHECK_EQ_U64(slice_count(r, 1), want_pid);
+	CHECK_EQ_U64(slice_count(r, 2), want_ppid[1]);
+	REQUIRE(pc_rotor__set_stats(r, 0, &st0) == 0);
+	REQUIRE(pc_rotor__set_stats(r, 1, &st5) == 0);
+	CHECK_EQ_U64(st0.runs, 4);
+	CHECK_EQ_U64(st5.runs, 3);
+	CHECK_EQ_U64(st0.nr_events, 2);
+	CHECK_EQ_U64(st5.nr_groups, 1);
+	CHECK_EQ_U64(pc_rotor__slices(r, 0)->nr_slices, 4);
+	CHECK_EQ_U64(pc_rotor__slices(r, 2)->nr_slices, 3);
+	CHECK(st0.active_ns > 0 && st5.active_ns > 0);
+	CHECK_EQ_U64(pc_rotor__total_ns(r), st0.unit_ns + st5.unit_ns);
+	/* One unit: the longest unit is the only one. */
+	CHECK_EQ_U64(st0.active_ns, st0.unit_ns);
+	/* The sets' times tile the whole: each event ran only in its set. */
+	CHECK_EQ_U64(pc_rotor__slices(r, 0)->time, st0.unit_ns);
+	CHECK_EQ_U64(pc_rotor__slices(r, 2)->time, st5.unit_ns);
+	CHECK_EQ_U64(pc_rotor__missed(r), 0);
+	/* Start again: the set active at stop carries on. */
+	REQUIRE(pc_rotor__start(r) == 0);
+	getppids(30);
+	REQUIRE(pc_rotor__stop(r) == 0);
+	CHECK_EQ_U64(slice_count(r, 0), want_ppid[0] + 30);
+	pc_rotor__delete(r);
+	close(a_mem);
+	close(a_lead);
+	close(b_lead);
+}
+
+/* Overflow switching: the overflow module's signal handler calls back. */
+struct ovf_ctx {
+	struct pc_rotor *rotor;
+	struct pc_ovf *ovf;
+	size_t event;
+	uint64_t seen;
+};
+
+static void on_overflow(struct pc_ovf *ovf, uint64_t new_mask,
+			const siginfo_t *si, void *arg)
+{
+	struct ovf_ctx *ctx = arg;
+	uint64_t total = pc_ovf__overflows(ovf, 0);
+
+	pc_rotor__overflow(ctx->rotor, ctx->event, total - ctx->seen);
+	ctx->seen = total;
+}
+
+static struct pc_ovf *watch(int fd, uint64_t period, struct ovf_ctx *ctx)
+{
+	struct pc_ovf_counter c = { .fd = fd, .period = period, .value_pos = 3 };
+	struct pc_ovf_desc d = {
+		.read_fd = fd, .read_words = 5, .nr_counters = 1, .counters = &c,
+		.signo = SIGRTMIN + 3, .tid = gettid(),
+		.notify = on_overflow, .ctx = ctx,
+	};
+	struct pc_ovf *ovf = pc_ovf__new(&d);
+
+	REQUIRE(ovf);
+	return ovf;
+}
+
+TEST(switch_after_overflows_exact)
+{
+	enum { P = 100, NOVF = 3, ROUNDS = 5 };
+	static const uint16_t ids[] = { 1, 2 };
+	struct ovf_ctx ctx[2] = { { 0 } };
+	struct pc_rotor_set_stats st[2];
+	struct pc_rotor *r;
+	int fds[2];
+
+	keep_warm();
+	r = pc_rotor__new(2, ids, 2, 1);
+	REQUIRE(r);
+	for (size_t i = 0; i < 2; i++) {
+		size_t ev = i;
+		uint64_t id;
+
+		fds[i] = open_tp("sys_enter_getppid", P, -1);
+		id = fd_id(fds[i]);
+		REQUIRE(pc_rotor__add_group(r, i, &ev, 1, &fds[i], &id) == 0);
+		REQUIRE(pc_rotor__switch_after(r, i, NOVF) == 0);
+		ctx[i].rotor = r;
+		ctx[i].event = i;
+		ctx[i].ovf = watch(fds[i], P, &ctx[i]);
+	}
+	REQUIRE(pc_rotor__start(r) == 0);
+	/* 2 sets x ROUNDS runs x NOVF overflows x P calls. */
+	getppids(2L * ROUNDS * NOVF * P + 7);
+	REQUIRE(pc_rotor__stop(r) == 0);
+	for (size_t i = 0; i < 2; i++)
+		REQUIRE(pc_rotor__set_stats(r, i, &st[i]) == 0);
+	/* Exactly NOVF overflows per run: 10 switches, the 11th run of
+	 * set 1 has only the last 7 calls. */
+	CHECK_EQ_U64(slice_count(r, 0), (uint64_t)ROUNDS * NOVF * P + 7);
+	CHECK_EQ_U64(slice_count(r, 1), (uint64_t)ROUNDS * NOVF * P);
+	CHECK_EQ_U64(st[0].runs, ROUNDS + 1);
+	CHECK_EQ_U64(st[1].runs, ROUNDS);
+	CHECK_EQ_U64(st[0].overflows, ROUNDS * NOVF);
+	CHECK_EQ_U64(st[1].overflows, ROUNDS * NOVF);
+	CHECK_EQ_U64(st[1].last_ovfl_mask, 1u << 1);
+	/* The 6th run of set 1 has not overflowed yet. */
+	CHECK_EQ_U64(st[0].last_ovfl_mask, 0);
+	CHECK_EQ_U64(pc_rotor__missed(r), 0);
+	for (size_t i = 0; i < 2; i++) {
+		pc_ovf__delete(ctx[i].ovf);
+		close(fds[i]);
+	}
+	pc_rotor__delete(r);
+}
+
+TEST(estimates_from_rotation)
+{
+	/*
+	 * Two sets counting different syscalls of a workload that makes both
+	 * at the same steady rate; each set runs for P of its own events.
+	 * Each estimate must be within 5 % of the truth and within its
+	 * reported error (3 standard errors, plus one event per slice for
+	 * the switch itself).
+	 */
+	enum { P = 500, ITER = 40000 };
+	static const uint16_t ids[] = { 0, 1 };
+	static const char *const names[] = { "sys_enter_getppid", "sys_enter_getpid" };
+	struct ovf_ctx ctx[2] = { { 0 } };
+	struct pc_rotor_set_stats st[2];
+	struct pc_rotor *r;
+	double shared = 0;
+	int fds[2];
+
+	keep_warm();
+	r = pc_rotor__new(2, ids, 2, 1);
+	REQUIRE(r);
+	for (size_t i = 0; i < 2; i++) {
+		size_t ev = i;
+		uint64_t id;
+
+		fds[i] = open_tp(names[i], P, -1);
+		id = fd_id(fds[i]);
+		REQUIRE(pc_rotor__add_group(r, i, &ev, 1, &fds[i], &id) == 0);
+		REQUIRE(pc_rotor__switch_after(r, i, 1) == 0);
+		ctx[i].rotor = r;
+		ctx[i].event = i;
+		ctx[i].ovf = watch(fds[i], P, &ctx[i]);
+	}
+	REQUIRE(pc_rotor__start(r) == 0);
+	for (long k = 0; k < ITER; k++) {
+		syscall(SYS_getppid);
+		syscall(SYS_getpid);
+	}
+	REQUIRE(pc_rotor__stop(r) == 0);
+	/* A slowdown of the machine (steal time on a VM) seen by one set is
+	 * time the other set extrapolates into: share the spread. */
+	for (size_t i = 0; i < 2; i++) {
+		double v = perfctr_slices__shared_rel_var(pc_rotor__slices(r, i));
+
+		if (v > shared)
+			shared = v;
+	}
+	for (size_t i = 0; i < 2; i++) {
+		struct perfctr_estimate est = { .sz = sizeof(est) };
+		double bound;
+
+		REQUIRE(pc_rotor__set_stats(r, i, &st[i]) == 0);
+		REQUIRE(perfctr_slices__estimate_shared(pc_rotor__slices(r, i),
+							pc_rotor__total_ns(r),
+							shared, &est) == 0);
+		CHECK_EQ_INT(est.status, PERFCTR_ESTIMATE_SCALED);
+		CHECK(est.fraction > 0.3 && est.fraction < 0.7);
+		bound = 3 * est.error + (double)est.nr_slices;
+		if (fabs(est.value - ITER) > 0.05 * ITER)
+			test_fail(__FILE__, __LINE__, "set %zu: estimate %.0f, truth %d",
+				  i, est.value, ITER);
+		if (fabs(est.value - ITER) > bound)
+			test_fail(__FILE__, __LINE__,
+				  "set %zu: estimate %.0f +- %.0f (bound %.0f), truth %d",
+				  i, est.value, est.error, bound, ITER);
+	}
+	/* Runs: one per switch, plus the first. */
+	CHECK(st[0].runs + st[1].runs >= 2 * ITER / P / 2);
+	CHECK_EQ_U64(st[0].overflows, st[0].runs - (pc_rotor__active(r) == 0));
+	for (size_t i = 0; i < 2; i++) {
+		pc_ovf__delete(ctx[i].ovf);
+		close(fds[i]);
+	}
+	pc_rotor__delete(r);
+}
+
+TEST_MAIN(TEST_CASE(manual_switch_exact),
+	  TEST_CASE(switch_after_overflows_exact),
+	  TEST_CASE(estimates_from_rotation))
