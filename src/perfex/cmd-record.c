@@ -567,6 +567,35 @@ static int exit_for_errno(int err)
 	}
 }
 
+static int open_sampler(struct record *rec)
+{
+	PERFCTR_OPTS(perfctr_sampler_opts, sopts,
+		     .data_pages = rec->pages,
+		     .overwrite = rec->overwrite);
+
+	if (rec->all_cpus) {
+		sopts.mode = PERFCTR_SAMPLER_SYSTEM;
+		sopts.pid = -1;
+	} else if (rec->cpus) {
+		sopts.mode = PERFCTR_SAMPLER_CPUS;
+		sopts.cpus = rec->cpus;
+		sopts.pid = -1;
+	} else if (rec->pid || rec->tid) {
+		sopts.mode = PERFCTR_SAMPLER_PER_THREAD;
+		sopts.pid = rec->pid ? rec->pid : rec->tid;
+	} else {
+		sopts.mode = PERFCTR_SAMPLER_DEFAULT;
+		sopts.pid = rec->child;
+		sopts.enable_on_exec = true;
+	}
+	rec->sampler = perfctr_sampler__new(&sopts);
+	if (!rec->sampler) {
+		perfex_error("cannot set up sampling: %s", strerror(errno));
+		return PERFEX_EXIT_INTERNAL;
+	}
+	return 0;
+}
+
 static int add_events(struct record *rec)
 {
 	PERFCTR_OPTS(perfctr_parse_opts, popts, .exclude_kernel = kernel_forbidden());
@@ -597,6 +626,12 @@ static int add_events(struct record *rec)
 		perfctr_evlist__delete(list);
 		return perr.errnum == ENOTDIR || perr.errnum == EACCES ?
 		       PERFEX_EXIT_TRACEFS : PERFEX_EXIT_EVENT;
+	}
+	/* The events are valid: now the sampler that will open them. */
+	r = open_sampler(rec);
+	if (r) {
+		perfctr_evlist__delete(list);
+		return r;
 	}
 	n = perfctr_evlist__nr_events(list);
 	for (i = 0; i < n; i++) {
@@ -783,35 +818,6 @@ static int parse_args(struct record *rec, int argc, char **argv)
 	return 0;
 }
 
-static int open_sampler(struct record *rec)
-{
-	PERFCTR_OPTS(perfctr_sampler_opts, sopts,
-		     .data_pages = rec->pages,
-		     .overwrite = rec->overwrite);
-
-	if (rec->all_cpus) {
-		sopts.mode = PERFCTR_SAMPLER_SYSTEM;
-		sopts.pid = -1;
-	} else if (rec->cpus) {
-		sopts.mode = PERFCTR_SAMPLER_CPUS;
-		sopts.cpus = rec->cpus;
-		sopts.pid = -1;
-	} else if (rec->pid || rec->tid) {
-		sopts.mode = PERFCTR_SAMPLER_PER_THREAD;
-		sopts.pid = rec->pid ? rec->pid : rec->tid;
-	} else {
-		sopts.mode = PERFCTR_SAMPLER_DEFAULT;
-		sopts.pid = rec->child;
-		sopts.enable_on_exec = true;
-	}
-	rec->sampler = perfctr_sampler__new(&sopts);
-	if (!rec->sampler) {
-		perfex_error("cannot set up sampling: %s", strerror(errno));
-		return PERFEX_EXIT_INTERNAL;
-	}
-	return 0;
-}
-
 static void report_open_error(const struct record *rec, int err)
 {
 	perfex_error("cannot open the sampling events: %s", strerror(err));
@@ -931,9 +937,7 @@ int cmd_record(int argc, char **argv)
 			goto out;
 		}
 	}
-	ret = open_sampler(&rec);
-	if (!ret)
-		ret = add_events(&rec);
+	ret = add_events(&rec);
 	if (ret)
 		goto out;
 	err = perfctr_sampler__open(rec.sampler);
