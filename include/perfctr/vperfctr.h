@@ -157,7 +157,9 @@ PERFCTR_API int vperfctr_read(struct vperfctr *vperfctr,
  * counters' mmap'd pages when every counter allows it (a hardware counter
  * of the calling thread, scheduled now, with user access enabled), else
  * with one read(2) of the group.  The TSC sum always needs the read(2).
- * Async-signal-safe.  Return: 0 or a negative errno.
+ * Async-signal-safe.
+ * Return: 1 when computed in user space, 0 when read with read(2), or a
+ * negative errno.
  */
 PERFCTR_API int vperfctr_read_fast(struct vperfctr *vperfctr,
 				   struct perfctr_sum_ctrs *sum);
@@ -165,7 +167,8 @@ PERFCTR_API int vperfctr_read_fast(struct vperfctr *vperfctr,
 /**
  * vperfctr_read_pmc() - one counter's sum, the fast way (see
  * vperfctr_read_fast()).  Async-signal-safe.
- * Return: 0, -EINVAL for a counter that is not there, or a negative errno.
+ * Return: 1 (user space) or 0 (read(2)), -EINVAL for a counter index of
+ * VPERFCTR_NR_PMCS or more, or a negative errno.
  */
 PERFCTR_API int vperfctr_read_pmc(struct vperfctr *vperfctr, unsigned int i,
 				  uint64_t *value);

@@ -746,7 +746,7 @@ int vperfctr_read_fast(struct vperfctr *h, struct perfctr_sum_ctrs *sum)
 			sum->pmc[i] = i < st->cfg.n ? st->base[i] + v[i].value
 						    : st->stale[i];
 		sum->tsc = 0;
-		return 0;
+		return 1;
 	}
 	return sample(st, sum);
 }
@@ -764,7 +764,7 @@ int vperfctr_read_pmc(struct vperfctr *h, unsigned int i, uint64_t *value)
 	if (i < st->cfg.n && fast_possible(st) &&
 	    pc_fastread_page(st->page[i], false, &v)) {
 		*value = st->base[i] + v.value;
-		return 0;
+		return 1;
 	}
 	rc = sample(st, &sum);
 	if (rc < 0)
