@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
  * Hardware breakpoints: mem:ADDR[/LEN][:rwx][:mods].  Checked here as the
- * kernel would check them (kernel-facts: lengths 1/2/4/8, aligned; x86
- * cannot watch reads alone; execute breakpoints are sizeof(long) long).
+ * kernel would check them (kernel-facts: lengths 1/2/4/8; on x86 aligned,
+ * no read-only watch, execute breakpoints sizeof(long) long).
  */
 #include <errno.h>
 #include <linux/hw_breakpoint.h>
@@ -46,6 +46,7 @@ static int parse_access(struct pc_parse *p, const char *s, const char *end,
 		return pc_parse_fail(p, EINVAL, s, "an execute breakpoint cannot "
 				     "also watch reads or writes");
 #if defined(__x86_64__) || defined(__i386__)
+	/* x86 debug registers have no read-only condition (kernel: EINVAL). */
 	if (*type == HW_BREAKPOINT_R) {
 		pc_parse_fail(p, EOPNOTSUPP, s,
 			      "x86 cannot watch reads alone");
@@ -66,6 +67,20 @@ static bool is_access(const char *s, const char *end)
 	return true;
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+#define X86 1
+#else
+#define X86 0
+#endif
+
+/* An execute breakpoint covers one instruction: a word on x86, as perf
+ * writes it; arm64 instructions are 4 bytes. */
+#ifdef __aarch64__
+#define EXEC_LEN 4
+#else
+#define EXEC_LEN sizeof(long)
+#endif
+
 static int check_len(struct pc_parse *p, struct perf_event_attr *a,
 		     const char *len_at, const char *at)
 {
@@ -73,10 +88,12 @@ static int check_len(struct pc_parse *p, struct perf_event_attr *a,
 		return pc_parse_fail(p, EINVAL, len_at, "breakpoint length %llu: "
 				     "must be 1, 2, 4 or 8",
 				     (unsigned long long)a->bp_len);
-	if (a->bp_type == HW_BREAKPOINT_X && a->bp_len != sizeof(long))
+	if (X86 && a->bp_type == HW_BREAKPOINT_X && a->bp_len != EXEC_LEN)
 		return pc_parse_fail(p, EINVAL, len_at, "an execute breakpoint "
-				     "is %zu bytes long", sizeof(long));
-	if (a->bp_addr % a->bp_len)
+				     "is %zu bytes long", EXEC_LEN);
+	/* x86 debug registers watch naturally aligned ranges only; arm64
+	 * selects bytes within a doubleword and takes unaligned ones. */
+	if (X86 && a->bp_addr % a->bp_len)
 		return pc_parse_fail(p, EINVAL, at, "address %#llx is not aligned "
 				     "to the length %llu",
 				     (unsigned long long)a->bp_addr,
@@ -126,7 +143,7 @@ int pc_parse_breakpoint(struct pc_parse *p, const char *start, const char *end)
 		return ret;
 	ev->attr.type = PERF_TYPE_BREAKPOINT;
 	ev->attr.bp_type = type;
-	ev->attr.bp_len = len ? len : type == HW_BREAKPOINT_X ? sizeof(long) :
+	ev->attr.bp_len = len ? len : type == HW_BREAKPOINT_X ? EXEC_LEN :
 			  HW_BREAKPOINT_LEN_4;
 	ev->pmu = "breakpoint";
 	ret = check_len(p, &ev->attr, len_at ? len_at : addr, addr);

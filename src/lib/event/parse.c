@@ -20,6 +20,7 @@
 #include "common/internal.h"
 #include "event/evlist.h"
 #include "event/names.h"
+#include "event/native.h"
 #include "event/parse.h"
 #include "event/suggest.h"
 #include "sys/pmu.h"
@@ -220,6 +221,8 @@ static void suggest_symbolic(struct pc_parse *p, struct pc_suggest *sg)
 		pc_suggest_offer(sg, buf);
 }
 
+static const char *core_pmu_name(struct pc_parse *p);
+
 static int unknown_event(struct pc_parse *p, const char *s, size_t len)
 {
 	struct pc_suggest sg;
@@ -231,6 +234,52 @@ static int unknown_event(struct pc_parse *p, const char *s, size_t len)
 	pc_suggest_tracepoints(p, &sg);
 	if (sg.best[0])
 		pc_parse_hint(p, "did you mean '%s'?", sg.best);
+	else if (!pc_native_available())
+		pc_parse_hint(p, "native event names need libpfm4, which this "
+			      "build of libperfctr lacks");
+	return -ENOENT;
+}
+
+/*
+ * A native name through libpfm4; -ENOENT (nothing recorded) when libpfm4
+ * does not know it.  Its own modifiers (":u", ":k") are part of the name.
+ */
+static int parse_native(struct pc_parse *p, const char *s, size_t len,
+			const char *mods, const char *mods_end)
+{
+	struct pc_event *ev;
+	struct perf_event_attr attr;
+	const char *why = "";
+	int ret;
+
+	memset(&attr, 0, sizeof(attr));
+	ret = pc_native_encode(s, len, &attr, &why);
+	if (ret == -EINVAL)
+		return pc_parse_fail(p, EINVAL, s, "invalid native event '%.*s': %s",
+				     (int)len, s, why);
+	if (ret)
+		return ret;
+	ev = pc_parse_new_event(p);
+	if (!ev)
+		return -ENOMEM;
+	attr.size = sizeof(attr);
+	ev->attr = attr;
+	ev->priv_set = attr.exclude_user || attr.exclude_kernel;
+	ev->pmu = attr.type == PERF_TYPE_SOFTWARE ? "software" : core_pmu_name(p);
+	pc_event_set_name(ev, s, len, mods, mods ? (size_t)(mods_end - mods) : 0);
+	ret = pc_parse_mods(p, ev, mods, mods_end);
+	return ret ? ret : 1;
+}
+
+static int unknown_native(struct pc_parse *p, const char *s, size_t len)
+{
+	pc_parse_fail(p, ENOENT, s, "unknown event '%.*s'", (int)len, s);
+	if (pc_native_available())
+		pc_parse_hint(p, "libpfm4 knows no such event for this "
+			      "machine's PMU");
+	else
+		pc_parse_hint(p, "native event names need libpfm4, which this "
+			      "build of libperfctr lacks");
 	return -ENOENT;
 }
 
@@ -268,6 +317,8 @@ static int parse_symbolic(struct pc_parse *p, const char *s, size_t len,
 
 	if (!sym && !cache && !is_raw(s, len)) {
 		ret = pc_parse_pmu_alias(p, s, len, mods, mods_end);
+		if (ret == -ENOENT)
+			ret = parse_native(p, s, len, mods, mods_end);
 		return ret == -ENOENT ? unknown_event(p, s, len) : ret;
 	}
 	ev = pc_parse_new_event(p);
@@ -337,6 +388,12 @@ static int parse_event(struct pc_parse *p, const char *s, const char *end)
 		return pc_parse_pmu_event(p, s, end);
 	if (!colon)
 		return parse_symbolic(p, s, len, NULL, NULL);
+	/* Vendor names are upper case ("INST_RETIRED:ANY_P", "skl::..."). */
+	if ((*s >= 'A' && *s <= 'Z') || memmem(s, len, "::", 2)) {
+		int ret = parse_native(p, s, len, NULL, NULL);
+
+		return ret == -ENOENT ? unknown_native(p, s, len) : ret;
+	}
 	second = colon + 1;
 	second_end = memchr(second, ':', (size_t)(end - second));
 	if (!second_end)
