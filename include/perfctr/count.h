@@ -43,19 +43,23 @@ PERFCTR_API double perfctr_count__scaled(const struct perfctr_count *count);
 
 /**
  * perfctr_count__fraction() - running / enabled in [0, 1]; 1.0 when the
- * event ran all the time, 0.0 when never.
+ * event ran all the time, 0.0 when never.  Return: the fraction.
  */
 PERFCTR_API double perfctr_count__fraction(const struct perfctr_count *count);
 
 /**
  * perfctr_count__add() - @sum += @count: values and times add; a status of
- * OK wins over NOT_COUNTED, which wins over NOT_SUPPORTED.
+ * OK wins over NOT_COUNTED, which wins over NOT_SUPPORTED.  errnum is kept
+ * only for a NOT_SUPPORTED sum (the first one seen).
  */
 PERFCTR_API void perfctr_count__add(struct perfctr_count *sum,
 				    const struct perfctr_count *count);
 
 /**
  * perfctr_count__delta() - @out = @now - @before (for interval reads).
+ * Status and errnum are @now's, except that an interval in which the event
+ * never ran is NOT_COUNTED.  When any of the three numbers went back (the
+ * counters were reset in between), @out is @now.  @out may alias either.
  */
 PERFCTR_API void perfctr_count__delta(struct perfctr_count *out,
 				      const struct perfctr_count *now,

@@ -35,14 +35,30 @@ enum perfctr_target_kind {
 	PERFCTR_TARGET_CPUS,
 };
 
-/** perfctr_target__new_self() - the calling thread.  NULL + errno. */
+/** perfctr_target__new_self() - the calling thread (the thread that calls
+ * this, whichever thread attaches later).  NULL + errno (ENOMEM). */
 PERFCTR_API struct perfctr_target *perfctr_target__new_self(void);
 
-/** perfctr_target__new_thread() - thread @tid (ESRCH when it does not exist). */
+/** perfctr_target__new_thread() - thread @tid, of this or another process.
+ * NULL + errno: ESRCH when it does not exist, EINVAL for @tid <= 0. */
 PERFCTR_API struct perfctr_target *perfctr_target__new_thread(pid_t tid);
 
-/** perfctr_target__new_process() - every thread of @pid that exists now;
- * threads they create later are inherited into their creator's counts. */
+/**
+ * perfctr_target__new_thread_on_cpus() - thread @tid, counted only while
+ * it runs on the CPUs of @cpulist ("0-3,6"): one unit per CPU.  Such a
+ * counter is enabled whenever the thread runs but runs only on those
+ * CPUs, so time_running < time_enabled: the unit counts tell where the
+ * thread's events happened.  NULL + errno: ESRCH when the thread does not
+ * exist, EINVAL for a malformed list or @tid <= 0.  Whether the CPUs exist
+ * is checked at attach.
+ */
+PERFCTR_API struct perfctr_target *
+perfctr_target__new_thread_on_cpus(pid_t tid, const char *cpulist);
+
+/** perfctr_target__new_process() - every thread of @pid that exists now,
+ * one unit each, the main thread first; threads they create later are
+ * inherited into their creator's counts.  NULL + errno: ESRCH when @pid
+ * does not exist (or is a zombie), EINVAL for @pid <= 0. */
 PERFCTR_API struct perfctr_target *perfctr_target__new_process(pid_t pid);
 
 /**
@@ -56,7 +72,9 @@ struct perfctr_command_opts {
 	size_t sz;
 	/* Environment for the command; NULL = the caller's. */
 	char *const *envp;
-	/* File descriptors for the command's stdin/out/err; -1 = inherit. */
+	/* File descriptors for the command's stdin/out/err; -1 = inherit.
+	 * 0 also means inherit, so that a zeroed struct changes nothing
+	 * (to give the command fd 0 as its stdout, pass a dup of it). */
 	int stdin_fd;
 	int stdout_fd;
 	int stderr_fd;
@@ -77,25 +95,33 @@ perfctr_target__new_command(char *const argv[],
 			    const struct perfctr_command_opts *opts);
 
 /**
- * perfctr_target__start() - let a command target exec.  Return: 0, or the
- * exec's failure as -errno (the child then has exited with 127).
+ * perfctr_target__start() - let a command target exec.
+ * Return: 0 once the exec succeeded; the exec's failure as -errno (the
+ * child then has exited with 127, collect it with perfctr_target__wait());
+ * -EALREADY when started before; -EINVAL for other kinds of target.
  */
 PERFCTR_API int perfctr_target__start(struct perfctr_target *target);
 
 /**
  * perfctr_target__wait() - wait for a command (or process) target to end.
- * @status: the wait status (WIFEXITED / WIFSIGNALED) when non-NULL.
- * Return: 0, -EINTR when a signal interrupted the wait (call again),
- * -ECHILD for targets we did not fork.
+ * @status: the wait status (WIFEXITED / WIFSIGNALED) when non-NULL; for a
+ *          process target, which we did not fork, it is not known and
+ *          @status is left untouched.
+ * Return: 0 (again, with the same status, after the first time), -EINTR
+ * when a signal interrupted the wait (call again), -EINVAL for a command
+ * not started yet, -ECHILD for thread, self and CPU targets.
  */
 PERFCTR_API int perfctr_target__wait(struct perfctr_target *target, int *status);
 
-/** perfctr_target__kill() - send @sig to a command target's child. */
+/** perfctr_target__kill() - send @sig to a command target's child (or to a
+ * process target).  Return: 0, -ESRCH once the child was waited for,
+ * -EINVAL for other kinds of target, or kill(2)'s -errno. */
 PERFCTR_API int perfctr_target__kill(struct perfctr_target *target, int sig);
 
 /** perfctr_target__delete() - free; a command child not yet started is killed. */
 PERFCTR_API void perfctr_target__delete(struct perfctr_target *target);
 
+/** perfctr_target__kind() - which of the constructors made @target. */
 PERFCTR_API enum perfctr_target_kind
 perfctr_target__kind(const struct perfctr_target *target);
 
@@ -106,7 +132,8 @@ PERFCTR_API pid_t perfctr_target__pid(const struct perfctr_target *target);
 /** perfctr_target__nr_units() - how many (thread, cpu) units. */
 PERFCTR_API size_t perfctr_target__nr_units(const struct perfctr_target *target);
 
-/** perfctr_target__unit() - the tid (or -1) and cpu (or -1) of unit @idx. */
+/** perfctr_target__unit() - the tid (or -1) and cpu (or -1) of unit @idx;
+ * either pointer may be NULL.  Return: 0, or -EINVAL out of range. */
 PERFCTR_API int perfctr_target__unit(const struct perfctr_target *target,
 				     size_t idx, pid_t *tid, int *cpu);
 

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: LGPL-2.1 */
+/*
+ * What the session needs to know about a target beyond its public
+ * accessors.  Not installed.
+ */
+#ifndef PERFCTR_TARGET_INTERNAL_H
+#define PERFCTR_TARGET_INTERNAL_H
+
+#include <stdbool.h>
+
+#include "perfctr/target.h"
+
+/* True for a command target whose child has not been released to exec
+ * yet: its counters are opened with enable_on_exec, and a start before the
+ * exec must not enable them early. */
+bool pc_target_is_held(const struct perfctr_target *target);
+
+/* True when counters on this target must inherit to new threads and
+ * children whatever the session flags say (process and command). */
+bool pc_target_inherits(const struct perfctr_target *target);
+
+/*
+ * Parse a CPU list ("0-3,5", no spaces) into a sorted, duplicate-free
+ * array.  Return the number of CPUs (> 0), -EINVAL when malformed,
+ * -ENOMEM.  *@cpus is malloc'ed.
+ */
+int pc_parse_cpulist(const char *list, int **cpus);
+
+#endif /* PERFCTR_TARGET_INTERNAL_H */
