@@ -12,6 +12,12 @@
  * signal is finalised by calling perfctr_perfdata_writer__close() after the
  * signal handler has set a flag; until then the file is not valid.
  *
+ * For perf's tools: tracepoint events get HEADER_TRACING_DATA (their
+ * formats from tracefs) written automatically; record them with
+ * PERF_SAMPLE_RAW, as perf record does -- perf report 6.1 crashes on a
+ * tracepoint sample without raw data.  Give events PERF_SAMPLE_IDENTIFIER
+ * when there are several, and sample_id_all (the sampler does both).
+ *
  * Thread safety: writers and readers are not synchronised; one thread
  * uses one at a time.  Nothing here is async-signal-safe.
  */
@@ -110,6 +116,10 @@ struct perfctr_perfdata_writer_opts {
 	uint32_t nr_cpus_online;
 	/* Write no feature sections at all (a bare file). */
 	bool no_features;
+	/* Where tracepoint formats are read for HEADER_TRACING_DATA (perf
+	 * needs it to open a file with tracepoint events); NULL = the
+	 * mounted tracefs. */
+	const char *tracefs_root;
 	size_t :0;
 };
 

@@ -1,151 +1,1403 @@
 // SPDX-License-Identifier: LGPL-2.1
-/* Placeholder: the API of perfdata.h, not implemented yet (ENOSYS). */
+/*
+ * perf.data: writer and reader of perf's file format (PERFILE2).
+ *
+ * File layout as we write it:
+ *
+ *	0	header (104 bytes), written last, at close
+ *	104	data section: records
+ *	...	feature index: one {offset, size} per feature bit set, in bit
+ *		order -- perf looks for it right after the data section
+ *	...	feature payloads
+ *	...	the id arrays of the attrs, then the attrs section
+ *		(each entry: the attr, then the {offset, size} of its ids)
+ *
+ * The reader accepts any placement, checks every offset and size against
+ * the file before use and never trusts a count it has not bounded.
+ */
 #include <errno.h>
-#include <stddef.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
 
 #include "common/internal.h"
 #include "perfctr/perfdata.h"
+#include "sample/sample.h"
+#include "sys/tracefs.h"
 
-struct perfctr_perfdata_writer * perfctr_perfdata_writer__new(const char *path, const struct perfctr_perfdata_writer_opts *opts)
+#define PERF_MAGIC2	0x32454c4946524550ULL	/* "PERFILE2" little-endian */
+#define PERF_MAGIC2_SW	0x50455246494c4532ULL	/* written on the other endian */
+#define NAME_ALIGN	64
+#define BUILD_ID_MAX	20
+#define BUILD_ID_MISC_SIZE (1 << 15)	/* build-id entry carries its size */
+
+struct file_section {
+	uint64_t offset;
+	uint64_t size;
+};
+
+struct file_header {
+	uint64_t magic;
+	uint64_t size;
+	uint64_t attr_size;
+	struct file_section attrs;
+	struct file_section data;
+	struct file_section event_types;
+	uint64_t features[4];		/* 256 feature bits */
+};
+
+_Static_assert(sizeof(struct file_header) == 104, "perf.data header");
+
+static void feat_set(uint64_t *bits, unsigned int f)
 {
-	errno = ENOSYS;
+	bits[f / 64] |= 1ULL << (f % 64);
+}
+
+static bool feat_test(const uint64_t *bits, unsigned int f)
+{
+	return f < 256 && (bits[f / 64] >> (f % 64)) & 1;
+}
+
+/* ================================================================ writer */
+
+struct w_attr {
+	struct perf_event_attr attr;
+	char *name;
+	uint64_t *ids;
+	size_t nr_ids;
+};
+
+struct w_build_id {
+	pid_t pid;
+	uint16_t misc;
+	uint8_t size;
+	uint8_t id[BUILD_ID_MAX];
+	char *filename;
+};
+
+struct perfctr_perfdata_writer {
+	int fd;
+	bool owns_fd;
+	int err;		/* first error, sticky */
+	uint64_t pos;		/* file offset of buf[0] */
+	unsigned char *buf;
+	size_t buf_len;
+	uint64_t data_size;
+
+	struct w_attr *attrs;
+	size_t nr_attrs;
+	struct w_build_id *build_ids;
+	size_t nr_build_ids;
+	bool has_sample_time;
+	uint64_t first_time, last_time;
+
+	bool no_features;
+	char *tracefs_root;
+	char *hostname, *osrelease, *arch, *cpudesc, *version;
+	char **argv;
+	int argc;
+	uint32_t nr_cpus_avail, nr_cpus_online;
+};
+
+#define WBUF_SIZE (256 * 1024)
+
+static int w_flush(struct perfctr_perfdata_writer *w)
+{
+	size_t done = 0;
+
+	while (done < w->buf_len) {
+		ssize_t n = pwrite(w->fd, w->buf + done, w->buf_len - done,
+				   (off_t)(w->pos + done));
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (!w->err)
+				w->err = -errno;
+			break;
+		}
+		done += (size_t)n;
+	}
+	w->pos += w->buf_len;
+	w->buf_len = 0;
+	return w->err;
+}
+
+static int w_put(struct perfctr_perfdata_writer *w, const void *src, size_t len)
+{
+	const unsigned char *p = src;
+
+	while (len) {
+		size_t n = WBUF_SIZE - w->buf_len;
+
+		if (n > len)
+			n = len;
+		memcpy(w->buf + w->buf_len, p, n);
+		w->buf_len += n;
+		p += n;
+		len -= n;
+		if (w->buf_len == WBUF_SIZE && w_flush(w))
+			return w->err;
+	}
+	return w->err;
+}
+
+static uint64_t w_tell(const struct perfctr_perfdata_writer *w)
+{
+	return w->pos + w->buf_len;
+}
+
+static void w_put_u32(struct perfctr_perfdata_writer *w, uint32_t v)
+{
+	w_put(w, &v, sizeof(v));
+}
+
+static void w_put_u64(struct perfctr_perfdata_writer *w, uint64_t v)
+{
+	w_put(w, &v, sizeof(v));
+}
+
+static void w_zeros(struct perfctr_perfdata_writer *w, size_t n)
+{
+	static const unsigned char z[64];
+
+	while (n) {
+		size_t k = n < sizeof(z) ? n : sizeof(z);
+
+		w_put(w, z, k);
+		n -= k;
+	}
+}
+
+/* perf's string: u32 len (NUL included, padded to 64), bytes, zeros. */
+static void w_put_string(struct perfctr_perfdata_writer *w, const char *s)
+{
+	size_t olen = strlen(s) + 1;
+	size_t len = (olen + NAME_ALIGN - 1) / NAME_ALIGN * NAME_ALIGN;
+
+	w_put_u32(w, (uint32_t)len);
+	w_put(w, s, olen);
+	w_zeros(w, len - olen);
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static char *cpuinfo_field(const char *key)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[512];
+	size_t klen = strlen(key);
+	char *out = NULL;
+
+	if (!f)
+		return NULL;
+	while (fgets(line, sizeof(line), f)) {
+		char *colon;
+
+		if (strncmp(line, key, klen))
+			continue;
+		colon = strchr(line, ':');
+		if (!colon)
+			continue;
+		colon++;
+		while (*colon == ' ' || *colon == '\t')
+			colon++;
+		colon[strcspn(colon, "\n")] = '\0';
+		out = strdup(colon);
+		break;
+	}
+	fclose(f);
+	return out;
+}
+
+/* x86: "GenuineIntel,6,85,4" as perf writes HEADER_CPUID. */
+static char *x86_cpuid(void)
+{
+	char *vendor = cpuinfo_field("vendor_id");
+	char *family = cpuinfo_field("cpu family");
+	char *model = cpuinfo_field("model\t");
+	char *stepping = cpuinfo_field("stepping");
+	char *out = NULL;
+
+	if (vendor && family && model && stepping) {
+		size_t n = strlen(vendor) + strlen(family) + strlen(model) +
+			   strlen(stepping) + 4;
+
+		out = malloc(n);
+		if (out)
+			snprintf(out, n, "%s,%s,%s,%s", vendor, family, model,
+				 stepping);
+	}
+	free(vendor);
+	free(family);
+	free(model);
+	free(stepping);
+	return out;
+}
+
+static uint64_t total_mem_kb(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[256];
+	unsigned long long kb = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemTotal: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+static void writer_free(struct perfctr_perfdata_writer *w)
+{
+	for (size_t i = 0; i < w->nr_attrs; i++) {
+		free(w->attrs[i].name);
+		free(w->attrs[i].ids);
+	}
+	free(w->attrs);
+	for (size_t i = 0; i < w->nr_build_ids; i++)
+		free(w->build_ids[i].filename);
+	free(w->build_ids);
+	free(w->tracefs_root);
+	free(w->hostname);
+	free(w->osrelease);
+	free(w->arch);
+	free(w->cpudesc);
+	free(w->version);
+	for (int i = 0; i < w->argc; i++)
+		free(w->argv[i]);
+	free(w->argv);
+	free(w->buf);
+	free(w);
+}
+
+struct perfctr_perfdata_writer *
+perfctr_perfdata_writer__new_fd(int fd,
+				const struct perfctr_perfdata_writer_opts *opts)
+{
+	struct perfctr_perfdata_writer *w;
+	struct file_header hdr;
+	struct utsname uts;
+	int argc;
+
+	if (fd < 0 || !pc_opts_valid(opts, sizeof(*opts))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		goto nomem;
+	w->fd = fd;
+	w->buf = malloc(WBUF_SIZE);
+	if (!w->buf)
+		goto nomem;
+	w->no_features = PC_OPTS_GET(opts, no_features, false);
+	if (PC_OPTS_GET(opts, tracefs_root, NULL)) {
+		w->tracefs_root = strdup(opts->tracefs_root);
+		if (!w->tracefs_root)
+			goto nomem;
+	}
+	if (uname(&uts) < 0)
+		memset(&uts, 0, sizeof(uts));
+	w->hostname = strdup(PC_OPTS_GET(opts, hostname, NULL) ?: uts.nodename);
+	w->osrelease = strdup(PC_OPTS_GET(opts, osrelease, NULL) ?: uts.release);
+	w->arch = strdup(PC_OPTS_GET(opts, arch, NULL) ?: uts.machine);
+	w->cpudesc = dup_or_null(PC_OPTS_GET(opts, cpudesc, NULL));
+	if (!w->cpudesc)
+		w->cpudesc = cpuinfo_field("model name");
+	if (!w->cpudesc)
+		w->cpudesc = strdup(uts.machine);
+	w->version = dup_or_null(PC_OPTS_GET(opts, version, NULL));
+	if (!w->version)
+		w->version = strdup("perfctr " PERFCTR_VERSION);
+	if (!w->hostname || !w->osrelease || !w->arch || !w->cpudesc ||
+	    !w->version)
+		goto nomem;
+	argc = PC_OPTS_GET(opts, argc, 0);
+	if (argc > 0 && PC_OPTS_GET(opts, argv, NULL)) {
+		char *const *argv = opts->argv;
+
+		w->argv = calloc((size_t)argc, sizeof(char *));
+		if (!w->argv)
+			goto nomem;
+		for (; w->argc < argc; w->argc++) {
+			w->argv[w->argc] = strdup(argv[w->argc] ? argv[w->argc] : "");
+			if (!w->argv[w->argc])
+				goto nomem;
+		}
+	}
+	w->nr_cpus_avail = PC_OPTS_GET(opts, nr_cpus_avail, 0);
+	if (!w->nr_cpus_avail)
+		w->nr_cpus_avail = (uint32_t)sysconf(_SC_NPROCESSORS_CONF);
+	w->nr_cpus_online = PC_OPTS_GET(opts, nr_cpus_online, 0);
+	if (!w->nr_cpus_online)
+		w->nr_cpus_online = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
+
+	/* A placeholder header: the file says "not finished" until close. */
+	memset(&hdr, 0, sizeof(hdr));
+	w_put(w, &hdr, sizeof(hdr));
+	if (w->err) {
+		errno = -w->err;
+		writer_free(w);
+		return NULL;
+	}
+	return w;
+nomem:
+	if (w)
+		writer_free(w);
+	errno = ENOMEM;
 	return NULL;
 }
 
-struct perfctr_perfdata_writer * perfctr_perfdata_writer__new_fd(int fd, const struct perfctr_perfdata_writer_opts *opts)
+struct perfctr_perfdata_writer *
+perfctr_perfdata_writer__new(const char *path,
+			     const struct perfctr_perfdata_writer_opts *opts)
 {
-	errno = ENOSYS;
-	return NULL;
+	struct perfctr_perfdata_writer *w;
+	int fd;
+
+	if (!path) {
+		errno = EINVAL;
+		return NULL;
+	}
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return NULL;
+	w = perfctr_perfdata_writer__new_fd(fd, opts);
+	if (!w) {
+		int e = errno;
+
+		close(fd);
+		unlink(path);
+		errno = e;
+		return NULL;
+	}
+	w->owns_fd = true;
+	return w;
 }
 
-int perfctr_perfdata_writer__add_attr(struct perfctr_perfdata_writer *w, const struct perf_event_attr *attr, const char *name, const uint64_t *ids, size_t nr_ids)
+int perfctr_perfdata_writer__add_ids(struct perfctr_perfdata_writer *w,
+				     size_t idx, const uint64_t *ids, size_t nr)
 {
-	return pc_err(ENOSYS);
+	struct w_attr *a;
+	uint64_t *n;
+
+	if (!w || idx >= w->nr_attrs || (nr && !ids))
+		return pc_err(EINVAL);
+	if (!nr)
+		return 0;
+	a = &w->attrs[idx];
+	n = realloc(a->ids, (a->nr_ids + nr) * sizeof(*n));
+	if (!n)
+		return pc_err(ENOMEM);
+	memcpy(n + a->nr_ids, ids, nr * sizeof(*n));
+	a->ids = n;
+	a->nr_ids += nr;
+	return 0;
 }
 
-int perfctr_perfdata_writer__add_ids(struct perfctr_perfdata_writer *w, size_t idx, const uint64_t *ids, size_t nr_ids)
+int perfctr_perfdata_writer__add_attr(struct perfctr_perfdata_writer *w,
+				      const struct perf_event_attr *attr,
+				      const char *name, const uint64_t *ids,
+				      size_t nr_ids)
 {
-	return pc_err(ENOSYS);
+	struct w_attr *n;
+	size_t copy;
+
+	if (!w || !attr)
+		return pc_err(EINVAL);
+	n = realloc(w->attrs, (w->nr_attrs + 1) * sizeof(*n));
+	if (!n)
+		return pc_err(ENOMEM);
+	w->attrs = n;
+	n = &w->attrs[w->nr_attrs];
+	memset(n, 0, sizeof(*n));
+	copy = attr->size && attr->size < sizeof(*attr) ? attr->size : sizeof(*attr);
+	memcpy(&n->attr, attr, copy);
+	/* Every attr in the file has the same size: ours. */
+	n->attr.size = sizeof(n->attr);
+	if (name) {
+		n->name = strdup(name);
+		if (!n->name)
+			return pc_err(ENOMEM);
+	}
+	w->nr_attrs++;
+	if (perfctr_perfdata_writer__add_ids(w, w->nr_attrs - 1, ids, nr_ids)) {
+		w->nr_attrs--;
+		free(n->name);
+		return pc_err(ENOMEM);
+	}
+	return (int)(w->nr_attrs - 1);
 }
 
-int perfctr_perfdata_writer__write(struct perfctr_perfdata_writer *w, const void *buf, size_t len)
+int perfctr_perfdata_writer__write(struct perfctr_perfdata_writer *w,
+				   const void *buf, size_t len)
 {
-	return pc_err(ENOSYS);
+	const unsigned char *p = buf;
+	size_t off = 0;
+
+	if (!w || (len && !buf))
+		return pc_err(EINVAL);
+	/* Whole records only: a torn record would misalign every reader. */
+	while (off < len) {
+		struct perf_event_header h;
+
+		if (len - off < sizeof(h))
+			return pc_err(EINVAL);
+		memcpy(&h, p + off, sizeof(h));
+		if (h.size < sizeof(h) || h.size > len - off)
+			return pc_err(EINVAL);
+		off += h.size;
+	}
+	if (w_put(w, buf, len))
+		return w->err;
+	w->data_size += len;
+	return 0;
 }
 
-int perfctr_perfdata_writer__add_build_id(struct perfctr_perfdata_writer *w, pid_t pid, uint16_t misc, const uint8_t *id, size_t id_size, const char *filename)
+int perfctr_perfdata_writer__add_build_id(struct perfctr_perfdata_writer *w,
+					  pid_t pid, uint16_t misc,
+					  const uint8_t *id, size_t id_size,
+					  const char *filename)
 {
-	return pc_err(ENOSYS);
+	struct w_build_id *n, *b;
+
+	if (!w || !id || !id_size || id_size > BUILD_ID_MAX || !filename)
+		return pc_err(EINVAL);
+	n = realloc(w->build_ids, (w->nr_build_ids + 1) * sizeof(*n));
+	if (!n)
+		return pc_err(ENOMEM);
+	w->build_ids = n;
+	b = &n[w->nr_build_ids];
+	memset(b, 0, sizeof(*b));
+	b->pid = pid;
+	b->misc = misc;
+	b->size = (uint8_t)id_size;
+	memcpy(b->id, id, id_size);
+	b->filename = strdup(filename);
+	if (!b->filename)
+		return pc_err(ENOMEM);
+	w->nr_build_ids++;
+	return 0;
 }
 
-void perfctr_perfdata_writer__set_sample_time(struct perfctr_perfdata_writer *w, uint64_t first, uint64_t last)
+void perfctr_perfdata_writer__set_sample_time(struct perfctr_perfdata_writer *w,
+					      uint64_t first, uint64_t last)
 {
-	return;
+	w->has_sample_time = true;
+	w->first_time = first;
+	w->last_time = last;
 }
 
 uint64_t perfctr_perfdata_writer__data_size(const struct perfctr_perfdata_writer *w)
 {
+	return w->data_size;
+}
+
+/* A whole tracefs file (they report size 0: read to EOF). */
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t cap = 0, n = 0;
+
+	if (!f)
+		return NULL;
+	for (;;) {
+		size_t got;
+
+		if (n == cap) {
+			char *nb = realloc(buf, cap ? cap * 2 : 8192);
+
+			if (!nb) {
+				free(buf);
+				fclose(f);
+				return NULL;
+			}
+			buf = nb;
+			cap = cap ? cap * 2 : 8192;
+		}
+		got = fread(buf + n, 1, cap - n, f);
+		n += got;
+		if (!got)
+			break;
+	}
+	fclose(f);
+	*len = n;
+	return buf;
+}
+
+struct tp_name {
+	char sys[128];
+	char name[128];
+};
+
+struct tp_find {
+	const char *root;
+	uint64_t id;
+	struct tp_name *out;
+};
+
+static int tp_find_cb(const char *sys, const char *name, void *ctx)
+{
+	struct tp_find *f = ctx;
+	uint64_t id;
+
+	if (pc_tracefs_id(f->root, sys, name, &id) == 0 && id == f->id) {
+		pc_strlcpy(f->out->sys, sys, sizeof(f->out->sys));
+		pc_strlcpy(f->out->name, name, sizeof(f->out->name));
+		return 1;
+	}
 	return 0;
+}
+
+/* The sys:name of tracepoint attr @a, from its name when that is right,
+ * else by a walk over tracefs. */
+static int tp_lookup(const char *root, const struct w_attr *a, struct tp_name *out)
+{
+	struct tp_find f = { root, a->attr.config, out };
+	const char *colon = a->name ? strchr(a->name, ':') : NULL;
+	uint64_t id;
+
+	if (colon && (size_t)(colon - a->name) < sizeof(out->sys)) {
+		memcpy(out->sys, a->name, (size_t)(colon - a->name));
+		out->sys[colon - a->name] = '\0';
+		pc_strlcpy(out->name, colon + 1, sizeof(out->name));
+		out->name[strcspn(out->name, ":/")] = '\0';
+		if (pc_tracefs_id(root, out->sys, out->name, &id) == 0 &&
+		    id == a->attr.config)
+			return 0;
+	}
+	return pc_tracefs_walk(root, NULL, NULL, tp_find_cb, &f) == 1 ? 0 : -ENOENT;
+}
+
+static void w_put_file(struct perfctr_perfdata_writer *w, const char *path,
+		       bool size32)
+{
+	size_t len = 0;
+	char *buf = slurp(path, &len);
+
+	if (size32)
+		w_put_u32(w, (uint32_t)len);
+	else
+		w_put_u64(w, len);
+	if (buf)
+		w_put(w, buf, len);
+	free(buf);
+}
+
+static bool has_tracepoints(const struct perfctr_perfdata_writer *w)
+{
+	for (size_t i = 0; i < w->nr_attrs; i++)
+		if (w->attrs[i].attr.type == PERF_TYPE_TRACEPOINT)
+			return true;
+	return false;
+}
+
+/*
+ * HEADER_TRACING_DATA, the layout perf's trace-event reader expects:
+ * magic "\027\010\104tracing", version "0.6", endianness, sizeof(long),
+ * page size, header_page and header_event, ftrace formats (none), the
+ * event formats by subsystem, kallsyms and printk formats (empty),
+ * saved cmdlines (empty).
+ */
+static void write_tracing_data(struct perfctr_perfdata_writer *w)
+{
+	static const char magic[] = { 23, 8, 68, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
+	char root[4096], path[4600];
+	struct tp_name *tps;
+	size_t nr = 0;
+	unsigned char c;
+	uint32_t nsys = 0;
+
+	if (pc_tracefs_root(w->tracefs_root, root, sizeof(root)))
+		root[0] = '\0';
+	tps = calloc(w->nr_attrs ? w->nr_attrs : 1, sizeof(*tps));
+	if (!tps) {
+		w->err = w->err ?: -ENOMEM;
+		return;
+	}
+	for (size_t i = 0; root[0] && i < w->nr_attrs; i++) {
+		struct tp_name t;
+		size_t j;
+
+		if (w->attrs[i].attr.type != PERF_TYPE_TRACEPOINT ||
+		    tp_lookup(root, &w->attrs[i], &t))
+			continue;
+		for (j = 0; j < nr; j++)
+			if (!strcmp(tps[j].sys, t.sys) && !strcmp(tps[j].name, t.name))
+				break;
+		if (j == nr)
+			tps[nr++] = t;
+	}
+
+	w_put(w, magic, sizeof(magic));
+	w_put(w, "0.6", 4);
+	c = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
+	w_put(w, &c, 1);
+	c = sizeof(long);
+	w_put(w, &c, 1);
+	w_put_u32(w, (uint32_t)sysconf(_SC_PAGESIZE));
+	w_put(w, "header_page", 12);
+	snprintf(path, sizeof(path), "%s/events/header_page", root);
+	w_put_file(w, path, false);
+	w_put(w, "header_event", 13);
+	snprintf(path, sizeof(path), "%s/events/header_event", root);
+	w_put_file(w, path, false);
+	w_put_u32(w, 0);		/* ftrace formats */
+
+	/* Subsystems, each with its events. */
+	for (size_t i = 0; i < nr; i++) {
+		size_t j;
+
+		for (j = 0; j < i; j++)
+			if (!strcmp(tps[j].sys, tps[i].sys))
+				break;
+		if (j == i)
+			nsys++;
+	}
+	w_put_u32(w, nsys);
+	for (size_t i = 0; i < nr; i++) {
+		uint32_t count = 0;
+		size_t j;
+
+		for (j = 0; j < i; j++)
+			if (!strcmp(tps[j].sys, tps[i].sys))
+				break;
+		if (j < i)
+			continue;
+		w_put(w, tps[i].sys, strlen(tps[i].sys) + 1);
+		for (j = i; j < nr; j++)
+			count += !strcmp(tps[j].sys, tps[i].sys);
+		w_put_u32(w, count);
+		for (j = i; j < nr; j++) {
+			if (strcmp(tps[j].sys, tps[i].sys))
+				continue;
+			snprintf(path, sizeof(path), "%s/events/%s/%s/format",
+				 root, tps[j].sys, tps[j].name);
+			w_put_file(w, path, false);
+		}
+	}
+	w_put_u32(w, 0);		/* kallsyms */
+	w_put_u32(w, 0);		/* ftrace_printk */
+	w_put_u64(w, 0);		/* saved cmdlines */
+	free(tps);
+}
+
+static void write_feature(struct perfctr_perfdata_writer *w, unsigned int feat)
+{
+	switch (feat) {
+	case PERFCTR_FEAT_TRACING_DATA:
+		write_tracing_data(w);
+		break;
+	case PERFCTR_FEAT_BUILD_ID:
+		for (size_t i = 0; i < w->nr_build_ids; i++) {
+			const struct w_build_id *b = &w->build_ids[i];
+			size_t olen = strlen(b->filename) + 1;
+			size_t flen = (olen + NAME_ALIGN - 1) / NAME_ALIGN * NAME_ALIGN;
+			/* header, pid, build_id[20] + size + pad (24 bytes) */
+			struct perf_event_header h = {
+				.type = PERFCTR_RECORD_HEADER_BUILD_ID,
+				.misc = (uint16_t)(b->misc | BUILD_ID_MISC_SIZE),
+				.size = (uint16_t)(8 + 4 + 24 + flen),
+			};
+			unsigned char idbuf[24] = { 0 };
+			int32_t pid = b->pid;
+
+			memcpy(idbuf, b->id, b->size);
+			idbuf[20] = b->size;
+			w_put(w, &h, sizeof(h));
+			w_put(w, &pid, sizeof(pid));
+			w_put(w, idbuf, sizeof(idbuf));
+			w_put(w, b->filename, olen);
+			w_zeros(w, flen - olen);
+		}
+		break;
+	case PERFCTR_FEAT_HOSTNAME:
+		w_put_string(w, w->hostname);
+		break;
+	case PERFCTR_FEAT_OSRELEASE:
+		w_put_string(w, w->osrelease);
+		break;
+	case PERFCTR_FEAT_VERSION:
+		w_put_string(w, w->version);
+		break;
+	case PERFCTR_FEAT_ARCH:
+		w_put_string(w, w->arch);
+		break;
+	case PERFCTR_FEAT_NRCPUS:
+		w_put_u32(w, w->nr_cpus_avail);
+		w_put_u32(w, w->nr_cpus_online);
+		break;
+	case PERFCTR_FEAT_CPUDESC:
+		w_put_string(w, w->cpudesc);
+		break;
+	case PERFCTR_FEAT_CPUID: {
+		char *id = x86_cpuid();
+
+		w_put_string(w, id ? id : "");
+		free(id);
+		break;
+	}
+	case PERFCTR_FEAT_TOTAL_MEM:
+		w_put_u64(w, total_mem_kb());
+		break;
+	case PERFCTR_FEAT_CMDLINE:
+		w_put_u32(w, (uint32_t)w->argc);
+		for (int i = 0; i < w->argc; i++)
+			w_put_string(w, w->argv[i]);
+		break;
+	case PERFCTR_FEAT_EVENT_DESC:
+		w_put_u32(w, (uint32_t)w->nr_attrs);
+		w_put_u32(w, (uint32_t)sizeof(struct perf_event_attr));
+		for (size_t i = 0; i < w->nr_attrs; i++) {
+			const struct w_attr *a = &w->attrs[i];
+
+			w_put(w, &a->attr, sizeof(a->attr));
+			w_put_u32(w, (uint32_t)a->nr_ids);
+			w_put_string(w, a->name ? a->name : "");
+			w_put(w, a->ids, a->nr_ids * sizeof(uint64_t));
+		}
+		break;
+	case PERFCTR_FEAT_SAMPLE_TIME:
+		w_put_u64(w, w->first_time);
+		w_put_u64(w, w->last_time);
+		break;
+	}
 }
 
 int perfctr_perfdata_writer__close(struct perfctr_perfdata_writer *w)
 {
-	return pc_err(ENOSYS);
+	struct file_header hdr;
+	struct file_section *index = NULL;
+	unsigned int feats[PERFCTR_FEAT_MAX];
+	size_t nr_feats = 0, i;
+	uint64_t index_off, *ids_off = NULL;
+	int ret;
+
+	if (!w)
+		return pc_err(EINVAL);
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.magic = PERF_MAGIC2;
+	hdr.size = sizeof(hdr);
+	hdr.attr_size = sizeof(struct perf_event_attr) + sizeof(struct file_section);
+	hdr.data.offset = sizeof(hdr);
+	hdr.data.size = w->data_size;
+
+	if (!w->no_features) {
+		static const unsigned int order[] = {
+			PERFCTR_FEAT_TRACING_DATA, PERFCTR_FEAT_BUILD_ID, PERFCTR_FEAT_HOSTNAME,
+			PERFCTR_FEAT_OSRELEASE, PERFCTR_FEAT_VERSION,
+			PERFCTR_FEAT_ARCH, PERFCTR_FEAT_NRCPUS,
+			PERFCTR_FEAT_CPUDESC, PERFCTR_FEAT_CPUID,
+			PERFCTR_FEAT_TOTAL_MEM, PERFCTR_FEAT_CMDLINE,
+			PERFCTR_FEAT_EVENT_DESC, PERFCTR_FEAT_SAMPLE_TIME,
+		};
+		char *cpuid = x86_cpuid();
+
+		for (i = 0; i < ARRAY_SIZE(order); i++) {
+			unsigned int f = order[i];
+
+			if (f == PERFCTR_FEAT_TRACING_DATA && !has_tracepoints(w))
+				continue;
+			if (f == PERFCTR_FEAT_BUILD_ID && !w->nr_build_ids)
+				continue;
+			if (f == PERFCTR_FEAT_CMDLINE && !w->argc)
+				continue;
+			if (f == PERFCTR_FEAT_SAMPLE_TIME && !w->has_sample_time)
+				continue;
+			if (f == PERFCTR_FEAT_CPUID && !cpuid)
+				continue;
+			feats[nr_feats++] = f;
+			feat_set(hdr.features, f);
+		}
+		free(cpuid);
+	}
+
+	/* Feature index right after the data, then the payloads. */
+	index_off = w_tell(w);
+	index = calloc(nr_feats ? nr_feats : 1, sizeof(*index));
+	ids_off = calloc(w->nr_attrs ? w->nr_attrs : 1, sizeof(*ids_off));
+	if (!index || !ids_off) {
+		if (!w->err)
+			w->err = -ENOMEM;
+		goto out;
+	}
+	w_zeros(w, nr_feats * sizeof(*index));
+	for (i = 0; i < nr_feats; i++) {
+		index[i].offset = w_tell(w);
+		write_feature(w, feats[i]);
+		index[i].size = w_tell(w) - index[i].offset;
+	}
+
+	/* Id arrays, then the attrs that point at them. */
+	for (i = 0; i < w->nr_attrs; i++) {
+		ids_off[i] = w_tell(w);
+		w_put(w, w->attrs[i].ids, w->attrs[i].nr_ids * sizeof(uint64_t));
+	}
+	hdr.attrs.offset = w_tell(w);
+	hdr.attrs.size = w->nr_attrs * hdr.attr_size;
+	for (i = 0; i < w->nr_attrs; i++) {
+		struct file_section s = {
+			.offset = ids_off[i],
+			.size = w->attrs[i].nr_ids * sizeof(uint64_t),
+		};
+
+		w_put(w, &w->attrs[i].attr, sizeof(w->attrs[i].attr));
+		w_put(w, &s, sizeof(s));
+	}
+	w_flush(w);
+	if (w->err)
+		goto out;
+	if (nr_feats && pwrite(w->fd, index, nr_feats * sizeof(*index),
+			       (off_t)index_off) != (ssize_t)(nr_feats * sizeof(*index)))
+		w->err = -errno;
+	/* Trim anything a longer earlier file left behind, then the header:
+	 * the last write turns the file valid. */
+	if (!w->err && ftruncate(w->fd, (off_t)w->pos) < 0)
+		w->err = -errno;
+	if (!w->err && pwrite(w->fd, &hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr))
+		w->err = errno ? -errno : -EIO;
+out:
+	ret = w->err;
+	if (w->owns_fd && close(w->fd) < 0 && !ret)
+		ret = -errno;
+	free(index);
+	free(ids_off);
+	writer_free(w);
+	return ret ? pc_err(-ret) : 0;
 }
 
-struct perfctr_perfdata * perfctr_perfdata__open(const char *path, const struct perfctr_perfdata_opts *opts)
+/* ================================================================ reader */
+
+struct r_attr {
+	struct perf_event_attr attr;
+	const uint64_t *ids;	/* into the file (copied if misaligned) */
+	uint64_t *ids_copy;
+	size_t nr_ids;
+	char *name;
+};
+
+struct perfctr_perfdata {
+	const unsigned char *base;
+	size_t size;
+	bool mapped;
+	struct file_header hdr;
+	struct file_section feat[256];	/* by feature bit, size 0 = absent */
+	struct r_attr *attrs;
+	size_t nr_attrs;
+	struct perfctr_decoder *decoder;
+	struct perfctr_build_id *build_ids;
+	size_t nr_build_ids;
+	char **cmdline;
+	int cmdline_argc;
+	bool cmdline_parsed;
+	char *strings[256];
+	uint64_t *bounce;	/* for misaligned records */
+};
+
+static bool in_file(const struct perfctr_perfdata *pd, uint64_t off, uint64_t len)
 {
-	errno = ENOSYS;
-	return NULL;
+	return off <= pd->size && len <= pd->size - off;
 }
 
-struct perfctr_perfdata * perfctr_perfdata__open_mem(const void *buf, size_t size, const struct perfctr_perfdata_opts *opts)
+/* A perf string at [*off, end): u32 len then len bytes, NUL inside. */
+static const char *r_string(const struct perfctr_perfdata *pd, uint64_t *off,
+			    uint64_t end)
 {
-	errno = ENOSYS;
-	return NULL;
+	uint32_t len;
+	const char *s;
+
+	if (*off > end || end - *off < 4)
+		return NULL;
+	memcpy(&len, pd->base + *off, 4);
+	if (len > end - *off - 4)
+		return NULL;
+	s = (const char *)pd->base + *off + 4;
+	if (!len || !memchr(s, '\0', len))
+		return NULL;
+	*off += 4 + (uint64_t)len;
+	return s;
+}
+
+static int parse_event_desc(struct perfctr_perfdata *pd)
+{
+	const struct file_section *s = &pd->feat[PERFCTR_FEAT_EVENT_DESC];
+	uint64_t off = s->offset, end = s->offset + s->size;
+	uint32_t nr, attr_size;
+
+	if (!s->size)
+		return 0;
+	if (end - off < 8)
+		return -EINVAL;
+	memcpy(&nr, pd->base + off, 4);
+	memcpy(&attr_size, pd->base + off + 4, 4);
+	off += 8;
+	if (attr_size < PERF_ATTR_SIZE_VER0)
+		return -EINVAL;
+	for (uint32_t i = 0; i < nr; i++) {
+		uint32_t nr_ids;
+		const char *name;
+
+		if (end - off < (uint64_t)attr_size + 4)
+			return -EINVAL;
+		off += attr_size;
+		memcpy(&nr_ids, pd->base + off, 4);
+		off += 4;
+		name = r_string(pd, &off, end);
+		if (!name)
+			return -EINVAL;
+		if ((uint64_t)nr_ids > (end - off) / 8)
+			return -EINVAL;
+		off += (uint64_t)nr_ids * 8;
+		if (i < pd->nr_attrs && !pd->attrs[i].name && *name) {
+			pd->attrs[i].name = strdup(name);
+			if (!pd->attrs[i].name)
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static int parse_build_ids(struct perfctr_perfdata *pd)
+{
+	const struct file_section *s = &pd->feat[PERFCTR_FEAT_BUILD_ID];
+	uint64_t off = s->offset, end = s->offset + s->size;
+
+	while (s->size && end - off >= 8 + 4 + 24) {
+		struct perf_event_header h;
+		struct perfctr_build_id *n, *b;
+		const char *fname;
+		size_t flen;
+		int32_t pid;
+
+		memcpy(&h, pd->base + off, sizeof(h));
+		if (h.size < 8 + 4 + 24 || h.size > end - off)
+			return -EINVAL;
+		fname = (const char *)pd->base + off + 36;
+		flen = h.size - 36u;
+		if (!memchr(fname, '\0', flen))
+			return -EINVAL;
+		n = realloc(pd->build_ids, (pd->nr_build_ids + 1) * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		pd->build_ids = n;
+		b = &n[pd->nr_build_ids];
+		memset(b, 0, sizeof(*b));
+		memcpy(&pid, pd->base + off + 8, 4);
+		b->pid = pid;
+		b->misc = h.misc & (uint16_t)~BUILD_ID_MISC_SIZE;
+		memcpy(b->id, pd->base + off + 12, BUILD_ID_MAX);
+		b->size = BUILD_ID_MAX;
+		if (h.misc & BUILD_ID_MISC_SIZE) {
+			b->size = pd->base[off + 12 + 20];
+			if (b->size > BUILD_ID_MAX)
+				return -EINVAL;
+		}
+		b->filename = strdup(fname);
+		if (!b->filename)
+			return -ENOMEM;
+		pd->nr_build_ids++;
+		off += h.size;
+	}
+	return 0;
 }
 
 void perfctr_perfdata__close(struct perfctr_perfdata *pd)
 {
-	return;
+	if (!pd)
+		return;
+	for (size_t i = 0; i < pd->nr_attrs; i++) {
+		free(pd->attrs[i].ids_copy);
+		free(pd->attrs[i].name);
+	}
+	free(pd->attrs);
+	perfctr_decoder__delete(pd->decoder);
+	for (size_t i = 0; i < pd->nr_build_ids; i++)
+		free((char *)pd->build_ids[i].filename);
+	free(pd->build_ids);
+	for (int i = 0; i < pd->cmdline_argc; i++)
+		free(pd->cmdline[i]);
+	free(pd->cmdline);
+	for (size_t i = 0; i < ARRAY_SIZE(pd->strings); i++)
+		free(pd->strings[i]);
+	free(pd->bounce);
+	if (pd->mapped)
+		munmap((void *)pd->base, pd->size);
+	free(pd);
+}
+
+static int reader_init(struct perfctr_perfdata *pd)
+{
+	struct file_header *h = &pd->hdr;
+	uint64_t attr_file_size, nr, index_off;
+	size_t nr_feats = 0;
+	int ret;
+
+	if (pd->size < 16)
+		return -EINVAL;
+	memcpy(&h->magic, pd->base, 8);
+	if (h->magic == PERF_MAGIC2_SW)
+		return -EOPNOTSUPP;
+	if (h->magic != PERF_MAGIC2)
+		return -EINVAL;
+	memcpy(&h->size, pd->base + 8, 8);
+	if (h->size == 16)
+		return -EOPNOTSUPP;	/* pipe mode: records carry the attrs */
+	if (h->size < sizeof(*h) || pd->size < sizeof(*h))
+		return -EINVAL;
+	memcpy(h, pd->base, sizeof(*h));
+	if (h->attr_size <= sizeof(struct file_section) + PERF_ATTR_SIZE_VER0 - 1 ||
+	    h->attr_size > 4096)
+		return -EINVAL;
+	if (!in_file(pd, h->attrs.offset, h->attrs.size) ||
+	    !in_file(pd, h->data.offset, h->data.size) ||
+	    h->attrs.size % h->attr_size)
+		return -EINVAL;
+
+	attr_file_size = h->attr_size - sizeof(struct file_section);
+	nr = h->attrs.size / h->attr_size;
+	pd->decoder = perfctr_decoder__new();
+	if (!pd->decoder)
+		return -ENOMEM;
+	pd->attrs = calloc(nr ? nr : 1, sizeof(*pd->attrs));
+	if (!pd->attrs)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < nr; i++) {
+		const unsigned char *e = pd->base + h->attrs.offset + i * h->attr_size;
+		struct r_attr *a = &pd->attrs[i];
+		struct file_section ids;
+		size_t copy = attr_file_size < sizeof(a->attr) ?
+			      attr_file_size : sizeof(a->attr);
+
+		memcpy(&a->attr, e, copy);
+		a->attr.size = (uint32_t)copy;
+		memcpy(&ids, e + attr_file_size, sizeof(ids));
+		if (!in_file(pd, ids.offset, ids.size) || ids.size % 8)
+			return -EINVAL;
+		a->nr_ids = ids.size / 8;
+		if (((uintptr_t)(pd->base + ids.offset)) % 8) {
+			a->ids_copy = malloc(ids.size ? ids.size : 1);
+			if (!a->ids_copy)
+				return -ENOMEM;
+			memcpy(a->ids_copy, pd->base + ids.offset, ids.size);
+			a->ids = a->ids_copy;
+		} else {
+			a->ids = (const void *)(pd->base + ids.offset);
+		}
+		pd->nr_attrs++;
+		ret = perfctr_decoder__add_attr(pd->decoder, &a->attr, a->ids,
+						a->nr_ids);
+		if (ret < 0)
+			return ret;
+	}
+
+	/* The feature index follows the data section. */
+	for (unsigned int f = 1; f < 256; f++)
+		if (feat_test(h->features, f))
+			nr_feats++;
+	index_off = h->data.offset + h->data.size;
+	if (nr_feats && in_file(pd, index_off, nr_feats * sizeof(struct file_section))) {
+		size_t k = 0;
+
+		for (unsigned int f = 1; f < 256; f++) {
+			struct file_section s;
+
+			if (!feat_test(h->features, f))
+				continue;
+			memcpy(&s, pd->base + index_off + k++ * sizeof(s), sizeof(s));
+			if (in_file(pd, s.offset, s.size))
+				pd->feat[f] = s;
+		}
+	}
+	/* Malformed optional sections are ignored, as perf does. */
+	if (parse_event_desc(pd) == -ENOMEM || parse_build_ids(pd) == -ENOMEM)
+		return -ENOMEM;
+	return 0;
+}
+
+struct perfctr_perfdata *
+perfctr_perfdata__open_mem(const void *buf, size_t size,
+			   const struct perfctr_perfdata_opts *opts)
+{
+	struct perfctr_perfdata *pd;
+	int ret;
+
+	if (!buf || !pc_opts_valid(opts, sizeof(*opts))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	pd = calloc(1, sizeof(*pd));
+	if (!pd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pd->base = buf;
+	pd->size = size;
+	ret = reader_init(pd);
+	if (ret) {
+		perfctr_perfdata__close(pd);
+		errno = -ret;
+		return NULL;
+	}
+	return pd;
+}
+
+struct perfctr_perfdata *
+perfctr_perfdata__open(const char *path, const struct perfctr_perfdata_opts *opts)
+{
+	struct perfctr_perfdata *pd;
+	struct stat st;
+	void *map;
+	int fd, e;
+
+	if (!path || !pc_opts_valid(opts, sizeof(*opts))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return NULL;
+	}
+	if (st.st_size < (off_t)sizeof(struct file_header)) {
+		close(fd);
+		errno = EINVAL;
+		return NULL;
+	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	e = errno;
+	close(fd);
+	if (map == MAP_FAILED) {
+		errno = e;
+		return NULL;
+	}
+	pd = perfctr_perfdata__open_mem(map, (size_t)st.st_size, opts);
+	if (!pd) {
+		e = errno;
+		munmap(map, (size_t)st.st_size);
+		errno = e;
+		return NULL;
+	}
+	pd->mapped = true;
+	return pd;
 }
 
 size_t perfctr_perfdata__nr_attrs(const struct perfctr_perfdata *pd)
 {
+	return pd->nr_attrs;
+}
+
+const struct perf_event_attr *
+perfctr_perfdata__attr(const struct perfctr_perfdata *pd, size_t idx)
+{
+	return idx < pd->nr_attrs ? &pd->attrs[idx].attr : NULL;
+}
+
+const char *perfctr_perfdata__attr_name(const struct perfctr_perfdata *pd,
+					size_t idx)
+{
+	return idx < pd->nr_attrs ? pd->attrs[idx].name : NULL;
+}
+
+size_t perfctr_perfdata__attr_ids(const struct perfctr_perfdata *pd, size_t idx,
+				  const uint64_t **ids)
+{
+	if (idx >= pd->nr_attrs) {
+		if (ids)
+			*ids = NULL;
+		return 0;
+	}
+	if (ids)
+		*ids = pd->attrs[idx].ids;
+	return pd->attrs[idx].nr_ids;
+}
+
+const struct perfctr_decoder *
+perfctr_perfdata__decoder(const struct perfctr_perfdata *pd)
+{
+	return pd->decoder;
+}
+
+bool perfctr_perfdata__has_feature(const struct perfctr_perfdata *pd,
+				   unsigned int feat)
+{
+	return feat_test(pd->hdr.features, feat);
+}
+
+int perfctr_perfdata__feature(const struct perfctr_perfdata *pd,
+			      unsigned int feat, const void **data, size_t *size)
+{
+	if (!feat_test(pd->hdr.features, feat))
+		return pc_err(ENOENT);
+	if (!pd->feat[feat].size && !pd->feat[feat].offset)
+		return pc_err(EINVAL);
+	if (data)
+		*data = pd->base + pd->feat[feat].offset;
+	if (size)
+		*size = pd->feat[feat].size;
 	return 0;
 }
 
-const struct perf_event_attr * perfctr_perfdata__attr(const struct perfctr_perfdata *pd, size_t idx)
+const char *perfctr_perfdata__string(const struct perfctr_perfdata *pd,
+				     unsigned int feat)
 {
-	errno = ENOSYS;
-	return NULL;
+	struct perfctr_perfdata *mpd = (struct perfctr_perfdata *)pd;
+	const struct file_section *s;
+	uint64_t off;
+	const char *str;
+
+	switch (feat) {
+	case PERFCTR_FEAT_HOSTNAME: case PERFCTR_FEAT_OSRELEASE:
+	case PERFCTR_FEAT_VERSION: case PERFCTR_FEAT_ARCH:
+	case PERFCTR_FEAT_CPUDESC: case PERFCTR_FEAT_CPUID:
+		break;
+	default:
+		return NULL;
+	}
+	if (pd->strings[feat])
+		return pd->strings[feat];
+	s = &pd->feat[feat];
+	if (!s->size)
+		return NULL;
+	off = s->offset;
+	str = r_string(pd, &off, s->offset + s->size);
+	if (!str)
+		return NULL;
+	/* Cached as a copy: the reader's strings outlive nothing else. */
+	mpd->strings[feat] = strdup(str);
+	return mpd->strings[feat];
 }
 
-const char * perfctr_perfdata__attr_name(const struct perfctr_perfdata *pd, size_t idx)
+int perfctr_perfdata__nr_cpus(const struct perfctr_perfdata *pd,
+			      uint32_t *avail, uint32_t *online)
 {
-	errno = ENOSYS;
-	return NULL;
-}
+	const struct file_section *s = &pd->feat[PERFCTR_FEAT_NRCPUS];
+	uint32_t v[2];
 
-size_t perfctr_perfdata__attr_ids(const struct perfctr_perfdata *pd, size_t idx, const uint64_t **ids)
-{
+	if (s->size < 8)
+		return pc_err(ENOENT);
+	memcpy(v, pd->base + s->offset, 8);
+	if (avail)
+		*avail = v[0];
+	if (online)
+		*online = v[1];
 	return 0;
 }
 
-const struct perfctr_decoder * perfctr_perfdata__decoder(const struct perfctr_perfdata *pd)
+int perfctr_perfdata__cmdline(const struct perfctr_perfdata *pd,
+			      const char *const **argv)
 {
-	errno = ENOSYS;
-	return NULL;
-}
+	struct perfctr_perfdata *mpd = (struct perfctr_perfdata *)pd;
+	const struct file_section *s = &pd->feat[PERFCTR_FEAT_CMDLINE];
 
-bool perfctr_perfdata__has_feature(const struct perfctr_perfdata *pd, unsigned int feat)
-{
-	return false;
-}
+	if (!pd->cmdline_parsed) {
+		uint64_t off = s->offset, end = s->offset + s->size;
+		uint32_t nr;
 
-int perfctr_perfdata__feature(const struct perfctr_perfdata *pd, unsigned int feat, const void **data, size_t *size)
-{
-	return pc_err(ENOSYS);
-}
+		mpd->cmdline_parsed = true;
+		if (s->size < 4)
+			return pc_err(ENOENT);
+		memcpy(&nr, pd->base + off, 4);
+		off += 4;
+		if (nr > (end - off) / 4)
+			return pc_err(EINVAL);
+		mpd->cmdline = calloc((size_t)nr + 1, sizeof(char *));
+		if (!mpd->cmdline)
+			return pc_err(ENOMEM);
+		for (uint32_t i = 0; i < nr; i++) {
+			const char *a = r_string(pd, &off, end);
 
-const char * perfctr_perfdata__string(const struct perfctr_perfdata *pd, unsigned int feat)
-{
-	errno = ENOSYS;
-	return NULL;
-}
-
-int perfctr_perfdata__nr_cpus(const struct perfctr_perfdata *pd, uint32_t *avail, uint32_t *online)
-{
-	return pc_err(ENOSYS);
-}
-
-int perfctr_perfdata__cmdline(const struct perfctr_perfdata *pd, const char *const **argv)
-{
-	return pc_err(ENOSYS);
+			if (!a)
+				break;
+			mpd->cmdline[mpd->cmdline_argc] = strdup(a);
+			if (!mpd->cmdline[mpd->cmdline_argc])
+				break;
+			mpd->cmdline_argc++;
+		}
+	}
+	if (!pd->cmdline)
+		return pc_err(ENOENT);
+	if (argv)
+		*argv = (const char *const *)pd->cmdline;
+	return pd->cmdline_argc;
 }
 
 size_t perfctr_perfdata__nr_build_ids(const struct perfctr_perfdata *pd)
 {
+	return pd->nr_build_ids;
+}
+
+int perfctr_perfdata__build_id(const struct perfctr_perfdata *pd, size_t idx,
+			       struct perfctr_build_id *out)
+{
+	if (idx >= pd->nr_build_ids || !out)
+		return pc_err(EINVAL);
+	*out = pd->build_ids[idx];
 	return 0;
 }
 
-int perfctr_perfdata__build_id(const struct perfctr_perfdata *pd, size_t idx, struct perfctr_build_id *out)
+int perfctr_perfdata__sample_time(const struct perfctr_perfdata *pd,
+				  uint64_t *first, uint64_t *last)
 {
-	return pc_err(ENOSYS);
-}
+	const struct file_section *s = &pd->feat[PERFCTR_FEAT_SAMPLE_TIME];
 
-int perfctr_perfdata__sample_time(const struct perfctr_perfdata *pd, uint64_t *first, uint64_t *last)
-{
-	return pc_err(ENOSYS);
+	if (s->size < 16)
+		return pc_err(ENOENT);
+	if (first)
+		memcpy(first, pd->base + s->offset, 8);
+	if (last)
+		memcpy(last, pd->base + s->offset + 8, 8);
+	return 0;
 }
 
 uint64_t perfctr_perfdata__data_size(const struct perfctr_perfdata *pd)
 {
-	return 0;
+	return pd->hdr.data.size;
 }
 
-int perfctr_perfdata__next(struct perfctr_perfdata *pd, uint64_t *cursor, const struct perf_event_header **hdr)
+int perfctr_perfdata__next(struct perfctr_perfdata *pd, uint64_t *cursor,
+			   const struct perf_event_header **hdr)
 {
-	return pc_err(ENOSYS);
-}
+	struct perf_event_header h;
+	const unsigned char *p;
+	uint64_t left;
 
+	if (!cursor || !hdr)
+		return pc_err(EINVAL);
+	if (*cursor >= pd->hdr.data.size)
+		return 0;
+	left = pd->hdr.data.size - *cursor;
+	if (left < sizeof(h))
+		return pc_err(EINVAL);
+	p = pd->base + pd->hdr.data.offset + *cursor;
+	memcpy(&h, p, sizeof(h));
+	if (h.size < sizeof(h) || h.size > left)
+		return pc_err(EINVAL);
+	if ((uintptr_t)p % 8) {
+		if (!pd->bounce) {
+			pd->bounce = malloc(65536);
+			if (!pd->bounce)
+				return pc_err(ENOMEM);
+		}
+		memcpy(pd->bounce, p, h.size);
+		p = (const unsigned char *)pd->bounce;
+	}
+	*hdr = (const void *)p;
+	*cursor += h.size;
+	return 1;
+}

@@ -1,103 +1,536 @@
 // SPDX-License-Identifier: LGPL-2.1
-/* Placeholder: the API of sampler.h, not implemented yet (ENOSYS). */
+/*
+ * The sampler: sampling events opened on the positions of a mode (one
+ * per CPU, or one per thread), one ring per position with every other
+ * event of that position redirected into it (SET_OUTPUT).
+ */
+#include <dirent.h>
 #include <errno.h>
-#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "common/internal.h"
 #include "perfctr/sampler.h"
+#include "sys/sys.h"
 
-struct perfctr_sampler * perfctr_sampler__new(const struct perfctr_sampler_opts *opts)
+struct s_attr {
+	struct perf_event_attr attr;
+	char *name;
+	uint64_t *ids;		/* one per position, after open */
+};
+
+struct position {
+	pid_t tid;
+	int cpu;
+};
+
+struct perfctr_sampler {
+	struct perfctr_sampler_opts opts;
+	struct s_attr *attrs;
+	size_t nr_attrs;
+	struct position *pos;
+	size_t nr_pos;
+	int *fds;		/* [attr * nr_pos + pos] */
+	struct perfctr_ring **rings;
+	struct perfctr_decoder *decoder;
+	bool opened;
+};
+
+struct perfctr_sampler *perfctr_sampler__new(const struct perfctr_sampler_opts *opts)
 {
-	errno = ENOSYS;
-	return NULL;
+	struct perfctr_sampler *s;
+
+	if (!pc_opts_valid(opts, sizeof(*opts))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (opts)
+		memcpy(&s->opts, opts,
+		       opts->sz < sizeof(s->opts) ? opts->sz : sizeof(s->opts));
+	s->opts.sz = sizeof(s->opts);
+	if (s->opts.mode > PERFCTR_SAMPLER_SYSTEM ||
+	    (s->opts.data_pages & (s->opts.data_pages - 1))) {
+		free(s);
+		errno = EINVAL;
+		return NULL;
+	}
+	return s;
+}
+
+static void close_all(struct perfctr_sampler *s)
+{
+	if (s->rings)
+		for (size_t p = 0; p < s->nr_pos; p++)
+			perfctr_ring__delete(s->rings[p]);
+	free(s->rings);
+	s->rings = NULL;
+	if (s->fds)
+		for (size_t i = 0; i < s->nr_attrs * s->nr_pos; i++)
+			if (s->fds[i] >= 0)
+				close(s->fds[i]);
+	free(s->fds);
+	s->fds = NULL;
+	for (size_t i = 0; i < s->nr_attrs; i++) {
+		free(s->attrs[i].ids);
+		s->attrs[i].ids = NULL;
+	}
+	perfctr_decoder__delete(s->decoder);
+	s->decoder = NULL;
+	free(s->pos);
+	s->pos = NULL;
+	s->nr_pos = 0;
+	s->opened = false;
 }
 
 void perfctr_sampler__delete(struct perfctr_sampler *s)
 {
-	return;
+	if (!s)
+		return;
+	close_all(s);
+	for (size_t i = 0; i < s->nr_attrs; i++)
+		free(s->attrs[i].name);
+	free(s->attrs);
+	free(s);
 }
 
-int perfctr_sampler__add_attr(struct perfctr_sampler *s, const struct perf_event_attr *attr, const char *name)
+static bool fixed_period_sw(const struct perf_event_attr *a)
 {
-	return pc_err(ENOSYS);
+	return !a->freq && (a->type == PERF_TYPE_SOFTWARE ||
+			    a->type == PERF_TYPE_TRACEPOINT);
+}
+
+/* The attr as it will be opened (see sampler.h for the rules). */
+static void adjust_attr(const struct perfctr_sampler *s, struct perf_event_attr *a)
+{
+	const struct perfctr_sampler_opts *o = &s->opts;
+
+	a->size = sizeof(*a);
+	a->disabled = 1;
+	a->enable_on_exec = o->enable_on_exec;
+	a->sample_id_all = 1;
+	a->inherit = o->mode == PERFCTR_SAMPLER_DEFAULT ||
+		     (o->mode == PERFCTR_SAMPLER_CPUS && o->pid > 0);
+	if (s->nr_attrs > 1)
+		a->sample_type |= PERF_SAMPLE_IDENTIFIER;
+	if (a->inherit && (a->sample_type & PERF_SAMPLE_READ))
+		a->sample_type |= PERF_SAMPLE_TID;
+	a->write_backward = o->overwrite;
+	if (o->wakeup_watermark) {
+		a->watermark = 1;
+		a->wakeup_watermark = o->wakeup_watermark;
+	} else if (o->wakeup_events) {
+		a->watermark = 0;
+		a->wakeup_events = o->wakeup_events;
+	}
+	/* Kernel-facts item 2: with PERIOD in sample_type, software and
+	 * tracepoint events sample on every event whatever the period. */
+	if (!o->keep_sample_period && fixed_period_sw(a))
+		a->sample_type &= ~(uint64_t)PERF_SAMPLE_PERIOD;
+}
+
+int perfctr_sampler__add_attr(struct perfctr_sampler *s,
+			      const struct perf_event_attr *attr,
+			      const char *name)
+{
+	struct s_attr *n;
+	size_t copy;
+
+	if (!s || !attr)
+		return pc_err(EINVAL);
+	if (s->opened)
+		return pc_err(EBUSY);
+	n = realloc(s->attrs, (s->nr_attrs + 1) * sizeof(*n));
+	if (!n)
+		return pc_err(ENOMEM);
+	s->attrs = n;
+	n = &s->attrs[s->nr_attrs];
+	memset(n, 0, sizeof(*n));
+	copy = attr->size && attr->size < sizeof(n->attr) ? attr->size : sizeof(n->attr);
+	memcpy(&n->attr, attr, copy);
+	if (name) {
+		n->name = strdup(name);
+		if (!n->name)
+			return pc_err(ENOMEM);
+	}
+	s->nr_attrs++;
+	/* IDENTIFIER depends on the number of attrs: redo them all. */
+	for (size_t i = 0; i < s->nr_attrs; i++)
+		adjust_attr(s, &s->attrs[i].attr);
+	return (int)(s->nr_attrs - 1);
+}
+
+/* "0-3,6" -> CPU numbers; returns how many, or -EINVAL. */
+static int parse_cpulist(const char *list, int **out)
+{
+	int *cpus = NULL;
+	size_t n = 0;
+	const char *p = list;
+
+	while (*p) {
+		char *end;
+		unsigned long a, b;
+
+		if (*p < '0' || *p > '9')
+			goto bad;
+		a = strtoul(p, &end, 10);
+		b = a;
+		p = end;
+		if (*p == '-') {
+			p++;
+			if (*p < '0' || *p > '9')
+				goto bad;
+			b = strtoul(p, &end, 10);
+			p = end;
+		}
+		if (b < a || b > 65535)
+			goto bad;
+		for (unsigned long c = a; c <= b; c++) {
+			int *nc = realloc(cpus, (n + 1) * sizeof(*nc));
+
+			if (!nc) {
+				free(cpus);
+				return -ENOMEM;
+			}
+			cpus = nc;
+			cpus[n++] = (int)c;
+		}
+		if (*p == ',')
+			p++;
+		else if (*p && *p != '\n')
+			goto bad;
+		else
+			break;
+	}
+	if (!n)
+		goto bad;
+	*out = cpus;
+	return (int)n;
+bad:
+	free(cpus);
+	return -EINVAL;
+}
+
+static int add_pos(struct perfctr_sampler *s, pid_t tid, int cpu)
+{
+	struct position *n = realloc(s->pos, (s->nr_pos + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	s->pos = n;
+	n[s->nr_pos].tid = tid;
+	n[s->nr_pos].cpu = cpu;
+	s->nr_pos++;
+	return 0;
+}
+
+static int make_positions(struct perfctr_sampler *s)
+{
+	const struct perfctr_sampler_opts *o = &s->opts;
+	char online[4096];
+	int *cpus = NULL, nr, ret = 0;
+	pid_t pid = o->pid;
+
+	if (o->mode == PERFCTR_SAMPLER_PER_THREAD) {
+		char path[64];
+		DIR *d;
+		struct dirent *de;
+
+		if (pid <= 0)
+			pid = getpid();
+		snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+		d = opendir(path);
+		if (!d)
+			return errno == ENOENT ? -ESRCH : -errno;
+		while ((de = readdir(d))) {
+			uint64_t tid;
+
+			if (de->d_name[0] == '.' || pc_parse_u64(de->d_name, 10, &tid))
+				continue;
+			ret = add_pos(s, (pid_t)tid, -1);
+			if (ret)
+				break;
+		}
+		closedir(d);
+		return ret;
+	}
+
+	if (o->mode == PERFCTR_SAMPLER_CPUS && o->cpus && *o->cpus) {
+		nr = parse_cpulist(o->cpus, &cpus);
+	} else {
+		ret = sys_online_cpus(online, sizeof(online));
+		if (ret < 0)
+			return ret;
+		ret = 0;
+		nr = parse_cpulist(online, &cpus);
+	}
+	if (nr < 0)
+		return nr;
+	if (o->mode == PERFCTR_SAMPLER_DEFAULT)
+		pid = pid > 0 ? pid : getpid();
+	else if (o->mode == PERFCTR_SAMPLER_SYSTEM || pid <= 0)
+		pid = -1;
+	for (int i = 0; i < nr && !ret; i++)
+		ret = add_pos(s, pid, cpus[i]);
+	free(cpus);
+	return ret;
+}
+
+static int open_one(struct perf_event_attr *a, pid_t tid, int cpu)
+{
+	int fd = sys_perf_event_open(a, tid, cpu, -1, 0);
+
+	/* PERF_FORMAT_LOST is 6.0+: retry without it on older kernels. */
+	if (fd == -EINVAL && (a->read_format & PERF_FORMAT_LOST)) {
+		a->read_format &= ~(uint64_t)PERF_FORMAT_LOST;
+		fd = sys_perf_event_open(a, tid, cpu, -1, 0);
+		if (fd < 0)
+			a->read_format |= PERF_FORMAT_LOST;
+	}
+	return fd;
 }
 
 int perfctr_sampler__open(struct perfctr_sampler *s)
 {
-	return pc_err(ENOSYS);
+	PERFCTR_OPTS(perfctr_ring_opts, ropts);
+	int ret;
+
+	if (!s || !s->nr_attrs)
+		return pc_err(EINVAL);
+	if (s->opened)
+		return pc_err(EBUSY);
+	ret = make_positions(s);
+	if (ret)
+		goto fail;
+	if (!s->nr_pos) {
+		ret = -ESRCH;
+		goto fail;
+	}
+	s->fds = malloc(s->nr_attrs * s->nr_pos * sizeof(int));
+	s->rings = calloc(s->nr_pos, sizeof(*s->rings));
+	s->decoder = perfctr_decoder__new();
+	if (!s->fds || !s->rings || !s->decoder) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	for (size_t i = 0; i < s->nr_attrs * s->nr_pos; i++)
+		s->fds[i] = -1;
+	for (size_t i = 0; i < s->nr_attrs; i++) {
+		s->attrs[i].ids = calloc(s->nr_pos, sizeof(uint64_t));
+		if (!s->attrs[i].ids) {
+			ret = -ENOMEM;
+			goto fail;
+		}
+		/* Ask for the kernel's own lost count (kept if supported). */
+		s->attrs[i].attr.read_format |= PERF_FORMAT_LOST;
+	}
+	ropts.data_pages = s->opts.data_pages;
+	ropts.overwrite = s->opts.overwrite;
+	for (size_t p = 0; p < s->nr_pos; p++) {
+		for (size_t i = 0; i < s->nr_attrs; i++) {
+			int fd = open_one(&s->attrs[i].attr, s->pos[p].tid,
+					  s->pos[p].cpu);
+
+			if (fd < 0) {
+				ret = fd;
+				goto fail;
+			}
+			s->fds[i * s->nr_pos + p] = fd;
+			ret = sys_perf_id(fd, &s->attrs[i].ids[p]);
+			if (ret)
+				goto fail;
+			if (i == 0) {
+				s->rings[p] = perfctr_ring__new(fd, &ropts);
+				if (!s->rings[p]) {
+					ret = -errno;
+					goto fail;
+				}
+			} else {
+				ret = perfctr_ring__add_fd(s->rings[p], fd);
+				if (ret)
+					goto fail;
+			}
+		}
+	}
+	for (size_t i = 0; i < s->nr_attrs; i++) {
+		ret = perfctr_decoder__add_attr(s->decoder, &s->attrs[i].attr,
+						s->attrs[i].ids, s->nr_pos);
+		if (ret < 0)
+			goto fail;
+	}
+	s->opened = true;
+	return 0;
+fail:
+	close_all(s);
+	for (size_t i = 0; i < s->nr_attrs; i++)
+		adjust_attr(s, &s->attrs[i].attr);
+	return pc_err(-ret);
+}
+
+static int toggle(struct perfctr_sampler *s, bool on)
+{
+	if (!s->opened)
+		return pc_err(EINVAL);
+	for (size_t i = 0; i < s->nr_attrs * s->nr_pos; i++) {
+		int ret = on ? sys_perf_enable(s->fds[i], false)
+			     : sys_perf_disable(s->fds[i], false);
+
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 int perfctr_sampler__enable(struct perfctr_sampler *s)
 {
-	return pc_err(ENOSYS);
+	return toggle(s, true);
 }
 
 int perfctr_sampler__disable(struct perfctr_sampler *s)
 {
-	return pc_err(ENOSYS);
+	return toggle(s, false);
 }
 
 size_t perfctr_sampler__nr_attrs(const struct perfctr_sampler *s)
 {
-	return 0;
+	return s->nr_attrs;
 }
 
-const struct perf_event_attr * perfctr_sampler__attr(const struct perfctr_sampler *s, size_t idx)
+const struct perf_event_attr *
+perfctr_sampler__attr(const struct perfctr_sampler *s, size_t idx)
 {
-	errno = ENOSYS;
-	return NULL;
+	return idx < s->nr_attrs ? &s->attrs[idx].attr : NULL;
 }
 
-const char * perfctr_sampler__name(const struct perfctr_sampler *s, size_t idx)
+const char *perfctr_sampler__name(const struct perfctr_sampler *s, size_t idx)
 {
-	errno = ENOSYS;
-	return NULL;
+	return idx < s->nr_attrs ? s->attrs[idx].name : NULL;
 }
 
-size_t perfctr_sampler__ids(const struct perfctr_sampler *s, size_t idx, const uint64_t **ids)
+size_t perfctr_sampler__ids(const struct perfctr_sampler *s, size_t idx,
+			    const uint64_t **ids)
 {
-	return 0;
+	if (idx >= s->nr_attrs || !s->opened) {
+		if (ids)
+			*ids = NULL;
+		return 0;
+	}
+	if (ids)
+		*ids = s->attrs[idx].ids;
+	return s->nr_pos;
 }
 
 size_t perfctr_sampler__nr_rings(const struct perfctr_sampler *s)
 {
-	return 0;
+	return s->opened ? s->nr_pos : 0;
 }
 
-struct perfctr_ring *const * perfctr_sampler__rings(const struct perfctr_sampler *s)
+struct perfctr_ring *const *perfctr_sampler__rings(const struct perfctr_sampler *s)
 {
-	errno = ENOSYS;
-	return NULL;
+	return s->opened ? s->rings : NULL;
 }
 
 int perfctr_sampler__ring_cpu(const struct perfctr_sampler *s, size_t idx)
 {
-	return pc_err(ENOSYS);
+	return idx < s->nr_pos ? s->pos[idx].cpu : -1;
 }
 
 pid_t perfctr_sampler__ring_tid(const struct perfctr_sampler *s, size_t idx)
 {
-	return pc_err(ENOSYS);
+	return idx < s->nr_pos ? s->pos[idx].tid : -1;
 }
 
-int perfctr_sampler__fd(const struct perfctr_sampler *s, size_t idx, size_t ring_idx)
+int perfctr_sampler__fd(const struct perfctr_sampler *s, size_t idx,
+			size_t ring_idx)
 {
-	return pc_err(ENOSYS);
+	if (!s->opened || idx >= s->nr_attrs || ring_idx >= s->nr_pos)
+		return pc_err(EINVAL);
+	return s->fds[idx * s->nr_pos + ring_idx];
 }
 
-const struct perfctr_decoder * perfctr_sampler__decoder(const struct perfctr_sampler *s)
+const struct perfctr_decoder *perfctr_sampler__decoder(const struct perfctr_sampler *s)
 {
-	errno = ENOSYS;
-	return NULL;
+	return s->decoder;
 }
 
-int64_t perfctr_sampler__poll(struct perfctr_sampler *s, int timeout_ms, perfctr_ring_record_cb_t cb, void *ctx)
+int64_t perfctr_sampler__poll(struct perfctr_sampler *s, int timeout_ms,
+			      perfctr_ring_record_cb_t cb, void *ctx)
 {
-	return pc_err(ENOSYS);
+	if (!s->opened)
+		return pc_err(EINVAL);
+	return perfctr_ring_poll(s->rings, s->nr_pos, timeout_ms, cb, ctx);
 }
 
-int perfctr_sampler__stats(const struct perfctr_sampler *s, struct perfctr_ring_stats *stats, uint64_t *kernel_lost)
+/* The lost count of one fd from read(): last word of a lone value. */
+static int fd_lost(int fd, uint64_t read_format, uint64_t *lost)
 {
-	return pc_err(ENOSYS);
+	uint64_t buf[8];
+	ssize_t n;
+	size_t words;
+
+	*lost = 0;
+	if (!(read_format & PERF_FORMAT_LOST))
+		return 0;
+	n = sys_perf_read(fd, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	words = (size_t)n / 8;
+	if (read_format & PERF_FORMAT_GROUP) {
+		/* nr, [te], [tr], then {value, [id], lost} for each: ours
+		 * is the only member. */
+		if (words < 2)
+			return -EIO;
+		*lost = buf[words - 1];
+	} else {
+		if (!words)
+			return -EIO;
+		*lost = buf[words - 1];
+	}
+	return 0;
 }
 
+int perfctr_sampler__stats(const struct perfctr_sampler *s,
+			   struct perfctr_ring_stats *stats,
+			   uint64_t *kernel_lost)
+{
+	struct perfctr_ring_stats sum, one;
+
+	if (!s || !stats || stats->sz < sizeof(size_t))
+		return pc_err(EINVAL);
+	memset(&sum, 0, sizeof(sum));
+	for (size_t p = 0; s->opened && p < s->nr_pos; p++) {
+		memset(&one, 0, sizeof(one));
+		one.sz = sizeof(one);
+		perfctr_ring__stats(s->rings[p], &one);
+		sum.records += one.records;
+		sum.bytes += one.bytes;
+		sum.samples += one.samples;
+		sum.lost += one.lost;
+		sum.lost_records += one.lost_records;
+		sum.lost_samples += one.lost_samples;
+		sum.corrupt += one.corrupt;
+		sum.overwritten += one.overwritten;
+	}
+	memcpy((char *)stats + sizeof(size_t), (char *)&sum + sizeof(size_t),
+	       (stats->sz < sizeof(sum) ? stats->sz : sizeof(sum)) - sizeof(size_t));
+	if (kernel_lost) {
+		*kernel_lost = 0;
+		for (size_t i = 0; s->opened && i < s->nr_attrs; i++)
+			for (size_t p = 0; p < s->nr_pos; p++) {
+				uint64_t l;
+				int ret = fd_lost(s->fds[i * s->nr_pos + p],
+						  s->attrs[i].attr.read_format, &l);
+
+				if (ret)
+					return ret;
+				*kernel_lost += l;
+			}
+	}
+	return 0;
+}

@@ -1,0 +1,467 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * Kernel tier: sampling through rings (the sampler and ring objects), on
+ * the exact event
+ * syscalls:sys_enter_getppid.  With period P over N calls the kernel
+ * writes exactly N/P samples, the k-th with a READ value of k*P; the
+ * tests check counts, tids, cpus and values exactly in each sampler mode,
+ * lost-record accounting with a ring too small to hold them, and the
+ * newest-first window of an overwrite ring.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "perfctr/sampler.h"
+#include "sys/sys.h"
+#include "test.h"
+
+#define N 10000
+#define PERIOD 100
+
+static int getppid_id(void)
+{
+	static const char *const paths[] = {
+		"/sys/kernel/tracing/events/syscalls/sys_enter_getppid/id",
+		"/sys/kernel/debug/tracing/events/syscalls/sys_enter_getppid/id",
+	};
+
+	test_require_tracefs();
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		FILE *f = fopen(paths[i], "r");
+		int id = -1;
+
+		if (!f)
+			continue;
+		if (fscanf(f, "%d", &id) != 1)
+			id = -1;
+		fclose(f);
+		if (id >= 0)
+			return id;
+	}
+	test_skip("no syscalls:sys_enter_getppid tracepoint");
+}
+
+/* One fd kept open on the tracepoint: closing the last one costs
+ * 30-50 ms (kernel-facts 5). */
+static void keep_tracepoint_warm(void)
+{
+	static int fd = -1;
+	struct perf_event_attr attr;
+
+	if (fd >= 0)
+		return;
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.config = (uint64_t)getppid_id();
+	attr.disabled = 1;
+	fd = sys_perf_event_open(&attr, 0, -1, -1, 0);
+}
+
+static void tp_attr(struct perf_event_attr *attr, uint64_t period,
+		    uint64_t sample_type, uint64_t read_format)
+{
+	keep_tracepoint_warm();
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = PERF_TYPE_TRACEPOINT;
+	attr->config = (uint64_t)getppid_id();
+	attr->sample_period = period;
+	attr->sample_type = sample_type;
+	attr->read_format = read_format;
+}
+
+static void calls(int n)
+{
+	for (int i = 0; i < n; i++)
+		syscall(SYS_getppid);
+}
+
+static bool pin_to_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) == 0;
+}
+
+static void unpin(void)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		CPU_SET(c, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static struct perfctr_sampler *open_or_skip(struct perfctr_sampler_opts *o,
+					    struct perf_event_attr *attr)
+{
+	struct perfctr_sampler *s = perfctr_sampler__new(o);
+	int ret;
+
+	REQUIRE(s);
+	REQUIRE(perfctr_sampler__add_attr(s, attr, "syscalls:sys_enter_getppid") == 0);
+	ret = perfctr_sampler__open(s);
+	if (ret == -EACCES || ret == -EPERM) {
+		perfctr_sampler__delete(s);
+		test_skip("cannot open the sampling event: %s", strerror(-ret));
+	}
+	if (ret) {
+		perfctr_sampler__delete(s);
+		test_fail(__FILE__, __LINE__, "open: %s", strerror(-ret));
+		test_abort();
+	}
+	return s;
+}
+
+#define MAX_TIDS 8
+struct tally {
+	const struct perfctr_decoder *dec;
+	struct perfctr_sampler *s;
+	uint64_t samples, bad, other;
+	uint64_t read_next;	/* expected next READ value per tid 0 */
+	bool check_read;
+	uint64_t wrong_read;
+	int want_cpu;		/* -2: the ring's cpu; -1: any */
+	uint64_t wrong_cpu;
+	pid_t tids[MAX_TIDS];
+	uint64_t per_tid[MAX_TIDS];
+	uint64_t first_value, last_value;
+	bool descending;
+};
+
+static int ring_cpu_of(struct tally *t, struct perfctr_ring *ring)
+{
+	size_t n = perfctr_sampler__nr_rings(t->s);
+	struct perfctr_ring *const *rings = perfctr_sampler__rings(t->s);
+
+	for (size_t i = 0; i < n; i++)
+		if (rings[i] == ring)
+			return perfctr_sampler__ring_cpu(t->s, i);
+	return -3;
+}
+
+static int tally_cb(struct perfctr_ring *ring, const struct perf_event_header *hdr,
+		    void *ctx)
+{
+	struct tally *t = ctx;
+	PERFCTR_OPTS(perfctr_sample, s);
+	size_t i;
+
+	if (hdr->type != PERF_RECORD_SAMPLE) {
+		t->other++;
+		return 0;
+	}
+	if (perfctr_decoder__sample(t->dec, hdr, &s)) {
+		t->bad++;
+		return 0;
+	}
+	t->samples++;
+	for (i = 0; i < MAX_TIDS; i++) {
+		if (t->tids[i] == (pid_t)s.tid || !t->tids[i]) {
+			t->tids[i] = (pid_t)s.tid;
+			t->per_tid[i]++;
+			break;
+		}
+	}
+	if (t->want_cpu == -2 && (int)s.cpu != ring_cpu_of(t, ring))
+		t->wrong_cpu++;
+	if (t->want_cpu >= 0 && (int)s.cpu != t->want_cpu)
+		t->wrong_cpu++;
+	if (t->check_read && s.read.nr) {
+		struct perfctr_read_value v;
+
+		perfctr_read_format__value(&s.read, 0, &v);
+		if (v.value != t->read_next)
+			t->wrong_read++;
+		t->read_next += PERIOD;
+	}
+	if (s.read.nr) {
+		struct perfctr_read_value v;
+
+		perfctr_read_format__value(&s.read, 0, &v);
+		if (t->samples == 1)
+			t->first_value = v.value;
+		else if (v.value + 1 != t->last_value)
+			t->descending = false;
+		t->last_value = v.value;
+	}
+	return 0;
+}
+
+static void drain_all(struct perfctr_sampler *s, struct tally *t)
+{
+	struct perfctr_ring *const *rings = perfctr_sampler__rings(s);
+
+	for (size_t i = 0; i < perfctr_sampler__nr_rings(s); i++)
+		REQUIRE(perfctr_ring__drain(rings[i], tally_cb, t) >= 0);
+}
+
+/*
+ * Per-thread mode: N calls at period 100 give exactly N/100 samples, all
+ * with our tid and cpu, READ values 100, 200, ...  PERIOD is asked for
+ * and dropped by the sampler (kernel-facts 2); the decoder supplies the
+ * attr's period instead.
+ */
+TEST(per_thread_exact)
+{
+	struct perf_event_attr attr;
+	PERFCTR_OPTS(perfctr_sampler_opts, o, .mode = PERFCTR_SAMPLER_PER_THREAD,
+		     .pid = getpid());
+	struct perfctr_sampler *s;
+	struct tally t;
+	PERFCTR_OPTS(perfctr_sample, one);
+
+	if (!pin_to_cpu(0))
+		test_skip("cannot pin to CPU 0");
+	tp_attr(&attr, PERIOD, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+		PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_READ,
+		PERF_FORMAT_ID);
+	s = open_or_skip(&o, &attr);
+	CHECK_EQ_U64(perfctr_sampler__nr_rings(s), 1);
+	CHECK(!(perfctr_sampler__attr(s, 0)->sample_type & PERF_SAMPLE_PERIOD));
+	memset(&t, 0, sizeof(t));
+	t.dec = perfctr_sampler__decoder(s);
+	t.s = s;
+	t.want_cpu = 0;
+	t.check_read = true;
+	t.read_next = PERIOD;
+	REQUIRE(perfctr_sampler__enable(s) == 0);
+	calls(N);
+	REQUIRE(perfctr_sampler__disable(s) == 0);
+	drain_all(s, &t);
+	CHECK_EQ_U64(t.samples, N / PERIOD);
+	CHECK_EQ_U64(t.bad, 0);
+	CHECK_EQ_U64(t.tids[0], syscall(SYS_gettid));
+	CHECK_EQ_U64(t.tids[1], 0);
+	CHECK_EQ_U64(t.wrong_cpu, 0);
+	CHECK_EQ_U64(t.wrong_read, 0);
+	/* The decoder fills the period from the attr. */
+	{
+		uint64_t rec[64];
+		struct perf_event_header *h = (void *)rec;
+		const uint64_t *ids;
+
+		CHECK_EQ_U64(perfctr_sampler__ids(s, 0, &ids), 1);
+		/* A synthetic sample of this attr's layout: ip, tid, time,
+		 * cpu, read {value, id, lost}. */
+		memset(rec, 0, sizeof(rec));
+		h->type = PERF_RECORD_SAMPLE;
+		h->size = (uint16_t)perfctr_sample__fixed_size(perfctr_sampler__attr(s, 0));
+		REQUIRE(perfctr_decoder__sample(t.dec, h, &one) == 0);
+		CHECK_EQ_U64(one.period, PERIOD);
+		CHECK(one.period_from_attr);
+	}
+	unpin();
+	perfctr_sampler__delete(s);
+}
+
+/*
+ * Default mode: per-CPU rings for a task and its children.  The child's
+ * own child (on the last CPU), then the child (on CPU 0) each make N
+ * calls: N/100 samples each, every sample in the ring of the CPU it
+ * names.
+ */
+TEST(default_mode_inherit)
+{
+	struct perf_event_attr attr;
+	int go[2], status;
+	pid_t child;
+	struct perfctr_sampler *s;
+	struct tally t;
+	char c = 0;
+	int last_cpu;
+
+	tp_attr(&attr, PERIOD, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_CPU, 0);
+	last_cpu = (int)sysconf(_SC_NPROCESSORS_ONLN) - 1;
+	REQUIRE(pipe(go) == 0);
+	child = fork();
+	REQUIRE(child >= 0);
+	if (child == 0) {
+		pid_t g;
+
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(2);
+		/*
+		 * One after the other, each on its own CPU: a task's
+		 * per-CPU events keep per-CPU periods, and the kernel may
+		 * swap the (equivalent) inherited contexts of parent and
+		 * child when one replaces the other on a CPU, periods and
+		 * all: interleaved, the split of samples is not exact.
+		 */
+		g = fork();
+		if (!pin_to_cpu(g == 0 ? last_cpu : 0))
+			_exit(3);
+		if (g > 0)
+			waitpid(g, NULL, 0);
+		calls(N);
+		_exit(0);
+	}
+	close(go[0]);
+	{
+		PERFCTR_OPTS(perfctr_sampler_opts, o, .mode = PERFCTR_SAMPLER_DEFAULT,
+			     .pid = child);
+
+		s = open_or_skip(&o, &attr);
+	}
+	/* One ring per online CPU. */
+	CHECK_EQ_U64(perfctr_sampler__nr_rings(s), sysconf(_SC_NPROCESSORS_ONLN));
+	for (size_t i = 0; i < perfctr_sampler__nr_rings(s); i++)
+		CHECK_EQ_INT(perfctr_sampler__ring_tid(s, i), child);
+	REQUIRE(perfctr_sampler__enable(s) == 0);
+	REQUIRE(write(go[1], &c, 1) == 1);
+	memset(&t, 0, sizeof(t));
+	t.dec = perfctr_sampler__decoder(s);
+	t.s = s;
+	t.want_cpu = -2;
+	/* Poll until every ring hangs up (the child exited). */
+	for (int i = 0; i < 1000; i++) {
+		int64_t n = perfctr_sampler__poll(s, 100, tally_cb, &t);
+
+		if (n == -ENODEV)
+			break;
+		REQUIRE(n >= 0);
+	}
+	waitpid(child, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	drain_all(s, &t);
+	close(go[1]);
+	CHECK_EQ_U64(t.samples, 2 * N / PERIOD);
+	CHECK_EQ_U64(t.per_tid[0], N / PERIOD);
+	CHECK_EQ_U64(t.per_tid[1], N / PERIOD);
+	CHECK(t.tids[0] == child || t.tids[1] == child);
+	CHECK_EQ_U64(t.wrong_cpu, 0);
+	CHECK_EQ_U64(t.bad, 0);
+	perfctr_sampler__delete(s);
+}
+
+/*
+ * CPU mode: every task on CPU 0, filtered to our pid (other processes
+ * call getppid too, kernel-facts 8); pinned there, N calls give N/100
+ * samples, all with cpu 0 and our tid.
+ */
+TEST(cpu_mode_filtered)
+{
+	struct perf_event_attr attr;
+	PERFCTR_OPTS(perfctr_sampler_opts, o, .mode = PERFCTR_SAMPLER_CPUS,
+		     .pid = -1, .cpus = "0");
+	struct perfctr_sampler *s;
+	struct tally t;
+	char filter[64];
+
+	test_require_root();
+	if (!pin_to_cpu(0))
+		test_skip("cannot pin to CPU 0");
+	tp_attr(&attr, PERIOD, PERF_SAMPLE_TID | PERF_SAMPLE_CPU, 0);
+	s = open_or_skip(&o, &attr);
+	REQUIRE(perfctr_sampler__nr_rings(s) == 1);
+	CHECK_EQ_INT(perfctr_sampler__ring_cpu(s, 0), 0);
+	snprintf(filter, sizeof(filter), "common_pid == %d", (int)getpid());
+	REQUIRE(sys_perf_set_filter(perfctr_sampler__fd(s, 0, 0), filter) == 0);
+	memset(&t, 0, sizeof(t));
+	t.dec = perfctr_sampler__decoder(s);
+	t.s = s;
+	t.want_cpu = 0;
+	REQUIRE(perfctr_sampler__enable(s) == 0);
+	calls(N);
+	REQUIRE(perfctr_sampler__disable(s) == 0);
+	drain_all(s, &t);
+	CHECK_EQ_U64(t.samples, N / PERIOD);
+	CHECK_EQ_U64(t.tids[0], syscall(SYS_gettid));
+	CHECK_EQ_U64(t.tids[1], 0);
+	CHECK_EQ_U64(t.wrong_cpu, 0);
+	unpin();
+	perfctr_sampler__delete(s);
+}
+
+/*
+ * A one-page ring and a consumer that does not read: the kernel keeps
+ * what fits and drops the rest.  Every call is accounted for: samples
+ * read + PERF_RECORD_LOST count == calls, and the LOST records say what
+ * PERF_FORMAT_LOST says.  (The LOST record is written only once the
+ * reader has freed space, at the next event: kernel-facts 13.)
+ */
+TEST(tiny_ring_lost_accounting)
+{
+	struct perf_event_attr attr;
+	PERFCTR_OPTS(perfctr_sampler_opts, o, .mode = PERFCTR_SAMPLER_PER_THREAD,
+		     .pid = getpid(), .data_pages = 1);
+	PERFCTR_OPTS(perfctr_ring_stats, st);
+	struct perfctr_sampler *s;
+	struct tally t;
+	uint64_t kernel_lost = 0;
+
+	tp_attr(&attr, 1, PERF_SAMPLE_TID, 0);
+	s = open_or_skip(&o, &attr);
+	memset(&t, 0, sizeof(t));
+	t.dec = perfctr_sampler__decoder(s);
+	t.s = s;
+	t.want_cpu = -1;
+	REQUIRE(perfctr_sampler__enable(s) == 0);
+	calls(N);
+	drain_all(s, &t);
+	calls(1);		/* lets the kernel write its LOST record */
+	REQUIRE(perfctr_sampler__disable(s) == 0);
+	drain_all(s, &t);
+	REQUIRE(perfctr_sampler__stats(s, &st, &kernel_lost) == 0);
+	CHECK(t.samples < N);
+	CHECK(st.lost > 0);
+	CHECK_EQ_U64(st.lost_records, 1);
+	CHECK_EQ_U64(t.samples + st.lost, N + 1);
+	CHECK_EQ_U64(st.samples, t.samples);
+	if (perfctr_sampler__attr(s, 0)->read_format & PERF_FORMAT_LOST)
+		CHECK_EQ_U64(kernel_lost, st.lost);
+	perfctr_sampler__delete(s);
+}
+
+/*
+ * Overwrite ring: the kernel never waits; after N calls the reader
+ * (output paused) sees the newest records first, READ values N, N-1,
+ * ... down to what still fits, all whole.
+ */
+TEST(overwrite_ring_newest_first)
+{
+	struct perf_event_attr attr;
+	PERFCTR_OPTS(perfctr_sampler_opts, o, .mode = PERFCTR_SAMPLER_PER_THREAD,
+		     .pid = getpid(), .data_pages = 1, .overwrite = true);
+	struct perfctr_sampler *s;
+	struct tally t;
+
+	tp_attr(&attr, 1, PERF_SAMPLE_TID | PERF_SAMPLE_READ, 0);
+	s = open_or_skip(&o, &attr);
+	CHECK(perfctr_sampler__attr(s, 0)->write_backward);
+	memset(&t, 0, sizeof(t));
+	t.dec = perfctr_sampler__decoder(s);
+	t.s = s;
+	t.want_cpu = -1;
+	t.descending = true;
+	REQUIRE(perfctr_sampler__enable(s) == 0);
+	calls(N);
+	drain_all(s, &t);
+	REQUIRE(perfctr_sampler__disable(s) == 0);
+	/* 16 + 8 (+ 8 lost) bytes a sample: at least 100 fit in a page. */
+	CHECK(t.samples >= 100);
+	CHECK(t.samples < N);
+	CHECK_EQ_U64(t.first_value, N);
+	CHECK(t.descending);
+	CHECK_EQ_U64(t.bad, 0);
+	perfctr_sampler__delete(s);
+}
+
+TEST_MAIN(
+	TEST_CASE(per_thread_exact),
+	TEST_CASE(default_mode_inherit),
+	TEST_CASE(cpu_mode_filtered),
+	TEST_CASE(tiny_ring_lost_accounting),
+	TEST_CASE(overwrite_ring_newest_first),
+)
