@@ -42,7 +42,7 @@ def help_of_unknown_subcommand():
 
 @case
 def help_sub_equals_sub_help():
-    for sub in ("info",):
+    for sub in ("info", "list"):
         a = perfex("help", sub)
         b = perfex(sub, "--help")
         check(a.returncode == 0 and b.returncode == 0, (sub, a, b))

@@ -257,7 +257,7 @@ static const struct row rows[] = {
 #endif
 	BP("mem:0x1000:w,mem:0x2000:w", 2, 0x1000, 4, HW_BREAKPOINT_W, 0),
 	BP("{mem:0x1000:w,task-clock}", 2, 0x1000, 4, HW_BREAKPOINT_W, 0),
-	ERR("mem:0x1000/3:w", VM, EINVAL, 11, "must be 1, 2, 4 or 8"),
+	ERR("mem:0x1000/9:w", VM, EINVAL, 11, "breakpoint length 9"),
 	ERR("mem:0x1000:rx", VM, EINVAL, 11, "execute breakpoint cannot also watch"),
 	ERR("mem:zz", VM, EINVAL, 4, "invalid breakpoint address 'zz'"),
 	ERR("mem:0x1000:ww", VM, EINVAL, 12, "'w' given twice"),
@@ -267,7 +267,9 @@ static const struct row rows[] = {
 	ERR("mem:0x1000:r", VM, EOPNOTSUPP, 11, "x86 cannot watch reads alone"),
 	ERR("mem:0x1001/4:w", VM, EINVAL, 4, "not aligned to the length 4"),
 	ERR("mem:0x1000/2:x", VM, EINVAL, 11, "an execute breakpoint is"),
+	ERR("mem:0x1000/3:w", VM, EINVAL, 11, "must be 1, 2, 4 or 8"),
 #else
+	BP("mem:0x1000/3:w", 1, 0x1000, 3, HW_BREAKPOINT_W, 0),
 	BP("mem:0x1001/2:w", 1, 0x1001, 2, HW_BREAKPOINT_W, 0),
 	BP("mem:0x1000:r", 1, 0x1000, 4, HW_BREAKPOINT_R, 0),
 #endif

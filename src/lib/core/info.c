@@ -23,6 +23,7 @@
 
 #include "perfctr/info.h"
 #include "common/internal.h"
+#include "sys/pmu.h"
 #include "sys/sys.h"
 
 _Static_assert(sizeof(struct perfctr_info_opts) == 32,
@@ -166,124 +167,50 @@ struct pmu {
 	uint64_t rdpmc_config[3];
 };
 
-static int pmu_filter(const struct dirent *de)
+static bool pmu_load(const struct roots *r, const char *name, struct pmu *out)
 {
-	return de->d_name[0] != '.';
-}
+	const struct pc_pmu_format *rdpmc;
+	struct pc_pmu *pmu;
 
-static uint32_t count_entries(const char *dir_path)
-{
-	DIR *dir = opendir(dir_path);
-	struct dirent *de;
-	uint32_t n = 0;
-
-	if (!dir)
-		return 0;
-	while ((de = readdir(dir))) {
-		size_t len = strlen(de->d_name);
-
-		if (de->d_name[0] == '.')
-			continue;
-		/* events/<name>.scale, .unit, .snapshot describe <name>. */
-		if (strchr(de->d_name, '.') &&
-		    ((len > 6 && !strcmp(de->d_name + len - 6, ".scale")) ||
-		     (len > 5 && !strcmp(de->d_name + len - 5, ".unit")) ||
-		     (len > 9 && !strcmp(de->d_name + len - 9, ".snapshot")) ||
-		     (len > 11 && !strcmp(de->d_name + len - 11, ".per-pkg"))))
-			continue;
-		n++;
-	}
-	closedir(dir);
-	return n;
-}
-
-/* A one-bit format field "config1:1" into config words. */
-static void parse_format_bit(const char *spec, uint64_t config[3])
-{
-	const char *colon = strchr(spec, ':');
-	size_t word = 0;
-	uint64_t bit;
-	char *end;
-
-	if (!colon)
-		return;
-	if (!strncmp(spec, "config1:", 8))
-		word = 1;
-	else if (!strncmp(spec, "config2:", 8))
-		word = 2;
-	else if (strncmp(spec, "config:", 7))
-		return;
-	errno = 0;
-	bit = strtoull(colon + 1, &end, 10);
-	if (errno || end == colon + 1 || bit > 63)
-		return;
-	config[word] |= 1ull << bit;
-}
-
-static bool pmu_load(const struct roots *r, const char *name, struct pmu *pmu)
-{
-	char rel[512], buf[256];
-	uint64_t type;
-
-	memset(pmu, 0, sizeof(*pmu));
-	pc_strlcpy(pmu->name, name, sizeof(pmu->name));
-	snprintf(rel, sizeof(rel), "bus/event_source/devices/%s/type", name);
-	if (read_u64_under(r->sys, rel, &type) < 0 || type > UINT32_MAX)
+	if (pc_pmu_load(r->sys, name, &pmu) < 0)
 		return false;
-	pmu->type = (uint32_t)type;
-	snprintf(rel, sizeof(rel), "%s/bus/event_source/devices/%s/events",
-		 r->sys, name);
-	pmu->nr_events = count_entries(rel);
-	/* Core PMUs list the CPUs they serve in "cpus" (hybrid x86, arm);
-	 * uncore-like PMUs name one CPU per package in "cpumask". */
-	snprintf(rel, sizeof(rel), "bus/event_source/devices/%s/cpus", name);
-	if (read_under(r->sys, rel, pmu->cpus, sizeof(pmu->cpus)) >= 0) {
-		pmu->has_cpus = true;
-		pmu->core = true;
-	} else {
-		snprintf(rel, sizeof(rel), "bus/event_source/devices/%s/cpumask",
-			 name);
-		if (read_under(r->sys, rel, pmu->cpus, sizeof(pmu->cpus)) >= 0)
-			pmu->has_cpus = true;
-		else
-			pmu->cpus[0] = '\0';
-	}
-	/* The classic x86 core PMU is "cpu", of type PERF_TYPE_RAW. */
-	if (!strcmp(name, "cpu"))
-		pmu->core = true;
-	snprintf(rel, sizeof(rel), "bus/event_source/devices/%s/format/rdpmc",
-		 name);
-	if (read_under(r->sys, rel, buf, sizeof(buf)) >= 0)
-		parse_format_bit(buf, pmu->rdpmc_config);
+	memset(out, 0, sizeof(*out));
+	pc_strlcpy(out->name, name, sizeof(out->name));
+	out->type = pmu->type;
+	out->nr_events = (uint32_t)pmu->nr_events;
+	out->core = pmu->core;
+	out->has_cpus = pmu->cpus != NULL;
+	if (pmu->cpus)
+		pc_strlcpy(out->cpus, pmu->cpus, sizeof(out->cpus));
+	/* The attr bits that ask for user-space counter reads (arm64's
+	 * config1:1); absent on x86, where rdpmc is allowed by default. */
+	rdpmc = pc_pmu_find_format(pmu, "rdpmc", 5);
+	if (rdpmc && rdpmc->word <= PC_CONFIG2)
+		out->rdpmc_config[rdpmc->word] = rdpmc->mask;
+	pc_pmu_free(pmu);
 	return true;
 }
 
 /* Every PMU in name order; *@out is malloc'ed. */
 static int pmus_load(const struct roots *r, struct pmu **out, size_t *nr_out)
 {
-	char path[4096];
-	struct dirent **names;
+	struct pc_dirlist names;
 	struct pmu *pmus;
-	int n, i;
-	size_t nr = 0;
+	size_t nr = 0, i;
+	int ret;
 
-	snprintf(path, sizeof(path), "%s/bus/event_source/devices", r->sys);
-	n = scandir(path, &names, pmu_filter, alphasort);
-	if (n < 0)
-		return -errno;
-	pmus = calloc(n ? (size_t)n : 1, sizeof(*pmus));
+	ret = pc_pmu_names(r->sys, &names);
+	if (ret)
+		return ret;
+	pmus = calloc(names.nr ? names.nr : 1, sizeof(*pmus));
 	if (!pmus) {
-		for (i = 0; i < n; i++)
-			free(names[i]);
-		free(names);
+		pc_dirlist_free(&names);
 		return -ENOMEM;
 	}
-	for (i = 0; i < n; i++) {
-		if (pmu_load(r, names[i]->d_name, &pmus[nr]))
+	for (i = 0; i < names.nr; i++)
+		if (pmu_load(r, names.names[i], &pmus[nr]))
 			nr++;
-		free(names[i]);
-	}
-	free(names);
+	pc_dirlist_free(&names);
 	*out = pmus;
 	*nr_out = nr;
 	return 0;

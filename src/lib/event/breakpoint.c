@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
  * Hardware breakpoints: mem:ADDR[/LEN][:rwx][:mods].  Checked here as the
- * kernel would check them (kernel-facts: lengths 1/2/4/8; on x86 aligned,
- * no read-only watch, execute breakpoints sizeof(long) long).
+ * kernel would check them: on x86 (kernel-facts) lengths 1/2/4/8, aligned,
+ * no read-only watch, execute breakpoints sizeof(long) long; arm64 takes
+ * any length from 1 to 8, unaligned (checked in the PMU lane).
  */
 #include <errno.h>
 #include <linux/hw_breakpoint.h>
@@ -84,10 +85,12 @@ static bool is_access(const char *s, const char *end)
 static int check_len(struct pc_parse *p, struct perf_event_attr *a,
 		     const char *len_at, const char *at)
 {
-	if (a->bp_len != 1 && a->bp_len != 2 && a->bp_len != 4 && a->bp_len != 8)
+	/* x86 watches 1, 2, 4 or 8 bytes; arm64 selects any 1 to 8. */
+	if (X86 ? a->bp_len != 1 && a->bp_len != 2 && a->bp_len != 4 &&
+		  a->bp_len != 8 : a->bp_len < 1 || a->bp_len > 8)
 		return pc_parse_fail(p, EINVAL, len_at, "breakpoint length %llu: "
-				     "must be 1, 2, 4 or 8",
-				     (unsigned long long)a->bp_len);
+				     "must be %s", (unsigned long long)a->bp_len,
+				     X86 ? "1, 2, 4 or 8" : "1 to 8");
 	if (X86 && a->bp_type == HW_BREAKPOINT_X && a->bp_len != EXEC_LEN)
 		return pc_parse_fail(p, EINVAL, len_at, "an execute breakpoint "
 				     "is %zu bytes long", EXEC_LEN);
