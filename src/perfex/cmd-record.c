@@ -659,6 +659,10 @@ static int add_events(struct record *rec)
 				    PERF_SAMPLE_PERIOD;
 		if (rec->callgraph)
 			attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
+		/* The tracepoint's fields, as perf records them: perf report
+		 * sorts tracepoint-only files by them by default. */
+		if (attr.type == PERF_TYPE_TRACEPOINT)
+			attr.sample_type |= PERF_SAMPLE_RAW;
 		if (i == 0) {
 			/* One event carries the side-band records. */
 			attr.mmap = 1;

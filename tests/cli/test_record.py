@@ -272,6 +272,11 @@ def perf_reads_our_tracepoint_file():
     check(perf_script_count(out) == 100)
     samples, rows = perf_report(out)
     check(samples == 100, samples)
+    # Sorted like ours, perf finds the same top symbol.
+    samples, rows = perf_report(out, "--sort", "comm,dso,sym")
+    top = top_row(report_json(out))
+    check(rows and rows[0][3] == top["sym"] and rows[0][1] == top["comm"],
+          (rows[:2], top))
 
 
 @case
