@@ -368,6 +368,16 @@ TEST(thread_target_counts_only_its_thread)
 	perfctr_target__delete(t);
 }
 
+static pthread_barrier_t barrier_gone;
+
+static void *listed_then_exit(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&barrier_gone);	/* listed */
+	pthread_barrier_wait(&barrier_gone);	/* may exit */
+	return NULL;
+}
+
 TEST(process_target_breaks_down_per_thread)
 {
 	enum { T = 3 };
@@ -417,6 +427,95 @@ TEST(process_target_breaks_down_per_thread)
 		pthread_join(w[i].thread, NULL);
 	pthread_barrier_destroy(&barrier);
 	perfctr_session__delete(s);
+	perfctr_target__delete(t);
+}
+
+static void *short_lived(void *arg)
+{
+	(void)arg;
+	do_getppid(5);
+	return NULL;
+}
+
+TEST(process_thread_gone_before_attach)
+{
+	struct perfctr_session *s = session_with(TP_GETPPID,
+						 PERFCTR_SESSION_ENABLE_ON_ATTACH);
+	struct perfctr_target *t;
+	struct perfctr_count c;
+	pthread_t th;
+	pid_t tid;
+	int cpu, gone_unit = -1;
+	char path[64];
+
+	/* Listed while alive, ended before the attach. */
+	pthread_barrier_init(&barrier_gone, NULL, 2);
+	REQUIRE(pthread_create(&th, NULL, listed_then_exit, NULL) == 0);
+	pthread_barrier_wait(&barrier_gone);
+	t = perfctr_target__new_process(getpid());
+	pthread_barrier_wait(&barrier_gone);
+	pthread_join(th, NULL);
+	pthread_barrier_destroy(&barrier_gone);
+	REQUIRE(t);
+	REQUIRE(perfctr_target__nr_units(t) == 2);
+	perfctr_target__unit(t, 1, &tid, &cpu);
+	snprintf(path, sizeof(path), "/proc/self/task/%d", (int)tid);
+	for (int i = 0; i < 1000 && access(path, F_OK) == 0; i++)
+		usleep(1000);
+	REQUIRE(access(path, F_OK) != 0);
+
+	CHECK_EQ_INT(perfctr_session__attach(s, t), 0);
+	do_getppid(64);
+	CHECK_EQ_INT(perfctr_session__read(s), 0);
+	for (size_t u = 0; u < 2; u++) {
+		perfctr_session__unit(s, u, &tid, &cpu);
+		if (tid != getpid())
+			gone_unit = (int)u;
+	}
+	REQUIRE(gone_unit >= 0);
+	CHECK_EQ_INT(perfctr_session__unit_count(s, 0, gone_unit, &c), 0);
+	CHECK_EQ_INT(c.status, PERFCTR_COUNT_NOT_COUNTED);
+	CHECK_EQ_INT(perfctr_session__count(s, 0, &c), 0);
+	CHECK_EQ_INT(c.status, PERFCTR_COUNT_OK);
+	CHECK_EQ_U64(c.value, 64);
+	perfctr_session__delete(s);
+	perfctr_target__delete(t);
+}
+
+TEST(self_inherit_counts_new_threads_and_children)
+{
+	struct perfctr_session *s = session_with(TP_GETPPID,
+						 PERFCTR_SESSION_INHERIT |
+						 PERFCTR_SESSION_ENABLE_ON_ATTACH);
+	struct perfctr_session *plain = session_with(TP_GETPPID,
+						     PERFCTR_SESSION_ENABLE_ON_ATTACH);
+	struct perfctr_target *t = perfctr_target__new_self();
+	pthread_t th;
+	pid_t child;
+	int status = -1;
+
+	REQUIRE(t);
+	REQUIRE(perfctr_session__attach(s, t) == 0);
+	REQUIRE(perfctr_session__attach(plain, t) == 0);
+	CHECK_EQ_INT(perfctr_session__event_attr(s, 0)->inherit, 1);
+	CHECK_EQ_INT(perfctr_session__event_attr(plain, 0)->inherit, 0);
+	do_getppid(10);
+	REQUIRE(pthread_create(&th, NULL, short_lived, NULL) == 0);	/* 5 */
+	pthread_join(th, NULL);
+	child = fork();
+	REQUIRE(child >= 0);
+	if (child == 0) {
+		do_getppid(100);
+		_exit(0);
+	}
+	waitpid(child, &status, 0);
+	CHECK_EQ_INT(status, 0);
+	CHECK_EQ_INT(perfctr_session__read(s), 0);
+	CHECK_EQ_INT(perfctr_session__read(plain), 0);
+	CHECK_EQ_U64(value_of(s, 0), 10 + 5 + 100);
+	CHECK_EQ_U64(value_of(plain, 0), 10);
+	perfctr_session__delete(s);
+	perfctr_session__delete(plain);
 	perfctr_target__delete(t);
 }
 
@@ -672,6 +771,8 @@ TEST_MAIN(TEST_CASE(self_getppid_exact),
 	  TEST_CASE(detach_keeps_values_reattach_continues),
 	  TEST_CASE(thread_target_counts_only_its_thread),
 	  TEST_CASE(process_target_breaks_down_per_thread),
+	  TEST_CASE(process_thread_gone_before_attach),
+	  TEST_CASE(self_inherit_counts_new_threads_and_children),
 	  TEST_CASE(breakpoint_counts_writes),
 	  TEST_CASE(scaling_thread_bound_to_one_cpu),
 	  TEST_CASE(cpu_list_counts_pinned_workload),

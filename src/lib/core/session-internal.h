@@ -61,6 +61,9 @@ struct pc_group {
 struct pc_unit {
 	pid_t tid;		/* -1: any thread (CPU target) */
 	int cpu;		/* -1: any CPU (thread targets) */
+	/* A thread of a process target that ended between the listing of
+	 * the threads and the attach: nothing open, left out of the sums. */
+	bool gone;
 };
 
 struct pc_slot {

@@ -376,7 +376,7 @@ static void open_attr(const struct perfctr_session *s, const struct pc_event *ev
  * @slots and @group_fds (laid out for @nr_units).  On failure everything
  * opened is closed and -errno returned.
  */
-static int open_all(struct perfctr_session *s, const struct pc_unit *units,
+static int open_all(struct perfctr_session *s, struct pc_unit *units,
 		    size_t nr_units, struct pc_slot *slots, int *group_fds)
 {
 	bool held = pc_target_is_held(s->target);
@@ -444,8 +444,22 @@ static int open_all(struct perfctr_session *s, const struct pc_unit *units,
 				}
 			}
 		}
-		if (!gone)
+		if (gone) {
+			size_t e;
+
+			units[u].gone = true;
+			for (e = 0; e < s->nr_events; e++) {
+				struct pc_slot *slot = &slots[e * nr_units + u];
+
+				if (slot->fd >= 0)
+					close(slot->fd);
+				slot_init(slot);
+			}
+			for (g = 0; g < s->nr_groups; g++)
+				group_fds[g * nr_units + u] = -1;
+		} else {
 			alive++;
+		}
 	}
 	if (!alive) {
 		err = -ESRCH;
@@ -534,7 +548,8 @@ int perfctr_session__attach(struct perfctr_session *s, struct perfctr_target *ta
 	/* Committed: the last attach's counts join the carried sums. */
 	for (e = 0; e < s->nr_events; e++)
 		for (u = 0; u < s->nr_units; u++)
-			carry(s, e, &pc_slot(s, e, u)->count);
+			if (!s->units[u].gone)
+				carry(s, e, &pc_slot(s, e, u)->count);
 	free(s->units);
 	free(s->slots);
 	free(s->group_fds);
@@ -781,6 +796,8 @@ int perfctr_session__count(const struct perfctr_session *s, size_t idx,
 	for (u = 0; u < s->nr_units; u++) {
 		const struct perfctr_count *c = &pc_slot(s, idx, u)->count;
 
+		if (s->units[u].gone)
+			continue;
 		if (!any) {
 			sum = *c;
 			any = true;
