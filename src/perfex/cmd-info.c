@@ -246,6 +246,72 @@ static const char *paranoid_allows(int level)
 	return "no perf_event_open at all for unprivileged users (a distribution patch)";
 }
 
+static bool has_pmu(const struct machine *m, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < m->nr_pmus; i++)
+		if (!strcmp(m->pmus[i].name, name))
+			return true;
+	return false;
+}
+
+static long read_sysctl(const char *path)
+{
+	char buf[32];
+	FILE *f = fopen(path, "re");
+	long v = -1;
+
+	if (f && fgets(buf, sizeof(buf), f))
+		v = strtol(buf, NULL, 10);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* Why a feature is missing and the cure where we know one; NULL when the
+ * feature is present or we know nothing useful. */
+static const char *feature_hint(const struct machine *m, uint32_t bit)
+{
+	const struct perfctr_info *info = &m->info;
+	bool hw = info->features & PERFCTR_FEATURE_HW_EVENTS;
+
+	if (info->features & bit)
+		return NULL;
+	switch (bit) {
+	case PERFCTR_FEATURE_HW_EVENTS:
+		if (info->core_pmu[0])
+			return "the core PMU exists but refused: check the permission level below";
+		return "no hardware PMU driver (a virtual machine without a virtual PMU?)";
+	case PERFCTR_FEATURE_RDPMC:
+		if (!hw)
+			return "needs a hardware PMU";
+		if (read_sysctl("/proc/sys/kernel/perf_user_access") == 0)
+			return "enable it (as root): sysctl -w kernel.perf_user_access=1";
+		if (read_sysctl("/sys/bus/event_source/devices/cpu/rdpmc") == 0)
+			return "enable it (as root): echo 1 > /sys/bus/event_source/devices/cpu/rdpmc";
+		return "this PMU does not offer it; read() is used instead";
+	case PERFCTR_FEATURE_MULTIPLEX:
+		return hw ? "the kernel did not rotate events in the probe" :
+			    "needs a hardware PMU (software events never need it)";
+	case PERFCTR_FEATURE_PCINT:
+	case PERFCTR_FEATURE_SAMPLING:
+		return "the probe event did not overflow: check the permission level";
+	case PERFCTR_FEATURE_TRACEPOINTS:
+		if (!info->tracefs[0])
+			return "tracefs is not mounted (see tracefs below)";
+		return "tracepoint ids are not readable by you (run as root)";
+	case PERFCTR_FEATURE_BREAKPOINTS:
+		return "the kernel has no hardware breakpoint support";
+	case PERFCTR_FEATURE_TSC:
+		if (!has_pmu(m, "msr"))
+			return "no msr PMU (not x86, or a kernel without it)";
+		return "msr events count in kernel mode too: needs perf_event_paranoid <= 1, "
+		       "CAP_PERFMON or root";
+	}
+	return NULL;
+}
+
 static void print_text(const struct machine *m)
 {
 	const struct perfctr_info *info = &m->info;
@@ -296,6 +362,8 @@ static void print_text(const struct machine *m)
 		    !(info->features & PERFCTR_FEATURE_HW_EVENTS))
 			printf(" [software events]");
 		putchar('\n');
+		if (feature_hint(m, f->bit))
+			printf("      %-24s -> %s\n", "", feature_hint(m, f->bit));
 	}
 
 	printf("\nPermission\n");
@@ -402,6 +470,24 @@ static void print_json(const struct machine *m)
 		fputs(info->features & features[i].bit ? "true" : "false", out);
 	}
 	fputs("\n  }", out);
+
+	/* Why each missing feature is missing, and the cure when known. */
+	jout_key(out, 2, false, "hints");
+	fputc('{', out);
+	{
+		bool first = true;
+
+		for (i = 0; i < sizeof(features) / sizeof(features[0]); i++) {
+			const char *hint = feature_hint(m, features[i].bit);
+
+			if (!hint)
+				continue;
+			jout_key(out, 4, first, features[i].key);
+			jout_str(out, hint);
+			first = false;
+		}
+		fputs(first ? "}" : "\n  }", out);
+	}
 
 	jout_key(out, 2, false, "permission");
 	fputc('{', out);

@@ -82,6 +82,13 @@ def json_agrees_with_proc_and_sysfs():
     check(doc["nr_hw_counters"] == 0 or doc["core_pmu"], doc)
     check(doc["permission"]["privileged"] == (os.geteuid() == 0), doc["permission"])
     check(set(doc["libraries"]) == {"libpfm", "libdw", "libelf", "zlib"}, doc)
+    # A hint for each missing feature, none for the present ones.
+    missing = {k for k, v in doc["features"].items() if not v}
+    check(set(doc["hints"]) == missing, (doc["hints"], doc["features"]))
+    for key, hint in doc["hints"].items():
+        check(isinstance(hint, str) and hint, (key, hint))
+    if not doc["features"]["hardware_events"]:
+        check("hardware PMU" in doc["hints"]["multiplexing"], doc["hints"])
 
 
 class PerfctrInfo(ctypes.Structure):
@@ -239,6 +246,12 @@ def unprivileged_user():
     if mnt:
         check("not readable by you" in r.stdout, r.stdout)
     check("you are privileged" not in r.stdout, r.stdout)
+    # msr events need kernel-mode permission: the hint says which.
+    if (os.path.isdir("/sys/bus/event_source/devices/msr") and
+            int(read("/proc/sys/kernel/perf_event_paranoid")) >= 2):
+        check(not doc["features"]["tsc"], doc["features"])
+        check("perf_event_paranoid <= 1" in doc["hints"]["tsc"], doc["hints"])
+        check("-> msr events count in kernel mode too" in r.stdout, r.stdout)
 
 
 run_cases()

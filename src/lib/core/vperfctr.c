@@ -85,6 +85,12 @@ struct vstate {
 	/* The control in force, with its own copies of strings and attrs. */
 	struct vperfctr_control control;
 	char *event_copy[N];
+	/* The specifications the open events were made from, and the control
+	 * that made them (events pointing to cfg_spec, attrs to start_attr):
+	 * a restart with an equal control skips the translation. */
+	char *cfg_spec[N];
+	struct vperfctr_control start_ctl;
+	struct perf_event_attr start_attr[N];
 	struct perf_event_attr attr_copy[N];
 };
 
@@ -148,7 +154,8 @@ static int tsc_attr(struct perf_event_attr *attr)
 }
 
 static int translate_counter(const struct vperfctr_control *c, unsigned int i,
-			     bool imode, struct perf_event_attr *attr)
+			     bool imode, const struct vstate *st,
+			     struct perf_event_attr *attr)
 {
 	const struct perf_event_attr *given =
 		PC_OPTS_HAS(c, attr) ? c->attr[i] : NULL;
@@ -162,6 +169,12 @@ static int translate_counter(const struct vperfctr_control *c, unsigned int i,
 
 		memset(attr, 0, sizeof(*attr));
 		memcpy(attr, given, sz);
+	} else if (spec && st && st->open && i < st->cfg.n &&
+		   st->cfg_spec[i] && !strcmp(spec, st->cfg_spec[i])) {
+		/* The specification in force: no parse (and no sysfs reads)
+		 * on a restart. */
+		*attr = st->cfg.attr[i];
+		attr->sample_period = 0;
 	} else if (spec) {
 		struct perfctr_evlist *list = perfctr_evlist__new();
 		struct perfctr_parse_error err;
@@ -213,13 +226,15 @@ static int translate_counter(const struct vperfctr_control *c, unsigned int i,
 	return 0;
 }
 
-static int build_cfg(const struct vperfctr_control *c, struct vcfg *cfg)
+static int build_cfg(const struct vperfctr_control *c, const struct vstate *st,
+		     struct vcfg *cfg)
 {
 	const struct perfctr_cpu_control *cc = &c->cpu_control;
 	unsigned int i;
 	int rc;
 
-	memset(cfg, 0, sizeof(*cfg));
+	/* Only the header: the counters' entries are all written below. */
+	memset(cfg, 0, offsetof(struct vcfg, attr));
 	if (cc->nractrs > N || cc->nrictrs > N || cc->nractrs + cc->nrictrs > N) {
 		pr_warn("vperfctr: %u + %u counters, at most %u\n", cc->nractrs,
 			cc->nrictrs, N);
@@ -241,7 +256,8 @@ static int build_cfg(const struct vperfctr_control *c, struct vcfg *cfg)
 	for (i = 0; i < cfg->n; i++) {
 		bool imode = i >= cfg->nra;
 
-		rc = translate_counter(c, i, imode, &cfg->attr[i]);
+		cfg->period[i] = 0;
+		rc = translate_counter(c, i, imode, st, &cfg->attr[i]);
 		if (rc < 0)
 			return rc;
 		if (!imode)
@@ -481,8 +497,10 @@ static void state_free(struct vstate *st)
 	unsigned int i;
 
 	state_close_events(st);
-	for (i = 0; i < N; i++)
+	for (i = 0; i < N; i++) {
 		free(st->event_copy[i]);
+		free(st->cfg_spec[i]);
+	}
 	pthread_mutex_destroy(&st->lock);
 	free(st);
 }
@@ -545,9 +563,12 @@ struct vperfctr *vperfctr_open(pid_t tid, int creat)
 	return h;
 }
 
-/* Copies of the control's event strings, made before anything changes
- * (and before counting starts: no allocation inside the counted window). */
-static int copy_events(const struct vperfctr_control *c, char **copies)
+/* Copies of the control's event strings that the state does not hold
+ * yet, made before anything changes (and before counting starts: no
+ * allocation inside the counted window).  copies[i] stays NULL where
+ * the state's copy is the same string. */
+static int copy_events(const struct vstate *st, const struct vperfctr_control *c,
+		       char **copies)
 {
 	unsigned int i, n = c->cpu_control.nractrs + c->cpu_control.nrictrs;
 
@@ -555,6 +576,8 @@ static int copy_events(const struct vperfctr_control *c, char **copies)
 		copies[i] = NULL;
 	for (i = 0; i < n && i < N; i++) {
 		if (!PC_OPTS_HAS(c, event) || !c->event[i])
+			continue;
+		if (st->event_copy[i] && !strcmp(st->event_copy[i], c->event[i]))
 			continue;
 		copies[i] = strdup(c->event[i]);
 		if (!copies[i]) {
@@ -566,26 +589,79 @@ static int copy_events(const struct vperfctr_control *c, char **copies)
 	return 0;
 }
 
+/* Install the control as the one in force.  The state's string copies
+ * are kept past a stop, so a restart with the same names allocates
+ * nothing. */
 static void keep_control(struct vstate *st, const struct vperfctr_control *c,
 			 char **copies)
 {
 	size_t sz = c->sz < sizeof(st->control) ? c->sz : sizeof(st->control);
 	unsigned int i, n = c->cpu_control.nractrs + c->cpu_control.nrictrs;
 
-	for (i = 0; i < N; i++) {
-		free(st->event_copy[i]);
-		st->event_copy[i] = copies[i];
-		copies[i] = NULL;
-	}
-	memset(&st->control, 0, sizeof(st->control));
 	memcpy(&st->control, c, sz);
+	if (sz < sizeof(st->control))
+		memset((char *)&st->control + sz, 0, sizeof(st->control) - sz);
 	st->control.sz = sizeof(st->control);
 	for (i = 0; i < N; i++) {
-		st->control.event[i] = st->event_copy[i];
+		bool has = i < n && PC_OPTS_HAS(c, event) && c->event[i];
+
+		if (copies[i]) {
+			free(st->event_copy[i]);
+			st->event_copy[i] = copies[i];
+			copies[i] = NULL;
+		}
+		st->control.event[i] = has ? st->event_copy[i] : NULL;
 		st->control.attr[i] = NULL;
 		if (i < n && PC_OPTS_HAS(c, attr) && c->attr[i]) {
 			st->attr_copy[i] = st->cfg.attr[i];
 			st->control.attr[i] = &st->attr_copy[i];
+		}
+	}
+}
+
+/* The control that opened the events, again (preserve aside)? */
+static bool same_as_start(const struct vstate *st, const struct vperfctr_control *c)
+{
+	const struct vperfctr_control *s = &st->start_ctl;
+	unsigned int i, n;
+
+	if (!st->open || c->sz != sizeof(*c) || c->si_signo != s->si_signo ||
+	    memcmp(&c->cpu_control, &s->cpu_control, sizeof(c->cpu_control)))
+		return false;
+	n = c->cpu_control.nractrs + c->cpu_control.nrictrs;
+	if (n > N)
+		return false;
+	for (i = 0; i < n; i++) {
+		if (!c->attr[i] != !s->attr[i])
+			return false;
+		if (c->attr[i]) {
+			if (memcmp(c->attr[i], s->attr[i], sizeof(*c->attr[i])))
+				return false;
+			continue;
+		}
+		if (!c->event[i] != !s->event[i])
+			return false;
+		if (c->event[i] && strcmp(c->event[i], s->event[i]))
+			return false;
+	}
+	return true;
+}
+
+static void remember_start(struct vstate *st, const struct vperfctr_control *c)
+{
+	unsigned int i;
+
+	memset(&st->start_ctl, 0, sizeof(st->start_ctl));
+	memcpy(&st->start_ctl, c, c->sz < sizeof(*c) ? c->sz : sizeof(*c));
+	st->start_ctl.sz = 0;	/* a smaller caller's struct never matches */
+	if (c->sz == sizeof(*c))
+		st->start_ctl.sz = sizeof(*c);
+	for (i = 0; i < N; i++) {
+		st->start_ctl.event[i] = st->cfg_spec[i];
+		st->start_ctl.attr[i] = NULL;
+		if (i < st->cfg.n && PC_OPTS_HAS(c, attr) && c->attr[i]) {
+			st->start_attr[i] = *c->attr[i];
+			st->start_ctl.attr[i] = &st->start_attr[i];
 		}
 	}
 }
@@ -595,7 +671,8 @@ int vperfctr_control(struct vperfctr *h, const struct vperfctr_control *c)
 	struct vstate *st;
 	struct perfctr_sum_ctrs old;
 	struct vgroup g;
-	struct vcfg cfg;
+	struct vcfg cfg_buf;
+	const struct vcfg *ncfg = &cfg_buf;
 	char *copies[N];
 	unsigned int i, keep;
 	bool was_running, same, empty, need_old;
@@ -605,30 +682,37 @@ int vperfctr_control(struct vperfctr *h, const struct vperfctr_control *c)
 	    !pc_opts_valid(c, sizeof(*c)))
 		return pc_err(EINVAL);
 	st = h->st;
-	rc = build_cfg(c, &cfg);
-	if (rc < 0)
-		return pc_err(-rc);
-	rc = copy_events(c, copies);
-	if (rc < 0)
-		return pc_err(-rc);
+	for (i = 0; i < N; i++)
+		copies[i] = NULL;
 	pthread_mutex_lock(&st->lock);
 	if (!st->attached) {
 		rc = -ENXIO;
 		goto unlock;
 	}
-	empty = !cfg.tsc && !cfg.n;
-	same = st->open && cfg_same(&st->cfg, &cfg);
+	rc = copy_events(st, c, copies);
+	if (rc < 0)
+		goto unlock;
+	if (same_as_start(st, c)) {
+		ncfg = &st->cfg;	/* a restart: nothing to translate */
+		same = true;
+	} else {
+		rc = build_cfg(c, st, &cfg_buf);
+		if (rc < 0)
+			goto unlock;
+		same = st->open && cfg_same(&st->cfg, &cfg_buf);
+	}
+	empty = !ncfg->tsc && !ncfg->n;
 	was_running = st->open && (st->nr_active || st->tsc_active);
 	keep = c->preserve;
 
 	/* 1. Stop. */
-	if (st->open)
+	if (was_running)
 		sys_perf_disable(st->leader_fd, false);
 
 	/* 2. Sample what the new control keeps. */
 	need_old = st->open && !empty &&
-		   (!same || (cfg.tsc && st->tsc_active) ||
-		    (keep & ((1u << cfg.n) - 1) & ((1u << st->cfg.n) - 1)));
+		   (!same || (ncfg->tsc && st->tsc_active) ||
+		    (keep & ((1u << ncfg->n) - 1) & ((1u << st->cfg.n) - 1)));
 	if (need_old) {
 		rc = sample(st, &old);
 		if (rc < 0)
@@ -658,21 +742,27 @@ int vperfctr_control(struct vperfctr *h, const struct vperfctr_control *c)
 		if (st->ovf)
 			pc_ovf__rearm(st->ovf);
 	} else {
-		rc = group_open(&cfg, st->tid, &g);
+		rc = group_open(ncfg, st->tid, &g);
 		if (rc < 0)
 			goto restart_old;
-		for (i = cfg.n; i < N; i++)
+		for (i = ncfg->n; i < N; i++)
 			st->stale[i] = old.pmc[i];
 		state_close_events(st);
 		state_take_group(st, &g);
-		st->cfg = cfg;
+		st->cfg = *ncfg;
 		st->open = true;
+		for (i = 0; i < N; i++) {
+			free(st->cfg_spec[i]);
+			st->cfg_spec[i] = i < ncfg->n && PC_OPTS_HAS(c, event) &&
+					  c->event[i] ? strdup(c->event[i]) : NULL;
+		}
+		remember_start(st, c);
 	}
-	for (i = 0; i < cfg.n; i++)
+	for (i = 0; i < ncfg->n; i++)
 		st->base[i] = (keep & (1u << i)) ? old.pmc[i] : 0;
-	st->tsc_base = cfg.tsc && st->tsc_active ? old.tsc : 0;
-	st->nr_active = cfg.n;
-	st->tsc_active = cfg.tsc;
+	st->tsc_base = ncfg->tsc && st->tsc_active ? old.tsc : 0;
+	st->nr_active = ncfg->n;
+	st->tsc_active = ncfg->tsc;
 	keep_control(st, c, copies);
 	rc = sys_perf_enable(st->leader_fd, false);
 	goto unlock;
