@@ -905,15 +905,25 @@ static void install_handlers(void)
 	sigaction(SIGCHLD, &sa, NULL);
 }
 
-/* Drain forward rings until nothing is left. */
+/*
+ * Read every forward ring to its end.  Not through poll: a ring holding
+ * less than its wake-up mark is not readable for poll(2), but its records
+ * are there.
+ */
 static int drain(struct record *rec)
 {
+	struct perfctr_ring *const *rings = perfctr_sampler__rings(rec->sampler);
+	size_t nr = perfctr_sampler__nr_rings(rec->sampler), i;
 	int64_t r;
 
-	do
-		r = perfctr_sampler__poll(rec->sampler, 0, on_record, rec);
-	while (r > 0);
-	return r == -ENODEV || r == 0 || r == -EINTR ? 0 : (int)r;
+	for (i = 0; i < nr; i++) {
+		do
+			r = perfctr_ring__drain(rings[i], on_record, rec);
+		while (r > 0);
+		if (r < 0)
+			return (int)r;
+	}
+	return 0;
 }
 
 int cmd_record(int argc, char **argv)

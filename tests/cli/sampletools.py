@@ -73,16 +73,21 @@ def perf_report(path, *args):
     check(r.returncode == 0, "perf report failed (%d): %s" %
           (r.returncode, r.stderr[-2000:]))
     samples = 0
+    rounded = False
     rows = []
     for l in r.stdout.splitlines():
         m = re.match(r"# Samples: (\d+)([KM]?)\s", l)
         if m:
-            samples += int(m.group(1)) * {"": 1, "K": 1000, "M": 1000000}[m.group(2)]
+            samples += int(m.group(1))
+            rounded = rounded or bool(m.group(2))
             continue
         m = re.match(r"\s+([\d.]+)%\s+(\S+)\s+(\S+)\s+\[([.k])\]\s+(.*\S)", l)
         if m:
             rows.append((float(m.group(1)), m.group(2), m.group(3),
                          m.group(5)))
+    if rounded:
+        # perf prints "10K": count its script lines for the exact number.
+        samples = perf_script_count(path)
     return samples, rows
 
 
