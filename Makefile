@@ -190,6 +190,35 @@ install: all
 	for f in docs/*.1; do [ -e "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(MANDIR)/man1/ || true; done
 	for f in docs/*.3; do [ -e "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(MANDIR)/man3/ || true; done
 
+# Fuzzers (libFuzzer, clang): each target is built with the library's
+# sources instrumented alongside.  `make fuzz-run` runs each one for
+# FUZZ_TIME seconds from the seeds in tests/fuzz/corpus/<target>/.
+FUZZ_CC     ?= clang
+FUZZ_TIME   ?= 60
+FUZZ_SRCS   := $(sort $(wildcard tests/fuzz/*.c))
+FUZZ_BINS   := $(FUZZ_SRCS:tests/fuzz/%.c=$(O)/fuzz/%)
+FUZZ_CFLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Isrc/lib \
+               -DPERFCTR_VERSION=\"$(VERSION)\" \
+               -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+
+.PHONY: fuzz fuzz-run
+fuzz: $(FUZZ_BINS)
+
+$(O)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(filter -DHAVE_%,$(BASE_CFLAGS)) -o $@ $< $(LIB_SRCS) $(LDLIBS)
+
+fuzz-run: fuzz
+	@for f in $(FUZZ_BINS); do \
+		name=$$(basename $$f); \
+		corpus=$(O)/fuzz/corpus-$$name; mkdir -p $$corpus; \
+		echo "== $$name ($(FUZZ_TIME) s)"; \
+		$$f -max_total_time=$(FUZZ_TIME) -max_len=65536 -timeout=10 \
+		    -print_final_stats=1 $$corpus tests/fuzz/corpus/$$name \
+		    2>$(O)/fuzz/$$name.log || { tail -n 60 $(O)/fuzz/$$name.log; exit 1; }; \
+		grep -E '^stat::number_of_executed_units|^Done' $(O)/fuzz/$$name.log; \
+	done
+
 clean:
 	rm -rf $(O)
 

@@ -1,11 +1,1083 @@
 // SPDX-License-Identifier: GPL-2.0
-/* perfex stat — not implemented yet. */
+/*
+ * perfex stat — counting mode, the default: run a command (or watch a
+ * process, a thread or CPUs) and report its counts, as the seeds' perfex
+ * and pmcCount did; -r N repeats the run and reports mean, standard
+ * deviation, minimum and maximum (pmcCount's SUM mode).
+ *
+ * Options, targets and the run loop live here; stat-print.c formats.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "perfex.h"
+#include "stat.h"
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
+/* perf's default set: the software events always, the hardware ones where
+ * a PMU counts them (shown as <not supported> elsewhere). */
+static const char *const default_events[] = {
+	"task-clock", "context-switches", "cpu-migrations", "page-faults",
+	"cycles", "instructions", "branches", "branch-misses",
+};
+#define NR_DEFAULT_SOFTWARE 4
+
+struct spec {
+	const char *text;
+	const char *filter;	/* --filter after this -e, or NULL */
+	bool is_default;
+};
+
+struct stat_options {
+	struct stat_config cfg;
+	struct spec *specs;
+	size_t nr_specs;
+	const char *output;
+	bool all_cpus;
+};
+
+enum {
+	OPT_PER_THREAD = 256,
+	OPT_FILTER,
+	OPT_VERSION,
+};
+
+static const struct option long_options[] = {
+	{ "event",		required_argument, NULL, 'e' },
+	{ "filter",		required_argument, NULL, OPT_FILTER },
+	{ "pid",		required_argument, NULL, 'p' },
+	{ "tid",		required_argument, NULL, 't' },
+	{ "all-cpus",		no_argument,	   NULL, 'a' },
+	{ "cpu",		required_argument, NULL, 'C' },
+	{ "no-aggr",		no_argument,	   NULL, 'A' },
+	{ "per-thread",		no_argument,	   NULL, OPT_PER_THREAD },
+	{ "interval-print",	required_argument, NULL, 'I' },
+	{ "repeat",		required_argument, NULL, 'r' },
+	{ "field-separator",	required_argument, NULL, 'x' },
+	{ "json",		no_argument,	   NULL, 'j' },
+	{ "output",		required_argument, NULL, 'o' },
+	{ "help",		no_argument,	   NULL, 'h' },
+	{ "version",		no_argument,	   NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void stat_usage(FILE *out)
+{
+	fprintf(out,
+"usage: perfex [options] [--] command [args]\n"
+"       perfex stat [options] [--] command [args]\n"
+"       perfex stat [options] {-p PID | -t TID | -a | -C CPUS} [-- command]\n"
+"\n"
+"Runs the command and reports its counts (on stderr, or -o FILE).  The\n"
+"exit status is the command's (128 + N when signal N killed it).\n"
+"\n"
+"  -e, --event SPEC         events to count: names, pmu/terms/, rNNNN,\n"
+"                           subsys:tracepoint, mem:ADDR; comma lists and\n"
+"                           {groups}; may be repeated (perfex list)\n"
+"      --filter EXPR        tracepoint filter for the events of the\n"
+"                           preceding -e (\"common_pid == 42\")\n"
+"  -p, --pid PID            count process PID (all its threads) until it\n"
+"                           exits, Ctrl-C, or the command ends\n"
+"  -t, --tid TID            count thread TID\n"
+"  -a, --all-cpus           count everything on every CPU\n"
+"  -C, --cpu CPUS           count everything on CPUS (\"0-3,6\")\n"
+"  -A, --no-aggr            one line per CPU (with -a or -C)\n"
+"      --per-thread         one line per thread (with -p or -t)\n"
+"  -I, --interval-print MS  print the counts of every MS milliseconds\n"
+"  -r, --repeat N           run the command N times: mean, stddev, min, max\n"
+"  -x, --field-separator S  CSV output with separator S\n"
+"  -j, --json               one JSON document (docs/json.md)\n"
+"  -o, --output FILE        write the counts to FILE instead of stderr\n"
+"  -h, --help               this text\n"
+"      --version            perfex's version\n"
+"\n"
+"Default events: task-clock, context-switches, cpu-migrations, page-faults,\n"
+"cycles, instructions, branches, branch-misses.\n"
+"Exit codes of perfex's own failures: 126 not executable, 127 not found,\n"
+"129 usage, 130 event, 131 permission, 132 tracefs, 133 no such target,\n"
+"134 output, 135 other.  See perfex(1).\n");
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fputs("perfex: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	perfex_hint("perfex --help lists the options");
+	return PERFEX_EXIT_USAGE;
+}
+
+static int parse_uint(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int add_spec(struct stat_options *o, const char *text, bool is_default)
+{
+	struct spec *n = realloc(o->specs, (o->nr_specs + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	o->specs = n;
+	n[o->nr_specs++] = (struct spec){ .text = text, .is_default = is_default };
+	return 0;
+}
+
+/* Return -1 to go on, or the exit status. */
+static int parse_options(int argc, char **argv, struct stat_options *o)
+{
+	unsigned long v;
+	int c;
+
+	o->cfg.repeat = 1;
+	o->cfg.sep = ",";
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+:e:p:t:aC:AI:r:x:jo:h",
+				long_options, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			if (add_spec(o, optarg, false))
+				return PERFEX_EXIT_INTERNAL;
+			break;
+		case OPT_FILTER:
+			if (!o->nr_specs)
+				return usage_error("--filter '%s' needs an -e before it",
+						   optarg);
+			o->specs[o->nr_specs - 1].filter = optarg;
+			break;
+		case 'p':
+		case 't':
+			if (parse_uint(optarg, INT_MAX, &v) || !v)
+				return usage_error(c == 'p' ? "bad process id '%s'"
+						   : "bad thread id '%s'", optarg);
+			if (c == 'p')
+				o->cfg.pid = (pid_t)v;
+			else
+				o->cfg.tid = (pid_t)v;
+			break;
+		case 'a':
+			o->all_cpus = true;
+			break;
+		case 'C':
+			if (!*optarg)
+				return usage_error("empty CPU list%s", "");
+			o->cfg.cpus = optarg;
+			break;
+		case 'A':
+			o->cfg.aggr = STAT_AGGR_CPU;
+			break;
+		case OPT_PER_THREAD:
+			o->cfg.aggr = STAT_AGGR_THREAD;
+			break;
+		case 'I':
+			if (parse_uint(optarg, 3600000, &v) || v < 10)
+				return usage_error("bad interval '%s' (milliseconds, "
+						   "at least 10)", optarg);
+			o->cfg.interval_ms = (unsigned int)v;
+			break;
+		case 'r':
+			if (parse_uint(optarg, 1000000, &v) || !v)
+				return usage_error("bad repeat count '%s' (1 or more)",
+						   optarg);
+			o->cfg.repeat = (unsigned int)v;
+			break;
+		case 'x':
+			if (!*optarg)
+				return usage_error("empty field separator%s", "");
+			o->cfg.sep = optarg;
+			o->cfg.format = STAT_FORMAT_CSV;
+			break;
+		case 'j':
+			o->cfg.format = STAT_FORMAT_JSON;
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'h':
+			stat_usage(stdout);
+			return 0;
+		case OPT_VERSION:
+			printf("perfex %s\n", perfctr_version());
+			return 0;
+		case ':':
+			return usage_error("option '%s' needs an argument",
+					   argv[optind - 1]);
+		default:
+			if (optopt)
+				fprintf(stderr, "perfex: unknown option '-%c'\n", optopt);
+			else
+				fprintf(stderr, "perfex: unknown option '%s'\n",
+					argv[optind - 1]);
+			perfex_hint("perfex --help lists the options");
+			return PERFEX_EXIT_USAGE;
+		}
+	}
+	if (optind < argc)
+		o->cfg.command = &argv[optind];
+	if (o->all_cpus && !o->cfg.cpus)
+		o->cfg.cpus = "";
+
+	if ((o->cfg.pid != 0) + (o->cfg.tid != 0) + (o->cfg.cpus != NULL) > 1)
+		return usage_error("choose one target: -p, -t, or -a/-C%s", "");
+	if (!o->cfg.command && !o->cfg.pid && !o->cfg.tid && !o->cfg.cpus) {
+		fprintf(stderr, "perfex: no command to run\n");
+		perfex_hint("perfex [options] -- command [args]; perfex --help");
+		return PERFEX_EXIT_USAGE;
+	}
+	if (o->cfg.aggr == STAT_AGGR_CPU && !o->cfg.cpus)
+		return usage_error("-A needs -a or -C%s", "");
+	if (o->cfg.aggr == STAT_AGGR_THREAD && !o->cfg.pid && !o->cfg.tid)
+		return usage_error("--per-thread needs -p or -t%s", "");
+	if (o->cfg.repeat > 1 && !o->cfg.command)
+		return usage_error("-r needs a command to repeat%s", "");
+	if (o->cfg.repeat > 1 && o->cfg.interval_ms)
+		return usage_error("-r and -I cannot be combined%s", "");
+	if (o->cfg.repeat > 1 && o->cfg.aggr != STAT_AGGR_GLOBAL)
+		return usage_error("-r cannot be combined with -A or --per-thread%s", "");
+	return -1;
+}
+
+/* ------------------------------------------------------------ messages */
+
+static int paranoid_level(void)
+{
+	char buf[32];
+	int fd = open("/proc/sys/kernel/perf_event_paranoid", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return INT_MIN;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return INT_MIN;
+	buf[n] = '\0';
+	return (int)strtol(buf, NULL, 10);
+}
+
+static int permission_error(const struct stat_config *cfg, int err)
+{
+	int level = paranoid_level();
+	int needed = cfg->cpus ? 0 : (cfg->pid || cfg->tid) ? 1 : 2;
+	const char *what = cfg->cpus ? "count on CPUs" :
+			   cfg->pid ? "attach to the process" :
+			   cfg->tid ? "attach to the thread" : "count the command";
+
+	perfex_error("cannot %s: %s", what, strerror(err));
+	if (level == INT_MIN) {
+		perfex_hint("run as root (perf_event_paranoid is unreadable)");
+	} else if (level > needed) {
+		perfex_hint("perf_event_paranoid is %d; this needs %d or lower "
+			    "(or root / CAP_PERFMON)", level, needed);
+		perfex_hint("as root: sysctl -w kernel.perf_event_paranoid=%d",
+			    needed);
+	} else if (cfg->pid || cfg->tid) {
+		perfex_hint("only your own processes can be watched (ptrace "
+			    "rules); run as root to watch others");
+	} else {
+		perfex_hint("perf_event_paranoid is %d; run as root or with "
+			    "CAP_PERFMON", level);
+	}
+	return PERFEX_EXIT_PERM;
+}
+
+static int event_error(const char *spec, const struct perfctr_parse_error *err,
+		       int ret)
+{
+	int errnum = err->errnum ? err->errnum : -ret;
+
+	perfex_error("%s", err->message[0] ? err->message : strerror(errnum));
+	if ((errnum == EINVAL || errnum == ENOENT) && err->column >= 0 &&
+	    (size_t)err->column <= strlen(spec))
+		fprintf(stderr, "    %s\n    %*s^\n", spec, err->column, "");
+	if (err->hint[0])
+		perfex_hint("%s", err->hint);
+	if (errnum == ENOTDIR) {
+		if (geteuid() != 0)
+			perfex_hint("tracefs is readable by root only: run as root");
+		else if (!err->hint[0])
+			perfex_hint("as root: mount -t tracefs nodev /sys/kernel/tracing");
+		return PERFEX_EXIT_TRACEFS;
+	}
+	if (errnum == EACCES) {
+		if (!err->hint[0])
+			perfex_hint("tracefs is readable by root only: run as root");
+		return PERFEX_EXIT_TRACEFS;
+	}
+	if (errnum == ENOENT && !err->hint[0])
+		perfex_hint("perfex list shows the events this machine offers");
+	return PERFEX_EXIT_EVENT;
+}
+
+/* ------------------------------------------------------------- signals */
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig)
+{
+	stop_signal = sig;
+}
+
+static void on_child(int sig)
+{
+	(void)sig;
+}
+
+struct signal_state {
+	sigset_t old_mask;
+	sigset_t wait_mask;	/* what ppoll lets in */
+	struct sigaction old[4];
+};
+
+static const int handled_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGCHLD };
+
+/*
+ * Called after the command is forked: the mask and the handlers must not be
+ * inherited by it (a blocked SIGINT survives exec).  The signals are blocked
+ * except inside ppoll(), so none is lost between a check and the wait.
+ */
+static void signals_take(struct signal_state *st)
+{
+	struct sigaction sa;
+	sigset_t block;
+	size_t i;
+
+	sigemptyset(&block);
+	for (i = 0; i < sizeof(handled_signals) / sizeof(handled_signals[0]); i++)
+		sigaddset(&block, handled_signals[i]);
+	sigprocmask(SIG_BLOCK, &block, &st->old_mask);
+	st->wait_mask = st->old_mask;
+	for (i = 0; i < sizeof(handled_signals) / sizeof(handled_signals[0]); i++)
+		sigdelset(&st->wait_mask, handled_signals[i]);
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(handled_signals) / sizeof(handled_signals[0]); i++) {
+		sa.sa_handler = handled_signals[i] == SIGCHLD ? on_child : on_stop;
+		sigaction(handled_signals[i], &sa, &st->old[i]);
+	}
+}
+
+static void signals_give_back(struct signal_state *st)
+{
+	const struct timespec zero = { 0, 0 };
+	sigset_t ours;
+	size_t i;
+
+	/* A signal still pending (it came while ppoll() returned for the
+	 * command's end) was meant for this count: consume it before the
+	 * default action comes back, or it would kill perfex now. */
+	sigemptyset(&ours);
+	for (i = 0; i < sizeof(handled_signals) / sizeof(handled_signals[0]); i++)
+		sigaddset(&ours, handled_signals[i]);
+	while (sigtimedwait(&ours, NULL, &zero) > 0)
+		;
+
+	for (i = 0; i < sizeof(handled_signals) / sizeof(handled_signals[0]); i++)
+		sigaction(handled_signals[i], &st->old[i], NULL);
+	sigprocmask(SIG_SETMASK, &st->old_mask, NULL);
+}
+
+/* --------------------------------------------------------------- a run */
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static int pidfd_open_compat(pid_t pid, unsigned int flags)
+{
+#ifdef SYS_pidfd_open
+	return (int)syscall(SYS_pidfd_open, pid, flags);
+#else
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+/* Whether a process we did not fork has gone (or is a zombie). */
+static bool foreign_gone(pid_t pid)
+{
+	char path[64], buf[256], *p;
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return !p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
+}
+
+struct run {
+	struct stat_options *o;
+	struct stat_report *report;
+	struct perfctr_session *session;
+	struct perfctr_target *watched;	/* what the session is attached to */
+	struct perfctr_target *command;	/* the command we run, if any */
+	struct perfctr_count *counts, *prev, *delta;
+	struct perfctr_count *unit_counts, *unit_prev, *unit_delta;
+	size_t nr_units;
+	double t0, last_tick;
+	int wait_status;
+	bool have_status;
+};
+
+static void read_counts(struct run *run, struct perfctr_count *counts,
+			struct perfctr_count *unit_counts)
+{
+	struct stat_report *r = run->report;
+	size_t e, u;
+
+	for (e = 0; e < r->nr_events; e++) {
+		struct perfctr_count *c = &counts[e];
+		size_t idx = r->events[e].session_idx;
+
+		memset(c, 0, sizeof(*c));
+		if (idx == STAT_NO_IDX) {
+			c->status = PERFCTR_COUNT_NOT_SUPPORTED;
+			c->errnum = r->events[e].unsupported_errnum;
+			continue;
+		}
+		perfctr_session__count(run->session, idx, c);
+		for (u = 0; unit_counts && u < run->nr_units; u++)
+			perfctr_session__unit_count(run->session, idx, u,
+						    &unit_counts[u * r->nr_events + e]);
+	}
+	for (u = 0; unit_counts && u < run->nr_units; u++)
+		for (e = 0; e < r->nr_events; e++)
+			if (r->events[e].session_idx == STAT_NO_IDX)
+				unit_counts[u * r->nr_events + e] = counts[e];
+}
+
+static void print_interval(struct run *run, double t)
+{
+	struct stat_report *r = run->report;
+	size_t n = r->nr_events, i;
+	struct stat_view v = {
+		.counts = run->delta,
+		.unit_counts = run->unit_counts ? run->unit_delta : NULL,
+		.duration_ns = t - run->last_tick,
+		.timestamp = (t - run->t0) / 1e9,
+	};
+
+	perfctr_session__read(run->session);
+	read_counts(run, run->counts, run->unit_counts);
+	for (i = 0; i < n; i++)
+		perfctr_count__delta(&run->delta[i], &run->counts[i], &run->prev[i]);
+	for (i = 0; run->unit_counts && i < n * run->nr_units; i++)
+		perfctr_count__delta(&run->unit_delta[i], &run->unit_counts[i],
+				     &run->unit_prev[i]);
+	/* Not-supported placeholders keep their status through the delta. */
+	for (i = 0; i < n; i++)
+		if (run->counts[i].status != PERFCTR_COUNT_OK)
+			run->delta[i] = run->counts[i];
+	memcpy(run->prev, run->counts, n * sizeof(*run->prev));
+	if (run->unit_counts)
+		memcpy(run->unit_prev, run->unit_counts,
+		       n * run->nr_units * sizeof(*run->unit_prev));
+	run->last_tick = t;
+	stat_print_interval(r, &v);
+}
+
+/*
+ * Wait until the command ends (or, without one, the watched process ends
+ * or a signal asks us to stop), printing intervals on the way.
+ */
+static int wait_loop(struct run *run, const struct signal_state *sig)
+{
+	const struct stat_config *cfg = &run->o->cfg;
+	struct perfctr_target *waited = run->command;
+	double interval = cfg->interval_ms * 1e6;
+	double next_tick = run->t0 + interval;
+	struct pollfd pfd = { .fd = -1, .events = POLLIN };
+	pid_t foreign = 0;
+	int err = 0;
+
+	if (waited) {
+		pfd.fd = pidfd_open_compat(perfctr_target__pid(waited), 0);
+	} else if (cfg->pid || cfg->tid) {
+		foreign = cfg->pid ? cfg->pid : cfg->tid;
+		pfd.fd = pidfd_open_compat(foreign, cfg->tid ? PIDFD_THREAD : 0);
+		if (pfd.fd < 0 && cfg->tid)
+			pfd.fd = pidfd_open_compat(foreign, 0);
+	}
+	for (;;) {
+		struct timespec ts, *tsp = NULL;
+		double now = now_ns(), wait_ns = -1;
+		int ret;
+
+		if (interval > 0)
+			wait_ns = next_tick > now ? next_tick - now : 0;
+		/* Without a pidfd: look again every 100 ms. */
+		if (pfd.fd < 0 && (foreign || waited) &&
+		    (wait_ns < 0 || wait_ns > 100e6))
+			wait_ns = 100e6;
+		if (wait_ns >= 0) {
+			ts.tv_sec = (time_t)(wait_ns / 1e9);
+			ts.tv_nsec = (long)(wait_ns - ts.tv_sec * 1e9);
+			tsp = &ts;
+		}
+		ret = ppoll(&pfd, pfd.fd >= 0 ? 1 : 0, tsp, &sig->wait_mask);
+		if (ret > 0 && (pfd.revents & (POLLIN | POLLHUP | POLLERR)))
+			break;
+		if (pfd.fd < 0 && waited && ret < 0 && errno == EINTR &&
+		    !stop_signal)
+			break;	/* SIGCHLD: reap below */
+		if (pfd.fd < 0 && foreign && foreign_gone(foreign))
+			break;
+		if (!waited && stop_signal)
+			break;
+		now = now_ns();
+		if (interval > 0 && now >= next_tick) {
+			print_interval(run, now);
+			next_tick += interval;
+			if (next_tick < now)
+				next_tick = now + interval;
+		}
+	}
+	if (waited) {
+		do
+			err = perfctr_target__wait(waited, &run->wait_status);
+		while (err == -EINTR);
+		run->have_status = !err;
+	}
+	if (pfd.fd >= 0)
+		close(pfd.fd);
+	return err;
+}
+
+static int command_error(char *const *argv, int err)
+{
+	if (err == ENOENT) {
+		perfex_error("cannot run '%s': command not found", argv[0]);
+		if (!strchr(argv[0], '/'))
+			perfex_hint("it is looked up in PATH; give a path "
+				    "(./%s) for a file in this directory", argv[0]);
+		return PERFEX_EXIT_NOCMD;
+	}
+	if (err == EACCES || err == ENOEXEC || err == EISDIR) {
+		perfex_error("cannot run '%s': %s", argv[0], strerror(err));
+		perfex_hint("check that it is an executable file (chmod +x '%s')",
+			    argv[0]);
+		return PERFEX_EXIT_NOEXEC;
+	}
+	perfex_error("cannot run '%s': %s", argv[0], strerror(err));
+	return PERFEX_EXIT_INTERNAL;
+}
+
+static int target_error(const struct stat_config *cfg, int err)
+{
+	if (err == EACCES || err == EPERM)
+		return permission_error(cfg, err);
+	if (cfg->pid || cfg->tid) {
+		perfex_error("cannot attach to %s %d: %s",
+			     cfg->pid ? "process" : "thread",
+			     (int)(cfg->pid ? cfg->pid : cfg->tid),
+			     err == ESRCH ? "no such process" : strerror(err));
+		return err == ESRCH ? PERFEX_EXIT_TARGET : PERFEX_EXIT_INTERNAL;
+	}
+	if (cfg->cpus) {
+		if (err == EINVAL) {
+			perfex_error("bad CPU list '%s'", cfg->cpus);
+			perfex_hint("a list looks like 0-3,6");
+			return PERFEX_EXIT_USAGE;
+		}
+		perfex_error("cannot count on CPUs '%s': %s",
+			     cfg->cpus[0] ? cfg->cpus : "all",
+			     err == ENODEV ? "a CPU is not online" : strerror(err));
+		return err == ENODEV ? PERFEX_EXIT_TARGET : PERFEX_EXIT_INTERNAL;
+	}
+	perfex_error("cannot count: %s", strerror(err));
+	return PERFEX_EXIT_INTERNAL;
+}
+
+static bool is_hardware_default(const struct spec *sp)
+{
+	size_t i;
+
+	if (!sp->is_default)
+		return false;
+	for (i = NR_DEFAULT_SOFTWARE; i < sizeof(default_events) / sizeof(default_events[0]); i++)
+		if (!strcmp(sp->text, default_events[i]))
+			return true;
+	return false;
+}
+
+/*
+ * The session of one run.  On the first run (@r->events NULL) the event
+ * rows are made from it; later runs must produce the same events.
+ */
+static int build_session(struct stat_options *o, struct stat_report *r,
+			 const struct perfctr_parse_opts *popts,
+			 struct perfctr_session **out)
+{
+	/*
+	 * A command counts from its exec (enable-on-exec).  Other targets are
+	 * opened disabled and started once everything is open: a tracepoint
+	 * filter is set after the open, and an event enabled at its open
+	 * would count everyone's events until then.
+	 */
+	bool command_target = !o->cfg.pid && !o->cfg.tid && !o->cfg.cpus;
+	PERFCTR_OPTS(perfctr_session_opts, sopts,
+		     .flags = PERFCTR_SESSION_INHERIT |
+			      (command_target ? PERFCTR_SESSION_ENABLE_ON_ATTACH : 0),
+		     .parse_opts = popts);
+	bool first = !r->events;
+	struct perfctr_session *s;
+	size_t i, row = 0;
+	size_t *row_of = NULL;	/* session index -> row */
+
+	s = perfctr_session__new(&sopts);
+	if (!s) {
+		perfex_error("cannot create a session: %s", strerror(errno));
+		return PERFEX_EXIT_INTERNAL;
+	}
+	for (i = 0; i < o->nr_specs; i++) {
+		struct perfctr_parse_error err = { .sz = sizeof(err), .column = -1 };
+		size_t before = perfctr_session__nr_events(s), k;
+		int ret = perfctr_session__add_events(s, o->specs[i].text, &err);
+		int errnum = err.errnum ? err.errnum : -ret;
+
+		if (ret < 0 && is_hardware_default(&o->specs[i]) &&
+		    (errnum == ENOENT || errnum == EOPNOTSUPP || errnum == ENODEV)) {
+			/* The machine lacks it: shown as <not supported>. */
+			if (first) {
+				struct stat_event *n = realloc(r->events,
+					(r->nr_events + 1) * sizeof(*n));
+
+				if (!n)
+					goto nomem;
+				r->events = n;
+				memset(&n[r->nr_events], 0, sizeof(*n));
+				n[r->nr_events].name = strdup(o->specs[i].text);
+				n[r->nr_events].session_idx = STAT_NO_IDX;
+				n[r->nr_events].group = r->nr_events;
+				n[r->nr_events].scale = 1.0;
+				n[r->nr_events].unsupported_errnum = errnum;
+				r->nr_events++;
+			}
+			row++;
+			continue;
+		}
+		if (ret < 0) {
+			perfctr_session__delete(s);
+			free(row_of);
+			return event_error(o->specs[i].text, &err, ret);
+		}
+		for (k = before; k < perfctr_session__nr_events(s); k++) {
+			size_t *m = realloc(row_of, (k + 1) * sizeof(*m));
+
+			if (!m)
+				goto nomem;
+			row_of = m;
+			row_of[k] = row;
+			if (o->specs[i].filter) {
+				int fret = perfctr_session__set_filter(s, k,
+							o->specs[i].filter);
+
+				if (fret < 0) {
+					perfex_error("cannot set filter '%s' on '%s': %s",
+						     o->specs[i].filter,
+						     perfctr_session__event_name(s, k),
+						     strerror(-fret));
+					perfctr_session__delete(s);
+					free(row_of);
+					return PERFEX_EXIT_EVENT;
+				}
+			}
+			if (first) {
+				const struct perf_event_attr *attr =
+					perfctr_session__event_attr(s, k);
+				const char *unit = perfctr_session__event_unit(s, k);
+				double scale = perfctr_session__event_scale(s, k);
+				size_t leader = perfctr_session__event_leader(s, k);
+				struct stat_event *n = realloc(r->events,
+					(r->nr_events + 1) * sizeof(*n));
+
+				if (!n)
+					goto nomem;
+				r->events = n;
+				n += r->nr_events;
+				memset(n, 0, sizeof(*n));
+				n->name = strdup(perfctr_session__event_name(s, k));
+				n->session_idx = k;
+				n->group = leader < k ? row_of[leader] : row;
+				n->is_clock = attr && attr->type == PERF_TYPE_SOFTWARE &&
+					(attr->config == PERF_COUNT_SW_TASK_CLOCK ||
+					 attr->config == PERF_COUNT_SW_CPU_CLOCK);
+				snprintf(n->unit, sizeof(n->unit), "%s", unit ? unit : "");
+				n->scale = scale > 0 ? scale : 1.0;
+				r->nr_events++;
+			} else if (row >= r->nr_events ||
+				   r->events[row].session_idx != k) {
+				perfex_error("the events changed between runs");
+				perfctr_session__delete(s);
+				free(row_of);
+				return PERFEX_EXIT_INTERNAL;
+			}
+			row++;
+		}
+	}
+	free(row_of);
+	*out = s;
+	return -1;
+nomem:
+	perfex_error("out of memory");
+	perfctr_session__delete(s);
+	free(row_of);
+	return PERFEX_EXIT_INTERNAL;
+}
+
+static void fill_units(struct run *run)
+{
+	struct stat_report *r = run->report;
+	size_t u;
+
+	run->nr_units = perfctr_session__nr_units(run->session);
+	free(r->units);
+	r->units = calloc(run->nr_units ? run->nr_units : 1, sizeof(*r->units));
+	r->nr_units = r->units ? run->nr_units : 0;
+	for (u = 0; u < r->nr_units; u++) {
+		struct stat_unit *un = &r->units[u];
+		char path[64];
+		int fd;
+		ssize_t n;
+
+		perfctr_session__unit(run->session, u, &un->tid, &un->cpu);
+		if (un->tid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)un->tid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, un->comm, sizeof(un->comm) - 1);
+		close(fd);
+		if (n > 0 && un->comm[n - 1] == '\n')
+			n--;
+		un->comm[n > 0 ? n : 0] = '\0';
+	}
+}
+
+static int alloc_counts(struct run *run)
+{
+	size_t n = run->report->nr_events ? run->report->nr_events : 1;
+	size_t nu = n * (run->nr_units ? run->nr_units : 1);
+
+	run->counts = calloc(n, sizeof(*run->counts));
+	run->prev = calloc(n, sizeof(*run->prev));
+	run->delta = calloc(n, sizeof(*run->delta));
+	if (!run->counts || !run->prev || !run->delta)
+		return -ENOMEM;
+	if (run->o->cfg.aggr != STAT_AGGR_GLOBAL) {
+		run->unit_counts = calloc(nu, sizeof(*run->unit_counts));
+		run->unit_prev = calloc(nu, sizeof(*run->unit_prev));
+		run->unit_delta = calloc(nu, sizeof(*run->unit_delta));
+		if (!run->unit_counts || !run->unit_prev || !run->unit_delta)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void free_run(struct run *run)
+{
+	if (run->session)
+		perfctr_session__delete(run->session);
+	if (run->command && run->command != run->watched)
+		perfctr_target__delete(run->command);
+	if (run->watched)
+		perfctr_target__delete(run->watched);
+	free(run->counts);
+	free(run->prev);
+	free(run->delta);
+	free(run->unit_counts);
+	free(run->unit_prev);
+	free(run->unit_delta);
+	memset(run, 0, sizeof(*run));
+}
+
+/*
+ * With -r: each event's count averaged over the runs in which it counted
+ * (the status of the last run otherwise), so that the metrics are those of
+ * the means.  Written over @counts.
+ */
+static struct perfctr_count *mean_counts(struct stat_report *r,
+					 struct perfctr_count *counts)
+{
+	size_t e;
+
+	for (e = 0; e < r->nr_events; e++) {
+		const struct stat_event *ev = &r->events[e];
+		unsigned int n = ev->stats.n;
+
+		if (!n)
+			continue;
+		counts[e].status = PERFCTR_COUNT_OK;
+		counts[e].value = (uint64_t)llround(ev->raw_sum / n);
+		counts[e].time_enabled = (uint64_t)llround(ev->enabled_sum / n);
+		counts[e].time_running = (uint64_t)llround(ev->running_sum / n);
+		if (!counts[e].time_running)
+			counts[e].time_running = 1;
+	}
+	return counts;
+}
+
+static double tv_ns(const struct timeval *tv)
+{
+	return tv->tv_sec * 1e9 + tv->tv_usec * 1e3;
+}
+
+static bool has_filter(const struct stat_options *o)
+{
+	for (size_t i = 0; i < o->nr_specs; i++)
+		if (o->specs[i].filter)
+			return true;
+	return false;
+}
+
+/* One run: returns -1 when it went well, or perfex's exit status. */
+static int do_run(struct stat_options *o, struct stat_report *r,
+		  const struct perfctr_parse_opts *popts, unsigned int nth)
+{
+	struct stat_config *cfg = &o->cfg;
+	struct run run = { .o = o, .report = r };
+	struct signal_state sig;
+	bool have_signals = false;
+	struct rusage ru0, ru1;
+	double t1;
+	int ret, err;
+	size_t e;
+
+	ret = build_session(o, r, popts, &run.session);
+	if (ret >= 0)
+		return ret;
+	for (e = 0; nth == 0 && cfg->repeat > 1 && e < r->nr_events; e++)
+		r->events[e].run_values = calloc(cfg->repeat, sizeof(double));
+
+	if (cfg->command) {
+		run.command = perfctr_target__new_command(cfg->command, NULL);
+		if (!run.command) {
+			ret = command_error(cfg->command, errno);
+			goto out;
+		}
+	}
+	if (cfg->pid)
+		run.watched = perfctr_target__new_process(cfg->pid);
+	else if (cfg->tid)
+		run.watched = perfctr_target__new_thread(cfg->tid);
+	else if (cfg->cpus)
+		run.watched = perfctr_target__new_cpus(cfg->cpus);
+	else
+		run.watched = run.command;
+	if (!run.watched) {
+		ret = target_error(cfg, errno);
+		goto out;
+	}
+	/* The command is forked (and held before its exec): from here on a
+	 * Ctrl-C is for it, and for us only a reason to stop a count that has
+	 * no command. */
+	signals_take(&sig);
+	have_signals = true;
+	stop_signal = 0;
+	err = perfctr_session__attach(run.session, run.watched);
+	if (err == -EINVAL && has_filter(o)) {
+		/* The kernel checks a filter only when it is applied. */
+		perfex_error("cannot apply the tracepoint filter: %s", strerror(-err));
+		perfex_hint("filters look like 'common_pid == 42 && arg1 > 0'; "
+			    "the fields are in tracefs: events/SUBSYS/NAME/format");
+		ret = PERFEX_EXIT_EVENT;
+		goto out;
+	}
+	if (err < 0) {
+		ret = target_error(cfg, -err);
+		goto out;
+	}
+	if (run.watched != run.command) {
+		err = perfctr_session__start(run.session);
+		if (err < 0) {
+			ret = target_error(cfg, -err);
+			goto out;
+		}
+	}
+	fill_units(&run);
+	if (alloc_counts(&run)) {
+		perfex_error("out of memory");
+		ret = PERFEX_EXIT_INTERNAL;
+		goto out;
+	}
+	if (nth == 0)
+		stat_print_begin(r);
+
+	getrusage(RUSAGE_CHILDREN, &ru0);
+	run.t0 = run.last_tick = now_ns();
+	if (run.command) {
+		err = perfctr_target__start(run.command);
+		if (err < 0) {
+			ret = command_error(cfg->command, -err);
+			goto out;
+		}
+	}
+	err = wait_loop(&run, &sig);
+	t1 = now_ns();
+	if (err < 0 && run.command) {
+		perfex_error("cannot wait for '%s': %s", cfg->command[0],
+			     strerror(-err));
+		ret = PERFEX_EXIT_INTERNAL;
+		goto out;
+	}
+	getrusage(RUSAGE_CHILDREN, &ru1);
+
+	/* Detaching reads the final values, which stay readable. */
+	perfctr_session__read(run.session);
+	perfctr_session__detach(run.session);
+	if (cfg->interval_ms)
+		print_interval(&run, t1);
+	else
+		read_counts(&run, run.counts, run.unit_counts);
+
+	stat_stats_add(&r->elapsed_ns, t1 - run.t0);
+	r->user_ns = tv_ns(&ru1.ru_utime) - tv_ns(&ru0.ru_utime);
+	r->sys_ns = tv_ns(&ru1.ru_stime) - tv_ns(&ru0.ru_stime);
+	r->have_rusage = run.command != NULL;
+	r->have_status = run.have_status;
+	r->wait_status = run.wait_status;
+	if (run.have_status)
+		r->exit_code = WIFSIGNALED(run.wait_status) ?
+			128 + WTERMSIG(run.wait_status) : WEXITSTATUS(run.wait_status);
+	for (e = 0; e < r->nr_events; e++) {
+		struct stat_event *ev = &r->events[e];
+		const struct perfctr_count *c = &run.counts[e];
+		double v = (double)c->value;
+
+		if (c->time_running && c->time_running < c->time_enabled)
+			v = v * (double)c->time_enabled / (double)c->time_running;
+		v *= ev->scale;
+		if (c->status == PERFCTR_COUNT_OK && c->time_running) {
+			if (ev->run_values)
+				ev->run_values[ev->stats.n] = v;
+			stat_stats_add(&ev->stats, v);
+			ev->raw_sum += (double)c->value;
+			ev->enabled_sum += (double)c->time_enabled;
+			ev->running_sum += (double)c->time_running;
+		}
+	}
+	r->runs_done++;
+	if (nth + 1 == cfg->repeat) {
+		struct stat_view v = {
+			.counts = cfg->repeat > 1 ? mean_counts(r, run.counts) :
+				  run.counts,
+			.unit_counts = run.unit_counts,
+			.duration_ns = r->elapsed_ns.mean,
+		};
+		stat_print_final(r, &v);
+	}
+	ret = -1;
+out:
+	free_run(&run);
+	if (have_signals)
+		signals_give_back(&sig);
+	return ret;
+}
 
 int cmd_stat(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	perfex_error("'stat' is not implemented yet");
-	return PERFEX_EXIT_INTERNAL;
+	struct stat_options o = { 0 };
+	struct stat_report r = { .cfg = &o.cfg };
+	PERFCTR_OPTS(perfctr_parse_opts, popts);
+	unsigned int i;
+	size_t e;
+	int ret;
+
+	ret = parse_options(argc, argv, &o);
+	if (ret >= 0)
+		goto out;
+	if (!o.nr_specs)
+		for (i = 0; i < sizeof(default_events) / sizeof(default_events[0]); i++)
+			add_spec(&o, default_events[i], true);
+
+	/* As perf does: a user whose level forbids kernel counting gets
+	 * user-space counts rather than a refusal. */
+	if (geteuid() != 0 && paranoid_level() >= 2)
+		popts.exclude_kernel = popts.exclude_hv = true;
+
+	/* Standard error is unbuffered: counts written through it would take
+	 * a write() per field.  A buffered stream of our own on the same file
+	 * writes each block at once. */
+	o.cfg.out = stderr;
+	if (!o.output) {
+		int fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+		FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+		if (f)
+			o.cfg.out = f;
+		else if (fd >= 0)
+			close(fd);
+	}
+	if (o.output) {
+		o.cfg.out = fopen(o.output, "we");
+		if (!o.cfg.out) {
+			perfex_error("cannot open '%s' for writing: %s", o.output,
+				     strerror(errno));
+			ret = PERFEX_EXIT_IO;
+			goto out;
+		}
+	}
+	for (i = 0; i < o.cfg.repeat; i++) {
+		ret = do_run(&o, &r, &popts, i);
+		if (ret >= 0)
+			goto out;
+	}
+	ret = r.have_status ? r.exit_code : 0;
+	if (o.cfg.out && ferror(o.cfg.out)) {
+		perfex_error("cannot write the counts: %s", strerror(errno));
+		ret = PERFEX_EXIT_IO;
+	}
+out:
+	if (o.cfg.out && o.cfg.out != stderr && fclose(o.cfg.out) && ret == 0) {
+		perfex_error("cannot write '%s': %s",
+			     o.output ? o.output : "standard error", strerror(errno));
+		ret = PERFEX_EXIT_IO;
+	}
+	for (e = 0; e < r.nr_events; e++) {
+		free(r.events[e].name);
+		free(r.events[e].run_values);
+	}
+	free(r.events);
+	free(r.units);
+	free(o.specs);
+	return ret;
 }

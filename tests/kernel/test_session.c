@@ -635,19 +635,26 @@ TEST(scaling_thread_bound_to_one_cpu)
 /* ---- global mode ---- */
 
 /* A child pinned to @cpu (or unpinned for -1) that makes @calls getppid
- * calls once released through the returned pipe. */
+ * calls once released through the returned pipe.  It says when it is
+ * ready, so that whatever a runtime does in a child after fork (the
+ * sanitizers make system calls there) is over before counting starts. */
 static pid_t pinned_child(int cpu, long calls, int *release_fd)
 {
-	int go[2];
+	int go[2], ready[2];
 	pid_t pid;
+	char c;
 
 	if (pipe(go))
 		return -1;
+	if (pipe(ready)) {
+		close(go[0]);
+		close(go[1]);
+		return -1;
+	}
 	pid = fork();
 	if (pid == 0) {
-		char c;
-
 		close(go[1]);
+		close(ready[0]);
 		if (cpu >= 0) {
 			cpu_set_t set;
 
@@ -656,12 +663,16 @@ static pid_t pinned_child(int cpu, long calls, int *release_fd)
 			if (sched_setaffinity(0, sizeof(set), &set))
 				_exit(2);
 		}
-		if (read(go[0], &c, 1) != 1)
+		if (write(ready[1], "r", 1) != 1 || read(go[0], &c, 1) != 1)
 			_exit(3);
 		do_getppid(calls);
 		_exit(0);
 	}
 	close(go[0]);
+	close(ready[1]);
+	if (pid > 0 && read(ready[0], &c, 1) != 1)
+		pid = -1;
+	close(ready[0]);
 	*release_fd = go[1];
 	return pid;
 }

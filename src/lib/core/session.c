@@ -363,7 +363,12 @@ static void open_attr(const struct perfctr_session *s, const struct pc_event *ev
 	 * with some PMUs in CPU-wide mode. */
 	attr->inherit = inherit && unit->tid >= 0;
 	if (leads) {
-		attr->disabled = held || !(s->flags & PERFCTR_SESSION_ENABLE_ON_ATTACH);
+		/* Always opened disabled, even with ENABLE_ON_ATTACH: a
+		 * tracepoint filter can only be set on an open event, and
+		 * until it is, the event would count everyone's calls.  The
+		 * leaders are enabled once every counter is open and
+		 * filtered, so that all groups also start together. */
+		attr->disabled = 1;
 		attr->enable_on_exec = held;
 	} else {
 		attr->disabled = 0;
@@ -540,6 +545,17 @@ int perfctr_session__attach(struct perfctr_session *s, struct perfctr_target *ta
 
 	s->target = target;
 	err = open_all(s, units, nu, slots, group_fds);
+	if (!err && (s->flags & PERFCTR_SESSION_ENABLE_ON_ATTACH) &&
+	    !pc_target_is_held(target)) {
+		for (i = 0; i < s->nr_groups * nu && !err; i++)
+			if (group_fds[i] >= 0)
+				err = sys_perf_enable(group_fds[i], false);
+		if (err) {
+			for (i = 0; i < s->nr_events * nu; i++)
+				if (slots[i].fd >= 0)
+					close(slots[i].fd);
+		}
+	}
 	if (err) {
 		s->target = NULL;
 		goto fail;

@@ -93,7 +93,7 @@ static int check_len(struct pc_parse *p, struct perf_event_attr *a,
 				     X86 ? "1, 2, 4 or 8" : "1 to 8");
 	if (X86 && a->bp_type == HW_BREAKPOINT_X && a->bp_len != EXEC_LEN)
 		return pc_parse_fail(p, EINVAL, len_at, "an execute breakpoint "
-				     "is %zu bytes long", EXEC_LEN);
+				     "is %zu bytes long", (size_t)EXEC_LEN);
 	/* x86 debug registers watch naturally aligned ranges only; arm64
 	 * selects bytes within a doubleword and takes unaligned ones. */
 	if (X86 && a->bp_addr % a->bp_len)

@@ -1,0 +1,662 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perfex counting mode — output: the human table (perf stat's layout), CSV
+ * (-x SEP) and one JSON document (-j, docs/json.md).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "stat.h"
+
+#define MAX_METRICS 8
+
+void stat_stats_add(struct stat_stats *s, double x)
+{
+	double delta;
+
+	if (!s->n || x < s->min)
+		s->min = x;
+	if (!s->n || x > s->max)
+		s->max = x;
+	s->n++;
+	delta = x - s->mean;
+	s->mean += delta / s->n;
+	s->m2 += delta * (x - s->mean);
+}
+
+/* The sample standard deviation (n - 1), 0 for a single run. */
+double stat_stats_stddev(const struct stat_stats *s)
+{
+	if (s->n < 2 || s->m2 <= 0)
+		return 0.0;
+	return sqrt(s->m2 / (s->n - 1));
+}
+
+static double stddev_percent(const struct stat_stats *s)
+{
+	return s->mean != 0 ? 100.0 * stat_stats_stddev(s) / fabs(s->mean) : 0.0;
+}
+
+static bool is_counted(const struct perfctr_count *c)
+{
+	return c->status == PERFCTR_COUNT_OK && c->time_running > 0;
+}
+
+static double fraction(const struct perfctr_count *c)
+{
+	if (!c->time_enabled || c->time_running >= c->time_enabled)
+		return c->time_running ? 1.0 : 0.0;
+	return (double)c->time_running / (double)c->time_enabled;
+}
+
+/* The estimate over the enabled time, with the PMU's sysfs scale. */
+static double scaled_value(const struct stat_event *e,
+			   const struct perfctr_count *c)
+{
+	double v = (double)c->value;
+
+	if (c->time_running && c->time_running < c->time_enabled)
+		v = v * (double)c->time_enabled / (double)c->time_running;
+	return v * e->scale;
+}
+
+static const char *status_name(const struct perfctr_count *c)
+{
+	if (c->status == PERFCTR_COUNT_NOT_SUPPORTED)
+		return "not supported";
+	if (!is_counted(c))
+		return "not counted";
+	return "counted";
+}
+
+/* Metrics of one column of counts (the aggregate, or one unit). */
+static int view_metrics(const struct stat_report *r,
+			const struct perfctr_count *counts, double duration_ns,
+			struct perfctr_metric *out, size_t max_out)
+{
+	struct perfctr_metric_input in[r->nr_events ? r->nr_events : 1];
+	size_t i;
+	int n;
+
+	for (i = 0; i < r->nr_events; i++) {
+		in[i].name = r->events[i].name;
+		in[i].count = counts[i];
+		in[i].group = r->events[i].group;
+	}
+	n = perfctr_metric__compute(in, r->nr_events, duration_ns, out, max_out);
+	if (n < 0)
+		return 0;
+	return (size_t)n > max_out ? (int)max_out : n;
+}
+
+static size_t metrics_of(const struct perfctr_metric *all, int nr, size_t event,
+			 const struct perfctr_metric **out)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < nr && n < MAX_METRICS; i++)
+		if (all[i].event == event)
+			out[n++] = &all[i];
+	return n;
+}
+
+static void unit_label(const struct stat_report *r, size_t u, char *buf,
+		       size_t size)
+{
+	const struct stat_unit *unit = &r->units[u];
+
+	if (r->cfg->aggr == STAT_AGGR_CPU)
+		snprintf(buf, size, "CPU%d", unit->cpu);
+	else
+		snprintf(buf, size, "%s-%d", unit->comm[0] ? unit->comm : "?",
+			 (int)unit->tid);
+}
+
+/* ---------------------------------------------------------------- human */
+
+static void format_value(const struct stat_event *e, double v, char *buf,
+			 size_t size)
+{
+	if (e->is_clock)
+		snprintf(buf, size, "%.2f", v / 1e6);
+	else if (v >= 0 && v < 9.2e18 && v == floor(v))
+		snprintf(buf, size, "%" PRIu64, (uint64_t)v);
+	else
+		snprintf(buf, size, "%.2f", v);
+}
+
+static void format_metric(const struct perfctr_metric *m, char *buf,
+			  size_t size)
+{
+	double v = m->value;
+
+	switch (m->id) {
+	case PERFCTR_METRIC_RATE:
+		if (v >= 1e9)
+			snprintf(buf, size, "%8.3f G/sec", v / 1e9);
+		else if (v >= 1e6)
+			snprintf(buf, size, "%8.3f M/sec", v / 1e6);
+		else if (v >= 1e3)
+			snprintf(buf, size, "%8.3f K/sec", v / 1e3);
+		else
+			snprintf(buf, size, "%8.3f /sec", v);
+		break;
+	case PERFCTR_METRIC_IPC:
+	case PERFCTR_METRIC_CPI:
+		snprintf(buf, size, "%8.2f  %s", v, m->unit);
+		break;
+	default:
+		if (m->unit[0] == '%')
+			snprintf(buf, size, "%8.2f%s", v, m->unit);
+		else
+			snprintf(buf, size, "%8.3f %s", v, m->unit);
+		break;
+	}
+}
+
+/* Spaces that bring @s to @width columns. */
+static int pad(const char *s, int width)
+{
+	int len = (int)strlen(s);
+
+	return len < width ? width - len : 0;
+}
+
+static void human_row(const struct stat_report *r, const char *prefix,
+		      const struct stat_event *e, const struct perfctr_count *c,
+		      const struct perfctr_metric **metrics, size_t nr_metrics,
+		      bool with_stats)
+{
+	FILE *out = r->cfg->out;
+	char value[48], metric[96];
+	const char *unit = e->is_clock ? "msec" : e->unit;
+	double frac = fraction(c);
+	size_t i;
+
+	if (c->status == PERFCTR_COUNT_NOT_SUPPORTED)
+		snprintf(value, sizeof(value), "<not supported>");
+	else if (!is_counted(c))
+		snprintf(value, sizeof(value), "<not counted>");
+	else
+		format_value(e, with_stats ? e->stats.mean : scaled_value(e, c),
+			     value, sizeof(value));
+	if (nr_metrics)
+		format_metric(metrics[0], metric, sizeof(metric));
+	else
+		metric[0] = '\0';
+	fprintf(out, "%s%18s %-4s %s", prefix, value, unit, e->name);
+	if (metric[0])
+		fprintf(out, "%*s # %s", pad(e->name, 32), "", metric);
+	if (is_counted(c) && frac < 1.0)
+		fprintf(out, "  (%.2f%%)", 100.0 * frac);
+	if (with_stats && is_counted(c))
+		fprintf(out, "%*s  ( +- %5.2f%% )", metric[0] ? 0 : pad(e->name, 32),
+			"", stddev_percent(&e->stats));
+	fputc('\n', out);
+	for (i = 1; i < nr_metrics; i++) {
+		format_metric(metrics[i], metric, sizeof(metric));
+		fprintf(out, "%s%18s %-4s %-32s # %s\n", prefix, "", "", "", metric);
+	}
+}
+
+static void human_target(const struct stat_report *r, FILE *out)
+{
+	const struct stat_config *cfg = r->cfg;
+
+	if (cfg->pid)
+		fprintf(out, "process id '%d'", (int)cfg->pid);
+	else if (cfg->tid)
+		fprintf(out, "thread id '%d'", (int)cfg->tid);
+	else if (cfg->cpus && cfg->cpus[0])
+		fprintf(out, "'CPU(s) %s'", cfg->cpus);
+	else if (cfg->cpus)
+		fprintf(out, "'system wide'");
+	else if (cfg->command) {
+		fputc('\'', out);
+		for (char *const *a = cfg->command; *a; a++)
+			fprintf(out, "%s%s", a == cfg->command ? "" : " ", *a);
+		fputc('\'', out);
+	}
+}
+
+static void human_block(struct stat_report *r, const struct stat_view *v,
+			const char *time_prefix, bool with_stats)
+{
+	struct perfctr_metric all[MAX_METRICS * (r->nr_events + 1)];
+	const struct perfctr_metric *mine[MAX_METRICS];
+	char prefix[96];
+	size_t e, u;
+	int nr;
+
+	if (!v->unit_counts) {
+		nr = view_metrics(r, v->counts, v->duration_ns, all,
+				  sizeof(all) / sizeof(all[0]));
+		for (e = 0; e < r->nr_events; e++) {
+			size_t n = metrics_of(all, nr, e, mine);
+
+			human_row(r, time_prefix, &r->events[e], &v->counts[e],
+				  mine, n, with_stats);
+		}
+		return;
+	}
+	for (u = 0; u < r->nr_units; u++) {
+		const struct perfctr_count *c = &v->unit_counts[u * r->nr_events];
+		char label[64];
+
+		unit_label(r, u, label, sizeof(label));
+		snprintf(prefix, sizeof(prefix), "%s%-16s ", time_prefix, label);
+		nr = view_metrics(r, c, v->duration_ns, all,
+				  sizeof(all) / sizeof(all[0]));
+		for (e = 0; e < r->nr_events; e++) {
+			size_t n = metrics_of(all, nr, e, mine);
+
+			human_row(r, prefix, &r->events[e], &c[e], mine, n, false);
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ CSV */
+
+static void csv_row(const struct stat_report *r, const char *prefix,
+		    const struct stat_event *e, const struct perfctr_count *c,
+		    const struct perfctr_metric **metrics, size_t nr_metrics,
+		    bool with_stats)
+{
+	FILE *out = r->cfg->out;
+	const char *sep = r->cfg->sep;
+	const char *unit = e->is_clock ? "msec" : e->unit;
+	double v = with_stats ? e->stats.mean : scaled_value(e, c);
+
+	fputs(prefix, out);
+	if (c->status == PERFCTR_COUNT_NOT_SUPPORTED)
+		fputs("<not supported>", out);
+	else if (!is_counted(c))
+		fputs("<not counted>", out);
+	else if (e->is_clock)
+		fprintf(out, "%.6f", v / 1e6);
+	else if (v >= 0 && v < 9.2e18 && v == floor(v))
+		fprintf(out, "%" PRIu64, (uint64_t)v);
+	else
+		fprintf(out, "%.2f", v);
+	fprintf(out, "%s%s%s%s", sep, unit, sep, e->name);
+	if (with_stats)
+		fprintf(out, "%s%.2f", sep, stddev_percent(&e->stats));
+	fprintf(out, "%s%" PRIu64 "%s%.2f", sep, c->time_running, sep,
+		100.0 * fraction(c));
+	if (nr_metrics)
+		fprintf(out, "%s%.6g%s%s", sep, metrics[0]->value, sep,
+			metrics[0]->unit);
+	else
+		fprintf(out, "%s%s", sep, sep);
+	if (with_stats) {
+		double sd = stat_stats_stddev(&e->stats);
+		double mn = e->stats.min, mx = e->stats.max;
+
+		if (e->is_clock) {
+			sd /= 1e6;
+			mn /= 1e6;
+			mx /= 1e6;
+		}
+		fprintf(out, "%s%.6g%s%.15g%s%.15g", sep, sd, sep, mn, sep, mx);
+	}
+	fputc('\n', out);
+}
+
+static void csv_block(struct stat_report *r, const struct stat_view *v,
+		      const char *time_prefix, bool with_stats)
+{
+	struct perfctr_metric all[MAX_METRICS * (r->nr_events + 1)];
+	const struct perfctr_metric *mine[MAX_METRICS];
+	char prefix[96];
+	size_t e, u;
+	int nr;
+
+	if (!v->unit_counts) {
+		nr = view_metrics(r, v->counts, v->duration_ns, all,
+				  sizeof(all) / sizeof(all[0]));
+		for (e = 0; e < r->nr_events; e++) {
+			size_t n = metrics_of(all, nr, e, mine);
+
+			csv_row(r, time_prefix, &r->events[e], &v->counts[e],
+				mine, n, with_stats);
+		}
+		return;
+	}
+	for (u = 0; u < r->nr_units; u++) {
+		const struct perfctr_count *c = &v->unit_counts[u * r->nr_events];
+		char label[64];
+
+		unit_label(r, u, label, sizeof(label));
+		snprintf(prefix, sizeof(prefix), "%s%s%s", time_prefix, label,
+			 r->cfg->sep);
+		nr = view_metrics(r, c, v->duration_ns, all,
+				  sizeof(all) / sizeof(all[0]));
+		for (e = 0; e < r->nr_events; e++) {
+			size_t n = metrics_of(all, nr, e, mine);
+
+			csv_row(r, prefix, &r->events[e], &c[e], mine, n, false);
+		}
+	}
+}
+
+/* ----------------------------------------------------------------- JSON */
+
+static void json_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; s && *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(out, "\\%c", ch);
+		else if (ch == '\n')
+			fputs("\\n", out);
+		else if (ch == '\t')
+			fputs("\\t", out);
+		else if (ch < 0x20)
+			fprintf(out, "\\u%04x", ch);
+		else
+			fputc(ch, out);
+	}
+	fputc('"', out);
+}
+
+/* Numbers as numbers; what is not a finite number is null. */
+static void json_num(FILE *out, double v)
+{
+	if (isfinite(v))
+		fprintf(out, "%.15g", v);
+	else
+		fputs("null", out);
+}
+
+static void json_count_fields(FILE *out, const struct stat_event *e,
+			      const struct perfctr_count *c,
+			      const struct perfctr_metric **metrics,
+			      size_t nr_metrics,
+			      const struct stat_report *r)
+{
+	size_t i;
+
+	fprintf(out, "\"status\": ");
+	json_str(out, status_name(c));
+	if (c->status == PERFCTR_COUNT_NOT_SUPPORTED) {
+		const char *name = c->errnum ? strerrorname_np(c->errnum) : NULL;
+
+		fprintf(out, ", \"errno\": ");
+		json_str(out, name ? name : "");
+		fprintf(out, ", \"error\": ");
+		json_str(out, c->errnum ? strerror(c->errnum) : "");
+	}
+	if (is_counted(c)) {
+		fprintf(out, ", \"value\": %" PRIu64 ", \"scaled\": ", c->value);
+		json_num(out, scaled_value(e, c));
+	} else {
+		fprintf(out, ", \"value\": null, \"scaled\": null");
+	}
+	fprintf(out, ", \"time_enabled\": %" PRIu64 ", \"time_running\": %"
+		PRIu64 ", \"percent_counted\": ", c->time_enabled, c->time_running);
+	json_num(out, 100.0 * fraction(c));
+	fprintf(out, ", \"metrics\": [");
+	for (i = 0; i < nr_metrics; i++) {
+		const struct perfctr_metric *m = metrics[i];
+
+		fprintf(out, "%s{\"name\": ", i ? ", " : "");
+		json_str(out, m->name);
+		fprintf(out, ", \"value\": ");
+		json_num(out, m->value);
+		fprintf(out, ", \"unit\": ");
+		json_str(out, m->unit);
+		fprintf(out, ", \"other\": ");
+		if (m->other == (size_t)-1)
+			json_str(out, "wall-time");
+		else
+			json_str(out, r->events[m->other].name);
+		fputc('}', out);
+	}
+	fputc(']', out);
+}
+
+static void json_stats(FILE *out, const struct stat_event *e)
+{
+	const struct stat_stats *s = &e->stats;
+
+	fprintf(out, ", \"stats\": {\"runs\": %u, \"mean\": ", s->n);
+	json_num(out, s->mean);
+	fprintf(out, ", \"stddev\": ");
+	json_num(out, stat_stats_stddev(s));
+	fprintf(out, ", \"min\": ");
+	json_num(out, s->min);
+	fprintf(out, ", \"max\": ");
+	json_num(out, s->max);
+	fprintf(out, ", \"values\": [");
+	for (unsigned int i = 0; e->run_values && i < s->n; i++) {
+		if (i)
+			fputs(", ", out);
+		json_num(out, e->run_values[i]);
+	}
+	fprintf(out, "]}");
+}
+
+static void json_events(struct stat_report *r, const struct stat_view *v,
+			bool with_stats, const char *indent)
+{
+	FILE *out = r->cfg->out;
+	struct perfctr_metric all[MAX_METRICS * (r->nr_events + 1)];
+	struct perfctr_metric *unit_all = NULL;
+	int *unit_nr = NULL;
+	const struct perfctr_metric *mine[MAX_METRICS];
+	size_t per_unit = MAX_METRICS * (r->nr_events + 1);
+	size_t e, u;
+	int nr;
+
+	nr = view_metrics(r, v->counts, v->duration_ns, all, per_unit);
+	if (v->unit_counts && r->nr_units) {
+		unit_all = calloc(r->nr_units * per_unit, sizeof(*unit_all));
+		unit_nr = calloc(r->nr_units, sizeof(*unit_nr));
+		for (u = 0; unit_all && unit_nr && u < r->nr_units; u++)
+			unit_nr[u] = view_metrics(r, &v->unit_counts[u * r->nr_events],
+						  v->duration_ns,
+						  &unit_all[u * per_unit], per_unit);
+	}
+	fputc('[', out);
+	for (e = 0; e < r->nr_events; e++) {
+		const struct stat_event *ev = &r->events[e];
+		size_t n = metrics_of(all, nr, e, mine);
+
+		fprintf(out, "%s\n%s  {\"name\": ", e ? "," : "", indent);
+		json_str(out, ev->name);
+		fprintf(out, ", \"group\": %zu, \"unit\": ", ev->group);
+		json_str(out, ev->is_clock ? "ns" : ev->unit);
+		fprintf(out, ", ");
+		json_count_fields(out, ev, &v->counts[e], mine, n, r);
+		if (with_stats)
+			json_stats(out, ev);
+		if (unit_all && unit_nr) {
+			fprintf(out, ", \"units\": [");
+			for (u = 0; u < r->nr_units; u++) {
+				const struct stat_unit *un = &r->units[u];
+
+				n = metrics_of(&unit_all[u * per_unit], unit_nr[u],
+					       e, mine);
+				fprintf(out, "%s\n%s    {\"cpu\": %d, \"tid\": %d, \"comm\": ",
+					u ? "," : "", indent, un->cpu, (int)un->tid);
+				json_str(out, un->comm);
+				fprintf(out, ", ");
+				json_count_fields(out, ev,
+						  &v->unit_counts[u * r->nr_events + e],
+						  mine, n, r);
+				fputc('}', out);
+			}
+			fputc(']', out);
+		}
+		fputc('}', out);
+	}
+	fprintf(out, "\n%s]", indent);
+	free(unit_all);
+	free(unit_nr);
+}
+
+static const char *aggr_name(enum stat_aggr aggr)
+{
+	switch (aggr) {
+	case STAT_AGGR_CPU:
+		return "per-cpu";
+	case STAT_AGGR_THREAD:
+		return "per-thread";
+	default:
+		return "global";
+	}
+}
+
+static void json_begin(struct stat_report *r)
+{
+	const struct stat_config *cfg = r->cfg;
+	FILE *out = cfg->out;
+
+	fprintf(out, "{\n  \"schema_version\": %d,\n  \"perfex_version\": ",
+		STAT_JSON_SCHEMA_VERSION);
+	json_str(out, perfctr_version());
+	fprintf(out, ",\n  \"target\": {\"kind\": ");
+	if (cfg->pid)
+		fprintf(out, "\"process\", \"pid\": %d", (int)cfg->pid);
+	else if (cfg->tid)
+		fprintf(out, "\"thread\", \"tid\": %d", (int)cfg->tid);
+	else if (cfg->cpus) {
+		fprintf(out, "\"cpus\", \"cpus\": ");
+		json_str(out, cfg->cpus[0] ? cfg->cpus : "all");
+	} else
+		fprintf(out, "\"command\"");
+	if (cfg->command) {
+		fprintf(out, ", \"command\": [");
+		for (char *const *a = cfg->command; *a; a++) {
+			if (a != cfg->command)
+				fputs(", ", out);
+			json_str(out, *a);
+		}
+		fputc(']', out);
+	}
+	fprintf(out, "},\n  \"aggregation\": \"%s\",\n  \"repeat\": %u,\n"
+		"  \"interval_ms\": %u", aggr_name(cfg->aggr), cfg->repeat,
+		cfg->interval_ms);
+	if (cfg->interval_ms)
+		fprintf(out, ",\n  \"intervals\": [");
+}
+
+/* --------------------------------------------------------------- public */
+
+void stat_print_begin(struct stat_report *r)
+{
+	if (r->cfg->format == STAT_FORMAT_JSON)
+		json_begin(r);
+}
+
+void stat_print_interval(struct stat_report *r, const struct stat_view *v)
+{
+	const struct stat_config *cfg = r->cfg;
+	static bool printed_one;
+	char prefix[48];
+
+	switch (cfg->format) {
+	case STAT_FORMAT_HUMAN:
+		if (!printed_one)
+			fprintf(cfg->out, "#%15s %s %18s %-4s %s\n", "time",
+				cfg->aggr == STAT_AGGR_GLOBAL ? "" :
+				cfg->aggr == STAT_AGGR_CPU ? "CPU              " :
+				"thread           ",
+				"counts", "unit", "events");
+		snprintf(prefix, sizeof(prefix), "%16.9f ", v->timestamp);
+		human_block(r, v, prefix, false);
+		break;
+	case STAT_FORMAT_CSV:
+		snprintf(prefix, sizeof(prefix), "%.9f%s", v->timestamp, cfg->sep);
+		csv_block(r, v, prefix, false);
+		break;
+	case STAT_FORMAT_JSON:
+		fprintf(cfg->out, "%s\n    {\"time\": ", printed_one ? "," : "");
+		json_num(cfg->out, v->timestamp);
+		fprintf(cfg->out, ", \"duration_ns\": ");
+		json_num(cfg->out, v->duration_ns);
+		fprintf(cfg->out, ", \"events\": ");
+		json_events(r, v, false, "    ");
+		fputc('}', cfg->out);
+		break;
+	}
+	printed_one = true;
+	fflush(cfg->out);
+}
+
+static void exit_fields(const struct stat_report *r, FILE *out)
+{
+	if (!r->have_status) {
+		fprintf(out, ",\n  \"exit\": null");
+		return;
+	}
+	fprintf(out, ",\n  \"exit\": {\"code\": %d, \"signal\": ", r->exit_code);
+	if (WIFSIGNALED(r->wait_status))
+		fprintf(out, "%d}", WTERMSIG(r->wait_status));
+	else
+		fprintf(out, "null}");
+}
+
+void stat_print_final(struct stat_report *r, const struct stat_view *v)
+{
+	const struct stat_config *cfg = r->cfg;
+	FILE *out = cfg->out;
+	bool with_stats = cfg->repeat > 1;
+
+	switch (cfg->format) {
+	case STAT_FORMAT_HUMAN:
+		if (cfg->interval_ms)
+			break;	/* the intervals said it all, as perf does */
+		fprintf(out, "\n Performance counter stats for ");
+		human_target(r, out);
+		if (with_stats)
+			fprintf(out, " (%u runs)", r->runs_done);
+		fprintf(out, ":\n\n");
+		human_block(r, v, "", with_stats);
+		fprintf(out, "\n %17.9f seconds time elapsed", r->elapsed_ns.mean / 1e9);
+		if (with_stats)
+			fprintf(out, "  ( +- %5.2f%% )", stddev_percent(&r->elapsed_ns));
+		fprintf(out, "\n\n");
+		if (r->have_rusage && !with_stats)
+			fprintf(out, " %17.9f seconds user\n %17.9f seconds sys\n\n",
+				r->user_ns / 1e9, r->sys_ns / 1e9);
+		break;
+	case STAT_FORMAT_CSV:
+		if (cfg->interval_ms)
+			break;
+		csv_block(r, v, "", with_stats);
+		break;
+	case STAT_FORMAT_JSON:
+		if (cfg->interval_ms)
+			fprintf(out, "\n  ]");
+		fprintf(out, ",\n  \"runs\": %u,\n  \"elapsed_ns\": ", r->runs_done);
+		json_num(out, r->elapsed_ns.mean);
+		if (with_stats) {
+			fprintf(out, ",\n  \"elapsed_stats\": {\"stddev\": ");
+			json_num(out, stat_stats_stddev(&r->elapsed_ns));
+			fprintf(out, ", \"min\": ");
+			json_num(out, r->elapsed_ns.min);
+			fprintf(out, ", \"max\": ");
+			json_num(out, r->elapsed_ns.max);
+			fputc('}', out);
+		}
+		if (r->have_rusage) {
+			fprintf(out, ",\n  \"user_ns\": ");
+			json_num(out, r->user_ns);
+			fprintf(out, ",\n  \"system_ns\": ");
+			json_num(out, r->sys_ns);
+		}
+		exit_fields(r, out);
+		fprintf(out, ",\n  \"events\": ");
+		json_events(r, v, with_stats, "  ");
+		fprintf(out, "\n}\n");
+		break;
+	}
+	fflush(out);
+}

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * perfex counting mode — what cmd-stat.c (options, targets, the run loop)
+ * and stat-print.c (human, CSV and JSON output) share.
+ */
+#ifndef PERFEX_STAT_H
+#define PERFEX_STAT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include <perfctr/perfctr.h>
+
+/* Version of the JSON document of `perfex -j` (docs/json.md). */
+#define STAT_JSON_SCHEMA_VERSION 1
+
+enum stat_aggr {
+	STAT_AGGR_GLOBAL,	/* one value per event */
+	STAT_AGGR_CPU,		/* -A: one per CPU */
+	STAT_AGGR_THREAD,	/* --per-thread: one per thread */
+};
+
+enum stat_format {
+	STAT_FORMAT_HUMAN,
+	STAT_FORMAT_CSV,
+	STAT_FORMAT_JSON,
+};
+
+struct stat_config {
+	enum stat_format format;
+	enum stat_aggr aggr;
+	const char *sep;	/* -x */
+	unsigned int interval_ms; /* -I, 0 = none */
+	unsigned int repeat;	/* -r, >= 1 */
+	FILE *out;
+	/* What is counted, for the header line and the JSON target. */
+	char *const *command;	/* argv of the command, or NULL */
+	pid_t pid, tid;		/* -p / -t, or 0 */
+	const char *cpus;	/* -C list, "" for -a, NULL for neither */
+};
+
+/* Running statistics over the runs of -r (Welford's method). */
+struct stat_stats {
+	unsigned int n;
+	double mean, m2, min, max;
+};
+
+void stat_stats_add(struct stat_stats *s, double x);
+double stat_stats_stddev(const struct stat_stats *s);
+
+/* One event row of the output. */
+struct stat_event {
+	char *name;
+	size_t session_idx;	/* index in the run's session, or NO_IDX */
+	size_t group;		/* row of its group leader */
+	bool is_clock;		/* task-clock / cpu-clock: ns, shown in msec */
+	char unit[32];		/* from the PMU's sysfs, or "" */
+	double scale;		/* from the PMU's sysfs, 1.0 when none */
+	int unsupported_errnum;	/* placeholder rows: the parse's errno */
+	struct stat_stats stats; /* of the scaled value, over the runs */
+	double *run_values;	/* each run's scaled value (-r, for JSON) */
+	/* Sums over the counted runs, for the mean count that -r reports and
+	 * computes its metrics from. */
+	double raw_sum, enabled_sum, running_sum;
+};
+
+#define STAT_NO_IDX ((size_t)-1)
+
+/* One unit of -A / --per-thread output. */
+struct stat_unit {
+	pid_t tid;		/* -1 for a CPU unit */
+	int cpu;		/* -1 for a thread unit */
+	char comm[32];
+};
+
+/*
+ * One block of counts to print: the final totals, or one interval.
+ * counts[e] aggregated; unit_counts[u * nr_events + e] when per-unit.
+ */
+struct stat_view {
+	const struct perfctr_count *counts;
+	const struct perfctr_count *unit_counts;
+	double duration_ns;	/* time this block covers (CPUs utilised) */
+	double timestamp;	/* seconds since the start, for intervals */
+};
+
+struct stat_report {
+	const struct stat_config *cfg;
+	struct stat_event *events;
+	size_t nr_events;
+	struct stat_unit *units;
+	size_t nr_units;
+	/* Final results (of the last run; with -r the stats are in events). */
+	struct stat_stats elapsed_ns;
+	double user_ns, sys_ns;
+	bool have_rusage;
+	bool have_status;
+	int wait_status;
+	int exit_code;
+	unsigned int runs_done;
+};
+
+/* stat-print.c */
+void stat_print_begin(struct stat_report *r);
+void stat_print_interval(struct stat_report *r, const struct stat_view *v);
+void stat_print_final(struct stat_report *r, const struct stat_view *v);
+
+#endif /* PERFEX_STAT_H */
