@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include <perfctr/perfctr.h>
 
@@ -79,6 +80,7 @@ struct listing {
 	const char *filter;
 	const struct kind_desc *only;	/* a class filter */
 	bool glob;
+	const char *tracefs;	/* mount point */
 	int err;
 };
 
@@ -108,10 +110,16 @@ static int collect(const struct perfctr_event_info *ev, void *ctx)
 
 	if (!ev->name || !kind_of(ev->kind) || !matches(l, ev))
 		return 0;
-	/* tracefs's ftrace/ holds the tracer's own record formats: they have
-	 * no id and cannot be opened as events. */
-	if (ev->kind == PERFCTR_EVENT_TRACEPOINT && !strncmp(ev->name, "ftrace:", 7))
-		return 0;
+	/* Most of tracefs's ftrace/ are the tracer's own record formats: they
+	 * have no id and cannot be opened (function and print can). */
+	if (ev->kind == PERFCTR_EVENT_TRACEPOINT && !strncmp(ev->name, "ftrace:", 7)) {
+		char path[4096];
+
+		snprintf(path, sizeof(path), "%s/events/ftrace/%s/id",
+			 l->tracefs, ev->name + 7);
+		if (access(path, F_OK))
+			return 0;
+	}
 	if (l->nr == l->alloc) {
 		size_t alloc = l->alloc ? 2 * l->alloc : 512;
 		struct entry *grown = realloc(l->entries, alloc * sizeof(*grown));
@@ -318,6 +326,7 @@ int cmd_list(int argc, char **argv)
 	if (perfctr_info_ext(&info_opts, &info, NULL, NULL) < 0)
 		memset(&info, 0, sizeof(info));
 
+	l.tracefs = info.tracefs;
 	err = perfctr_event_list(NULL, collect, &l);
 	if (err < 0) {
 		perfex_error("cannot list the events: %s", strerror(-err));

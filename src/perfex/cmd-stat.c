@@ -29,14 +29,6 @@
 #define PIDFD_THREAD O_EXCL
 #endif
 
-/* perf's default set: the software events always, the hardware ones where
- * a PMU counts them (shown as <not supported> elsewhere). */
-static const char *const default_events[] = {
-	"task-clock", "context-switches", "cpu-migrations", "page-faults",
-	"cycles", "instructions", "branches", "branch-misses",
-};
-#define NR_DEFAULT_SOFTWARE 4
-
 struct spec {
 	const char *text;
 	const char *filter;	/* --filter after this -e, or NULL */
@@ -626,16 +618,137 @@ static int target_error(const struct stat_config *cfg, int err)
 	return PERFEX_EXIT_INTERNAL;
 }
 
-static bool is_hardware_default(const struct spec *sp)
-{
-	size_t i;
+/* The hardware part of the default set, added as one specification (one
+ * parse), or event by event when the machine lacks some. */
+static const char default_hardware[] = "cycles,instructions,branches,branch-misses";
+static const char default_software[] =
+	"task-clock,context-switches,cpu-migrations,page-faults";
 
-	if (!sp->is_default)
-		return false;
-	for (i = NR_DEFAULT_SOFTWARE; i < sizeof(default_events) / sizeof(default_events[0]); i++)
-		if (!strcmp(sp->text, default_events[i]))
-			return true;
-	return false;
+struct build {
+	struct stat_options *o;
+	struct stat_report *r;
+	struct perfctr_session *s;
+	bool first;		/* the first run: make the rows */
+	size_t row;		/* the next row */
+	size_t *row_of;		/* session index -> row */
+};
+
+static bool unsupported(int errnum)
+{
+	return errnum == ENOENT || errnum == EOPNOTSUPP || errnum == ENODEV;
+}
+
+static struct stat_event *new_row(struct build *b)
+{
+	struct stat_report *r = b->r;
+	struct stat_event *n = realloc(r->events, (r->nr_events + 1) * sizeof(*n));
+
+	if (!n)
+		return NULL;
+	r->events = n;
+	n += r->nr_events++;
+	memset(n, 0, sizeof(*n));
+	n->scale = 1.0;
+	return n;
+}
+
+enum add_mode {
+	ADD_STRICT,		/* any failure is reported */
+	ADD_PLACEHOLDER,	/* what the machine lacks: a <not supported> row */
+	ADD_TRY,		/* what the machine lacks: return ADD_LACKING */
+};
+
+#define ADD_LACKING (-2)
+
+/*
+ * Add @text to the session and make (or check) its rows.
+ * Return -1 on success, ADD_LACKING (ADD_TRY), or perfex's exit status.
+ */
+static int add_to_session(struct build *b, const char *text, const char *filter,
+			  enum add_mode mode)
+{
+	struct perfctr_parse_error err = { .sz = sizeof(err), .column = -1 };
+	struct perfctr_session *s = b->s;
+	size_t before = perfctr_session__nr_events(s), k;
+	int ret = perfctr_session__add_events(s, text, &err);
+	int errnum = err.errnum ? err.errnum : -ret;
+
+	if (ret < 0 && mode == ADD_TRY && unsupported(errnum))
+		return ADD_LACKING;
+	if (ret < 0 && mode == ADD_PLACEHOLDER && unsupported(errnum)) {
+		if (b->first) {
+			struct stat_event *n = new_row(b);
+
+			if (!n || !(n->name = strdup(text)))
+				goto nomem;
+			n->session_idx = STAT_NO_IDX;
+			n->group = b->row;
+			n->unsupported_errnum = errnum;
+		}
+		b->row++;
+		return -1;
+	}
+	if (ret < 0)
+		return event_error(text, &err, ret);
+	for (k = before; k < perfctr_session__nr_events(s); k++) {
+		size_t *m = realloc(b->row_of, (k + 1) * sizeof(*m));
+
+		if (!m)
+			goto nomem;
+		b->row_of = m;
+		m[k] = b->row;
+		if (filter) {
+			int fret = perfctr_session__set_filter(s, k, filter);
+
+			if (fret < 0) {
+				perfex_error("cannot set filter '%s' on '%s': %s",
+					     filter, perfctr_session__event_name(s, k),
+					     strerror(-fret));
+				return PERFEX_EXIT_EVENT;
+			}
+		}
+		if (b->first) {
+			const struct perf_event_attr *attr =
+				perfctr_session__event_attr(s, k);
+			const char *unit = perfctr_session__event_unit(s, k);
+			double scale = perfctr_session__event_scale(s, k);
+			size_t leader = perfctr_session__event_leader(s, k);
+			struct stat_event *n = new_row(b);
+
+			if (!n || !(n->name = strdup(perfctr_session__event_name(s, k))))
+				goto nomem;
+			n->session_idx = k;
+			n->group = leader < k ? b->row_of[leader] : b->row;
+			n->is_clock = attr && attr->type == PERF_TYPE_SOFTWARE &&
+				(attr->config == PERF_COUNT_SW_TASK_CLOCK ||
+				 attr->config == PERF_COUNT_SW_CPU_CLOCK);
+			snprintf(n->unit, sizeof(n->unit), "%s", unit ? unit : "");
+			if (scale > 0)
+				n->scale = scale;
+		} else if (b->row >= b->r->nr_events ||
+			   b->r->events[b->row].session_idx != k) {
+			perfex_error("the events changed between runs");
+			return PERFEX_EXIT_INTERNAL;
+		}
+		b->row++;
+	}
+	return -1;
+nomem:
+	perfex_error("out of memory");
+	return PERFEX_EXIT_INTERNAL;
+}
+
+/* The hardware defaults one by one, each a placeholder where it fails. */
+static int add_hardware_defaults(struct build *b)
+{
+	char list[sizeof(default_hardware)], *save = NULL, *name;
+	int ret = -1;
+
+	memcpy(list, default_hardware, sizeof(list));
+	for (name = strtok_r(list, ",", &save); name && ret < 0;
+	     name = strtok_r(NULL, ",", &save))
+		ret = add_to_session(b, name, NULL, ADD_PLACEHOLDER);
+	return ret;
 }
 
 /*
@@ -657,110 +770,35 @@ static int build_session(struct stat_options *o, struct stat_report *r,
 		     .flags = PERFCTR_SESSION_INHERIT |
 			      (command_target ? PERFCTR_SESSION_ENABLE_ON_ATTACH : 0),
 		     .parse_opts = popts);
-	bool first = !r->events;
-	struct perfctr_session *s;
-	size_t i, row = 0;
-	size_t *row_of = NULL;	/* session index -> row */
+	struct build b = { .o = o, .r = r, .first = !r->events };
+	size_t i;
+	int ret = -1;
 
-	s = perfctr_session__new(&sopts);
-	if (!s) {
+	b.s = perfctr_session__new(&sopts);
+	if (!b.s) {
 		perfex_error("cannot create a session: %s", strerror(errno));
 		return PERFEX_EXIT_INTERNAL;
 	}
-	for (i = 0; i < o->nr_specs; i++) {
-		struct perfctr_parse_error err = { .sz = sizeof(err), .column = -1 };
-		size_t before = perfctr_session__nr_events(s), k;
-		int ret = perfctr_session__add_events(s, o->specs[i].text, &err);
-		int errnum = err.errnum ? err.errnum : -ret;
+	for (i = 0; i < o->nr_specs && ret < 0; i++) {
+		const struct spec *sp = &o->specs[i];
 
-		if (ret < 0 && is_hardware_default(&o->specs[i]) &&
-		    (errnum == ENOENT || errnum == EOPNOTSUPP || errnum == ENODEV)) {
-			/* The machine lacks it: shown as <not supported>. */
-			if (first) {
-				struct stat_event *n = realloc(r->events,
-					(r->nr_events + 1) * sizeof(*n));
-
-				if (!n)
-					goto nomem;
-				r->events = n;
-				memset(&n[r->nr_events], 0, sizeof(*n));
-				n[r->nr_events].name = strdup(o->specs[i].text);
-				n[r->nr_events].session_idx = STAT_NO_IDX;
-				n[r->nr_events].group = r->nr_events;
-				n[r->nr_events].scale = 1.0;
-				n[r->nr_events].unsupported_errnum = errnum;
-				r->nr_events++;
-			}
-			row++;
-			continue;
-		}
-		if (ret < 0) {
-			perfctr_session__delete(s);
-			free(row_of);
-			return event_error(o->specs[i].text, &err, ret);
-		}
-		for (k = before; k < perfctr_session__nr_events(s); k++) {
-			size_t *m = realloc(row_of, (k + 1) * sizeof(*m));
-
-			if (!m)
-				goto nomem;
-			row_of = m;
-			row_of[k] = row;
-			if (o->specs[i].filter) {
-				int fret = perfctr_session__set_filter(s, k,
-							o->specs[i].filter);
-
-				if (fret < 0) {
-					perfex_error("cannot set filter '%s' on '%s': %s",
-						     o->specs[i].filter,
-						     perfctr_session__event_name(s, k),
-						     strerror(-fret));
-					perfctr_session__delete(s);
-					free(row_of);
-					return PERFEX_EXIT_EVENT;
-				}
-			}
-			if (first) {
-				const struct perf_event_attr *attr =
-					perfctr_session__event_attr(s, k);
-				const char *unit = perfctr_session__event_unit(s, k);
-				double scale = perfctr_session__event_scale(s, k);
-				size_t leader = perfctr_session__event_leader(s, k);
-				struct stat_event *n = realloc(r->events,
-					(r->nr_events + 1) * sizeof(*n));
-
-				if (!n)
-					goto nomem;
-				r->events = n;
-				n += r->nr_events;
-				memset(n, 0, sizeof(*n));
-				n->name = strdup(perfctr_session__event_name(s, k));
-				n->session_idx = k;
-				n->group = leader < k ? row_of[leader] : row;
-				n->is_clock = attr && attr->type == PERF_TYPE_SOFTWARE &&
-					(attr->config == PERF_COUNT_SW_TASK_CLOCK ||
-					 attr->config == PERF_COUNT_SW_CPU_CLOCK);
-				snprintf(n->unit, sizeof(n->unit), "%s", unit ? unit : "");
-				n->scale = scale > 0 ? scale : 1.0;
-				r->nr_events++;
-			} else if (row >= r->nr_events ||
-				   r->events[row].session_idx != k) {
-				perfex_error("the events changed between runs");
-				perfctr_session__delete(s);
-				free(row_of);
-				return PERFEX_EXIT_INTERNAL;
-			}
-			row++;
+		if (sp->is_default && sp->text == default_hardware) {
+			/* One parse for the four when the machine has them
+			 * (the session keeps a failed parse out entirely). */
+			ret = add_to_session(&b, sp->text, NULL, ADD_TRY);
+			if (ret == ADD_LACKING)
+				ret = add_hardware_defaults(&b);
+		} else {
+			ret = add_to_session(&b, sp->text, sp->filter, ADD_STRICT);
 		}
 	}
-	free(row_of);
-	*out = s;
+	free(b.row_of);
+	if (ret >= 0) {
+		perfctr_session__delete(b.s);
+		return ret;
+	}
+	*out = b.s;
 	return -1;
-nomem:
-	perfex_error("out of memory");
-	perfctr_session__delete(s);
-	free(row_of);
-	return PERFEX_EXIT_INTERNAL;
 }
 
 static void fill_units(struct run *run)
@@ -1025,9 +1063,11 @@ int cmd_stat(int argc, char **argv)
 	ret = parse_options(argc, argv, &o);
 	if (ret >= 0)
 		goto out;
-	if (!o.nr_specs)
-		for (i = 0; i < sizeof(default_events) / sizeof(default_events[0]); i++)
-			add_spec(&o, default_events[i], true);
+	if (!o.nr_specs && (add_spec(&o, default_software, true) ||
+			    add_spec(&o, default_hardware, true))) {
+		ret = PERFEX_EXIT_INTERNAL;
+		goto out;
+	}
 
 	/* As perf does: a user whose level forbids kernel counting gets
 	 * user-space counts rather than a refusal. */

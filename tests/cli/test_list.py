@@ -206,6 +206,40 @@ def help_and_usage_errors():
     check(r.returncode == 129 and "unknown option '--bogus'" in r.stderr, r)
 
 
+def perf_list(*args):
+    if not shutil.which("perf"):
+        skip("perf is not installed: no reference")
+    r = subprocess.run(["perf", "list", "--no-desc"] + list(args),
+                       capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        skip("perf list does not run here: " + r.stderr.strip()[:200])
+    names = set()
+    for line in r.stdout.splitlines():
+        if "[" not in line or not line.startswith("  "):
+            continue
+        for name in line.split("[")[0].split(" OR "):
+            if name.strip():
+                names.add(name.strip())
+    return names
+
+
+@case
+def same_tracepoints_and_software_events_as_perf():
+    require_tracefs()
+    ours = list_json()["events"]
+    theirs = perf_list("tracepoint")
+    mine = {e["name"] for e in ours if e["kind"] == "tracepoint"}
+    check(theirs, "perf listed no tracepoint")
+    check(mine == theirs, ("only perfex", sorted(mine - theirs)[:10],
+                           "only perf", sorted(theirs - mine)[:10]))
+    theirs = perf_list("sw")
+    mine = {e["name"] for e in ours if e["kind"] == "software"}
+    # perf adds its own tool events (duration_time, user_time, ...) to sw.
+    check({"task-clock", "page-faults", "cs"} <= theirs, theirs)
+    missing = {n for n in theirs - mine if not n.endswith("_time")}
+    check(not missing, sorted(missing))
+
+
 @case
 def tracefs_absent_lists_the_rest():
     require_root()

@@ -492,6 +492,55 @@ TEST(perfex_info_json_agrees)
 	}
 }
 
+/* Run perfex with @args into @buf; its exit status. */
+static int run_perfex(const char *args, char *buf, size_t size)
+{
+	const char *perfex = test_build_path("perfex");
+	char cmd[4200];
+	size_t n;
+	FILE *p;
+
+	if (access(perfex, X_OK))
+		test_skip("%s is not built", perfex);
+	snprintf(cmd, sizeof(cmd), "%s %s", perfex, args);
+	p = popen(cmd, "r");
+	REQUIRE(p);
+	n = fread(buf, 1, size - 1, p);
+	buf[n] = '\0';
+	return pclose(p);
+}
+
+/* perfex list offers hardware events exactly where perfctr_info() finds
+ * them; in the lane the PMU's generic and sysfs events are there. */
+TEST(perfex_list_hardware_where_a_pmu_counts)
+{
+	static char out[1 << 20];
+	struct perfctr_info info;
+
+	get_info(&info);
+	REQUIRE(run_perfex("list -j hw", out, sizeof(out)) == 0);
+	if (info.features & PERFCTR_FEATURE_HW_EVENTS) {
+		CHECK(strstr(out, "\"name\": \"cycles\", \"kind\": \"hardware\""));
+		CHECK(strstr(out, "\"name\": \"instructions\", \"kind\": \"hardware\""));
+	} else {
+		CHECK(strstr(out, "\"events\": []"));
+	}
+	REQUIRE(run_perfex("list", out, sizeof(out)) == 0);
+	CHECK(strstr(out, "Software events:\n  cpu-clock "));
+	CHECK(!(info.features & PERFCTR_FEATURE_HW_EVENTS) ==
+	      !strstr(out, "Hardware events:\n"));
+	if (info.features & PERFCTR_FEATURE_TRACEPOINTS)
+		CHECK(strstr(out, " syscalls:\n  syscalls:sys_enter_"));
+	if (info.core_pmu[0]) {
+		char heading[160];
+
+		/* The core PMU's sysfs events, under its own heading. */
+		snprintf(heading, sizeof(heading), "\n %s:\n  %s/", info.core_pmu,
+			 info.core_pmu);
+		CHECK(strstr(out, heading));
+	}
+}
+
 TEST_MAIN(TEST_CASE(values_match_proc_and_sysfs),
 	  TEST_CASE(tracefs_state),
 	  TEST_CASE(mask_protocol_eoverflow_then_right_size),
@@ -500,4 +549,5 @@ TEST_MAIN(TEST_CASE(values_match_proc_and_sysfs),
 	  TEST_CASE(hardware_pmu_counters),
 	  TEST_CASE(pmu_walk_agrees_with_info),
 	  TEST_CASE(user_read_follows_perf_user_access),
-	  TEST_CASE(perfex_info_json_agrees))
+	  TEST_CASE(perfex_info_json_agrees),
+	  TEST_CASE(perfex_list_hardware_where_a_pmu_counts))
