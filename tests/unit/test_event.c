@@ -134,6 +134,10 @@ static const struct row rows[] = {
 	OK("cycles,instructions", VM, 2, HWT, 0, 0, 0, 0),
 	OK("{cycles,instructions},task-clock", VM, 3, HWT, 0, 0, 0, 0),
 	OK("task-clock,{cs,faults}", VM, 3, SWT, PERF_COUNT_SW_TASK_CLOCK, 0, 0, 0),
+	OK(" cycles , instructions ", VM, 2, HWT, 0, 0, 0, 0),
+	OK("{ cycles:u, instructions }:k, cs", VM, 3, HWT, 0, 0, 0, EH),
+	ERR("cycles, cyclez", VM, ENOENT, 8, "unknown event 'cyclez'"),
+	ERR("{cycles}:", VM, EINVAL, 9, "empty modifier"),
 	/* raw */
 	OK("r1a8", VM, 1, PERF_TYPE_RAW, 0x1a8, 0, 0, 0),
 	OK("r01c2:u", VM, 1, PERF_TYPE_RAW, 0x1c2, 0, 0, EK | EH),

@@ -405,15 +405,26 @@ static int parse_event(struct pc_parse *p, const char *s, const char *end)
 				   second_end < end ? second_end + 1 : NULL, end);
 }
 
+/* Blanks around events are allowed ("cycles, instructions"). */
+static const char *skip_blanks(const char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	return s;
+}
+
 static int parse_one(struct pc_parse *p, const char **cur)
 {
-	const char *end = NULL;
+	const char *end = NULL, *last;
 	int ret;
 
+	*cur = skip_blanks(*cur);
 	ret = event_end(p, *cur, &end);
 	if (ret)
 		return ret;
-	ret = parse_event(p, *cur, end);
+	for (last = end; last > *cur && (last[-1] == ' ' || last[-1] == '\t');)
+		last--;
+	ret = parse_event(p, *cur, last);
 	*cur = end;
 	return ret;
 }
@@ -429,7 +440,7 @@ static void name_group_member(struct pc_event *ev, const char *mods, size_t len)
 
 static int group_mods(struct pc_parse *p, size_t first, const char **cur)
 {
-	const char *mods = *cur + 1, *end = mods + strcspn(mods, ",{}");
+	const char *mods = *cur + 1, *end = mods + strcspn(mods, ",{} \t");
 	struct mods m;
 	size_t i;
 	int ret;
@@ -486,9 +497,11 @@ static int parse_spec(struct pc_parse *p)
 	if (!*cur)
 		return pc_parse_fail(p, EINVAL, cur, "empty event specification");
 	for (;;) {
+		cur = skip_blanks(cur);
 		ret = *cur == '{' ? parse_group(p, &cur) : parse_one(p, &cur);
 		if (ret < 0)
 			return ret;
+		cur = skip_blanks(cur);
 		if (*cur == ',') {
 			cur++;
 			continue;
