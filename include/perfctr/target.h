@@ -87,6 +87,10 @@ struct perfctr_command_opts {
  * target start counting at the exec and inherit to children and threads.
  * @argv: NULL-terminated; argv[0] is looked up in PATH.
  *
+ * The child is forked here, so it inherits the caller's signal mask and
+ * ignored signals as of this call, as fork and exec pass them on; handlers
+ * the caller installs later do not concern it.
+ *
  * Return: NULL + errno: ENOENT when the command does not exist, EACCES when
  * it cannot be executed (checked before forking so the message is exact).
  */

@@ -771,6 +771,26 @@ TEST(opts_checked)
 	perfctr_session__delete(NULL);
 }
 
+TEST(parse_error_leaves_session_unchanged)
+{
+	struct perfctr_session *s = session_with("task-clock", 0);
+	struct perfctr_parse_error err = { .sz = sizeof(err) };
+	int rc;
+
+	rc = perfctr_session__add_events(s, "page-faults,cyclez", &err);
+	CHECK(rc < 0);
+	CHECK_EQ_INT(rc, -err.errnum);
+	CHECK(strstr(err.message, "cyclez") != NULL);
+	CHECK_EQ_U64(perfctr_session__nr_events(s), 1);
+	CHECK_EQ_INT(perfctr_session__add_events(s, "{page-faults,cpu-clock}", &err), 2);
+	CHECK_EQ_U64(perfctr_session__nr_events(s), 3);
+	CHECK_EQ_U64(perfctr_session__event_leader(s, 2), 1);
+	CHECK_EQ_U64(perfctr_session__event_leader(s, 3), (size_t)-1);
+	CHECK_STR(perfctr_session__event_unit(s, 0), "");
+	CHECK(perfctr_session__event_scale(s, 0) == 1.0);
+	perfctr_session__delete(s);
+}
+
 TEST_MAIN(TEST_CASE(self_getppid_exact),
 	  TEST_CASE(enable_on_attach),
 	  TEST_CASE(group_read_at_once),
@@ -789,4 +809,5 @@ TEST_MAIN(TEST_CASE(self_getppid_exact),
 	  TEST_CASE(cpu_list_counts_pinned_workload),
 	  TEST_CASE(all_cpus_count_workload),
 	  TEST_CASE(bad_filter_fails_attach),
-	  TEST_CASE(opts_checked))
+	  TEST_CASE(opts_checked),
+	  TEST_CASE(parse_error_leaves_session_unchanged))
