@@ -13,6 +13,7 @@
 #include <perfctr/session.h>
 #include <perfctr/info.h>
 #include <perfctr/vperfctr.h>
+#include <perfctr/region.h>
 #include <perfctr/metric.h>
 #include <perfctr/symbols.h>
 #include <perfctr/profile.h>

@@ -73,6 +73,8 @@ struct perfctr_regs {
 	const uint64_t *regs;	/* nr values, in bit order of mask */
 };
 
+/* Decoded in place: the caller sets sz only (the decoder clears the rest,
+ * faster than an initialiser of the whole struct). */
 struct perfctr_sample {
 	size_t sz;
 	uint64_t type;		/* the sample_type decoded with */
@@ -219,7 +221,8 @@ struct perfctr_record {
  * opened with @attr (sample_type, read_format, sample_regs_user/intr,
  * branch_sample_type are used).
  * @hdr: the record; hdr->size bytes must be readable, 8-byte aligned.
- * @out: filled; its sz set by the caller.
+ * @out: filled; its sz set by the caller (on failure it may be left
+ *       partly filled: check the return value).
  * Return: 0, or -EINVAL (truncated, inconsistent, not a sample).
  */
 PERFCTR_API int perfctr_sample__parse(const struct perf_event_attr *attr,

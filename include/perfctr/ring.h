@@ -152,8 +152,9 @@ PERFCTR_API int64_t perfctr_ring__drain(struct perfctr_ring *ring,
 					perfctr_ring_record_cb_t cb, void *ctx);
 
 /**
- * perfctr_ring_poll() - one poll(2) over @nr rings, then drain each ready
- * ring through @cb.
+ * perfctr_ring_poll() - one poll(2) over @nr rings, then drain every ring
+ * through @cb (ready or not: a ring below its wake-up mark may hold
+ * records too, and an empty ring costs one load).
  * @timeout_ms: as poll(2): -1 waits for ever, 0 does not wait.
  *
  * A ring whose fd reported POLLHUP (its task exited) is drained and then

@@ -98,6 +98,8 @@ int main(int argc, char **argv)
 		}
 		return sub->fn(2, help_argv);
 	}
+	if (argc > 1 && !strcmp(argv[1], "--regions"))
+		return cmd_regions(argc - 1, argv + 1);
 	if (argc > 1 && (sub = find(argv[1])))
 		return sub->fn(argc - 1, argv + 1);
 	/* No subcommand: counting mode, with argv[0] as its name. */

@@ -9,6 +9,7 @@
  * newest-first window of an overwrite ring.
  */
 #include <errno.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -458,10 +459,116 @@ TEST(overwrite_ring_newest_first)
 	perfctr_sampler__delete(s);
 }
 
+/*
+ * Two events redirected into one ring (SET_OUTPUT): getppid and getpid
+ * samples arrive in one stream, told apart by PERF_SAMPLE_IDENTIFIER,
+ * each exactly calls / period.
+ */
+TEST(shared_ring_two_events)
+{
+	struct perf_event_attr a, b;
+	PERFCTR_OPTS(perfctr_sampler_opts, o, .mode = PERFCTR_SAMPLER_PER_THREAD,
+		     .pid = getpid());
+	struct perfctr_sampler *s;
+	struct tally t;
+	uint64_t per_attr[2] = { 0, 0 };
+	const struct perf_event_header *h;
+	struct perfctr_ring *ring;
+	uint64_t getpid_id;
+
+	test_require_tracefs();
+	{
+		FILE *f = fopen("/sys/kernel/tracing/events/syscalls/sys_enter_getpid/id", "r");
+		int id = -1;
+
+		if (!f)
+			test_skip("no syscalls:sys_enter_getpid tracepoint");
+		if (fscanf(f, "%d", &id) != 1)
+			id = -1;
+		fclose(f);
+		if (id < 0)
+			test_skip("unreadable tracepoint id");
+		getpid_id = (uint64_t)id;
+	}
+	tp_attr(&a, PERIOD, PERF_SAMPLE_TID, 0);
+	b = a;
+	b.config = getpid_id;
+	b.sample_period = 10;
+	s = perfctr_sampler__new(&o);
+	REQUIRE(s);
+	REQUIRE(perfctr_sampler__add_attr(s, &a, "syscalls:sys_enter_getppid") == 0);
+	REQUIRE(perfctr_sampler__add_attr(s, &b, "syscalls:sys_enter_getpid") == 1);
+	REQUIRE(perfctr_sampler__open(s) == 0);
+	CHECK(perfctr_sampler__attr(s, 0)->sample_type & PERF_SAMPLE_IDENTIFIER);
+	CHECK_EQ_U64(perfctr_sampler__nr_rings(s), 1);
+	REQUIRE(perfctr_sampler__enable(s) == 0);
+	calls(N);
+	for (int i = 0; i < 1000; i++)
+		syscall(SYS_getpid);
+	REQUIRE(perfctr_sampler__disable(s) == 0);
+	memset(&t, 0, sizeof(t));
+	t.dec = perfctr_sampler__decoder(s);
+	ring = perfctr_sampler__rings(s)[0];
+	REQUIRE(perfctr_ring__read_begin(ring) > 0);
+	while ((h = perfctr_ring__read_next(ring))) {
+		int idx = perfctr_decoder__find_attr(t.dec, h);
+
+		if (h->type == PERF_RECORD_SAMPLE && idx >= 0 && idx < 2)
+			per_attr[idx]++;
+		else
+			t.bad++;
+		perfctr_ring__consume(ring);
+	}
+	perfctr_ring__read_end(ring);
+	CHECK_EQ_U64(per_attr[0], N / PERIOD);
+	CHECK_EQ_U64(per_attr[1], 1000 / 10);
+	CHECK_EQ_U64(t.bad, 0);
+	perfctr_sampler__delete(s);
+}
+
+/*
+ * wakeup_events = K: the ring's fd polls readable exactly at the K-th
+ * sample (kernel-facts 13), and the poll helper then delivers them all.
+ */
+TEST(wakeup_events_poll)
+{
+	struct perf_event_attr attr;
+	PERFCTR_OPTS(perfctr_sampler_opts, o, .mode = PERFCTR_SAMPLER_PER_THREAD,
+		     .pid = getpid(), .wakeup_events = 10);
+	struct perfctr_sampler *s;
+	struct pollfd pfd;
+	struct tally t;
+
+	tp_attr(&attr, 1, PERF_SAMPLE_TID, 0);
+	s = open_or_skip(&o, &attr);
+	pfd.fd = perfctr_ring__fd(perfctr_sampler__rings(s)[0]);
+	pfd.events = POLLIN;
+	REQUIRE(perfctr_sampler__enable(s) == 0);
+	calls(9);
+	pfd.revents = 0;
+	CHECK_EQ_INT(poll(&pfd, 1, 0), 0);
+	calls(1);
+	pfd.revents = 0;
+	CHECK_EQ_INT(poll(&pfd, 1, 0), 1);
+	CHECK(pfd.revents & POLLIN);
+	REQUIRE(perfctr_sampler__disable(s) == 0);
+	memset(&t, 0, sizeof(t));
+	t.dec = perfctr_sampler__decoder(s);
+	t.s = s;
+	t.want_cpu = -1;
+	CHECK_EQ_INT(perfctr_sampler__poll(s, 0, tally_cb, &t), 10);
+	CHECK_EQ_U64(t.samples, 10);
+	/* Nothing left: a second poll delivers nothing. */
+	CHECK_EQ_INT(perfctr_sampler__poll(s, 0, tally_cb, &t), 0);
+	perfctr_sampler__delete(s);
+}
+
 TEST_MAIN(
 	TEST_CASE(per_thread_exact),
 	TEST_CASE(default_mode_inherit),
 	TEST_CASE(cpu_mode_filtered),
 	TEST_CASE(tiny_ring_lost_accounting),
 	TEST_CASE(overwrite_ring_newest_first),
+	TEST_CASE(shared_ring_two_events),
+	TEST_CASE(wakeup_events_poll),
 )

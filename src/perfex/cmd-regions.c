@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perfex --regions [-e EVENTS] [-o FILE] [--] command [args]
+ *
+ * Runs a program that uses libperfctr's region markers
+ * (perfctr_region_begin/end) and prints one table per region: calls and
+ * counts per thread and in total, with the measured cost of an empty
+ * begin/end pair subtracted.  -e sets the events (PERFCTR_EVENTS for the
+ * program); -o keeps the results file.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <perfctr/perfctr.h>
+#include <perfctr/region.h>
+
+#include "perfex.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: perfex --regions [-e EVENTS] [-o FILE] [--] command [args]\n\n"
+		"  -e EVENTS   events to count in each region (default: instructions:u,\n"
+		"              cycles:u with a hardware PMU, else task-clock,page-faults)\n"
+		"  -o FILE     keep the results file (text, docs/regions.md)\n\n"
+		"The command marks its regions with perfctr_region_begin() and\n"
+		"perfctr_region_end() (perfctr/region.h).\n");
+}
+
+int cmd_regions(int argc, char **argv)
+{
+	const char *events = NULL, *keep = NULL;
+	char tmp[] = "/tmp/perfex-regions-XXXXXX";
+	const char *path;
+	int i, status, rc, fd;
+	pid_t pid;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			i++;
+			break;
+		}
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 0;
+		}
+		if (!strcmp(argv[i], "-e") && i + 1 < argc) {
+			events = argv[++i];
+		} else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+			keep = argv[++i];
+		} else if (argv[i][0] == '-') {
+			perfex_error("unknown option '%s' for --regions", argv[i]);
+			usage(stderr);
+			return PERFEX_EXIT_USAGE;
+		} else {
+			break;
+		}
+	}
+	if (i >= argc) {
+		perfex_error("--regions needs a command to run");
+		usage(stderr);
+		return PERFEX_EXIT_USAGE;
+	}
+	if (keep) {
+		path = keep;
+	} else {
+		fd = mkstemp(tmp);
+		if (fd < 0) {
+			perfex_error("cannot create a results file in /tmp: %s",
+				     strerror(errno));
+			return PERFEX_EXIT_IO;
+		}
+		close(fd);
+		path = tmp;
+	}
+	/* An empty file until the program writes it: "no regions" is then
+	 * told apart from a program that never linked the markers. */
+	fd = open(path, O_WRONLY | O_TRUNC | O_CREAT, 0644);
+	if (fd >= 0)
+		close(fd);
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		perfex_error("cannot fork: %s", strerror(errno));
+		return PERFEX_EXIT_INTERNAL;
+	}
+	if (pid == 0) {
+		setenv("PERFCTR_REGIONS_FILE", path, 1);
+		if (events)
+			setenv("PERFCTR_EVENTS", events, 1);
+		execvp(argv[i], argv + i);
+		perfex_error("cannot run '%s': %s", argv[i], strerror(errno));
+		_exit(errno == ENOENT ? PERFEX_EXIT_NOCMD : PERFEX_EXIT_NOEXEC);
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	rc = perfctr_region_report(path, stdout);
+	if (rc == -EINVAL)
+		perfex_error("'%s' wrote no region results (does it use "
+			     "perfctr_region_begin/end?)", argv[i]);
+	else if (rc < 0)
+		perfex_error("cannot read the region results: %s", strerror(-rc));
+	if (!keep)
+		unlink(path);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	if (WEXITSTATUS(status) == PERFEX_EXIT_NOCMD ||
+	    WEXITSTATUS(status) == PERFEX_EXIT_NOEXEC)
+		return WEXITSTATUS(status);
+	return rc < 0 ? PERFEX_EXIT_INTERNAL : WEXITSTATUS(status);
+}
