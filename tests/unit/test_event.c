@@ -247,6 +247,8 @@ static const struct row rows[] = {
 	ERR("armv8_pmuv3_0/event=0x11,umask=1/", ARM, ENOENT, 25, "unknown term 'umask'"),
 	ERR("l1d_cache_refil", ARM, ENOENT, 0, "did you mean 'l1d_cache_refill'?"),
 	ERR("cpu/event=0x3c/", ARM, ENODEV, 0, "unknown pmu 'cpu'"),
+	ERR("cpu/event=0x3c/", VM, ENODEV, 0,
+	    "the PMUs here are breakpoint, msr, software, tracepoint, uprobe"),
 	/* breakpoints */
 	BP("mem:0x1000", 1, 0x1000, 4, HW_BREAKPOINT_RW, 0),
 	BP("mem:0x1000:w", 1, 0x1000, 4, HW_BREAKPOINT_W, 0),
@@ -292,6 +294,8 @@ static const struct row rows[] = {
 	ERR("cycles:pppp", VM, EINVAL, 10, "at most :ppp"),
 	ERR("{cycles,instructions", VM, EINVAL, 0, "missing '}'"),
 	ERR("{}", VM, EINVAL, 0, "empty group"),
+	ERR(":u", VM, EINVAL, 0, "missing event name before ':'"),
+	ERR("cycles,:", VM, EINVAL, 7, "missing event name"),
 	ERR("{cycles,{instructions}}", VM, EINVAL, 8, "cannot be nested"),
 	ERR("{cycles}:z", VM, EINVAL, 9, "invalid modifier 'z'"),
 	ERR("cycles}", VM, EINVAL, 6, "unexpected '}'"),
@@ -695,7 +699,75 @@ TEST(native_events)
 	perfctr_evlist__delete(l);
 }
 
-TEST_MAIN(TEST_CASE(table), TEST_CASE(event_list), TEST_CASE(native_events), TEST_CASE(pmu_scale_unit_cpus),
+/* A round count from the environment (PERFCTR_FUZZ_ROUNDS), 2000 if bad. */
+static int atoi_free(const char *s)
+{
+	uint64_t v;
+
+	return pc_parse_u64(s, 10, &v) || v > 10000000 ? 2000 : (int)v;
+}
+
+/*
+ * Random specifications built from the grammar's pieces: whatever the
+ * input, the parser returns a count or an error whose column lies inside
+ * the string, and a failure leaves the list as it was.  (Under ASan this
+ * is also a memory-safety check.)
+ */
+TEST(random_specs_hold_invariants)
+{
+	static const char *const pieces[] = {
+		"cycles", "cpu", "/", "event=", "0x3c", ",", "{", "}", ":", "u",
+		"pp", "mem:", "0x1000", "w", "sched", "sched_*", "*", "=", "r1c2",
+		"mem-loads", "ldlat=", "umask", "inv", "cmask=1", " ", "?",
+		"uncore_imc", "cas_count_read", "name=x", "L1-dcache-loads", "",
+	};
+	PERFCTR_OPTS(perfctr_parse_opts, opts,
+		     .sysfs_root = test_src_path(fixture_dirs[INTEL]),
+		     .tracefs_root = test_src_path("tests/fixtures/tracefs"));
+	struct perfctr_evlist *l = perfctr_evlist__new();
+	const char *env = getenv("PERFCTR_FUZZ_ROUNDS");
+	int round, rounds = env ? atoi_free(env) : 2000;
+	unsigned seed = 12345;
+
+	REQUIRE(l);
+	for (round = 0; round < rounds; round++) {
+		struct perfctr_parse_error err = { .sz = sizeof(err) };
+		char spec[160];
+		size_t len = 0, before = perfctr_evlist__nr_events(l);
+		int n = 1 + (int)((seed = seed * 1103515245 + 12345) >> 16) % 8;
+		int ret;
+
+		spec[0] = '\0';
+		while (n--) {
+			const char *piece;
+
+			seed = seed * 1103515245 + 12345;
+			piece = pieces[(seed >> 16) % ARRAY_SIZE(pieces)];
+			len += (size_t)snprintf(spec + len, sizeof(spec) - len,
+						"%s", piece);
+		}
+		ret = perfctr_evlist__parse(l, spec, &opts, &err);
+		if (ret < 0) {
+			if (err.column < -1 || err.column > (int)strlen(spec) ||
+			    !err.message[0] || err.errnum != -ret ||
+			    perfctr_evlist__nr_events(l) != before)
+				test_fail(__FILE__, __LINE__,
+					  "'%s': %d col %d '%s'", spec, ret,
+					  err.column, err.message);
+		} else if (ret == 0 ||
+			   perfctr_evlist__nr_events(l) != before + (size_t)ret) {
+			test_fail(__FILE__, __LINE__, "'%s': %d events", spec, ret);
+		}
+		if (perfctr_evlist__nr_events(l) > 1000) {
+			perfctr_evlist__delete(l);
+			l = perfctr_evlist__new();
+			REQUIRE(l);
+		}
+	}
+	perfctr_evlist__delete(l);
+}
+
+TEST_MAIN(TEST_CASE(table), TEST_CASE(random_specs_hold_invariants), TEST_CASE(event_list), TEST_CASE(native_events), TEST_CASE(pmu_scale_unit_cpus),
 	  TEST_CASE(pmu_terms_name_period), TEST_CASE(error_struct_size_respected), TEST_CASE(groups_and_names),
 	  TEST_CASE(wildcard_names_sorted),
 	  TEST_CASE(failed_parse_leaves_list_unchanged),

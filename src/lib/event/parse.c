@@ -388,6 +388,8 @@ static int parse_event(struct pc_parse *p, const char *s, const char *end)
 		return pc_parse_pmu_event(p, s, end);
 	if (!colon)
 		return parse_symbolic(p, s, len, NULL, NULL);
+	if (colon == s)
+		return pc_parse_fail(p, EINVAL, s, "missing event name before ':'");
 	/* Vendor names are upper case ("INST_RETIRED:ANY_P", "skl::..."). */
 	if ((*s >= 'A' && *s <= 'Z') || memmem(s, len, "::", 2)) {
 		int ret = parse_native(p, s, len, NULL, NULL);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1
 /* The parser's view of sysfs PMUs: loaded once per parse, by name. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +31,25 @@ static struct pc_pmu *cached(struct pc_parse *p, const char *name, size_t len)
 	return NULL;
 }
 
+/* "the PMUs here are breakpoint, msr, software, ..." */
+static void hint_pmu_names(struct pc_parse *p, const struct pc_dirlist *names)
+{
+	char buf[200];
+	size_t i, n = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < names->nr && n < sizeof(buf); i++)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s",
+				      i ? ", " : "", names->names[i]);
+	if (n >= sizeof(buf))
+		memcpy(buf + sizeof(buf) - 4, "...", 4);
+	if (names->nr)
+		pc_parse_hint(p, "the PMUs here are %s", buf);
+	else
+		pc_parse_hint(p, "no PMU is listed under %s/bus/event_source/devices",
+			      p->sysfs_root);
+}
+
 static void unknown_pmu(struct pc_parse *p, const char *name, size_t len,
 			const char *at)
 {
@@ -43,6 +63,8 @@ static void unknown_pmu(struct pc_parse *p, const char *name, size_t len,
 		pc_suggest_offer(&sg, names->names[i]);
 	if (sg.best[0])
 		pc_parse_hint(p, "did you mean '%s'?", sg.best);
+	else
+		hint_pmu_names(p, names);
 }
 
 struct pc_pmu *pc_parse_pmu(struct pc_parse *p, const char *name, size_t len,

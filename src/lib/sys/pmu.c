@@ -45,7 +45,7 @@ bool pc_pmu_has_event(const char *sysfs_root, const char *pmu,
 	char path[4096];
 	int n;
 
-	if (strchr(pmu, '/') || strchr(event, '/'))
+	if (!*pmu || !*event || strchr(pmu, '/') || strchr(event, '/'))
 		return false;
 	n = snprintf(path, sizeof(path), "%s/" DEVICES "/%s/events/%s",
 		     sysfs_root, pmu, event);
