@@ -215,15 +215,22 @@ $(O)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(filter -DHAVE_%,$(BASE_CFLAGS)) -o $@ $< $(LIB_SRCS) $(LDLIBS)
 
 fuzz-run: fuzz
-	@for f in $(FUZZ_BINS); do \
+	@pass=0; fail=0; \
+	for f in $(FUZZ_BINS); do \
 		name=$$(basename $$f); \
 		corpus=$(O)/fuzz/corpus-$$name; mkdir -p $$corpus; \
 		echo "== $$name ($(FUZZ_TIME) s)"; \
-		$$f -max_total_time=$(FUZZ_TIME) -max_len=65536 -timeout=10 \
+		if $$f -max_total_time=$(FUZZ_TIME) -max_len=65536 -timeout=10 \
 		    -print_final_stats=1 $$corpus tests/fuzz/corpus/$$name \
-		    2>$(O)/fuzz/$$name.log || { tail -n 60 $(O)/fuzz/$$name.log; exit 1; }; \
-		grep -E '^stat::number_of_executed_units|^Done' $(O)/fuzz/$$name.log; \
-	done
+		    2>$(O)/fuzz/$$name.log; then \
+			grep -E '^stat::number_of_executed_units|^Done' $(O)/fuzz/$$name.log; \
+			echo "ok fuzz/$$name"; pass=$$((pass + 1)); \
+		else \
+			tail -n 60 $(O)/fuzz/$$name.log; \
+			echo "FAIL fuzz/$$name: see $(O)/fuzz/$$name.log"; fail=$$((fail + 1)); \
+		fi; \
+	done; \
+	echo "$$pass passed, $$fail failed, 0 skipped"; [ $$fail -eq 0 ]
 
 clean:
 	rm -rf $(O)

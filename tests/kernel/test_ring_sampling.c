@@ -563,6 +563,46 @@ TEST(wakeup_events_poll)
 	perfctr_sampler__delete(s);
 }
 
+/*
+ * System-wide mode: every task on every online CPU, one ring per CPU,
+ * filtered to our pid (kernel-facts 8); pinned to CPU 0, N calls give
+ * N/100 samples, all in CPU 0's ring.
+ */
+TEST(system_wide_filtered)
+{
+	struct perf_event_attr attr;
+	PERFCTR_OPTS(perfctr_sampler_opts, o, .mode = PERFCTR_SAMPLER_SYSTEM);
+	struct perfctr_sampler *s;
+	struct tally t;
+	char filter[64];
+
+	test_require_root();
+	if (!pin_to_cpu(0))
+		test_skip("cannot pin to CPU 0");
+	tp_attr(&attr, PERIOD, PERF_SAMPLE_TID | PERF_SAMPLE_CPU, 0);
+	s = open_or_skip(&o, &attr);
+	CHECK_EQ_U64(perfctr_sampler__nr_rings(s), sysconf(_SC_NPROCESSORS_ONLN));
+	snprintf(filter, sizeof(filter), "common_pid == %d", (int)getpid());
+	for (size_t i = 0; i < perfctr_sampler__nr_rings(s); i++) {
+		CHECK_EQ_INT(perfctr_sampler__ring_tid(s, i), -1);
+		REQUIRE(sys_perf_set_filter(perfctr_sampler__fd(s, 0, i), filter) == 0);
+	}
+	memset(&t, 0, sizeof(t));
+	t.dec = perfctr_sampler__decoder(s);
+	t.s = s;
+	t.want_cpu = 0;
+	REQUIRE(perfctr_sampler__enable(s) == 0);
+	calls(N);
+	REQUIRE(perfctr_sampler__disable(s) == 0);
+	drain_all(s, &t);
+	CHECK_EQ_U64(t.samples, N / PERIOD);
+	CHECK_EQ_U64(t.tids[0], syscall(SYS_gettid));
+	CHECK_EQ_U64(t.tids[1], 0);
+	CHECK_EQ_U64(t.wrong_cpu, 0);
+	unpin();
+	perfctr_sampler__delete(s);
+}
+
 TEST_MAIN(
 	TEST_CASE(per_thread_exact),
 	TEST_CASE(default_mode_inherit),
@@ -571,4 +611,5 @@ TEST_MAIN(
 	TEST_CASE(overwrite_ring_newest_first),
 	TEST_CASE(shared_ring_two_events),
 	TEST_CASE(wakeup_events_poll),
+	TEST_CASE(system_wide_filtered),
 )
