@@ -86,7 +86,8 @@ TEST(command_targets_leave_nothing_open)
 			 NULL };
 	int before = count_open_fds();
 
-	for (int i = 0; i < 200; i++) {
+	/* 40: each one forks and execs; a leak shows after the first. */
+	for (int i = 0; i < 40; i++) {
 		struct perfctr_target *t = perfctr_target__new_command(argv, NULL);
 		struct perfctr_session *s = perfctr_session__new(NULL);
 
