@@ -23,6 +23,7 @@
 
 #include "perfctr/info.h"
 #include "common/internal.h"
+#include "core/target-internal.h"
 #include "sys/pmu.h"
 #include "sys/sys.h"
 
@@ -89,67 +90,30 @@ struct cpuset {
 /* Highest CPU of @list + 1, or -EINVAL. */
 static int cpulist_span(const char *list)
 {
-	const char *p = list;
-	long max = -1;
+	int *cpus, n, span;
 
-	while (*p) {
-		char *end;
-		long lo, hi;
-
-		errno = 0;
-		lo = strtol(p, &end, 10);
-		if (errno || end == p || lo < 0)
-			return -EINVAL;
-		hi = lo;
-		if (*end == '-') {
-			p = end + 1;
-			hi = strtol(p, &end, 10);
-			if (errno || end == p || hi < lo)
-				return -EINVAL;
-		}
-		if (hi > max)
-			max = hi;
-		if (hi >= (1L << 20))
-			return -EINVAL;
-		p = end;
-		if (*p == ',')
-			p++;
-		else if (*p && *p != '\n')
-			return -EINVAL;
-		else
-			break;
-	}
-	return (int)(max + 1);
+	n = pc_parse_cpulist(list, &cpus);
+	if (n <= 0)
+		return n < 0 ? n : -EINVAL;
+	span = cpus[n - 1] + 1;	/* sorted */
+	free(cpus);
+	return span;
 }
 
-/* Add the CPUs of @list that fit in @set. */
+/* Add the CPUs of @list that fit in @set; an empty list adds none. */
 static int cpulist_add(struct cpuset *set, const char *list)
 {
-	const char *p = list;
+	int *cpus, n, i;
 
-	while (*p) {
-		char *end;
-		long lo, hi, cpu;
-
-		errno = 0;
-		lo = strtol(p, &end, 10);
-		if (errno || end == p || lo < 0)
-			return -EINVAL;
-		hi = lo;
-		if (*end == '-') {
-			p = end + 1;
-			hi = strtol(p, &end, 10);
-			if (errno || end == p || hi < lo)
-				return -EINVAL;
-		}
-		for (cpu = lo; cpu <= hi && (uint64_t)cpu < set->nrwords * 32ull; cpu++)
-			set->words[cpu / 32] |= 1u << (cpu % 32);
-		p = end;
-		if (*p == ',')
-			p++;
-		else
-			break;
-	}
+	if (!*list)
+		return 0;
+	n = pc_parse_cpulist(list, &cpus);
+	if (n < 0)
+		return n;
+	for (i = 0; i < n; i++)
+		if ((uint64_t)cpus[i] < set->nrwords * 32ull)
+			set->words[cpus[i] / 32] |= 1u << (cpus[i] % 32);
+	free(cpus);
 	return 0;
 }
 
