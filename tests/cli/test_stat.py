@@ -245,7 +245,7 @@ def interval_prints():
 @case
 def output_file_keeps_the_command_output_apart():
     with tempfile.NamedTemporaryFile("r") as out:
-        r = perfex("-o", out.name, "-e", "task-clock", "--", "echo", "hello")
+        r = perfex("--output", out.name, "-e", "task-clock", "--", "echo", "hello")
         text = out.read()
     check(r.returncode == 0 and r.stdout == "hello\n", r)
     check("task-clock" in text and "task-clock" not in r.stderr, (text, r.stderr))

@@ -167,7 +167,7 @@ def all_cpus_with_a_command():
 def per_cpu_rows():
     need_tracepoint()
     need_two_cpus()
-    r, rows = run_csv("-C", "0-1", "--no-aggr", "-e", TP, "--", "taskset",
+    r, rows = run_csv("--cpu", "0-1", "--no-aggr", "-e", TP, "--", "taskset",
                       "-c", "1", work(), "getppid", "5000")
     check(r.returncode == 0, r.stderr)
     check([row[0] for row in rows] == ["CPU0", "CPU1"], rows)
