@@ -1065,6 +1065,9 @@ int cmd_stat(int argc, char **argv)
 	size_t e;
 	int ret;
 
+	/* Event sets (stat-sets.c) when a switch policy is asked for. */
+	if (stat_sets_wanted(argc, argv))
+		return stat_sets_run(argc, argv);
 	ret = parse_options(argc, argv, &o);
 	if (ret >= 0)
 		goto out;

@@ -310,6 +310,11 @@ int pc_rotor__start(struct pc_rotor *r)
 		return 0;
 	}
 	r->ever_started = true;
+	/* Leaders opened with enable_on_exec (a command target) all came on
+	 * at the exec: only the active set may count. */
+	for (size_t set = 0; set < r->nr_sets; set++)
+		if (set != r->active)
+			toggle_set(r, set, false);
 	err = begin_run(r);
 	r->started = true;
 	atomic_flag_clear(&r->busy);

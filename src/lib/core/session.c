@@ -374,6 +374,9 @@ static void open_attr(const struct perfctr_session *s, const struct pc_event *ev
 		 * filtered, so that all groups also start together. */
 		attr->disabled = 1;
 		attr->enable_on_exec = held;
+		/* Sets hook: with rotation only the first set starts at exec. */
+		if (held && !pc_sets_counts_at_exec(s, (size_t)(ev - s->events)))
+			attr->enable_on_exec = 0;
 	} else {
 		attr->disabled = 0;
 		attr->enable_on_exec = 0;

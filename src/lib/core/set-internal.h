@@ -25,6 +25,10 @@ int pc_sets_attach(struct perfctr_session *s);
 /* Before the counters are closed (detach): stop, fold the accounting. */
 void pc_sets_detach(struct perfctr_session *s);
 
+/* False for the leader @event of a set that must not count from a command's
+ * exec (with rotation only the first set counts at first). */
+bool pc_sets_counts_at_exec(const struct perfctr_session *s, size_t event);
+
 /* True when start and stop belong to the rotation. */
 bool pc_sets_rotating(const struct perfctr_session *s);
 int pc_sets_start(struct perfctr_session *s);

@@ -416,6 +416,20 @@ static bool wants_rotation(const struct perfctr_session *s)
 	return used >= 2 && policy;
 }
 
+bool pc_sets_counts_at_exec(const struct perfctr_session *s, size_t event)
+{
+	const struct pc_sets *sets = s->sets;
+
+	if (!sets || !wants_rotation(s))
+		return true;
+	/* The first set that has events. */
+	for (size_t d = 0; d < sets->nr_defs; d++)
+		for (size_t e = 0; e < s->nr_events; e++)
+			if (event_set(s, e) == sets->defs[d].id)
+				return event_set(s, event) == sets->defs[d].id;
+	return true;
+}
+
 static uint16_t active_id(const struct pc_sets *sets)
 {
 	size_t r = pc_rotor__active(sets->rotor);
