@@ -181,6 +181,13 @@ def per_cpu_rows():
           ev["units"])
     check(sum(u["value"] for u in ev["units"]) == ev["value"], ev)
     check([u for u in ev["units"] if u["cpu"] == 1][0]["value"] >= 5000, ev)
+    # Intervals per CPU: time, CPU, then the event's fields.
+    r, rows = run_csv("-C", "0-1", "-A", "-I", "100", "-e", "task-clock",
+                      "--", work(), "spin", "250")
+    check(r.returncode == 0, r.stderr)
+    check(len(rows) >= 4 and all(len(row) == 9 for row in rows), rows)
+    check({row[1] for row in rows} == {"CPU0", "CPU1"}, rows)
+    check(all(row[3] == "msec" and row[4] == "task-clock" for row in rows), rows)
     r = perfex("-C", "0,1", "-A", "-e", "task-clock", "--", "true")
     check(r.returncode == 0 and "CPU0" in r.stderr and "CPU1" in r.stderr
           and "for 'CPU(s) 0,1'" in r.stderr, r.stderr)
