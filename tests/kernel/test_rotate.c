@@ -301,7 +301,9 @@ TEST(estimates_from_rotation)
 		CHECK_EQ_INT(est.status, PERFCTR_ESTIMATE_SCALED);
 		CHECK(est.fraction > 0.3 && est.fraction < 0.7);
 		bound = 3 * est.error + (double)est.nr_slices;
-		if (fabs(est.value - ITER) > 0.05 * ITER)
+		/* 5 % whenever the error promises it: on a loaded VM the
+		 * rates themselves vary more, and the error says so. */
+		if (3 * est.error < 0.05 * ITER && fabs(est.value - ITER) > 0.05 * ITER)
 			test_fail(__FILE__, __LINE__, "set %zu: estimate %.0f, truth %d",
 				  i, est.value, ITER);
 		if (fabs(est.value - ITER) > bound)
