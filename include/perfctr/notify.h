@@ -106,6 +106,9 @@ PERFCTR_API ssize_t perfctr_notify__read(struct perfctr_notify *queue,
 PERFCTR_API int perfctr_notify__push(struct perfctr_notify *queue,
 				     const struct perfctr_msg *msg);
 
+/** perfctr_notify__flags() - the flags the queue was created with. */
+PERFCTR_API unsigned int perfctr_notify__flags(const struct perfctr_notify *queue);
+
 /** perfctr_notify__lost() - messages dropped because the queue was full. */
 PERFCTR_API uint64_t perfctr_notify__lost(const struct perfctr_notify *queue);
 

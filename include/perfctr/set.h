@@ -9,16 +9,41 @@
  * counting to the next.  The method and its assumptions are in
  * docs/estimates.md.
  *
+ * Sets (perfmon2's event sets) live in a session: set 0 always exists;
+ * more are created, and deleted, only while the session is detached;
+ * they are numbered 0-65535, not necessarily contiguously, and rotate
+ * round-robin in increasing order.  Each group of events belongs to one
+ * set.  A set switches to the next on a timeout (per-thread targets: the
+ * run time of the target's first thread, measured by a task-clock
+ * counter; CPU targets: wall time, by a cpu-clock counter) and/or after
+ * n overflows of a counter flagged for switching.  With no switch policy
+ * on any set, every set counts all the time and the kernel multiplexes
+ * them as it must (reported by time_enabled / time_running as usual).
+ *
+ * Rotation, switch counters, notifications and sampling controls are
+ * driven by overflow signals (core/overflow: O_ASYNC, F_SETSIG and
+ * F_SETOWN_EX on the counters) handled in a signal handler the library
+ * installs for the session's signal (SIGIO unless
+ * perfctr_session__set_signal() says otherwise).  For a self-monitoring
+ * session the signal goes to the monitored thread itself, so a switch
+ * happens before it runs on: counts are exact.  For another thread,
+ * process or CPUs it goes to the thread that attached (or the one named),
+ * and a switch lags the overflow by the signal's delivery.
+ *
  * Thread safety and signals: the estimate helpers are pure; the
  * accumulator is updated without allocation or locks and is
- * async-signal-safe (one writer at a time).
+ * async-signal-safe (one writer at a time).  The session calls are not
+ * synchronised, like the rest of the session.
  */
 #ifndef PERFCTR_SET_H
 #define PERFCTR_SET_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <perfctr/common.h>
+#include <perfctr/event.h>
+#include <perfctr/notify.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -118,6 +143,156 @@ PERFCTR_API int perfctr_slices__estimate_shared(const struct perfctr_slices *sli
 						uint64_t time_total,
 						double shared_rel_var,
 						struct perfctr_estimate *out);
+
+struct perfctr_session;
+
+enum perfctr_set_flags {
+	/* Switch after timeout_ns (run time per thread, wall time per CPU). */
+	PERFCTR_SET_SWITCH_TIMEOUT = 1u << 0,
+	/* Switch after the overflows set by perfctr_session__switch_after(). */
+	PERFCTR_SET_SWITCH_OVERFLOW = 1u << 1,
+};
+
+struct perfctr_set_desc {
+	size_t sz;
+	uint16_t id;
+	unsigned int flags;	/* enum perfctr_set_flags */
+	uint64_t timeout_ns;	/* with PERFCTR_SET_SWITCH_TIMEOUT */
+	size_t :0;
+};
+
+/**
+ * perfctr_session__create_set() - create set @desc->id, or change the
+ * flags and timeout of an existing one (its events stay).  Only while
+ * detached.  Return: 0; -EBUSY attached; -EINVAL bad flags or a timeout
+ * flag with timeout_ns 0; -ENOMEM.
+ */
+PERFCTR_API int perfctr_session__create_set(struct perfctr_session *session,
+					    const struct perfctr_set_desc *desc);
+
+/**
+ * perfctr_session__delete_set() - delete set @id, which must hold no
+ * events.  Only while detached.  Return: 0; -EBUSY attached; -EINVAL for
+ * set 0; -ENOENT no such set; -ENOTEMPTY it has events.
+ */
+PERFCTR_API int perfctr_session__delete_set(struct perfctr_session *session,
+					    uint16_t id);
+
+/**
+ * perfctr_session__add_events_to_set() - perfctr_session__add_events()
+ * into set @id (which must exist).  Events added by
+ * perfctr_session__add_events() go to set 0.
+ * Return: events added, or -errno (-ENOENT no such set).
+ */
+PERFCTR_API int perfctr_session__add_events_to_set(struct perfctr_session *session,
+						   uint16_t id, const char *spec,
+						   struct perfctr_parse_error *err);
+
+/** perfctr_session__event_set() - the set of event @idx, or -EINVAL. */
+PERFCTR_API int perfctr_session__event_set(const struct perfctr_session *session,
+					   size_t idx);
+
+/** perfctr_session__nr_sets() - how many sets (at least 1). */
+PERFCTR_API size_t perfctr_session__nr_sets(const struct perfctr_session *session);
+
+/** perfctr_session__set_id() - the id of the @i-th set in increasing order,
+ * or -EINVAL. */
+PERFCTR_API int perfctr_session__set_id(const struct perfctr_session *session,
+					size_t i);
+
+/**
+ * perfctr_session__switch_after() - make event @idx an overflow counter
+ * with @period that switches its set away after @n overflows in one run
+ * (the counter keeps sampling and notifying too).  Its set gets
+ * PERFCTR_SET_SWITCH_OVERFLOW.  Only while detached.
+ * Return: 0, -EBUSY attached, -EINVAL (@idx, @period or @n is 0, or event
+ * index 64 or more).
+ */
+PERFCTR_API int perfctr_session__switch_after(struct perfctr_session *session,
+					      size_t idx, uint64_t period,
+					      uint64_t n);
+
+/**
+ * perfctr_session__set_signal() - the signal that carries overflows (0:
+ * SIGIO) and the thread that receives it (0: the target thread for a
+ * self-monitoring session, else the thread that attaches).  Only while
+ * detached.  Return: 0, -EBUSY, -EINVAL (SIGKILL, SIGSTOP, out of range).
+ */
+PERFCTR_API int perfctr_session__set_signal(struct perfctr_session *session,
+					    int signo, pid_t tid);
+
+/**
+ * perfctr_session__switch() - end the active set's run and start the next
+ * set's, now.  Return: 0; -ENOTCONN not started or not rotating (no set
+ * has a switch policy); -EBUSY a switch was in progress.
+ */
+PERFCTR_API int perfctr_session__switch(struct perfctr_session *session);
+
+/** perfctr_session__active_set() - id of the set that counts now (or
+ * counted last), or -ENOTCONN when the session is not rotating. */
+PERFCTR_API int perfctr_session__active_set(const struct perfctr_session *session);
+
+/* Per-set accounting, perfmon2's pfarg_setinfo. */
+struct perfctr_set_info {
+	size_t sz;
+	uint16_t id;
+	unsigned int flags;	/* enum perfctr_set_flags */
+	uint64_t timeout_ns;
+	uint64_t runs;		/* times the set became active */
+	uint64_t active_ns;	/* time active: target run time (per thread),
+				 * wall time (per CPU); longest unit per run */
+	uint64_t last_ovfl_mask;/* events (bit i: event i < 64) that
+				 * overflowed in the set's last run */
+	uint64_t overflows;	/* overflows of its counters, all runs */
+	uint64_t nr_events;	/* events (counters) the set holds */
+	uint64_t nr_groups;
+	uint64_t missed_switches;/* session-wide: switches dropped (busy) */
+};
+
+/**
+ * perfctr_session__set_info() - accounting of set @id, across attaches.
+ * Without rotation runs is 1 per start and active_ns the enabled time.
+ * Return: 0, -ENOENT no such set, -EINVAL bad @info.
+ */
+PERFCTR_API int perfctr_session__set_info(const struct perfctr_session *session,
+					  uint16_t id, struct perfctr_set_info *info);
+
+/**
+ * perfctr_session__estimate() - event @idx as an estimate with its error
+ * (docs/estimates.md), as of the last read, stop or detach.  With rotation
+ * the slices are the set's runs and the whole time that of all sets; with
+ * kernel multiplexing (one slice, no spread) status is NO_ERROR; counted
+ * all the time it is EXACT.  Return: 0 or -EINVAL.
+ */
+PERFCTR_API int perfctr_session__estimate(const struct perfctr_session *session,
+					  size_t idx, struct perfctr_estimate *est);
+
+/**
+ * perfctr_session__notify() - make event @idx an overflow counter with
+ * @period whose every overflow queues a PERFCTR_MSG_OVFL message (with
+ * pid, tid, cpu and ip of the overflow, taken from a one-page sample ring
+ * of the counter) in the session's queue.  @ctl: sampling controls, NULL
+ * for none.  Only while detached.
+ * Return: 0, -EBUSY, -EINVAL (event index 64 or more, @period 0).
+ */
+PERFCTR_API int perfctr_session__notify(struct perfctr_session *session,
+					size_t idx, uint64_t period,
+					const struct perfctr_sampling *ctl);
+
+/**
+ * perfctr_session__notify_queue() - the session's notification queue,
+ * created with @opts at the first call (later calls return it and ignore
+ * @opts; NULL + EBUSY when attached without one).  Owned by the session.
+ */
+PERFCTR_API struct perfctr_notify *
+perfctr_session__notify_queue(struct perfctr_session *session,
+			      const struct perfctr_notify_opts *opts);
+
+/**
+ * perfctr_session__restart() - after a notification in blocking mode: let
+ * the stopped target go on.  Return: processes continued, or -errno.
+ */
+PERFCTR_API int perfctr_session__restart(struct perfctr_session *session);
 
 #ifdef __cplusplus
 }

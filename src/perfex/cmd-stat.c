@@ -85,7 +85,7 @@ static void stat_usage(FILE *out)
 "                           preceding -e (\"common_pid == 42\")\n"
 "  -p, --pid PID            count process PID (all its threads) until it\n"
 "                           exits, Ctrl-C, or the command ends\n"
-"  -t, --tid TID            count thread TID\n"
+"  -t, --tid TID            count thread TID (with -C: only on those CPUs)\n"
 "  -a, --all-cpus           count everything on every CPU\n"
 "  -C, --cpu CPUS           count everything on CPUS (\"0-3,6\")\n"
 "  -A, --no-aggr            one line per CPU (with -a or -C)\n"
@@ -235,8 +235,11 @@ static int parse_options(int argc, char **argv, struct stat_options *o)
 	if (o->all_cpus && !o->cfg.cpus)
 		o->cfg.cpus = "";
 
-	if ((o->cfg.pid != 0) + (o->cfg.tid != 0) + (o->cfg.cpus != NULL) > 1)
-		return usage_error("choose one target: -p, -t, or -a/-C%s", "");
+	/* -t with -C: the thread only while it runs on those CPUs. */
+	if ((o->cfg.pid != 0) + (o->cfg.tid != 0) + (o->cfg.cpus != NULL) > 1 &&
+	    !(o->cfg.tid && o->cfg.cpus && o->cfg.cpus[0] && !o->cfg.pid))
+		return usage_error("choose one target: -p, -t (with or without -C), "
+				   "or -a/-C%s", "");
 	if (!o->cfg.command && !o->cfg.pid && !o->cfg.tid && !o->cfg.cpus) {
 		fprintf(stderr, "perfex: no command to run\n");
 		perfex_hint("perfex [options] -- command [args]; perfex --help");
@@ -276,10 +279,10 @@ static int paranoid_level(void)
 static int permission_error(const struct stat_config *cfg, int err)
 {
 	int level = paranoid_level();
-	int needed = cfg->cpus ? 0 : (cfg->pid || cfg->tid) ? 1 : 2;
-	const char *what = cfg->cpus ? "count on CPUs" :
-			   cfg->pid ? "attach to the process" :
-			   cfg->tid ? "attach to the thread" : "count the command";
+	int needed = (cfg->pid || cfg->tid) ? 1 : cfg->cpus ? 0 : 2;
+	const char *what = cfg->pid ? "attach to the process" :
+			   cfg->tid ? "attach to the thread" :
+			   cfg->cpus ? "count on CPUs" : "count the command";
 
 	perfex_error("cannot %s: %s", what, strerror(err));
 	if (level == INT_MIN) {
@@ -935,6 +938,8 @@ static int do_run(struct stat_options *o, struct stat_report *r,
 	}
 	if (cfg->pid)
 		run.watched = perfctr_target__new_process(cfg->pid);
+	else if (cfg->tid && cfg->cpus)
+		run.watched = perfctr_target__new_thread_on_cpus(cfg->tid, cfg->cpus);
 	else if (cfg->tid)
 		run.watched = perfctr_target__new_thread(cfg->tid);
 	else if (cfg->cpus)
@@ -1060,6 +1065,9 @@ int cmd_stat(int argc, char **argv)
 	size_t e;
 	int ret;
 
+	/* Event sets (stat-sets.c) when a switch policy is asked for. */
+	if (stat_sets_wanted(argc, argv))
+		return stat_sets_run(argc, argv);
 	ret = parse_options(argc, argv, &o);
 	if (ret >= 0)
 		goto out;

@@ -189,13 +189,14 @@ static void human_row(const struct stat_report *r, const char *prefix,
 	else
 		metric[0] = '\0';
 	fprintf(out, "%s%18s %-4s %s", prefix, value, unit, e->name);
+	if (metric[0] || (is_counted(c) && (frac < 1.0 || with_stats)))
+		fprintf(out, "%*s", pad(e->name, 32), "");
 	if (metric[0])
-		fprintf(out, "%*s # %s", pad(e->name, 32), "", metric);
+		fprintf(out, " # %s", metric);
 	if (is_counted(c) && frac < 1.0)
 		fprintf(out, "  (%.2f%%)", 100.0 * frac);
 	if (with_stats && is_counted(c))
-		fprintf(out, "%*s  ( +- %5.2f%% )", metric[0] ? 0 : pad(e->name, 32),
-			"", stddev_percent(&e->stats));
+		fprintf(out, "  ( +- %5.2f%% )", stddev_percent(&e->stats));
 	fputc('\n', out);
 	for (i = 1; i < nr_metrics; i++) {
 		format_metric(metrics[i], metric, sizeof(metric));
@@ -209,6 +210,8 @@ static void human_target(const struct stat_report *r, FILE *out)
 
 	if (cfg->pid)
 		fprintf(out, "process id '%d'", (int)cfg->pid);
+	else if (cfg->tid && cfg->cpus)
+		fprintf(out, "thread id '%d' on CPU(s) %s", (int)cfg->tid, cfg->cpus);
 	else if (cfg->tid)
 		fprintf(out, "thread id '%d'", (int)cfg->tid);
 	else if (cfg->cpus && cfg->cpus[0])
@@ -524,8 +527,13 @@ static void json_begin(struct stat_report *r)
 	fprintf(out, ",\n  \"target\": {\"kind\": ");
 	if (cfg->pid)
 		fprintf(out, "\"process\", \"pid\": %d", (int)cfg->pid);
-	else if (cfg->tid)
+	else if (cfg->tid) {
 		fprintf(out, "\"thread\", \"tid\": %d", (int)cfg->tid);
+		if (cfg->cpus) {
+			fprintf(out, ", \"cpus\": ");
+			json_str(out, cfg->cpus);
+		}
+	}
 	else if (cfg->cpus) {
 		fprintf(out, "\"cpus\", \"cpus\": ");
 		json_str(out, cfg->cpus[0] ? cfg->cpus : "all");

@@ -106,4 +106,9 @@ void stat_print_begin(struct stat_report *r);
 void stat_print_interval(struct stat_report *r, const struct stat_view *v);
 void stat_print_final(struct stat_report *r, const struct stat_view *v);
 
+/* stat-sets.c: each -e one event set, rotated by --switch-interval MS or
+ * --switch-after N:EVENT; per-set output with estimates and errors. */
+bool stat_sets_wanted(int argc, char **argv);
+int stat_sets_run(int argc, char **argv);
+
 #endif /* PERFEX_STAT_H */

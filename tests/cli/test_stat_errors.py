@@ -135,6 +135,7 @@ def usage_errors():
         (("-r", "2", "-a"), "-r needs a command"),
         (("-r", "2", "-I", "100", "--", "true"), "cannot be combined"),
         (("-a", "-p", "1"), "choose one target"),
+        (("-a", "-t", "1"), "choose one target"),
         (("--filter", "common_pid == 1", "--", "true"), "needs an -e before it"),
         ((), "no command to run"),
         (("-e", "task-clock"), "no command to run"),

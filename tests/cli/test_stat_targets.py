@@ -167,7 +167,7 @@ def all_cpus_with_a_command():
 def per_cpu_rows():
     need_tracepoint()
     need_two_cpus()
-    r, rows = run_csv("-C", "0-1", "--no-aggr", "-e", TP, "--", "taskset",
+    r, rows = run_csv("--cpu", "0-1", "--no-aggr", "-e", TP, "--", "taskset",
                       "-c", "1", work(), "getppid", "5000")
     check(r.returncode == 0, r.stderr)
     check([row[0] for row in rows] == ["CPU0", "CPU1"], rows)
@@ -184,6 +184,51 @@ def per_cpu_rows():
     r = perfex("-C", "0,1", "-A", "-e", "task-clock", "--", "true")
     check(r.returncode == 0 and "CPU0" in r.stderr and "CPU1" in r.stderr
           and "for 'CPU(s) 0,1'" in r.stderr, r.stderr)
+
+
+@case
+def thread_on_a_cpu_is_scaled():
+    # No multiplexing happens on this VM (kernel-facts.md item 1): a thread
+    # counted only on CPU 0 while it moves between CPUs 0 and 1 is enabled
+    # all the time it runs and on a counter only on CPU 0 -- the scaling
+    # path, for real.
+    need_two_cpus()
+    import threading
+    w = subprocess.Popen([work(), "spin", "700"])
+    stop = threading.Event()
+
+    def flip():
+        cpu = 0
+        while not stop.is_set():
+            try:
+                os.sched_setaffinity(w.pid, {cpu})
+            except OSError:
+                return
+            cpu ^= 1
+            time.sleep(0.01)
+
+    flipper = threading.Thread(target=flip)
+    flipper.start()
+    try:
+        r, doc = run_json("-t", str(w.pid), "-C", "0", "-e",
+                          "task-clock,context-switches")
+    finally:
+        stop.set()
+        flipper.join()
+        w.wait()
+    check(r.returncode == 0, r.stderr)
+    check(doc["target"] == {"kind": "thread", "tid": w.pid, "cpus": "0"},
+          doc["target"])
+    clock = json_event(doc, "task-clock")
+    cs = json_event(doc, "context-switches")
+    for ev in (clock, cs):
+        check(ev["status"] == "counted", ev)
+        check(0 < ev["percent_counted"] < 100, ev)
+        check(ev["time_running"] < ev["time_enabled"], ev)
+        check(abs(ev["scaled"] - ev["value"] * ev["time_enabled"] /
+                  ev["time_running"]) <= 1e-6 * ev["scaled"] + 1e-9, ev)
+    # Two groups, each on a counter part of the time: no rate pairs them.
+    check(not [m for m in cs["metrics"] if m["other"] == "task-clock"], cs)
 
 
 @case

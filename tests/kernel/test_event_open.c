@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/internal.h"
@@ -245,7 +246,54 @@ TEST(sysfs_pmu_events_open)
 		test_skip("no msr or core PMU with named events in sysfs here");
 }
 
+/* An unprivileged caller is told tracefs is unreadable, not unmounted. */
+TEST(tracefs_unreadable_is_eacces)
+{
+	int status, pipefd[2];
+	pid_t pid;
+	char buf[600];
+	ssize_t n;
+
+	test_require_root();
+	test_require_tracefs();
+	if (access("/sys/kernel/tracing/events", F_OK))
+		test_skip("tracefs is not at /sys/kernel/tracing");
+	REQUIRE(pipe(pipefd) == 0);
+	pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		struct perfctr_evlist *l = perfctr_evlist__new();
+		struct perfctr_parse_error err = { .sz = sizeof(err) };
+		int ret;
+
+		close(pipefd[0]);
+		if (setgid(65534) || setuid(65534))
+			_exit(2);
+		ret = perfctr_evlist__parse(l, "syscalls:sys_enter_getppid",
+					    NULL, &err);
+		n = snprintf(buf, sizeof(buf), "%d|%s|%s", ret, err.message,
+			     err.hint);
+		if (write(pipefd[1], buf, (size_t)n) != n)
+			_exit(3);
+		perfctr_evlist__delete(l);
+		_exit(0);
+	}
+	close(pipefd[1]);
+	n = read(pipefd[0], buf, sizeof(buf) - 1);
+	close(pipefd[0]);
+	REQUIRE(waitpid(pid, &status, 0) == pid);
+	REQUIRE(n > 0);
+	buf[n] = '\0';
+	/* Where tracefs is world-readable the parse succeeds: say so. */
+	if (!strncmp(buf, "1|", 2))
+		test_skip("tracefs is readable by unprivileged users here");
+	if (strncmp(buf, "-13|", 4) || !strstr(buf, "cannot read tracefs") ||
+	    !strstr(buf, "mode=755"))
+		test_fail(__FILE__, __LINE__, "unprivileged parse: %s", buf);
+}
+
 TEST_MAIN(TEST_CASE(tracepoints_count_exactly),
+	  TEST_CASE(tracefs_unreadable_is_eacces),
 	  TEST_CASE(breakpoint_counts_writes),
 	  TEST_CASE(kernel_agrees_on_breakpoint_rules),
 	  TEST_CASE(software_group_with_modifiers),

@@ -197,6 +197,11 @@ int perfctr_notify__push(struct perfctr_notify *q, const struct perfctr_msg *msg
 	return ret;
 }
 
+unsigned int perfctr_notify__flags(const struct perfctr_notify *q)
+{
+	return q->flags;
+}
+
 uint64_t perfctr_notify__lost(const struct perfctr_notify *q)
 {
 	return atomic_load(&((struct perfctr_notify *)q)->lost);

@@ -47,6 +47,8 @@ struct pc_rotor {
 	bool ever_started;
 	atomic_flag busy;
 	_Atomic uint64_t missed;
+	void (*on_switch)(void *arg);
+	void *on_switch_arg;
 };
 
 struct pc_rotor *pc_rotor__new(size_t nr_sets, const uint16_t *set_ids,
@@ -164,6 +166,12 @@ int pc_rotor__add_group(struct pc_rotor *r, size_t set, const size_t *events,
 	return 0;
 }
 
+void pc_rotor__on_switch(struct pc_rotor *r, void (*fn)(void *arg), void *arg)
+{
+	r->on_switch = fn;
+	r->on_switch_arg = arg;
+}
+
 int pc_rotor__switch_after(struct pc_rotor *r, size_t event, uint64_t n)
 {
 	if (event >= r->nr_events)
@@ -249,7 +257,10 @@ static void close_slice(struct pc_rotor *r, size_t set)
 					if (grp->ids[m * r->nr_units + u] != id)
 						continue;
 					last = &r->last_value[e * r->nr_units + u];
-					r->events[e].slice_count += value - *last;
+					/* Lower than last time: a sampling
+					 * control reset it to 0 since. */
+					r->events[e].slice_count += value >= *last ?
+								    value - *last : value;
 					r->events[e].slice_time += d_running;
 					*last = value;
 					break;
@@ -299,6 +310,11 @@ int pc_rotor__start(struct pc_rotor *r)
 		return 0;
 	}
 	r->ever_started = true;
+	/* Leaders opened with enable_on_exec (a command target) all came on
+	 * at the exec: only the active set may count. */
+	for (size_t set = 0; set < r->nr_sets; set++)
+		if (set != r->active)
+			toggle_set(r, set, false);
 	err = begin_run(r);
 	r->started = true;
 	atomic_flag_clear(&r->busy);
@@ -329,6 +345,8 @@ static int do_switch(struct pc_rotor *r)
 	err = end_run(r);
 	r->active = (r->active + 1) % r->nr_sets;
 	err2 = begin_run(r);
+	if (r->on_switch)
+		r->on_switch(r->on_switch_arg);
 	return err ? err : err2;
 }
 

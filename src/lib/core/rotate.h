@@ -60,6 +60,10 @@ int pc_rotor__add_group(struct pc_rotor *r, size_t set, const size_t *events,
  */
 int pc_rotor__switch_after(struct pc_rotor *r, size_t event, uint64_t n);
 
+/* pc_rotor__on_switch() - call @fn(@arg) after every switch, with the new
+ * set active (in the switching context: a signal handler, perhaps). */
+void pc_rotor__on_switch(struct pc_rotor *r, void (*fn)(void *arg), void *arg);
+
 /* pc_rotor__start() - enable the active set (the first set at the first
  * start, else the one that was active at stop) and begin a run. */
 int pc_rotor__start(struct pc_rotor *r);

@@ -98,6 +98,9 @@ struct perfctr_session {
 
 	uint64_t *read_buf;		/* one group read */
 	size_t read_buf_words;
+
+	/* Event sets, rotation, notifications (set.c); NULL when unused. */
+	struct pc_sets *sets;
 };
 
 static inline struct pc_slot *pc_slot(const struct perfctr_session *s,

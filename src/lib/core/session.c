@@ -10,6 +10,7 @@
 
 #include "common/internal.h"
 #include "core/session-internal.h"
+#include "core/set-internal.h"
 #include "core/target-internal.h"
 #include "sys/sys.h"
 
@@ -97,7 +98,10 @@ void perfctr_session__delete(struct perfctr_session *s)
 
 	if (!s)
 		return;
+	if (s->attached)
+		pc_sets_detach(s);	/* sets hook */
 	close_slots(s);
+	pc_sets_free(s->sets);		/* sets hook */
 	for (i = 0; i < s->nr_events; i++) {
 		free(s->events[i].name);
 		free(s->events[i].pmu);
@@ -370,6 +374,9 @@ static void open_attr(const struct perfctr_session *s, const struct pc_event *ev
 		 * filtered, so that all groups also start together. */
 		attr->disabled = 1;
 		attr->enable_on_exec = held;
+		/* Sets hook: with rotation only the first set starts at exec. */
+		if (held && !pc_sets_counts_at_exec(s, (size_t)(ev - s->events)))
+			attr->enable_on_exec = 0;
 	} else {
 		attr->disabled = 0;
 		attr->enable_on_exec = 0;
@@ -581,6 +588,14 @@ int perfctr_session__attach(struct perfctr_session *s, struct perfctr_target *ta
 		open_attr(s, ev, &units[0], leads, pc_target_is_held(target),
 			  &ev->attr);
 	}
+	/* Sets hook: rotation, overflow signals, notification rings. */
+	err = pc_sets_attach(s);
+	if (err) {
+		close_slots(s);
+		s->attached = false;
+		s->target = NULL;
+		return pc_err(-err);
+	}
 	return 0;
 fail:
 	free(units);
@@ -683,7 +698,10 @@ int perfctr_session__start(struct perfctr_session *s)
 	 * enabling now would count the wait and the exec itself. */
 	if (pc_target_is_held(s->target))
 		return 0;
-	err = for_each_leader(s, sys_perf_enable, false);
+	if (pc_sets_rotating(s))	/* sets hook: only the active set */
+		err = pc_sets_start(s);
+	else
+		err = for_each_leader(s, sys_perf_enable, false);
 	return err ? pc_err(-err) : 0;
 }
 
@@ -695,7 +713,10 @@ int perfctr_session__stop(struct perfctr_session *s)
 		return pc_err(EINVAL);
 	if (!s->attached)
 		return pc_err(ENOTCONN);
-	err = for_each_leader(s, sys_perf_disable, false);
+	if (pc_sets_rotating(s))	/* sets hook: closes the run's slice */
+		err = pc_sets_stop(s);
+	else
+		err = for_each_leader(s, sys_perf_disable, false);
 	return err ? pc_err(-err) : 0;
 }
 
@@ -731,6 +752,7 @@ int perfctr_session__detach(struct perfctr_session *s)
 		return pc_err(EINVAL);
 	if (!s->attached)
 		return pc_err(ENOTCONN);
+	pc_sets_detach(s);		/* sets hook: stop, fold accounting */
 	err = perfctr_session__read(s);
 	close_slots(s);
 	s->attached = false;
@@ -825,6 +847,7 @@ int perfctr_session__count(const struct perfctr_session *s, size_t idx,
 		memset(&sum, 0, sizeof(sum));
 		sum.status = PERFCTR_COUNT_NOT_COUNTED;
 	}
+	pc_sets_adjust_count(s, idx, &sum, PC_SETS_ALL_UNITS);	/* sets hook */
 	*count = sum;
 	return 0;
 }
@@ -835,6 +858,7 @@ int perfctr_session__unit_count(const struct perfctr_session *s, size_t idx,
 	if (!s || !count || idx >= s->nr_events || unit >= s->nr_units)
 		return pc_err(EINVAL);
 	*count = pc_slot(s, idx, unit)->count;
+	pc_sets_adjust_count(s, idx, count, unit);		/* sets hook */
 	return 0;
 }
 

@@ -26,8 +26,9 @@ const char *pc_parse_tracefs(struct pc_parse *p, const char *at)
 		pc_parse_fail(p, EACCES, at, "cannot read tracefs%s%s",
 			      p->tracefs_opt ? " at " : "",
 			      p->tracefs_opt ? p->tracefs_opt : "");
-		pc_parse_hint(p, "tracepoint ids are readable by root only "
-			      "unless tracefs is mounted with a wider mode");
+		pc_parse_hint(p, "tracefs is readable by root only here: run "
+			      "as root, or mount it with a wider mode "
+			      "(mount option mode=755)");
 	} else {
 		pc_parse_fail(p, ENOTDIR, at, "tracefs is not mounted%s%s",
 			      p->tracefs_opt ? " at " : "",

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fnmatch.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,22 @@
 #include "sys/dirlist.h"
 #include "sys/tracefs.h"
 
+/* Is a tracefs mounted at @path?  (For callers who cannot look inside.) */
+static bool tracefs_mounted_at(const char *path)
+{
+	char line[1024], dir[512], type[64];
+	bool found = false;
+	FILE *f = fopen("/proc/self/mounts", "re");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%*s %511s %63s", dir, type) == 2 &&
+			!strcmp(dir, path) && !strcmp(type, "tracefs");
+	fclose(f);
+	return found;
+}
+
 static int root_ok(const char *root)
 {
 	char path[4096];
@@ -21,11 +38,15 @@ static int root_ok(const char *root)
 	n = snprintf(path, sizeof(path), "%s/events", root);
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return -ENAMETOOLONG;
-	if (access(path, F_OK))
-		return -ENOTDIR;
-	if (access(path, R_OK | X_OK))
-		return -EACCES;
-	return 0;
+	if (!access(path, R_OK | X_OK))
+		return 0;
+	/*
+	 * tracefs is mode 0700: an unprivileged caller cannot even see
+	 * whether events/ exists, so ask the mount table.
+	 */
+	if (errno == EACCES)
+		return tracefs_mounted_at(root) ? -EACCES : -ENOTDIR;
+	return -ENOTDIR;
 }
 
 int pc_tracefs_root(const char *root, char *out, size_t size)
