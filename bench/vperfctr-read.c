@@ -26,6 +26,8 @@
 
 #include "perfctr/perfctr.h"
 
+#include <pthread.h>
+
 #ifdef HAVE_PAPI
 #include <papi.h>
 #endif
@@ -274,6 +276,48 @@ static void line(const char *what, double ns, double ref)
 	printf("  %-44s %8.0f ns  %5.2f\n", what, ns, ns / ref);
 }
 
+/* Region markers: an empty begin/end pair against two raw group reads
+ * of the same events (what a pair needs), in a thread of its own (the
+ * markers give each thread its own vperfctr state). */
+static void *regions_bench(void *arg)
+{
+	double pair[ROUNDS], raw[ROUNDS], t0;
+	uint64_t buf[8];
+	int fd[4], i, k, r;
+
+	(void)arg;
+	setenv("PERFCTR_EVENTS", "page-faults,context-switches", 1);
+	setenv("PERFCTR_REGIONS_FILE", "/dev/null", 1);
+	perfctr_region_begin("warm-up");
+	perfctr_region_end("warm-up");
+	for (k = 0; k < 2; k++)
+		fd[k] = open_sw(configs[k], k ? fd[0] : -1,
+				PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
+				PERF_FORMAT_TOTAL_TIME_RUNNING);
+	ioctl(fd[0], PERF_EVENT_IOC_ENABLE, 0);
+	for (r = 0; r < ROUNDS; r++) {
+		t0 = now_ns();
+		for (i = 0; i < OPS; i++) {
+			if (read(fd[0], buf, 5 * 8) <= 0 || read(fd[0], buf, 5 * 8) <= 0)
+				exit(1);
+		}
+		raw[r] = (now_ns() - t0) / OPS;
+		t0 = now_ns();
+		for (i = 0; i < OPS; i++) {
+			perfctr_region_begin("empty");
+			perfctr_region_end("empty");
+		}
+		pair[r] = (now_ns() - t0) / OPS;
+	}
+	printf("region markers, 2 software events (ratio to 2 raw group reads)\n");
+	line("2 raw group read()s", median(raw, ROUNDS), median(raw, ROUNDS));
+	line("perfctr_region_begin + _end, empty", median(pair, ROUNDS),
+	     median(raw, ROUNDS));
+	close(fd[1]);
+	close(fd[0]);
+	return NULL;
+}
+
 int main(void)
 {
 	static const enum op read_ops[] = {
@@ -335,6 +379,12 @@ int main(void)
 		PAPI_start(c.papi_set);
 #endif
 		teardown(&c);
+	}
+	{
+		pthread_t th;
+
+		if (pthread_create(&th, NULL, regions_bench, NULL) == 0)
+			pthread_join(th, NULL);
 	}
 	return 0;
 }

@@ -26,6 +26,43 @@ def exact_tracepoint_count():
 
 
 @case
+def inheritance_over_threads_fork_and_exec_sums_exactly():
+    need_tracepoint()
+    # The baseline of the same shape: two start-ups (the first pcwork and
+    # the one it exec's), one way out.
+    r, rows = run_csv("-e", TP, "--", work(), "exec", "getppid", "0")
+    check(r.returncode == 0, r.stderr)
+    base = csv_count(rows, TP)
+    r, rows = run_csv("-e", TP, "--", work(), "threads", "4", "100", "fork",
+                      "3", "1000", "exec", "getppid", "10")
+    check(r.returncode == 0, r.stderr)
+    check(csv_count(rows, TP) == base + 400 + 3000 + 10, (base, rows))
+
+
+@case
+def breakpoint_counts_writes_exactly():
+    import platform
+    import shutil
+    if not shutil.which("setarch"):
+        from pctest import skip
+        skip("setarch is not installed (util-linux)")
+    # Without address-space randomisation the variable has the same
+    # address in every run.  setarch runs at that address first, so the
+    # count of `write 0` is the baseline.
+    norand = ["setarch", platform.machine(), "-R"]
+    addr = subprocess.run(norand + [work(), "addr"], capture_output=True,
+                          text=True).stdout.strip()
+    check(addr.startswith("0x"), addr)
+    spec = "mem:%s/8:w" % addr
+    counts = []
+    for n in ("0", "1000"):
+        r, rows = run_csv("-e", spec, "--", *norand, work(), "write", n)
+        check(r.returncode == 0, r.stderr)
+        counts.append(csv_count(rows, spec))
+    check(counts[1] - counts[0] == 1000, counts)
+
+
+@case
 def stat_subcommand_is_the_default_mode():
     need_tracepoint()
     base = getppid_baseline()

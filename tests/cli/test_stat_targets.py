@@ -1,6 +1,7 @@
 """perfex counting mode on other targets: -p, -t, -a, -C, -A, --per-thread,
 --filter; and against perf stat where perf is installed."""
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -181,6 +182,13 @@ def per_cpu_rows():
           ev["units"])
     check(sum(u["value"] for u in ev["units"]) == ev["value"], ev)
     check([u for u in ev["units"] if u["cpu"] == 1][0]["value"] >= 5000, ev)
+    # Intervals per CPU: time, CPU, then the event's fields.
+    r, rows = run_csv("-C", "0-1", "-A", "-I", "100", "-e", "task-clock",
+                      "--", work(), "spin", "250")
+    check(r.returncode == 0, r.stderr)
+    check(len(rows) >= 4 and all(len(row) == 9 for row in rows), rows)
+    check({row[1] for row in rows} == {"CPU0", "CPU1"}, rows)
+    check(all(row[3] == "msec" and row[4] == "task-clock" for row in rows), rows)
     r = perfex("-C", "0,1", "-A", "-e", "task-clock", "--", "true")
     check(r.returncode == 0 and "CPU0" in r.stderr and "CPU1" in r.stderr
           and "for 'CPU(s) 0,1'" in r.stderr, r.stderr)
@@ -209,14 +217,22 @@ def thread_on_a_cpu_is_scaled():
 
     flipper = threading.Thread(target=flip)
     flipper.start()
+    # The same count in human form, by a second perfex beside the first.
+    human = subprocess.Popen([PERFEX, "-t", str(w.pid), "-C", "0", "-e",
+                              "task-clock"], stderr=subprocess.PIPE, text=True)
     try:
         r, doc = run_json("-t", str(w.pid), "-C", "0", "-e",
                           "task-clock,context-switches")
+        _, human_err = human.communicate(timeout=60)
     finally:
         stop.set()
         flipper.join()
         w.wait()
     check(r.returncode == 0, r.stderr)
+    check(human.returncode == 0, human_err)
+    check("thread id '%d' on CPU(s) 0" % w.pid in human_err, human_err)
+    check(re.search(r"msec task-clock .*  \((\d+\.\d\d)%\)", human_err),
+          human_err)
     check(doc["target"] == {"kind": "thread", "tid": w.pid, "cpus": "0"},
           doc["target"])
     clock = json_event(doc, "task-clock")

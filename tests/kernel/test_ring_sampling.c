@@ -603,6 +603,71 @@ TEST(system_wide_filtered)
 	perfctr_sampler__delete(s);
 }
 
+/*
+ * wakeup_watermark: POLLIN only once that many bytes are in the ring.
+ * 16-byte samples, a 4096-byte watermark: not readable at 100 samples,
+ * readable at 300.
+ */
+TEST(watermark_poll)
+{
+	struct perf_event_attr attr;
+	PERFCTR_OPTS(perfctr_sampler_opts, o, .mode = PERFCTR_SAMPLER_PER_THREAD,
+		     .pid = getpid(), .data_pages = 4, .wakeup_watermark = 4096);
+	struct perfctr_sampler *s;
+	struct pollfd pfd;
+	struct tally t;
+
+	tp_attr(&attr, 1, PERF_SAMPLE_TID, 0);
+	s = open_or_skip(&o, &attr);
+	CHECK(perfctr_sampler__attr(s, 0)->watermark);
+	pfd.fd = perfctr_ring__fd(perfctr_sampler__rings(s)[0]);
+	pfd.events = POLLIN;
+	REQUIRE(perfctr_sampler__enable(s) == 0);
+	calls(100);
+	pfd.revents = 0;
+	CHECK_EQ_INT(poll(&pfd, 1, 0), 0);
+	calls(200);
+	pfd.revents = 0;
+	CHECK_EQ_INT(poll(&pfd, 1, 0), 1);
+	REQUIRE(perfctr_sampler__disable(s) == 0);
+	memset(&t, 0, sizeof(t));
+	t.dec = perfctr_sampler__decoder(s);
+	t.s = s;
+	t.want_cpu = -1;
+	CHECK_EQ_INT(perfctr_sampler__poll(s, 0, tally_cb, &t), 300);
+	perfctr_sampler__delete(s);
+}
+
+/*
+ * An AUX area on an event whose PMU has none: the kernel refuses the
+ * mapping, the ring is not made, and the data mapping is undone (the
+ * same fd maps again afterwards).
+ */
+TEST(aux_refused_without_aux_pmu)
+{
+	struct perf_event_attr attr;
+	PERFCTR_OPTS(perfctr_ring_opts, ro, .data_pages = 1, .aux_pages = 1);
+	PERFCTR_OPTS(perfctr_ring_opts, plain, .data_pages = 1);
+	struct perfctr_ring *ring;
+	int fd;
+
+	tp_attr(&attr, 1, PERF_SAMPLE_TID, 0);
+	attr.disabled = 1;
+	fd = sys_perf_event_open(&attr, 0, -1, -1, 0);
+	if (fd < 0)
+		test_skip("cannot open the tracepoint: %s", strerror(-fd));
+	errno = 0;
+	ring = perfctr_ring__new(fd, &ro);
+	CHECK(ring == NULL);
+	CHECK(errno != 0);
+	ring = perfctr_ring__new(fd, &plain);
+	CHECK(ring != NULL);
+	if (ring)
+		CHECK_EQ_U64(perfctr_ring__aux_size(ring), 0);
+	perfctr_ring__delete(ring);
+	close(fd);
+}
+
 TEST_MAIN(
 	TEST_CASE(per_thread_exact),
 	TEST_CASE(default_mode_inherit),
@@ -612,4 +677,6 @@ TEST_MAIN(
 	TEST_CASE(shared_ring_two_events),
 	TEST_CASE(wakeup_events_poll),
 	TEST_CASE(system_wide_filtered),
+	TEST_CASE(watermark_poll),
+	TEST_CASE(aux_refused_without_aux_pmu),
 )

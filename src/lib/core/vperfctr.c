@@ -26,6 +26,7 @@
  * ioctls.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -60,6 +61,7 @@ struct vstate {
 	pthread_mutex_t lock;
 	unsigned int refs;
 	pid_t tid;
+	uint64_t start_time;	/* of the thread, to notice a reused id */
 	bool attached;
 	struct vstate *next;
 
@@ -73,6 +75,7 @@ struct vstate {
 	unsigned int read_words;
 	unsigned int tsc_pos, pos[N];
 	struct pc_ovf *ovf;
+	bool no_user_read;	/* some counter's page can never be read */
 
 	/* What the current control counts. */
 	unsigned int nr_active;
@@ -293,6 +296,7 @@ struct vgroup {
 	volatile struct perf_event_mmap_page *page[N];
 	unsigned int read_words, tsc_pos, pos[N];
 	struct pc_ovf *ovf;
+	bool no_user_read;
 };
 
 static void group_close(struct vgroup *g, unsigned int n)
@@ -361,6 +365,14 @@ static int group_open(const struct vcfg *cfg, pid_t tid, struct vgroup *g)
 		/* The user page: no ring, just the fast read's fields.  A
 		 * counter without it is read with read(). */
 		g->page[i] = sys_perf_mmap(fd, 0, false, NULL);
+		/* Software, tracepoint and breakpoint counters are never
+		 * readable from their pages (fastread.h says why): do not
+		 * try.  (The page's cap bits are not trusted this early: on
+		 * x86 cap_user_rdpmc may be set only at the next update.) */
+		if (!g->page[i] || attr.type == PERF_TYPE_SOFTWARE ||
+		    attr.type == PERF_TYPE_TRACEPOINT ||
+		    attr.type == PERF_TYPE_BREAKPOINT)
+			g->no_user_read = true;
 	}
 	g->read_words = pos;
 	if (cfg->nri) {
@@ -407,6 +419,7 @@ static void state_take_group(struct vstate *st, struct vgroup *g)
 	st->leader_fd = g->leader_fd;
 	st->read_words = g->read_words;
 	st->tsc_pos = g->tsc_pos;
+	st->no_user_read = g->no_user_read;
 	for (i = 0; i < N; i++) {
 		st->fd[i] = g->fd[i];
 		st->page[i] = g->page[i];
@@ -419,8 +432,12 @@ static void state_give_group(struct vstate *st, struct vgroup *g)
 {
 	unsigned int i;
 
+	memset(g, 0, sizeof(*g));
 	g->tsc_fd = st->tsc_fd;
 	g->leader_fd = st->leader_fd;
+	g->read_words = st->read_words;
+	g->tsc_pos = st->tsc_pos;
+	g->no_user_read = st->no_user_read;
 	for (i = 0; i < N; i++) {
 		g->fd[i] = st->fd[i];
 		g->page[i] = st->page[i];
@@ -505,10 +522,38 @@ static void state_free(struct vstate *st)
 	free(st);
 }
 
+static void detach_locked(struct vstate *st);
+
+/* The thread's start time (field 22 of /proc/<tid>/stat), to tell a
+ * thread from a later one that reuses its id; 0 when unknown. */
+static uint64_t thread_start_time(pid_t tid)
+{
+	char path[64], buf[1024], *p;
+	uint64_t start = 0;
+	int field;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
+	if (pc_read_file(path, buf, sizeof(buf)) < 0)
+		return 0;
+	p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	/* Fields 3.. follow the command name; starttime is the 22nd. */
+	for (field = 2; field < 22 && p; field++) {
+		p = strchr(p + 1, ' ');
+		while (p && p[1] == ' ')
+			p++;
+	}
+	if (!p || sscanf(p + 1, "%" SCNu64, &start) != 1)
+		return 0;
+	return start;
+}
+
 struct vperfctr *vperfctr_open(pid_t tid, int creat)
 {
 	struct vperfctr *h;
 	struct vstate *st;
+	uint64_t start;
 	unsigned int i;
 
 	pthread_once(&atfork_once, register_atfork);
@@ -523,10 +568,21 @@ struct vperfctr *vperfctr_open(pid_t tid, int creat)
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return NULL;
+	start = thread_start_time(tid);
 	pthread_mutex_lock(&registry_lock);
 	for (st = registry; st; st = st->next)
 		if (st->tid == tid)
 			break;
+	if (st && start && st->start_time && st->start_time != start) {
+		/* The state's thread exited and its id now names another: the
+		 * old state is detached, as its thread is gone. */
+		pthread_mutex_lock(&st->lock);
+		detach_locked(st);
+		pthread_mutex_unlock(&st->lock);
+		if (!st->refs)
+			state_free(st);
+		st = NULL;
+	}
 	if (st && creat) {
 		pthread_mutex_unlock(&registry_lock);
 		free(h);
@@ -549,6 +605,7 @@ struct vperfctr *vperfctr_open(pid_t tid, int creat)
 		}
 		pthread_mutex_init(&st->lock, NULL);
 		st->tid = tid;
+		st->start_time = start;
 		st->attached = true;
 		st->tsc_fd = st->leader_fd = -1;
 		for (i = 0; i < N; i++)
@@ -809,15 +866,8 @@ int vperfctr_read(struct vperfctr *h, struct perfctr_sum_ctrs *sum,
  * the rest): the owner thread, counters only, every page mapped. */
 static bool fast_possible(const struct vstate *st)
 {
-	unsigned int i;
-
-	if (!st->open || !st->attached || st->tsc_active || !st->nr_active ||
-	    st->tid != self_tid())
-		return false;
-	for (i = 0; i < st->cfg.n; i++)
-		if (!st->page[i])
-			return false;
-	return true;
+	return st->open && !st->no_user_read && !st->tsc_active &&
+	       st->nr_active && st->attached && st->tid == self_tid();
 }
 
 int vperfctr_read_fast(struct vperfctr *h, struct perfctr_sum_ctrs *sum)
@@ -910,35 +960,43 @@ int vperfctr_read_counts(struct vperfctr *h, struct perfctr_count *counts,
 	return (int)n;
 }
 
-int vperfctr_unlink(struct vperfctr *h)
+/* Stop, sample, close, detach; registry_lock and st->lock held. */
+static void detach_locked(struct vstate *st)
 {
 	struct perfctr_sum_ctrs sum;
-	struct vstate *st, **pp;
+	struct vstate **pp;
 	unsigned int i;
+
+	if (!st->attached)
+		return;
+	if (st->open)
+		sys_perf_disable(st->leader_fd, false);
+	if (sample(st, &sum) < 0)
+		sums_from(st, NULL, &sum);
+	for (i = 0; i < N; i++)
+		st->stale[i] = sum.pmc[i];
+	st->tsc_final = sum.tsc;
+	state_close_events(st);
+	st->nr_active = 0;
+	st->tsc_active = false;
+	st->attached = false;
+	for (pp = &registry; *pp; pp = &(*pp)->next)
+		if (*pp == st) {
+			*pp = st->next;
+			break;
+		}
+}
+
+int vperfctr_unlink(struct vperfctr *h)
+{
+	struct vstate *st;
 
 	if (!h)
 		return pc_err(EINVAL);
 	st = h->st;
 	pthread_mutex_lock(&registry_lock);
 	pthread_mutex_lock(&st->lock);
-	if (st->attached) {
-		if (st->open)
-			sys_perf_disable(st->leader_fd, false);
-		if (sample(st, &sum) < 0)
-			sums_from(st, NULL, &sum);
-		for (i = 0; i < N; i++)
-			st->stale[i] = sum.pmc[i];
-		st->tsc_final = sum.tsc;
-		state_close_events(st);
-		st->nr_active = 0;
-		st->tsc_active = false;
-		st->attached = false;
-		for (pp = &registry; *pp; pp = &(*pp)->next)
-			if (*pp == st) {
-				*pp = st->next;
-				break;
-			}
-	}
+	detach_locked(st);
 	pthread_mutex_unlock(&st->lock);
 	pthread_mutex_unlock(&registry_lock);
 	return 0;
