@@ -96,8 +96,9 @@ PERFCTR_API size_t perfctr_evlist__nr_events(const struct perfctr_evlist *list);
 /** perfctr_evlist__attr() - the attr of event @idx (NULL if out of range).
  * Fields the list does not decide (disabled, inherit, read_format, sample_*)
  * are zero: the consumer sets them.  Modifiers are the exception, as in
- * perf: :S sets PERF_SAMPLE_READ in sample_type, :D sets pinned, :p
- * precise_ip; a period= or freq= term sets the sample period/frequency. */
+ * perf: :S sets PERF_SAMPLE_READ in sample_type, :D pinned (on the group's
+ * leader only, as the kernel requires), :p precise_ip; a period= or freq=
+ * term sets the sample period/frequency. */
 PERFCTR_API const struct perf_event_attr *
 perfctr_evlist__attr(const struct perfctr_evlist *list, size_t idx);
 

@@ -302,7 +302,9 @@ def help_and_version():
               "-a", "--all-cpus", "-C", "--cpu", "-A", "--no-aggr",
               "--per-thread", "-I", "--interval-print", "-r", "--repeat",
               "-x", "--field-separator", "-j", "--json", "-o", "--output",
-              "-h", "--help", "--version"}
+              "-h", "--help", "--version",
+              # event sets: tests/cli/test_stat_sets.py
+              "--switch-interval", "--switch-after"}
     check(opts <= tested, "untested options in --help: %s" % (opts - tested))
     # Long spellings work too.
     r = perfex("--event", "task-clock", "--field-separator", ",",

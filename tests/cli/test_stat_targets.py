@@ -1,6 +1,7 @@
 """perfex counting mode on other targets: -p, -t, -a, -C, -A, --per-thread,
 --filter; and against perf stat where perf is installed."""
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -216,14 +217,22 @@ def thread_on_a_cpu_is_scaled():
 
     flipper = threading.Thread(target=flip)
     flipper.start()
+    # The same count in human form, by a second perfex beside the first.
+    human = subprocess.Popen([PERFEX, "-t", str(w.pid), "-C", "0", "-e",
+                              "task-clock"], stderr=subprocess.PIPE, text=True)
     try:
         r, doc = run_json("-t", str(w.pid), "-C", "0", "-e",
                           "task-clock,context-switches")
+        _, human_err = human.communicate(timeout=60)
     finally:
         stop.set()
         flipper.join()
         w.wait()
     check(r.returncode == 0, r.stderr)
+    check(human.returncode == 0, human_err)
+    check("thread id '%d' on CPU(s) 0" % w.pid in human_err, human_err)
+    check(re.search(r"msec task-clock .*  \((\d+\.\d\d)%\)", human_err),
+          human_err)
     check(doc["target"] == {"kind": "thread", "tid": w.pid, "cpus": "0"},
           doc["target"])
     clock = json_event(doc, "task-clock")

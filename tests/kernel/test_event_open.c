@@ -191,7 +191,7 @@ static void touch_pages(char *mem, size_t pages, long page)
 TEST(software_group_with_modifiers)
 {
 	struct perfctr_evlist *l = parse_host("{task-clock,page-faults,"
-					      "minor-faults}:u");
+					      "minor-faults}:uD");
 	long page = sysconf(_SC_PAGESIZE);
 	const size_t pages = 64;
 	char *mem;
@@ -199,6 +199,8 @@ TEST(software_group_with_modifiers)
 
 	REQUIRE(perfctr_evlist__nr_events(l) == 3);
 	CHECK(perfctr_evlist__attr(l, 1)->exclude_kernel);
+	/* :D pins the group: the kernel takes pinned on the leader only. */
+	CHECK(perfctr_evlist__attr(l, 0)->pinned);
 	mem = mmap(NULL, pages * page, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	REQUIRE(mem != MAP_FAILED);

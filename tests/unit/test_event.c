@@ -417,6 +417,20 @@ TEST(groups_and_names)
 	perfctr_evlist__delete(l);
 }
 
+TEST(pinned_is_the_leaders)
+{
+	struct perfctr_evlist *l = parse_ok("{cycles,instructions}:D,"
+					    "{cs,faults:D},task-clock:D");
+
+	REQUIRE(perfctr_evlist__nr_events(l) == 5);
+	CHECK(perfctr_evlist__attr(l, 0)->pinned);
+	CHECK(!perfctr_evlist__attr(l, 1)->pinned);
+	CHECK(perfctr_evlist__attr(l, 2)->pinned);
+	CHECK(!perfctr_evlist__attr(l, 3)->pinned);
+	CHECK(perfctr_evlist__attr(l, 4)->pinned);
+	perfctr_evlist__delete(l);
+}
+
 TEST(wildcard_names_sorted)
 {
 	struct perfctr_evlist *l = parse_ok("sched:sched_*:k");
@@ -700,7 +714,7 @@ TEST(native_events)
 }
 
 /* A round count from the environment (PERFCTR_FUZZ_ROUNDS), 2000 if bad. */
-static int atoi_free(const char *s)
+static int rounds_from_env(const char *s)
 {
 	uint64_t v;
 
@@ -726,7 +740,7 @@ TEST(random_specs_hold_invariants)
 		     .tracefs_root = test_src_path("tests/fixtures/tracefs"));
 	struct perfctr_evlist *l = perfctr_evlist__new();
 	const char *env = getenv("PERFCTR_FUZZ_ROUNDS");
-	int round, rounds = env ? atoi_free(env) : 2000;
+	int round, rounds = env ? rounds_from_env(env) : 2000;
 	unsigned seed = 12345;
 
 	REQUIRE(l);
@@ -769,7 +783,7 @@ TEST(random_specs_hold_invariants)
 
 TEST_MAIN(TEST_CASE(table), TEST_CASE(random_specs_hold_invariants), TEST_CASE(event_list), TEST_CASE(native_events), TEST_CASE(pmu_scale_unit_cpus),
 	  TEST_CASE(pmu_terms_name_period), TEST_CASE(error_struct_size_respected), TEST_CASE(groups_and_names),
-	  TEST_CASE(wildcard_names_sorted),
+	  TEST_CASE(wildcard_names_sorted), TEST_CASE(pinned_is_the_leaders),
 	  TEST_CASE(failed_parse_leaves_list_unchanged),
 	  TEST_CASE(default_excludes), TEST_CASE(add_attr),
 	  TEST_CASE(tracefs_missing))

@@ -523,6 +523,13 @@ static void apply_defaults(struct pc_parse *p)
 	for (i = 0; i < p->nr_events; i++) {
 		struct pc_event *ev = &p->events[i];
 
+		/* The kernel pins whole groups: pinned on a member is EINVAL,
+		 * so :D on any member pins its leader. */
+		if (ev->attr.pinned && ev->leader != i) {
+			p->events[ev->leader].attr.pinned = 1;
+			ev->attr.pinned = 0;
+		}
+
 		if (ev->priv_set)
 			continue;
 		ev->attr.exclude_kernel = p->exclude_kernel;
