@@ -403,18 +403,9 @@ TEST(command_kill)
 /* Running or sleeping: neither gone nor a zombie waiting to be reaped. */
 static bool task_alive(pid_t pid)
 {
-	char path[64], buf[256], *state;
-	FILE *f;
+	char state = test_proc_state((int)pid);
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = '\0';
-	fclose(f);
-	state = strrchr(buf, ')');
-	return state && state[1] && state[2] != 'Z' && state[2] != 'X';
+	return state != '?' && state != 'Z' && state != 'X';
 }
 
 TEST(process_wait_for_a_process_we_did_not_fork)

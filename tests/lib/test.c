@@ -184,6 +184,24 @@ void do_getpid(long n)
 		syscall(SYS_getpid);
 }
 
+char test_proc_state(int pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return '?';
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	/* The command name may hold spaces and ')': the state follows the
+	 * last ')'. */
+	if (!p || !(p = strrchr(buf, ')')) || !p[1])
+		return '?';
+	return p[2];
+}
+
 static const char *join(const char *base, const char *rel)
 {
 	/* A small ring of buffers so a caller may hold a few paths at once. */

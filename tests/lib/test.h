@@ -103,6 +103,12 @@ long long test_tracepoint_id(const char *subsys_event);
 void do_getppid(long n);
 void do_getpid(long n);
 
+/*
+ * The state letter of task @pid from /proc/PID/stat ('R', 'S', 'T', 'Z',
+ * ...), or '?' when the task is gone or the file cannot be read.
+ */
+char test_proc_state(int pid);
+
 /* Path of a built helper, e.g. test_build_path("tests/workload/pcwork"). */
 const char *test_build_path(const char *rel);
 /* Path of a source-tree file, e.g. test_src_path("tests/fixtures/sysfs-intel"). */
