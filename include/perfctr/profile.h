@@ -144,8 +144,9 @@ PERFCTR_API int perfctr_profile__print_callgraph(struct perfctr_profile *prof,
 
 /**
  * perfctr_profile__write_folded() - every distinct stack once, as
- * "comm;outermost;...;leaf weight" lines (FlameGraph's folded format),
- * sorted.  Kernel frames carry a "_[k]" suffix; ';' in names becomes ':'.
+ * "comm;outermost;...;leaf samples" lines (FlameGraph's folded format;
+ * counts are samples, not weights), in tree order with siblings sorted
+ * by name.  Kernel frames carry a "_[k]" suffix; ';' in names becomes ':'.
  * Return: lines written, or -errno from the stream.
  */
 PERFCTR_API int perfctr_profile__write_folded(struct perfctr_profile *prof,
@@ -161,8 +162,8 @@ struct perfctr_flame_opts {
 };
 
 /**
- * perfctr_profile__write_flame_svg() - a self-contained SVG flame graph
- * (well-formed XML, inline script: click to zoom, Ctrl-F or the Search
+ * perfctr_profile__write_flame_svg() - a self-contained SVG flame graph of
+ * the sample counts (well-formed XML, inline script: click to zoom, Ctrl-F or the Search
  * button to highlight matches, Reset Zoom).
  * Return: 0 or -errno from the stream.
  */

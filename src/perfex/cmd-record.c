@@ -1,11 +1,1084 @@
 // SPDX-License-Identifier: GPL-2.0
-/* perfex record — not implemented yet. */
+/*
+ * perfex record — sample a command (or running tasks, or CPUs) into a
+ * perf.data file that perf report and perfex report both read.
+ *
+ * The command is forked and held before exec until the events are open
+ * with enable_on_exec, so counting starts exactly at its exec.  Tasks that
+ * were already running get synthesised COMM and MMAP2 records from /proc,
+ * as the kernel only reports what happens after the events are opened.
+ *
+ * Signals: SIGINT and SIGTERM stop the recording and finish a valid file;
+ * with --snapshot, SIGUSR2 writes the current window of the overwrite
+ * rings.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <perfctr/perfctr.h>
+#include <perfctr/perfdata.h>
+#include <perfctr/record.h>
+#include <perfctr/ring.h>
+#include <perfctr/sampler.h>
+#include <perfctr/symbols.h>
+
 #include "perfex.h"
+
+static const char usage_text[] =
+"usage: perfex record [options] [--] [command [args]]\n"
+"\n"
+"  -e, --event EVENTS     events to sample (default: cycles where a hardware\n"
+"                         PMU exists, else cpu-clock)\n"
+"  -c, --count PERIOD     one sample every PERIOD events\n"
+"  -F, --freq HZ          about HZ samples per second (default 4000; tracepoints\n"
+"                         and breakpoints default to -c 1)\n"
+"  -g, --call-graph       record callchains (frame pointers)\n"
+"  -p, --pid PID          sample the running process PID (its threads now)\n"
+"  -t, --tid TID          sample the running thread TID\n"
+"  -a, --all-cpus         sample every task on every CPU\n"
+"  -C, --cpu CPUS         sample every task on the CPUs of the list (0-3,6)\n"
+"  -m, --mmap-pages N     data pages per ring, a power of two (default 64)\n"
+"  -o, --output FILE      the file to write (default: perf.data)\n"
+"      --overwrite        overwrite (flight-recorder) rings: the newest\n"
+"                         window is written at the end\n"
+"      --snapshot         overwrite rings; each SIGUSR2 writes the window\n"
+"                         recorded since the previous one\n"
+"  -q, --quiet            no summary on stderr\n"
+"  -h, --help             this text\n"
+"\n"
+"Without a command, -p/-t/-a/-C record until SIGINT (or until the tasks end).\n"
+"Exit status: the command's, or 126/127 when it cannot run, 129 bad option,\n"
+"130 bad event, 131 permission, 133 no such task or CPU, 134 output failure,\n"
+"135 other failures.\n";
+
+static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t snapshot_requests;
+static volatile sig_atomic_t child_exited;
+
+static void on_stop(int sig) { stop_signal = sig; }
+static void on_usr2(int sig) { (void)sig; snapshot_requests++; }
+static void on_chld(int sig) { (void)sig; child_exited = 1; }
+
+struct record {
+	const char *events;
+	uint64_t period;
+	uint64_t freq;
+	bool callgraph;
+	pid_t pid, tid;
+	bool all_cpus;
+	const char *cpus;
+	size_t pages;
+	const char *output;
+	bool overwrite, snapshot, quiet;
+	char **command;
+	int command_argc;
+
+	struct perfctr_sampler *sampler;
+	const struct perfctr_decoder *dec;
+	struct perfctr_perfdata_writer *writer;
+	struct perfctr_symbols *syms;
+	pid_t child;
+	int write_err;
+	uint64_t samples;
+	uint64_t first_time, last_time;
+	uint64_t window_time;	/* snapshots: newest time already written */
+	uint64_t trailer_id;	/* sample id for synthesised records */
+	uint64_t kernel_start;
+};
+
+/* ---- the held child ---- */
+
+static int go_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 };
+
+static pid_t fork_held(char **argv)
+{
+	pid_t pid;
+
+	if (pipe2(go_pipe, O_CLOEXEC) || pipe2(err_pipe, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		char c;
+		int err;
+
+		close(go_pipe[1]);
+		close(err_pipe[0]);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGUSR2, SIG_DFL);
+		signal(SIGCHLD, SIG_DFL);
+		/* Wait until the events are open; EOF means "give up". */
+		if (read(go_pipe[0], &c, 1) != 1)
+			_exit(127);
+		execvp(argv[0], argv);
+		err = errno;
+		if (write(err_pipe[1], &err, sizeof(err)) < 0)
+			_exit(127);
+		_exit(err == ENOENT ? 127 : 126);
+	}
+	close(go_pipe[0]);
+	close(err_pipe[1]);
+	return pid;
+}
+
+/* Release the child; returns 0 or the exec's -errno. */
+static int release_child(void)
+{
+	int err = 0;
+	ssize_t n;
+
+	if (write(go_pipe[1], "g", 1) != 1)
+		return -errno;
+	close(go_pipe[1]);
+	go_pipe[1] = -1;
+	do
+		n = read(err_pipe[0], &err, sizeof(err));
+	while (n < 0 && errno == EINTR);
+	close(err_pipe[0]);
+	return n == (ssize_t)sizeof(err) ? -err : 0;
+}
+
+/* ---- writing ---- */
+
+static void out_write(struct record *rec, const void *buf, size_t len)
+{
+	int err;
+
+	if (rec->write_err)
+		return;
+	err = perfctr_perfdata_writer__write(rec->writer, buf, len);
+	if (err)
+		rec->write_err = err;
+}
+
+/* Keep the machine model in step, for the build-ids of the DSOs hit. */
+static void track(struct record *rec, const struct perf_event_header *hdr)
+{
+	if (hdr->type == PERF_RECORD_SAMPLE) {
+		struct perfctr_sample s = { .sz = sizeof(s) };
+		struct perfctr_symbol_loc loc = { .sz = sizeof(loc) };
+
+		rec->samples++;
+		if (perfctr_decoder__sample(rec->dec, hdr, &s))
+			return;
+		if (s.type & PERF_SAMPLE_TIME) {
+			if (!rec->first_time || s.time < rec->first_time)
+				rec->first_time = s.time;
+			if (s.time > rec->last_time)
+				rec->last_time = s.time;
+		}
+		if (s.type & PERF_SAMPLE_IP)
+			perfctr_symbols__resolve(rec->syms, (pid_t)s.pid, s.ip,
+				(s.misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
+				PERF_RECORD_MISC_KERNEL,
+				PERFCTR_RESOLVE_DSO_ONLY, &loc);
+	} else if (hdr->type == PERF_RECORD_MMAP2 || hdr->type == PERF_RECORD_MMAP) {
+		struct perfctr_record r = { .sz = sizeof(r) };
+
+		if (perfctr_decoder__record(rec->dec, hdr, &r) ||
+		    (r.misc & PERF_RECORD_MISC_MMAP_DATA))
+			return;
+		perfctr_symbols__add_map(rec->syms, (pid_t)r.mmap.pid,
+					 r.mmap.addr, r.mmap.len, r.mmap.pgoff,
+					 r.mmap.filename);
+	} else if (hdr->type == PERF_RECORD_FORK) {
+		struct perfctr_record r = { .sz = sizeof(r) };
+
+		if (!perfctr_decoder__record(rec->dec, hdr, &r))
+			perfctr_symbols__fork(rec->syms, (pid_t)r.task.pid,
+					      (pid_t)r.task.ppid);
+	} else if (hdr->type == PERF_RECORD_COMM &&
+		   (hdr->misc & PERF_RECORD_MISC_COMM_EXEC)) {
+		struct perfctr_record r = { .sz = sizeof(r) };
+
+		if (!perfctr_decoder__record(rec->dec, hdr, &r))
+			perfctr_symbols__exec(rec->syms, (pid_t)r.comm.pid);
+	}
+}
+
+static int on_record(struct perfctr_ring *ring, const struct perf_event_header *hdr,
+		     void *ctx)
+{
+	struct record *rec = ctx;
+
+	(void)ring;
+	out_write(rec, hdr, hdr->size);
+	track(rec, hdr);
+	return 0;
+}
+
+/* The sample_id_all trailer of synthesised records, laid out for attr 0. */
+static size_t put_trailer(const struct record *rec, uint64_t *p, pid_t pid, pid_t tid)
+{
+	const struct perf_event_attr *attr = perfctr_sampler__attr(rec->sampler, 0);
+	uint64_t type = attr->sample_type;
+	size_t n = 0;
+
+	if (!attr->sample_id_all)
+		return 0;
+	if (type & PERF_SAMPLE_TID)
+		p[n++] = (uint64_t)(uint32_t)pid | (uint64_t)(uint32_t)tid << 32;
+	if (type & PERF_SAMPLE_TIME)
+		p[n++] = 0;
+	if (type & PERF_SAMPLE_ID)
+		p[n++] = rec->trailer_id;
+	if (type & PERF_SAMPLE_STREAM_ID)
+		p[n++] = rec->trailer_id;
+	if (type & PERF_SAMPLE_CPU)
+		p[n++] = 0;
+	if (type & PERF_SAMPLE_IDENTIFIER)
+		p[n++] = rec->trailer_id;
+	return n * 8;
+}
+
+static void synth_comm(struct record *rec, pid_t pid, pid_t tid, const char *comm)
+{
+	uint64_t buf[64];
+	struct perf_event_header *hdr = (void *)buf;
+	char *p = (char *)(hdr + 1);
+	size_t len = strlen(comm) + 1, size;
+
+	memset(buf, 0, sizeof(buf));
+	if (len > 16)
+		len = 16;
+	hdr->type = PERF_RECORD_COMM;
+	memcpy(p, &pid, 4);
+	memcpy(p + 4, &tid, 4);
+	memcpy(p + 8, comm, len - 1);
+	size = sizeof(*hdr) + 8 + ((len + 7) & ~(size_t)7);
+	size += put_trailer(rec, (uint64_t *)((char *)buf + size), pid, tid);
+	hdr->size = (uint16_t)size;
+	on_record(NULL, hdr, rec);
+}
+
+static void synth_mmap(struct record *rec, uint32_t type, uint16_t misc,
+		       pid_t pid, pid_t tid, uint64_t start, uint64_t len,
+		       uint64_t pgoff, uint32_t maj, uint32_t min, uint64_t ino,
+		       uint32_t prot, const char *filename)
+{
+	uint64_t buf[(4096 + 256) / 8];
+	struct perf_event_header *hdr = (void *)buf;
+	char *p = (char *)(hdr + 1);
+	size_t flen = strlen(filename) + 1, size, off;
+	uint32_t flags = 2 /* MAP_PRIVATE */;
+
+	if (flen > 4096)
+		return;
+	memset(buf, 0, sizeof(buf));
+	hdr->type = (uint16_t)type;
+	hdr->misc = misc;
+	memcpy(p, &pid, 4);
+	memcpy(p + 4, &tid, 4);
+	memcpy(p + 8, &start, 8);
+	memcpy(p + 16, &len, 8);
+	memcpy(p + 24, &pgoff, 8);
+	off = 32;
+	if (type == PERF_RECORD_MMAP2) {
+		memcpy(p + off, &maj, 4);
+		memcpy(p + off + 4, &min, 4);
+		memcpy(p + off + 8, &ino, 8);
+		/* ino_generation stays 0 */
+		memcpy(p + off + 24, &prot, 4);
+		memcpy(p + off + 28, &flags, 4);
+		off += 32;
+	}
+	memcpy(p + off, filename, flen);
+	size = sizeof(*hdr) + off + ((flen + 7) & ~(size_t)7);
+	size += put_trailer(rec, (uint64_t *)((char *)buf + size), pid, tid);
+	hdr->size = (uint16_t)size;
+	on_record(NULL, hdr, rec);
+}
+
+/* COMM of every thread and MMAP2 of every executable map of @pid. */
+static void synth_process(struct record *rec, pid_t pid)
+{
+	char path[64], comm[32], *line = NULL;
+	size_t cap = 0;
+	struct dirent *de;
+	DIR *dir;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return;
+	while ((de = readdir(dir))) {
+		char file[96];
+		long tid;
+		char *end;
+
+		tid = strtol(de->d_name, &end, 10);
+		if (*end || tid <= 0)
+			continue;
+		snprintf(file, sizeof(file), "/proc/%d/task/%ld/comm", (int)pid, tid);
+		f = fopen(file, "re");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f)) {
+			comm[strcspn(comm, "\n")] = '\0';
+			synth_comm(rec, pid, (pid_t)tid, comm);
+		}
+		fclose(f);
+	}
+	closedir(dir);
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (getline(&line, &cap, f) > 0) {
+		unsigned long long start, end, pgoff, ino;
+		unsigned int maj, min;
+		char perms[8];
+		int name_at = 0;
+		uint32_t prot = 0;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end,
+			   perms, &pgoff, &maj, &min, &ino, &name_at) < 7)
+			continue;
+		if (perms[2] != 'x')
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		prot = (perms[0] == 'r' ? 1 : 0) | (perms[1] == 'w' ? 2 : 0) | 4;
+		synth_mmap(rec, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, pid, pid,
+			   start, end - start, pgoff, maj, min, ino, prot,
+			   name_at && line[name_at] ? line + name_at : "//anon");
+	}
+	free(line);
+	fclose(f);
+}
+
+static void synth_all_processes(struct record *rec)
+{
+	struct dirent *de;
+	DIR *dir = opendir("/proc");
+
+	if (!dir)
+		return;
+	while ((de = readdir(dir))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || pid <= 0)
+			continue;
+		synth_process(rec, (pid_t)pid);
+	}
+	closedir(dir);
+}
+
+/* The kernel's text as one map, as perf writes it: "[kernel.kallsyms]_text"
+ * from _text (or _stext) to the top of the address space. */
+static void synth_kernel(struct record *rec)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	FILE *f = fopen("/proc/kallsyms", "re");
+	unsigned long long addr = 0;
+
+	if (!f)
+		return;
+	while (getline(&line, &cap, f) > 0) {
+		char type, name[64];
+		unsigned long long a;
+
+		if (sscanf(line, "%llx %c %63s", &a, &type, name) != 3)
+			continue;
+		if (!strcmp(name, "_text") || (!addr && !strcmp(name, "_stext"))) {
+			addr = a;
+			if (!strcmp(name, "_text"))
+				break;
+		}
+	}
+	free(line);
+	fclose(f);
+	if (!addr)
+		return;		/* kptr_restrict: no kernel symbols anyway */
+	rec->kernel_start = addr;
+	synth_mmap(rec, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL, -1, 0, addr,
+		   ~0ULL - addr, addr, 0, 0, 0, 0, "[kernel.kallsyms]_text");
+}
+
+/* ---- overwrite windows ---- */
+
+struct saved {
+	uint64_t time;
+	struct perf_event_header *hdr;
+};
+
+static uint64_t record_time(struct record *rec, const struct perf_event_header *hdr)
+{
+	if (hdr->type == PERF_RECORD_SAMPLE) {
+		struct perfctr_sample s = { .sz = sizeof(s) };
+
+		if (!perfctr_decoder__sample(rec->dec, hdr, &s) &&
+		    (s.type & PERF_SAMPLE_TIME))
+			return s.time;
+	} else {
+		struct perfctr_record r = { .sz = sizeof(r) };
+
+		if (!perfctr_decoder__record(rec->dec, hdr, &r) &&
+		    (r.sample_id.present & PERF_SAMPLE_TIME))
+			return r.sample_id.time;
+	}
+	return 0;
+}
+
+static int saved_cmp(const void *a, const void *b)
+{
+	const struct saved *x = a, *y = b;
+
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+/*
+ * Write what the overwrite rings hold that is newer than the last window,
+ * oldest first, after fresh COMM/MMAP2 records of the target (its own
+ * may have been overwritten).
+ */
+static int write_window(struct record *rec)
+{
+	struct perfctr_ring *const *rings = perfctr_sampler__rings(rec->sampler);
+	size_t nr = perfctr_sampler__nr_rings(rec->sampler), i, n = 0, cap = 0;
+	struct saved *saved = NULL;
+	uint64_t newest = rec->window_time;
+	int err = 0;
+
+	for (i = 0; i < nr; i++) {
+		const struct perf_event_header *hdr;
+
+		if (perfctr_ring__read_begin(rings[i]) <= 0) {
+			perfctr_ring__read_end(rings[i]);
+			continue;
+		}
+		while ((hdr = perfctr_ring__read_next(rings[i]))) {
+			uint64_t t = record_time(rec, hdr);
+
+			if (rec->window_time && t <= rec->window_time)
+				continue;
+			if (n == cap) {
+				size_t ncap = cap ? cap * 2 : 1024;
+				struct saved *ns = realloc(saved, ncap * sizeof(*ns));
+
+				if (!ns) {
+					err = -ENOMEM;
+					break;
+				}
+				saved = ns;
+				cap = ncap;
+			}
+			saved[n].time = t;
+			saved[n].hdr = malloc(hdr->size);
+			if (!saved[n].hdr) {
+				err = -ENOMEM;
+				break;
+			}
+			memcpy(saved[n].hdr, hdr, hdr->size);
+			n++;
+			if (t > newest)
+				newest = t;
+		}
+		perfctr_ring__read_end(rings[i]);
+	}
+	if (!err) {
+		if (rec->child > 0)
+			synth_process(rec, rec->child);
+		else if (rec->pid > 0)
+			synth_process(rec, rec->pid);
+		else if (rec->tid > 0)
+			synth_process(rec, rec->tid);
+		qsort(saved, n, sizeof(*saved), saved_cmp);
+		for (i = 0; i < n; i++)
+			on_record(NULL, saved[i].hdr, rec);
+		rec->window_time = newest;
+	}
+	for (i = 0; i < n; i++)
+		free(saved[i].hdr);
+	free(saved);
+	return err;
+}
+
+/* ---- setup ---- */
+
+/* perf's choice of default event: cycles when the CPU can count it. */
+static bool have_cycles(void)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_HARDWARE;
+	attr.config = PERF_COUNT_HW_CPU_CYCLES;
+	attr.disabled = 1;
+	attr.exclude_kernel = 1;
+	fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+static bool kernel_forbidden(void)
+{
+	char buf[16] = "";
+	FILE *f;
+
+	if (geteuid() == 0)
+		return false;
+	f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+	if (!f)
+		return false;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	return strtol(buf, NULL, 10) > 1;
+}
+
+static int exit_for_errno(int err)
+{
+	switch (err) {
+	case EACCES:
+	case EPERM:
+		return PERFEX_EXIT_PERM;
+	case ESRCH:
+	case ENODEV:
+		return PERFEX_EXIT_TARGET;
+	case ENOENT:
+	case EOPNOTSUPP:
+	case EINVAL:
+		return PERFEX_EXIT_EVENT;
+	default:
+		return PERFEX_EXIT_INTERNAL;
+	}
+}
+
+static int open_sampler(struct record *rec)
+{
+	PERFCTR_OPTS(perfctr_sampler_opts, sopts,
+		     .data_pages = rec->pages,
+		     .overwrite = rec->overwrite);
+
+	if (rec->all_cpus) {
+		sopts.mode = PERFCTR_SAMPLER_SYSTEM;
+		sopts.pid = -1;
+	} else if (rec->cpus) {
+		sopts.mode = PERFCTR_SAMPLER_CPUS;
+		sopts.cpus = rec->cpus;
+		sopts.pid = -1;
+	} else if (rec->pid || rec->tid) {
+		sopts.mode = PERFCTR_SAMPLER_PER_THREAD;
+		sopts.pid = rec->pid ? rec->pid : rec->tid;
+	} else {
+		sopts.mode = PERFCTR_SAMPLER_DEFAULT;
+		sopts.pid = rec->child;
+		sopts.enable_on_exec = true;
+	}
+	rec->sampler = perfctr_sampler__new(&sopts);
+	if (!rec->sampler) {
+		perfex_error("cannot set up sampling: %s", strerror(errno));
+		return PERFEX_EXIT_INTERNAL;
+	}
+	return 0;
+}
+
+static int add_events(struct record *rec)
+{
+	PERFCTR_OPTS(perfctr_parse_opts, popts, .exclude_kernel = kernel_forbidden());
+	struct perfctr_parse_error perr = { .sz = sizeof(perr) };
+	struct perfctr_evlist *list = perfctr_evlist__new();
+	const char *spec = rec->events;
+	size_t i, n;
+	int r;
+
+	if (!list) {
+		perfex_error("out of memory");
+		return PERFEX_EXIT_INTERNAL;
+	}
+	if (!spec) {
+		if (have_cycles()) {
+			spec = "cycles";
+		} else {
+			spec = "cpu-clock";
+			if (!rec->quiet)
+				fprintf(stderr, "perfex: no hardware 'cycles' event here; sampling 'cpu-clock' instead\n");
+		}
+	}
+	r = perfctr_evlist__parse(list, spec, &popts, &perr);
+	if (r < 0) {
+		perfex_error("%s", perr.message[0] ? perr.message : strerror(-r));
+		if (perr.hint[0])
+			perfex_hint("%s", perr.hint);
+		perfctr_evlist__delete(list);
+		return perr.errnum == ENOTDIR || perr.errnum == EACCES ?
+		       PERFEX_EXIT_TRACEFS : PERFEX_EXIT_EVENT;
+	}
+	/* The events are valid: now the sampler that will open them. */
+	r = open_sampler(rec);
+	if (r) {
+		perfctr_evlist__delete(list);
+		return r;
+	}
+	n = perfctr_evlist__nr_events(list);
+	for (i = 0; i < n; i++) {
+		struct perf_event_attr attr = *perfctr_evlist__attr(list, i);
+		const char *pmu = perfctr_evlist__pmu(list, i);
+		bool exact = attr.type == PERF_TYPE_TRACEPOINT ||
+			     attr.type == PERF_TYPE_BREAKPOINT ||
+			     (pmu && !strcmp(pmu, "uprobe"));
+
+		if (rec->period) {
+			attr.sample_period = rec->period;
+		} else if (rec->freq) {
+			attr.freq = 1;
+			attr.sample_freq = rec->freq;
+		} else if (exact) {
+			attr.sample_period = 1;
+		} else {
+			attr.freq = 1;
+			attr.sample_freq = 4000;
+		}
+		/* PERIOD is dropped by the sampler where kernel-facts item 2
+		 * would make every event a sample. */
+		attr.sample_type |= PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+				    PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+				    PERF_SAMPLE_PERIOD;
+		if (rec->callgraph)
+			attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
+		/* The tracepoint's fields, as perf records them: perf report
+		 * sorts tracepoint-only files by them by default. */
+		if (attr.type == PERF_TYPE_TRACEPOINT)
+			attr.sample_type |= PERF_SAMPLE_RAW;
+		if (i == 0) {
+			/* One event carries the side-band records. */
+			attr.mmap = 1;
+			attr.mmap2 = 1;
+			attr.comm = 1;
+			attr.comm_exec = 1;
+			attr.task = 1;
+		}
+		attr.sample_id_all = 1;
+		r = perfctr_sampler__add_attr(rec->sampler, &attr,
+					      perfctr_evlist__name(list, i));
+		if (r < 0) {
+			perfex_error("cannot add event '%s': %s",
+				     perfctr_evlist__name(list, i), strerror(-r));
+			perfctr_evlist__delete(list);
+			return PERFEX_EXIT_EVENT;
+		}
+	}
+	perfctr_evlist__delete(list);
+	return 0;
+}
+
+static int parse_u64_arg(const char *opt, const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end || end == s || *s == '-' || !v) {
+		perfex_error("bad value '%s' for %s: a positive number is needed", s, opt);
+		return PERFEX_EXIT_USAGE;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_args(struct record *rec, int argc, char **argv)
+{
+	enum { OPT_OVERWRITE = 256, OPT_SNAPSHOT };
+	static const struct option longopts[] = {
+		{ "event", required_argument, NULL, 'e' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "call-graph", no_argument, NULL, 'g' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "tid", required_argument, NULL, 't' },
+		{ "all-cpus", no_argument, NULL, 'a' },
+		{ "cpu", required_argument, NULL, 'C' },
+		{ "mmap-pages", required_argument, NULL, 'm' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "overwrite", no_argument, NULL, OPT_OVERWRITE },
+		{ "snapshot", no_argument, NULL, OPT_SNAPSHOT },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t v;
+	int c, targets = 0, r;
+
+	optind = 1;
+	opterr = 0;
+	/* '+': options end at the command's name. */
+	while ((c = getopt_long(argc, argv, "+:e:c:F:gp:t:aC:m:o:qh", longopts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			rec->events = optarg;
+			break;
+		case 'c':
+			if ((r = parse_u64_arg("-c", optarg, &rec->period)))
+				return r;
+			break;
+		case 'F':
+			if ((r = parse_u64_arg("-F", optarg, &rec->freq)))
+				return r;
+			break;
+		case 'g':
+			rec->callgraph = true;
+			break;
+		case 'p':
+		case 't':
+			if ((r = parse_u64_arg(c == 'p' ? "-p" : "-t", optarg, &v)))
+				return r;
+			if (v > INT32_MAX) {
+				perfex_error("bad %s '%s'", c == 'p' ? "pid" : "tid", optarg);
+				return PERFEX_EXIT_USAGE;
+			}
+			if (c == 'p')
+				rec->pid = (pid_t)v;
+			else
+				rec->tid = (pid_t)v;
+			targets++;
+			break;
+		case 'a':
+			rec->all_cpus = true;
+			targets++;
+			break;
+		case 'C':
+			rec->cpus = optarg;
+			targets++;
+			break;
+		case 'm':
+			if ((r = parse_u64_arg("-m", optarg, &v)))
+				return r;
+			if (v & (v - 1) || v > (1u << 20)) {
+				perfex_error("bad value '%s' for -m: the number of pages must be a power of two", optarg);
+				return PERFEX_EXIT_USAGE;
+			}
+			rec->pages = (size_t)v;
+			break;
+		case 'o':
+			rec->output = optarg;
+			break;
+		case OPT_OVERWRITE:
+			rec->overwrite = true;
+			break;
+		case OPT_SNAPSHOT:
+			rec->snapshot = true;
+			rec->overwrite = true;
+			break;
+		case 'q':
+			rec->quiet = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return -1;
+		case ':':
+			perfex_error("option '%s' needs an argument", argv[optind - 1]);
+			fputs(usage_text, stderr);
+			return PERFEX_EXIT_USAGE;
+		default:
+			perfex_error("unknown option '%s'", argv[optind - 1]);
+			fputs(usage_text, stderr);
+			return PERFEX_EXIT_USAGE;
+		}
+	}
+	if (rec->period && rec->freq) {
+		perfex_error("-c and -F exclude each other");
+		return PERFEX_EXIT_USAGE;
+	}
+	if (targets > 1) {
+		perfex_error("-p, -t, -a and -C exclude each other");
+		return PERFEX_EXIT_USAGE;
+	}
+	rec->command = argv + optind;
+	rec->command_argc = argc - optind;
+	if (!rec->command_argc && !targets) {
+		perfex_error("nothing to record: give a command, or -p, -t, -a or -C");
+		fputs(usage_text, stderr);
+		return PERFEX_EXIT_USAGE;
+	}
+	if (rec->command_argc && (rec->pid || rec->tid)) {
+		perfex_error("a command and -p/-t exclude each other");
+		return PERFEX_EXIT_USAGE;
+	}
+	return 0;
+}
+
+static void report_open_error(const struct record *rec, int err)
+{
+	perfex_error("cannot open the sampling events: %s", strerror(err));
+	if (err == EACCES || err == EPERM)
+		perfex_hint("run as root or lower /proc/sys/kernel/perf_event_paranoid");
+	else if (err == ESRCH)
+		perfex_hint("no such process or thread %d", rec->pid ? rec->pid : rec->tid);
+	else if (err == EINVAL && rec->freq)
+		perfex_hint("is -F above /proc/sys/kernel/perf_event_max_sample_rate?");
+	else if (err == ENOSYS)
+		perfex_hint("this build of libperfctr has no sampler yet");
+}
+
+static int start_writer(struct record *rec, int argc, char **argv)
+{
+	PERFCTR_OPTS(perfctr_perfdata_writer_opts, wopts);
+	size_t i, n = perfctr_sampler__nr_attrs(rec->sampler);
+	char **cmdline = calloc((size_t)argc + 2, sizeof(*cmdline));
+
+	/* HEADER_CMDLINE: the whole command line, "perfex record ...". */
+	if (cmdline) {
+		cmdline[0] = "perfex";
+		memcpy(cmdline + 1, argv, (size_t)argc * sizeof(*argv));
+		wopts.argc = argc + 1;
+		wopts.argv = cmdline;
+	}
+	rec->writer = perfctr_perfdata_writer__new(rec->output, &wopts);
+	free(cmdline);
+	if (!rec->writer) {
+		perfex_error("cannot create '%s': %s", rec->output, strerror(errno));
+		return PERFEX_EXIT_IO;
+	}
+	for (i = 0; i < n; i++) {
+		const uint64_t *ids = NULL;
+		size_t nr = perfctr_sampler__ids(rec->sampler, i, &ids);
+		int r;
+
+		if (i == 0 && nr)
+			rec->trailer_id = ids[0];
+		r = perfctr_perfdata_writer__add_attr(rec->writer,
+			perfctr_sampler__attr(rec->sampler, i),
+			perfctr_sampler__name(rec->sampler, i), ids, nr);
+		if (r < 0) {
+			perfex_error("cannot write '%s': %s", rec->output, strerror(-r));
+			return PERFEX_EXIT_IO;
+		}
+	}
+	return 0;
+}
+
+static void add_build_ids(struct record *rec)
+{
+	size_t i, n = perfctr_symbols__nr_dsos(rec->syms);
+
+	for (i = 0; i < n; i++) {
+		struct perfctr_dso_info info = { .sz = sizeof(info) };
+
+		if (perfctr_symbols__dso(rec->syms, i, &info) || !info.hits ||
+		    !info.build_id_size)
+			continue;
+		perfctr_perfdata_writer__add_build_id(rec->writer, -1,
+			info.kernel ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER,
+			info.build_id, info.build_id_size, info.path);
+	}
+}
+
+static void install_handlers(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	/* No SA_RESTART: poll must return EINTR so the loop sees the flag. */
+	sa.sa_handler = on_stop;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = on_usr2;
+	sigaction(SIGUSR2, &sa, NULL);
+	sa.sa_handler = on_chld;
+	sa.sa_flags = SA_NOCLDSTOP;
+	sigaction(SIGCHLD, &sa, NULL);
+}
+
+/*
+ * Read every forward ring to its end.  Not through poll: a ring holding
+ * less than its wake-up mark is not readable for poll(2), but its records
+ * are there.
+ */
+static int drain(struct record *rec)
+{
+	struct perfctr_ring *const *rings = perfctr_sampler__rings(rec->sampler);
+	size_t nr = perfctr_sampler__nr_rings(rec->sampler), i;
+	int64_t r;
+
+	for (i = 0; i < nr; i++) {
+		do
+			r = perfctr_ring__drain(rings[i], on_record, rec);
+		while (r > 0);
+		if (r < 0)
+			return (int)r;
+	}
+	return 0;
+}
 
 int cmd_record(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	perfex_error("'record' is not implemented yet");
-	return PERFEX_EXIT_INTERNAL;
+	struct record rec = { .output = "perf.data" };
+	struct perfctr_ring_stats stats = { .sz = sizeof(stats) };
+	uint64_t kernel_lost = 0, lost;
+	int ret, status = 0, err;
+	bool have_status = false;
+
+	ret = parse_args(&rec, argc, argv);
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	rec.syms = perfctr_symbols__new(NULL);
+	if (!rec.syms) {
+		perfex_error("out of memory");
+		return PERFEX_EXIT_INTERNAL;
+	}
+	install_handlers();
+	if (rec.command_argc) {
+		rec.child = fork_held(rec.command);
+		if (rec.child < 0) {
+			perfex_error("cannot fork: %s", strerror(-rec.child));
+			ret = PERFEX_EXIT_INTERNAL;
+			goto out;
+		}
+	}
+	ret = add_events(&rec);
+	if (ret)
+		goto out;
+	err = perfctr_sampler__open(rec.sampler);
+	if (err) {
+		report_open_error(&rec, -err);
+		ret = exit_for_errno(-err);
+		goto out;
+	}
+	rec.dec = perfctr_sampler__decoder(rec.sampler);
+	ret = start_writer(&rec, argc, argv);
+	if (ret)
+		goto out;
+	synth_kernel(&rec);
+	if (rec.pid || rec.tid)
+		synth_process(&rec, rec.pid ? rec.pid : rec.tid);
+	else if (rec.all_cpus || rec.cpus)
+		synth_all_processes(&rec);
+	if (!rec.child) {
+		err = perfctr_sampler__enable(rec.sampler);
+		if (err) {
+			perfex_error("cannot enable the events: %s", strerror(-err));
+			ret = PERFEX_EXIT_INTERNAL;
+			goto out;
+		}
+	} else {
+		if (rec.all_cpus || rec.cpus)
+			perfctr_sampler__enable(rec.sampler);
+		err = release_child();
+		if (err) {
+			perfex_error("cannot run '%s': %s", rec.command[0], strerror(-err));
+			ret = -err == ENOENT ? PERFEX_EXIT_NOCMD : PERFEX_EXIT_NOEXEC;
+			waitpid(rec.child, NULL, 0);
+			rec.child = 0;
+			goto out;
+		}
+	}
+
+	for (;;) {
+		int64_t r;
+
+		if (stop_signal)
+			break;
+		while (snapshot_requests > 0 && rec.snapshot) {
+			snapshot_requests--;
+			if (write_window(&rec)) {
+				perfex_error("cannot take a snapshot: out of memory");
+				break;
+			}
+		}
+		if (rec.child > 0 && child_exited &&
+		    waitpid(rec.child, &status, WNOHANG) == rec.child) {
+			have_status = true;
+			break;
+		}
+		if (rec.overwrite) {
+			/* The kernel overwrites; there is nothing to consume. */
+			poll(NULL, 0, 100);
+			continue;
+		}
+		r = perfctr_sampler__poll(rec.sampler, 500, on_record, &rec);
+		if (r == -ENODEV) {
+			/* Every ring hung up: the tasks are gone. */
+			if (rec.child > 0 && waitpid(rec.child, &status, 0) == rec.child)
+				have_status = true;
+			break;
+		}
+		if (r < 0 && r != -EINTR) {
+			perfex_error("reading the rings failed: %s", strerror((int)-r));
+			ret = PERFEX_EXIT_INTERNAL;
+			break;
+		}
+	}
+	perfctr_sampler__disable(rec.sampler);
+	if (rec.overwrite && !rec.snapshot) {
+		if (write_window(&rec))
+			perfex_error("cannot write the window: out of memory");
+	} else if (!rec.overwrite) {
+		err = drain(&rec);
+		if (err && !ret) {
+			perfex_error("reading the rings failed: %s", strerror(-err));
+			ret = PERFEX_EXIT_INTERNAL;
+		}
+	}
+	perfctr_sampler__stats(rec.sampler, &stats, &kernel_lost);
+	add_build_ids(&rec);
+	if (rec.first_time)
+		perfctr_perfdata_writer__set_sample_time(rec.writer, rec.first_time,
+							 rec.last_time);
+	{
+		uint64_t bytes = perfctr_perfdata_writer__data_size(rec.writer);
+
+		err = perfctr_perfdata_writer__close(rec.writer);
+		rec.writer = NULL;
+		if (rec.write_err || err) {
+			perfex_error("cannot write '%s': %s", rec.output,
+				     strerror(-(rec.write_err ? rec.write_err : err)));
+			ret = PERFEX_EXIT_IO;
+		}
+		lost = stats.lost + stats.lost_samples;
+		if (kernel_lost > lost)
+			lost = kernel_lost;
+		if (!rec.quiet)
+			fprintf(stderr, "perfex record: %" PRIu64 " samples, %" PRIu64
+				" bytes written to '%s'; %" PRIu64 " samples lost%s\n",
+				rec.samples, bytes, rec.output, lost,
+				stop_signal ? " (interrupted)" : "");
+		else if (lost)
+			fprintf(stderr, "perfex record: %" PRIu64 " samples lost\n", lost);
+	}
+out:
+	if (rec.writer)
+		perfctr_perfdata_writer__close(rec.writer);
+	if (rec.child > 0 && !have_status) {
+		if (go_pipe[1] >= 0)
+			close(go_pipe[1]);	/* a held child gives up */
+		if (stop_signal)
+			kill(rec.child, SIGTERM);
+		if (waitpid(rec.child, &status, 0) == rec.child)
+			have_status = true;
+	}
+	perfctr_sampler__delete(rec.sampler);
+	perfctr_symbols__delete(rec.syms);
+	if (!ret && have_status && !stop_signal) {
+		if (WIFEXITED(status))
+			ret = WEXITSTATUS(status);
+		else if (WIFSIGNALED(status))
+			ret = 128 + WTERMSIG(status);
+	}
+	return ret;
 }

@@ -1,11 +1,481 @@
 // SPDX-License-Identifier: GPL-2.0
-/* perfex report — not implemented yet. */
+/*
+ * perfex report — summarise a perf.data file (ours or perf's): a flat
+ * profile per event with percentages of the event's total period, call
+ * graphs from the callchains, folded stacks, an SVG flame graph, JSON.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "perfex.h"
+#include "walk.h"
+
+static const char usage_text[] =
+"usage: perfex report [options]\n"
+"\n"
+"  -i, --input FILE        the perf.data file to read (default: perf.data)\n"
+"  -s, --sort KEYS         sort keys, comma-separated, among comm, dso, sym,\n"
+"                          pid, tid, cpu (default: comm,dso,sym)\n"
+"  -g, --call-graph ORDER  call graphs under each row: callee (the sampled\n"
+"                          function's callers) or caller (from the outermost\n"
+"                          caller down)\n"
+"      --stdio             text output (the default)\n"
+"      --folded            folded stacks (FlameGraph's format) instead of the\n"
+"                          table\n"
+"      --flame FILE        write an interactive SVG flame graph to FILE\n"
+"  -j, --json              JSON output\n"
+"      --percent-limit P   hide rows under P percent (default: 0)\n"
+"      --kallsyms FILE     kernel symbols from FILE (default: /proc/kallsyms)\n"
+"  -h, --help              this text\n"
+"\n"
+"Folded stacks and the flame graph cover the first event that has samples.\n"
+"Exit status: 0, 129 bad option, 134 missing, unreadable or damaged file.\n";
+
+struct report {
+	const char *input;
+	enum perfctr_sort_key keys[PERFCTR_SORT_NR];
+	size_t nr_keys;
+	enum perfctr_callgraph_order callgraph;
+	bool folded, json;
+	const char *flame;
+	const char *kallsyms;
+	double percent_limit;
+	struct perfctr_profile **profiles;	/* per attr */
+	size_t nr_profiles;
+	bool saw_callchain;
+};
+
+static int add_sample(struct walk *w, const struct walk_sample *ws, void *ctx)
+{
+	struct report *rep = ctx;
+	const struct perfctr_sample *s = ws->sample;
+	struct perfctr_profile_sample ps = {
+		.sz = sizeof(ps),
+		.comm = ws->comm,
+		.pid = (pid_t)s->pid,
+		.tid = (pid_t)s->tid,
+		.cpu = (s->type & PERF_SAMPLE_CPU) ? (int32_t)s->cpu : -1,
+		.weight = s->period ? s->period : 1,
+		.frames = ws->frames,
+		.nr_frames = ws->nr_frames,
+	};
+
+	(void)w;
+	if (ws->attr_idx >= rep->nr_profiles)
+		return 0;
+	if (ws->nr_frames > 1)
+		rep->saw_callchain = true;
+	if (perfctr_profile__add(rep->profiles[ws->attr_idx], &ps)) {
+		perfex_error("out of memory");
+		return PERFEX_EXIT_INTERNAL;
+	}
+	return 0;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+static const char *column_title(enum perfctr_sort_key key)
+{
+	switch (key) {
+	case PERFCTR_SORT_COMM: return "Command";
+	case PERFCTR_SORT_DSO: return "Shared Object";
+	case PERFCTR_SORT_SYM: return "Symbol";
+	case PERFCTR_SORT_PID: return "Pid";
+	case PERFCTR_SORT_TID: return "Tid";
+	case PERFCTR_SORT_CPU: return "CPU";
+	default: return "?";
+	}
+}
+
+/* The text of key @k of a row as the table shows it. */
+static const char *cell(const struct report *rep,
+			const struct perfctr_profile_entry *e, size_t k,
+			char *buf, size_t size)
+{
+	switch (rep->keys[k]) {
+	case PERFCTR_SORT_DSO:
+		return base_name(e->keys[k]);
+	case PERFCTR_SORT_SYM:
+		snprintf(buf, size, "[%c] %s", e->kernel ? 'k' : '.', e->keys[k]);
+		return buf;
+	default:
+		return e->keys[k];
+	}
+}
+
+static void print_header(struct walk *w, const struct report *rep)
+{
+	struct perfctr_perfdata *pd = walk_file(w);
+	const struct walk_stats *st = walk_stats(w);
+	const char *host = perfctr_perfdata__string(pd, PERFCTR_FEAT_HOSTNAME);
+	const char *os = perfctr_perfdata__string(pd, PERFCTR_FEAT_OSRELEASE);
+	const char *const *argv;
+	int argc = perfctr_perfdata__cmdline(pd, &argv), i;
+
+	printf("# perfex report of '%s'\n", rep->input);
+	if (host || os)
+		printf("# recorded on %s, Linux %s\n", host ? host : "?",
+		       os ? os : "?");
+	if (argc > 0) {
+		printf("# cmdline:");
+		for (i = 0; i < argc; i++)
+			printf(" %s", argv[i]);
+		printf("\n");
+	}
+	printf("# Lost samples: %" PRIu64 " (PERF_RECORD_LOST %" PRIu64
+	       ", PERF_RECORD_LOST_SAMPLES %" PRIu64 ")\n",
+	       st->lost + st->lost_samples, st->lost, st->lost_samples);
+	if (st->bad_samples)
+		printf("# Undecodable samples skipped: %" PRIu64 "\n",
+		       st->bad_samples);
+	if (!perfctr_symbols_have_elf())
+		printf("# note: built without libelf: user-space addresses are not symbolised\n");
+	printf("#\n");
+}
+
+static void print_table(struct walk *w, struct report *rep, size_t idx)
+{
+	struct perfctr_profile *prof = rep->profiles[idx];
+	size_t n = perfctr_profile__nr_entries(prof), i, k;
+	size_t width[PERFCTR_SORT_NR];
+	uint64_t total = perfctr_profile__weight(prof);
+	const struct walk_stats *st = walk_stats(w);
+	char buf[1024];
+
+	printf("# Samples: %" PRIu64 " of event '%s'\n",
+	       perfctr_profile__samples(prof), walk_attr_name(w, idx));
+	printf("# Event count (approx.): %" PRIu64 "\n", total);
+	if (st->lost_per_attr[idx])
+		printf("# Lost: %" PRIu64 "\n", st->lost_per_attr[idx]);
+	printf("#\n");
+	for (k = 0; k < rep->nr_keys; k++)
+		width[k] = strlen(column_title(rep->keys[k]));
+	for (i = 0; i < n; i++) {
+		struct perfctr_profile_entry e = { .sz = sizeof(e) };
+
+		perfctr_profile__entry(prof, i, &e);
+		for (k = 0; k + 1 < rep->nr_keys; k++) {
+			size_t len = strlen(cell(rep, &e, k, buf, sizeof(buf)));
+
+			if (len > width[k])
+				width[k] = len;
+		}
+	}
+	printf("# Overhead   Samples");
+	for (k = 0; k < rep->nr_keys; k++)
+		printf("  %-*s", (int)(k + 1 < rep->nr_keys ? width[k] : 0),
+		       column_title(rep->keys[k]));
+	printf("\n# ........  ........");
+	for (k = 0; k < rep->nr_keys; k++) {
+		size_t dots = k + 1 < rep->nr_keys ? width[k] :
+			      strlen(column_title(rep->keys[k]));
+
+		printf("  ");
+		while (dots--)
+			putchar('.');
+	}
+	printf("\n#\n");
+	for (i = 0; i < n; i++) {
+		struct perfctr_profile_entry e = { .sz = sizeof(e) };
+		double pct;
+
+		perfctr_profile__entry(prof, i, &e);
+		pct = total ? 100.0 * e.weight / total : 0.0;
+		if (pct < rep->percent_limit)
+			continue;
+		printf("%9.2f%%  %8" PRIu64, pct, e.samples);
+		for (k = 0; k < rep->nr_keys; k++)
+			printf("  %-*s", (int)(k + 1 < rep->nr_keys ? width[k] : 0),
+			       cell(rep, &e, k, buf, sizeof(buf)));
+		printf("\n");
+		if (rep->callgraph != PERFCTR_CALLGRAPH_NONE)
+			perfctr_profile__print_callgraph(prof, i, stdout,
+							 rep->percent_limit);
+	}
+	printf("\n");
+}
+
+static void json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+static void print_json(struct walk *w, struct report *rep)
+{
+	const struct walk_stats *st = walk_stats(w);
+	size_t a, i, k;
+
+	printf("{\"input\": ");
+	json_string(rep->input);
+	printf(", \"samples\": %" PRIu64 ", \"lost\": %" PRIu64
+	       ", \"lost_samples\": %" PRIu64 ", \"sort\": [",
+	       st->samples, st->lost, st->lost_samples);
+	for (k = 0; k < rep->nr_keys; k++)
+		printf("%s\"%s\"", k ? ", " : "", perfctr_sort_key_name(rep->keys[k]));
+	printf("], \"events\": [");
+	for (a = 0; a < rep->nr_profiles; a++) {
+		struct perfctr_profile *prof = rep->profiles[a];
+		uint64_t total = perfctr_profile__weight(prof);
+		size_t n = perfctr_profile__nr_entries(prof);
+
+		printf("%s\n {\"event\": ", a ? "," : "");
+		json_string(walk_attr_name(w, a));
+		printf(", \"samples\": %" PRIu64 ", \"period\": %" PRIu64
+		       ", \"lost\": %" PRIu64 ", \"rows\": [",
+		       perfctr_profile__samples(prof), total, st->lost_per_attr[a]);
+		for (i = 0; i < n; i++) {
+			struct perfctr_profile_entry e = { .sz = sizeof(e) };
+
+			perfctr_profile__entry(prof, i, &e);
+			printf("%s\n  {\"overhead\": %.4f, \"samples\": %" PRIu64
+			       ", \"period\": %" PRIu64, i ? "," : "",
+			       total ? 100.0 * e.weight / total : 0.0,
+			       e.samples, e.weight);
+			for (k = 0; k < rep->nr_keys; k++) {
+				printf(", \"%s\": ", perfctr_sort_key_name(rep->keys[k]));
+				json_string(e.keys[k]);
+			}
+			printf(", \"kernel\": %s}", e.kernel ? "true" : "false");
+		}
+		printf("]}");
+	}
+	printf("\n]}\n");
+}
+
+static struct perfctr_profile *first_with_samples(struct report *rep, size_t *idx)
+{
+	size_t a;
+
+	for (a = 0; a < rep->nr_profiles; a++)
+		if (perfctr_profile__samples(rep->profiles[a])) {
+			*idx = a;
+			return rep->profiles[a];
+		}
+	return NULL;
+}
+
+static int write_flame(struct walk *w, struct report *rep)
+{
+	char subtitle[512];
+	struct perfctr_profile *prof;
+	size_t idx = 0;
+	FILE *f;
+	int err;
+
+	prof = first_with_samples(rep, &idx);
+	f = fopen(rep->flame, "we");
+	if (!f) {
+		perfex_error("cannot create '%s': %s", rep->flame, strerror(errno));
+		return PERFEX_EXIT_IO;
+	}
+	snprintf(subtitle, sizeof(subtitle), "event '%s' in %s",
+		 prof ? walk_attr_name(w, idx) : "-", rep->input);
+	{
+		PERFCTR_OPTS(perfctr_flame_opts, fopts, .subtitle = subtitle);
+		struct perfctr_profile *empty = NULL;
+
+		if (!prof)
+			prof = empty = perfctr_profile__new(NULL);
+		err = prof ? perfctr_profile__write_flame_svg(prof, f, &fopts) : -ENOMEM;
+		perfctr_profile__delete(empty);
+	}
+	if (fclose(f) || err) {
+		perfex_error("cannot write '%s': %s", rep->flame,
+			     strerror(err ? -err : errno));
+		return PERFEX_EXIT_IO;
+	}
+	return 0;
+}
 
 int cmd_report(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	perfex_error("'report' is not implemented yet");
-	return PERFEX_EXIT_INTERNAL;
+	enum { OPT_STDIO = 256, OPT_FOLDED, OPT_FLAME, OPT_KALLSYMS, OPT_LIMIT };
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "sort", required_argument, NULL, 's' },
+		{ "call-graph", required_argument, NULL, 'g' },
+		{ "stdio", no_argument, NULL, OPT_STDIO },
+		{ "folded", no_argument, NULL, OPT_FOLDED },
+		{ "flame", required_argument, NULL, OPT_FLAME },
+		{ "json", no_argument, NULL, 'j' },
+		{ "percent-limit", required_argument, NULL, OPT_LIMIT },
+		{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct report rep = {
+		.input = "perf.data",
+		.keys = { PERFCTR_SORT_COMM, PERFCTR_SORT_DSO, PERFCTR_SORT_SYM },
+		.nr_keys = 3,
+	};
+	struct walk_opts wopts = { 0 };
+	struct walk *w;
+	int c, ret = 0, r;
+	size_t a;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":i:s:g:jh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			rep.input = optarg;
+			break;
+		case 's': {
+			const char *bad = NULL;
+
+			r = perfctr_sort_keys_parse(optarg, rep.keys,
+						    PERFCTR_SORT_NR, &bad);
+			if (r < 0) {
+				perfex_error("unknown or repeated sort key '%.*s' in '%s'",
+					     bad ? (int)strcspn(bad, ",") : 0,
+					     bad ? bad : "", optarg);
+				perfex_hint("sort keys are comm, dso, sym, pid, tid, cpu");
+				return PERFEX_EXIT_USAGE;
+			}
+			rep.nr_keys = (size_t)r;
+			break;
+		}
+		case 'g':
+			if (!strcmp(optarg, "caller")) {
+				rep.callgraph = PERFCTR_CALLGRAPH_CALLER;
+			} else if (!strcmp(optarg, "callee")) {
+				rep.callgraph = PERFCTR_CALLGRAPH_CALLEE;
+			} else {
+				perfex_error("unknown call-graph order '%s'", optarg);
+				perfex_hint("use -g caller or -g callee");
+				return PERFEX_EXIT_USAGE;
+			}
+			break;
+		case 'j':
+			rep.json = true;
+			break;
+		case OPT_STDIO:
+			break;
+		case OPT_FOLDED:
+			rep.folded = true;
+			break;
+		case OPT_FLAME:
+			rep.flame = optarg;
+			break;
+		case OPT_KALLSYMS:
+			rep.kallsyms = optarg;
+			break;
+		case OPT_LIMIT: {
+			char *end;
+
+			errno = 0;
+			rep.percent_limit = strtod(optarg, &end);
+			if (errno || *end || end == optarg || rep.percent_limit < 0 ||
+			    rep.percent_limit > 100) {
+				perfex_error("bad percentage '%s'", optarg);
+				return PERFEX_EXIT_USAGE;
+			}
+			break;
+		}
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		case ':':
+			perfex_error("option '%s' needs an argument", argv[optind - 1]);
+			fputs(usage_text, stderr);
+			return PERFEX_EXIT_USAGE;
+		default:
+			perfex_error("unknown option '%s'", argv[optind - 1]);
+			fputs(usage_text, stderr);
+			return PERFEX_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		perfex_error("unexpected argument '%s'", argv[optind]);
+		fputs(usage_text, stderr);
+		return PERFEX_EXIT_USAGE;
+	}
+	if (rep.folded && rep.json) {
+		perfex_error("--folded and --json exclude each other");
+		return PERFEX_EXIT_USAGE;
+	}
+
+	wopts.input = rep.input;
+	wopts.kallsyms = rep.kallsyms;
+	wopts.callchain = true;
+	wopts.symbols = true;
+	w = walk_open(&wopts, &ret);
+	if (!w)
+		return ret;
+	rep.nr_profiles = walk_nr_attrs(w);
+	rep.profiles = calloc(rep.nr_profiles + 1, sizeof(*rep.profiles));
+	for (a = 0; rep.profiles && a < rep.nr_profiles; a++) {
+		PERFCTR_OPTS(perfctr_profile_opts, popts, .keys = rep.keys,
+			     .nr_keys = rep.nr_keys, .callgraph = rep.callgraph);
+
+		rep.profiles[a] = perfctr_profile__new(&popts);
+		if (!rep.profiles[a])
+			break;
+	}
+	if (!rep.profiles || a < rep.nr_profiles) {
+		perfex_error("out of memory");
+		ret = PERFEX_EXIT_INTERNAL;
+		goto out;
+	}
+	ret = walk_run(w, add_sample, &rep);
+	if (ret)
+		goto out;
+	if (rep.callgraph != PERFCTR_CALLGRAPH_NONE && !rep.saw_callchain &&
+	    walk_stats(w)->samples)
+		fprintf(stderr, "perfex: note: '%s' has no callchains (record with -g)\n",
+			rep.input);
+	if (rep.flame) {
+		ret = write_flame(w, &rep);
+		if (ret)
+			goto out;
+	}
+	if (rep.folded) {
+		size_t idx;
+		struct perfctr_profile *prof = first_with_samples(&rep, &idx);
+
+		if (prof && perfctr_profile__write_folded(prof, stdout) < 0) {
+			perfex_error("cannot write the folded stacks: %s", strerror(errno));
+			ret = PERFEX_EXIT_IO;
+		}
+		goto out;
+	}
+	if (rep.json) {
+		print_json(w, &rep);
+		goto out;
+	}
+	print_header(w, &rep);
+	for (a = 0; a < rep.nr_profiles; a++)
+		print_table(w, &rep, a);
+	if (!walk_stats(w)->samples)
+		printf("# no samples\n");
+out:
+	if (fflush(stdout) && !ret) {
+		perfex_error("cannot write the report: %s", strerror(errno));
+		ret = PERFEX_EXIT_IO;
+	}
+	for (a = 0; rep.profiles && a < rep.nr_profiles; a++)
+		perfctr_profile__delete(rep.profiles[a]);
+	free(rep.profiles);
+	walk_close(w);
+	return ret;
 }

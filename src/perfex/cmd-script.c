@@ -1,11 +1,158 @@
 // SPDX-License-Identifier: GPL-2.0
-/* perfex script — not implemented yet. */
+/*
+ * perfex script — one line per sample of a perf.data file:
+ *
+ *	comm  pid/tid [cpu] seconds: period event: ip symbol+off (dso)
+ *
+ * Fields the recording did not ask for print as '-'.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
 #include "perfex.h"
+#include "walk.h"
+
+static const char usage_text[] =
+"usage: perfex script [options]\n"
+"\n"
+"  -i, --input FILE      the perf.data file to read (default: perf.data)\n"
+"  -g, --callchain       print the callchain of each sample below it\n"
+"      --kallsyms FILE   kernel symbols from FILE (default: /proc/kallsyms)\n"
+"  -h, --help            this text\n"
+"\n"
+"Each line: comm pid/tid [cpu] time: period event: ip symbol+offset (dso)\n"
+"Exit status: 0, 129 bad option, 134 missing, unreadable or damaged file.\n";
+
+struct script {
+	bool callchain;
+};
+
+static void print_loc(struct walk *w, pid_t pid, uint64_t ip, bool kernel,
+		      uint64_t shown_ip)
+{
+	struct perfctr_symbol_loc loc = { .sz = sizeof(loc) };
+
+	perfctr_symbols__resolve(walk_symbols(w), pid, ip, kernel, 0, &loc);
+	printf("%16" PRIx64 " ", shown_ip);
+	if (loc.sym)
+		printf("%s+0x%" PRIx64, loc.sym,
+		       loc.dso_addr - loc.sym_addr + (shown_ip - ip));
+	else
+		printf("[unknown]");
+	printf(" (%s)\n", loc.dso);
+}
+
+static int print_sample(struct walk *w, const struct walk_sample *ws, void *ctx)
+{
+	const struct script *sc = ctx;
+	const struct perfctr_sample *s = ws->sample;
+	char comm[32];
+
+	if (ws->comm)
+		snprintf(comm, sizeof(comm), "%s", ws->comm);
+	else
+		snprintf(comm, sizeof(comm), ":%u", s->tid);
+	printf("%16s ", comm);
+	if (s->type & PERF_SAMPLE_TID)
+		printf("%7u/%-7u ", s->pid, s->tid);
+	else
+		printf("%15s ", "-");
+	if (s->type & PERF_SAMPLE_CPU)
+		printf("[%03u] ", s->cpu);
+	else
+		printf("[---] ");
+	if (s->type & PERF_SAMPLE_TIME)
+		printf("%" PRIu64 ".%06" PRIu64 ": ", s->time / 1000000000,
+		       s->time % 1000000000 / 1000);
+	else
+		printf("-: ");
+	printf("%10" PRIu64 " %s: ", s->period, ws->event);
+	if (s->type & PERF_SAMPLE_IP)
+		print_loc(w, (pid_t)s->pid, s->ip, ws->kernel, s->ip);
+	else
+		printf("-\n");
+	if (sc->callchain && (s->type & PERF_SAMPLE_CALLCHAIN)) {
+		bool kernel = ws->kernel;
+		uint64_t i;
+
+		for (i = 0; i < s->callchain_nr; i++) {
+			uint64_t ip = s->callchain[i];
+
+			if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+				if (ip == (uint64_t)PERF_CONTEXT_KERNEL)
+					kernel = true;
+				else if (ip == (uint64_t)PERF_CONTEXT_USER)
+					kernel = false;
+				continue;
+			}
+			printf("%24s", "");
+			print_loc(w, (pid_t)s->pid, ip > 0 ? ip - 1 : ip, kernel, ip);
+		}
+		printf("\n");
+	}
+	return 0;
+}
 
 int cmd_script(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	perfex_error("'script' is not implemented yet");
-	return PERFEX_EXIT_INTERNAL;
+	enum { OPT_KALLSYMS = 256 };
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "callchain", no_argument, NULL, 'g' },
+		{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct walk_opts wopts = { .input = "perf.data", .symbols = true };
+	struct script sc = { 0 };
+	struct walk *w;
+	int c, ret;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":i:gh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			wopts.input = optarg;
+			break;
+		case 'g':
+			sc.callchain = true;
+			break;
+		case OPT_KALLSYMS:
+			wopts.kallsyms = optarg;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		case ':':
+			perfex_error("option '%s' needs an argument", argv[optind - 1]);
+			fputs(usage_text, stderr);
+			return PERFEX_EXIT_USAGE;
+		default:
+			perfex_error("unknown option '%s'", argv[optind - 1]);
+			fputs(usage_text, stderr);
+			return PERFEX_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		perfex_error("unexpected argument '%s'", argv[optind]);
+		fputs(usage_text, stderr);
+		return PERFEX_EXIT_USAGE;
+	}
+	w = walk_open(&wopts, &ret);
+	if (!w)
+		return ret;
+	ret = walk_run(w, print_sample, &sc);
+	if (!ret && walk_stats(w)->lost + walk_stats(w)->lost_samples)
+		fprintf(stderr, "perfex: %" PRIu64 " samples were lost while recording\n",
+			walk_stats(w)->lost + walk_stats(w)->lost_samples);
+	if (fflush(stdout) && !ret) {
+		perfex_error("cannot write: %s", strerror(errno));
+		ret = PERFEX_EXIT_IO;
+	}
+	walk_close(w);
+	return ret;
 }

@@ -334,6 +334,20 @@ TEST(backward_newest_first)
 	CHECK_EQ_INT(perfctr_ring__drain(f.ring, collect_cb, &c), 3);
 	CHECK_EQ_U64(c.seqs[0], n + 2);
 	CHECK_EQ_U64(c.seqs[2], n);
+
+	/* 100 more (2400 bytes) into 1 KiB between passes: the reader gets
+	 * the newest whole ones and counts the bytes it never saw. */
+	for (uint64_t i = n + 3; i < n + 103; i++)
+		kernel_write_backward(&f, PERF_RECORD_SAMPLE, 24, i);
+	memset(&c, 0, sizeof(c));
+	CHECK_EQ_INT(perfctr_ring__drain(f.ring, collect_cb, &c), 1024 / 24);
+	CHECK_EQ_U64(c.seqs[0], n + 102);
+	{
+		PERFCTR_OPTS(perfctr_ring_stats, st);
+
+		perfctr_ring__stats(f.ring, &st);
+		CHECK_EQ_U64(st.overwritten, 100 * 24 - 1024);
+	}
 	fake_fini(&f);
 }
 

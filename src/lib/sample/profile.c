@@ -611,19 +611,20 @@ int perfctr_profile__add(struct perfctr_profile *prof,
 		}
 	}
 
-	/* The stack tree: all -> comm -> outermost ... leaf. */
+	/* The stack tree: all -> comm -> outermost ... leaf.  It counts
+	 * samples, as FlameGraph's collapse of perf script does. */
 	node = tree_child(&prof->stacks, 0, (uint32_t)comm);
 	if (node < 0)
 		return pc_err(ENOMEM);
-	prof->stacks.nodes[0].weight += sample->weight;
-	prof->stacks.nodes[node].weight += sample->weight;
+	prof->stacks.nodes[0].weight++;
+	prof->stacks.nodes[node].weight++;
 	for (i = nr; i-- > 0;) {
 		node = tree_child(&prof->stacks, (uint32_t)node, ids[i]);
 		if (node < 0)
 			return pc_err(ENOMEM);
-		prof->stacks.nodes[node].weight += sample->weight;
+		prof->stacks.nodes[node].weight++;
 	}
-	prof->stacks.nodes[node].self += sample->weight;
+	prof->stacks.nodes[node].self++;
 	prof->stacks.nodes[node].samples++;
 	return 0;
 }

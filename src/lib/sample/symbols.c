@@ -33,6 +33,7 @@ struct sym {
 	uint64_t end;		/* exclusive */
 	uint32_t name;		/* offset into the owner's name pool */
 	uint32_t module;	/* kallsyms: index into modules + 1, or 0 */
+	uint32_t rank;		/* among aliases, lower wins: global, weak, local */
 };
 
 struct symtab {
@@ -135,7 +136,8 @@ static int symtab_add_name(struct symtab *tab, const char *name, uint32_t *off)
 }
 
 static int symtab_add(struct symtab *tab, size_t *cap, uint64_t start,
-		      uint64_t size, const char *name, uint32_t module)
+		      uint64_t size, const char *name, uint32_t module,
+		      uint32_t rank)
 {
 	struct sym *s;
 
@@ -152,6 +154,7 @@ static int symtab_add(struct symtab *tab, size_t *cap, uint64_t start,
 	s->start = start;
 	s->end = start + size;
 	s->module = module;
+	s->rank = rank;
 	if (symtab_add_name(tab, name, &s->name))
 		return -ENOMEM;
 	tab->nr++;
@@ -167,6 +170,10 @@ static int sym_cmp(const void *a, const void *b)
 	/* Among aliases, the sized one first: it knows where it ends. */
 	if ((x->end > x->start) != (y->end > y->start))
 		return x->end > x->start ? -1 : 1;
+	/* Then the name a user would look for: global before weak before
+	 * local (as perf chooses). */
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
 	return x->name < y->name ? -1 : x->name > y->name;
 }
 
@@ -301,7 +308,8 @@ static void load_kallsyms(struct perfctr_symbols *syms)
 		/* kptr_restrict shows every address as 0: useless. */
 		if (!addr)
 			continue;
-		if (symtab_add(&syms->kallsyms, &cap, addr, 0, name, module))
+		if (symtab_add(&syms->kallsyms, &cap, addr, 0, name, module,
+			       type == 'T' ? 0 : type == 'W' || type == 'w' ? 1 : 2))
 			break;
 	}
 	free(line);
@@ -468,7 +476,9 @@ static size_t elf_read_syms(Elf *elf, Elf64_Word type, struct symtab *tab,
 			if (!name || !*name)
 				continue;
 			if (symtab_add(tab, cap, sym.st_value, sym.st_size,
-				       name, 0))
+				       name, 0,
+				       GELF_ST_BIND(sym.st_info) == STB_GLOBAL ? 0 :
+				       GELF_ST_BIND(sym.st_info) == STB_WEAK ? 1 : 2))
 				return added;
 			added++;
 		}

@@ -1,0 +1,117 @@
+"""Helpers shared by the sampling CLI tests (test_record.py, test_report.py):
+recording with perfex or perf into temporary files, and reading reports of
+both tools back as numbers."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+from pctest import perfex, skip, check, work
+
+PERF = "/usr/bin/perf"
+TP = "syscalls:sys_enter_getppid"
+
+_tmp = tempfile.mkdtemp(prefix="pc-sample-")
+
+
+def tmpfile(name):
+    return os.path.join(_tmp, name)
+
+
+def cleanup():
+    shutil.rmtree(_tmp, ignore_errors=True)
+
+
+def require_sampler(r):
+    """Skip when this libperfctr has no sampler or writer yet (ENOSYS)."""
+    if r.returncode != 0 and ("Function not implemented" in r.stderr):
+        skip("libperfctr's sampler or perf.data writer/reader is not implemented "
+             "in this build: " + r.stderr.strip().splitlines()[0])
+
+
+def record(out, *args, timeout=120):
+    r = perfex("record", "-q", "-o", out, *args, timeout=timeout)
+    require_sampler(r)
+    return r
+
+
+def report_json(path, *args):
+    r = perfex("report", "-i", path, "-j", *args)
+    require_sampler(r)
+    check(r.returncode == 0, r.stderr)
+    return json.loads(r.stdout)
+
+
+def script_lines(path, *args):
+    r = perfex("script", "-i", path, *args)
+    require_sampler(r)
+    check(r.returncode == 0, r.stderr)
+    return [l for l in r.stdout.splitlines() if l.strip()]
+
+
+def script_pid_tids(lines):
+    """(pid, tid) of each `perfex script` line."""
+    out = []
+    for l in lines:
+        m = re.search(r"\s(\d+)/(\d+)\s", l)
+        check(m, "no pid/tid in: " + l)
+        out.append((int(m.group(1)), int(m.group(2))))
+    return out
+
+
+def require_perf():
+    if not os.access(PERF, os.X_OK):
+        skip("perf is not installed at %s" % PERF)
+
+
+def perf_report(path, *args):
+    """perf report --stdio: (total samples, [(overhead, comm, dso, sym)])."""
+    r = subprocess.run([PERF, "report", "-i", path, "--stdio", "--no-children",
+                        *args], capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0, "perf report failed (%d): %s" %
+          (r.returncode, r.stderr[-2000:]))
+    samples = 0
+    rounded = False
+    rows = []
+    for l in r.stdout.splitlines():
+        m = re.match(r"# Samples: (\d+)([KM]?)\s", l)
+        if m:
+            samples += int(m.group(1))
+            rounded = rounded or bool(m.group(2))
+            continue
+        m = re.match(r"\s+([\d.]+)%\s+(\S+)\s+(\S+)\s+\[([.k])\]\s+(.*\S)", l)
+        if m:
+            rows.append((float(m.group(1)), m.group(2), m.group(3),
+                         m.group(5)))
+    if rounded:
+        # perf prints "10K": count its script lines for the exact number.
+        samples = perf_script_count(path)
+    return samples, rows
+
+
+def perf_script_count(path):
+    r = subprocess.run([PERF, "script", "-G", "-i", path], capture_output=True,
+                       text=True, timeout=120)
+    check(r.returncode == 0, "perf script failed: " + r.stderr[-2000:])
+    return len([l for l in r.stdout.splitlines() if l.strip()])
+
+
+def perf_record(out, *args):
+    require_perf()
+    r = subprocess.run([PERF, "record", "-q", "-o", out, *args],
+                       capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        skip("perf record cannot run here: " + r.stderr.strip()[-300:])
+    return r
+
+
+def top_row(rep, event_idx=0):
+    ev = rep["events"][event_idx]
+    check(ev["rows"], "no rows in %s" % ev)
+    return ev["rows"][0]
+
+
+def spin_args():
+    return [work(), "spin", "300"]

@@ -1,0 +1,369 @@
+"""perfex record: exact sample counts from tracepoints, the right tids and
+cpus, targets already running (-p, -t), CPU lists, signals (SIGINT finishes
+a valid file, SIGUSR2 snapshots), overwrite rings, option errors, and
+perf's own tools reading what we write."""
+import os
+import re
+import signal
+import subprocess
+import time
+
+from pctest import (PERFEX, case, check, perfex, require_root,
+                    require_tracefs, run_cases, skip, work)
+from sampletools import (TP, cleanup, perf_report, perf_script_count,
+                         record, report_json, require_perf, require_sampler,
+                         script_lines, script_pid_tids, spin_args, tmpfile,
+                         top_row)
+
+
+def need_tp():
+    require_root()
+    require_tracefs()
+
+
+@case
+def tracepoint_period_gives_exact_samples_and_tids():
+    need_tp()
+    out = tmpfile("exact.data")
+    n = 20000
+    # Pinned: the default mode has one event per CPU, each with its own
+    # period count; a task that migrates splits N between them and may
+    # lose one sample to each CPU's remainder.
+    r = record(out, "-e", TP, "-c", "100", "--", "taskset", "-c", "0", work(),
+               "pid", "getppid", str(n))
+    check(r.returncode == 0, r.stderr)
+    pid = int(r.stdout.split()[0])
+    rep = report_json(out)
+    check(rep["samples"] == n // 100, rep)
+    ev = rep["events"][0]
+    check(ev["event"] == TP, ev)
+    # Kernel-facts item 2: the period must not turn into "every event".
+    check(ev["samples"] == n // 100 and ev["period"] == n, ev)
+    check(rep["lost"] == 0 and rep["lost_samples"] == 0, rep)
+    lines = script_lines(out)
+    check(len(lines) == n // 100, len(lines))
+    check(set(script_pid_tids(lines)) == {(pid, pid)}, set(script_pid_tids(lines)))
+
+
+@case
+def threads_have_their_own_tids():
+    need_tp()
+    out = tmpfile("threads.data")
+    r = record(out, "-e", TP, "-c", "100", "--", "taskset", "-c", "0", work(),
+               "pid", "threads", "3", "1000")
+    check(r.returncode == 0, r.stderr)
+    pid = int(r.stdout.split()[0])
+    ids = script_pid_tids(script_lines(out))
+    check(len(ids) == 30, len(ids))
+    tids = {}
+    for p, t in ids:
+        check(p == pid, (p, pid))
+        tids[t] = tids.get(t, 0) + 1
+    # Three threads, 10 samples each, none from the main thread.
+    check(sorted(tids.values()) == [10, 10, 10], tids)
+    check(pid not in tids, tids)
+    rep = report_json(out, "--sort", "tid")
+    check(sorted(r["samples"] for r in rep["events"][0]["rows"]) == [10, 10, 10], rep)
+
+
+@case
+def cpu_list_records_the_cpu():
+    need_tp()
+    out = tmpfile("cpu.data")
+    r = record(out, "-C", "0", "-e", TP, "-c", "1", "--",
+               "taskset", "-c", "0", work(), "pid", "getppid", "500")
+    check(r.returncode == 0, r.stderr)
+    pid = int(r.stdout.split()[0])
+    lines = script_lines(out)
+    mine = [l for l in lines if re.search(r"\s%d/%d\s" % (pid, pid), l)]
+    # Other tasks on CPU 0 may call getppid too; ours are exact.
+    check(len(mine) == 500, len(mine))
+    check(all("[000]" in l for l in lines), [l for l in lines if "[000]" not in l][:3])
+
+
+@case
+def system_wide_sees_the_command():
+    need_tp()
+    out = tmpfile("all.data")
+    r = record(out, "-a", "-e", TP, "-c", "1", "--", work(), "pid", "getppid", "300")
+    check(r.returncode == 0, r.stderr)
+    pid = int(r.stdout.split()[0])
+    mine = [x for x in script_pid_tids(script_lines(out)) if x[0] == pid]
+    check(len(mine) == 300, len(mine))
+
+
+def start_waiting_workload(*extra):
+    """pcwork blocked on stdin, then extra commands once released."""
+    p = subprocess.Popen([work(), "wait", *extra], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    time.sleep(0.05)
+    return p
+
+
+def wait_for_file(path, proc, limit=10.0):
+    end = time.time() + limit
+    while time.time() < end:
+        if os.path.exists(path) and os.path.getsize(path) >= 0:
+            return True
+        if proc.poll() is not None:
+            return False
+        time.sleep(0.01)
+    return False
+
+
+def attach_and_count(flag, *workload):
+    need_tp()
+    out = tmpfile("attach%s.data" % flag)
+    if os.path.exists(out):
+        os.unlink(out)
+    w = start_waiting_workload(*workload)
+    try:
+        rec = subprocess.Popen([PERFEX, "record", "-q", "-o", out, flag, str(w.pid),
+                                "-e", TP, "-c", "10"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+        started = wait_for_file(out, rec)
+        if not started:
+            o, e = rec.communicate(timeout=30)
+            require_sampler(subprocess.CompletedProcess([], rec.returncode, o, e))
+            check(False, "perfex record did not start: " + e)
+        time.sleep(0.05)
+        w.communicate("go\n", timeout=30)
+        # The target's exit hangs up every ring: record ends by itself.
+        o, e = rec.communicate(timeout=30)
+        check(rec.returncode == 0, e)
+    finally:
+        if w.poll() is None:
+            w.kill()
+        if rec.poll() is None:
+            rec.kill()
+    return out, w.pid
+
+
+@case
+def attach_to_running_process():
+    out, pid = attach_and_count("-p", "getppid", "1000")
+    rep = report_json(out)
+    check(rep["samples"] == 100, rep)
+    rows = rep["events"][0]["rows"]
+    # The COMM and MMAP2 records were synthesised from /proc.
+    check(rows[0]["comm"] == "pcwork", rows[0])
+    check(rows[0]["dso"].endswith("libc.so.6"), rows[0])
+    check(set(script_pid_tids(script_lines(out))) == {(pid, pid)})
+
+
+@case
+def attach_to_running_thread():
+    out, pid = attach_and_count("-t", "getppid", "500")
+    rep = report_json(out)
+    check(rep["samples"] == 50, rep)
+
+
+@case
+def sigint_leaves_a_valid_file():
+    require_root()
+    out = tmpfile("sigint.data")
+    p = subprocess.Popen([PERFEX, "record", "-o", out, "-e", "cpu-clock",
+                          "-F", "1000", "--", work(), "spin", "20000"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.6)
+    t0 = time.time()
+    p.send_signal(signal.SIGINT)
+    o, e = p.communicate(timeout=30)
+    require_sampler(subprocess.CompletedProcess([], p.returncode, o, e))
+    check(time.time() - t0 < 5, "record took too long to stop")
+    check(p.returncode == 0, e)
+    check("interrupted" in e and "samples lost" in e, e)
+    rep = report_json(out)
+    check(rep["samples"] > 10, rep)
+    check(top_row(rep)["sym"] == "spin_loop", top_row(rep))
+    require_perf()
+    samples, rows = perf_report(out)
+    check(samples == rep["samples"], (samples, rep["samples"]))
+
+
+@case
+def snapshot_on_sigusr2_keeps_the_newest():
+    need_tp()
+    out = tmpfile("snap.data")
+    flag = tmpfile("snap.flag")
+    # A thread makes 20000 calls first, the main thread 2000 last; one CPU
+    # so one ring: the window holds only the newest, the main thread's.
+    p = subprocess.Popen([PERFEX, "record", "-q", "-o", out, "--snapshot", "-m", "1",
+                          "-e", TP, "-c", "1", "--", "taskset", "-c", "0", work(),
+                          "pid", "threads", "1", "20000", "getppid", "2000",
+                          "ready", flag, "sleep", "5000"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        end = time.time() + 20
+        while not os.path.exists(flag) and time.time() < end and p.poll() is None:
+            time.sleep(0.01)
+        if p.poll() is not None:
+            o, e = p.communicate()
+            require_sampler(subprocess.CompletedProcess([], p.returncode, o, e))
+            check(False, "record ended early: " + e)
+        p.send_signal(signal.SIGUSR2)
+        time.sleep(0.3)
+        p.send_signal(signal.SIGINT)
+        o, e = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    check(p.returncode == 0, e)
+    pid = int(o.split()[0])
+    # Only the workload's own samples: sanitizer runtimes fork helpers
+    # that call getppid too.
+    ids = [x for x in script_pid_tids(script_lines(out)) if x[0] == pid]
+    # One data page holds a few dozen samples, far fewer than 22000.
+    check(0 < len(ids) < 2000, len(ids))
+    check(set(ids) == {(pid, pid)}, set(ids))
+
+
+@case
+def overwrite_writes_the_last_window():
+    need_tp()
+    out = tmpfile("over.data")
+    r = record(out, "--overwrite", "-m", "1", "-e", TP, "-c", "1", "--",
+               "taskset", "-c", "0", work(), "pid", "threads", "1", "5000",
+               "getppid", "3000")
+    check(r.returncode == 0, r.stderr)
+    pid = int(r.stdout.split()[0])
+    ids = [x for x in script_pid_tids(script_lines(out)) if x[0] == pid]
+    check(0 < len(ids) < 3000, len(ids))
+    check(set(ids) == {(pid, pid)}, set(ids))
+
+
+@case
+def default_event_is_announced():
+    require_root()
+    out = tmpfile("default.data")
+    r = perfex("record", "-o", out, "--", work(), "spin", "100")
+    require_sampler(r)
+    check(r.returncode == 0, r.stderr)
+    if "no hardware 'cycles'" in r.stderr:
+        check("cpu-clock" in r.stderr, r.stderr)
+        ev = "cpu-clock"
+    else:
+        ev = "cycles"
+    rep = report_json(out)
+    check(rep["events"][0]["event"] == ev, rep)
+    check(re.search(r"\d+ samples lost", r.stderr), r.stderr)
+
+
+@case
+def callgraph_and_perf_tools_read_our_file():
+    require_root()
+    require_perf()
+    out = tmpfile("ours.data")
+    r = record(out, "-g", "-e", "cpu-clock", "-F", "2000", "--", *spin_args())
+    check(r.returncode == 0, r.stderr)
+    rep = report_json(out)
+    check(rep["samples"] > 20, rep)
+    check(top_row(rep)["sym"] == "spin_loop", top_row(rep))
+    samples, rows = perf_report(out)
+    check(samples == rep["samples"], (samples, rep["samples"]))
+    check(rows and rows[0][3] == "spin_loop", rows[:3])
+    check(perf_script_count(out) == rep["samples"])
+    # The build-id of the workload is in the file, as perf reads it.
+    b = subprocess.run(["/usr/bin/perf", "buildid-list", "-i", out],
+                       capture_output=True, text=True)
+    check(b.returncode == 0 and "pcwork" in b.stdout, b.stdout + b.stderr)
+
+
+@case
+def perf_reads_our_tracepoint_file():
+    need_tp()
+    require_perf()
+    out = tmpfile("tp-perf.data")
+    r = record(out, "-e", TP, "-c", "100", "--", "taskset", "-c", "0", work(),
+               "getppid", "10000")
+    check(r.returncode == 0, r.stderr)
+    check(perf_script_count(out) == 100)
+    samples, rows = perf_report(out)
+    check(samples == 100, samples)
+    # Sorted like ours, perf finds the same top symbol.
+    samples, rows = perf_report(out, "--sort", "comm,dso,sym")
+    top = top_row(report_json(out))
+    check(rows and rows[0][3] == top["sym"] and rows[0][1] == top["comm"],
+          (rows[:2], top))
+
+
+@case
+def command_errors_pass_through():
+    require_root()
+    out = tmpfile("err.data")
+    r = perfex("record", "-q", "-o", out, "-e", "cpu-clock", "--",
+               "/nonexistent/prog")
+    require_sampler(r)
+    check(r.returncode == 127, (r.returncode, r.stderr))
+    check("cannot run '/nonexistent/prog'" in r.stderr, r.stderr)
+    r = perfex("record", "-q", "-o", out, "-e", "cpu-clock", "--", work(), "exit", "3")
+    check(r.returncode == 3, (r.returncode, r.stderr))
+
+
+@case
+def option_errors():
+    rows = [
+        (["-c", "10", "-F", "10", "--", "true"], "exclude each other"),
+        (["-m", "3", "--", "true"], "power of two"),
+        (["-c", "0", "--", "true"], "positive number"),
+        (["-p", "1", "-a"], "exclude each other"),
+        ([], "nothing to record"),
+        (["--bogus"], "unknown option"),
+        (["-e"], "needs an argument"),
+    ]
+    for args, msg in rows:
+        r = perfex("record", *args)
+        check(r.returncode == 129, (args, r.returncode, r.stderr))
+        check(msg in r.stderr, (args, r.stderr))
+    r = perfex("record", "-q", "-o", tmpfile("x.data"), "-e", "nosuchevent", "--", "true")
+    check(r.returncode == 130 and "nosuchevent" in r.stderr, r)
+    r = perfex("record", "-q", "-o", "/nonexistent/dir/x.data", "-e", "cpu-clock",
+               "--", "true")
+    require_sampler(r)
+    check(r.returncode == 134 and "cannot create" in r.stderr, r)
+    r = perfex("record", "-q", "-o", tmpfile("y.data"), "-p", "999999999", "-e",
+               "cpu-clock")
+    require_sampler(r)
+    check(r.returncode == 133, (r.returncode, r.stderr))
+
+
+# Every option of `perfex record --help`, with where it is exercised.
+HELP_OPTIONS = {
+    "-e": "tracepoint_period_gives_exact_samples_and_tids",
+    "-c": "tracepoint_period_gives_exact_samples_and_tids",
+    "-F": "callgraph_and_perf_tools_read_our_file",
+    "-g": "callgraph_and_perf_tools_read_our_file",
+    "-p": "attach_to_running_process",
+    "-t": "attach_to_running_thread",
+    "-a": "system_wide_sees_the_command",
+    "-C": "cpu_list_records_the_cpu",
+    "-m": "snapshot_on_sigusr2_keeps_the_newest",
+    "-o": "every test",
+    "--overwrite": "overwrite_writes_the_last_window",
+    "--snapshot": "snapshot_on_sigusr2_keeps_the_newest",
+    "-q": "every test",
+    "-h": "help_lists_every_option",
+}
+
+
+@case
+def help_lists_every_option():
+    r = perfex("record", "--help")
+    check(r.returncode == 0, r)
+    found = set(re.findall(r"^\s+(-\w|--[\w-]+)", r.stdout, re.M))
+    check(found == set(HELP_OPTIONS), found ^ set(HELP_OPTIONS))
+    r2 = perfex("help", "record")
+    check(r2.stdout == r.stdout)
+    # The long spellings are accepted too.
+    for opt in re.findall(r"(--[\w-]+)", r.stdout):
+        r3 = perfex("record", opt, "--help") if opt in ("--overwrite", "--snapshot",
+                                                         "--quiet", "--call-graph",
+                                                         "--all-cpus", "--help") \
+            else perfex("record", opt, "1", "--help")
+        check(r3.returncode == 0, (opt, r3.stderr))
+
+
+try:
+    run_cases()
+finally:
+    cleanup()
