@@ -362,16 +362,20 @@ static int group_open(const struct vcfg *cfg, pid_t tid, struct vgroup *g)
 		if (g->leader_fd < 0)
 			g->leader_fd = fd;
 		g->pos[i] = pos++;
-		/* The user page: no ring, just the fast read's fields.  A
-		 * counter without it is read with read(). */
-		g->page[i] = sys_perf_mmap(fd, 0, false, NULL);
 		/* Software, tracepoint and breakpoint counters are never
-		 * readable from their pages (fastread.h says why): do not
-		 * try.  (The page's cap bits are not trusted this early: on
-		 * x86 cap_user_rdpmc may be set only at the next update.) */
-		if (!g->page[i] || attr.type == PERF_TYPE_SOFTWARE ||
+		 * readable from their pages (fastread.h says why): no page,
+		 * which also spares the kernel updating it at every ioctl.
+		 * For the others the user page (no ring) has the fast read's
+		 * fields; without it, read().  (The page's cap bits are not
+		 * used to decide this early: on x86 cap_user_rdpmc may be set
+		 * only at the next update.) */
+		if (attr.type == PERF_TYPE_SOFTWARE ||
 		    attr.type == PERF_TYPE_TRACEPOINT ||
 		    attr.type == PERF_TYPE_BREAKPOINT)
+			g->page[i] = NULL;
+		else
+			g->page[i] = sys_perf_mmap(fd, 0, false, NULL);
+		if (!g->page[i])
 			g->no_user_read = true;
 	}
 	g->read_words = pos;
