@@ -63,6 +63,10 @@ struct perfctr_profile_opts {
 	const enum perfctr_sort_key *keys;
 	size_t nr_keys;
 	enum perfctr_callgraph_order callgraph;
+	/* The caller promises that the strings of the frames it passes
+	 * stay unchanged while the profile lives (e.g. they come from a
+	 * symbols object): frames are then cached by address. */
+	bool stable_strings;
 	size_t :0;
 };
 

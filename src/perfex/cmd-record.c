@@ -97,6 +97,7 @@ struct record {
 	uint64_t window_time;	/* snapshots: newest time already written */
 	uint64_t trailer_id;	/* sample id for synthesised records */
 	uint64_t kernel_start;
+	size_t ip_word;		/* index of the IP in a sample's words */
 };
 
 /* ---- the held child ---- */
@@ -170,23 +171,24 @@ static void out_write(struct record *rec, const void *buf, size_t len)
 static void track(struct record *rec, const struct perf_event_header *hdr)
 {
 	if (hdr->type == PERF_RECORD_SAMPLE) {
-		struct perfctr_sample s = { .sz = sizeof(s) };
+		/* The hot path: every attr we open starts its samples with
+		 * [IDENTIFIER] IP TID TIME, so read those three words in place
+		 * instead of decoding the whole sample. */
+		const uint64_t *w = (const uint64_t *)(hdr + 1) + rec->ip_word;
 		struct perfctr_symbol_loc loc = { .sz = sizeof(loc) };
+		uint64_t time;
 
 		rec->samples++;
-		if (perfctr_decoder__sample(rec->dec, hdr, &s))
+		if (hdr->size < sizeof(*hdr) + (rec->ip_word + 3) * 8)
 			return;
-		if (s.type & PERF_SAMPLE_TIME) {
-			if (!rec->first_time || s.time < rec->first_time)
-				rec->first_time = s.time;
-			if (s.time > rec->last_time)
-				rec->last_time = s.time;
-		}
-		if (s.type & PERF_SAMPLE_IP)
-			perfctr_symbols__resolve(rec->syms, (pid_t)s.pid, s.ip,
-				(s.misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
-				PERF_RECORD_MISC_KERNEL,
-				PERFCTR_RESOLVE_DSO_ONLY, &loc);
+		time = w[2];
+		if (!rec->first_time || time < rec->first_time)
+			rec->first_time = time;
+		if (time > rec->last_time)
+			rec->last_time = time;
+		perfctr_symbols__resolve(rec->syms, (pid_t)(uint32_t)w[1], w[0],
+			(hdr->misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
+			PERF_RECORD_MISC_KERNEL, PERFCTR_RESOLVE_DSO_ONLY, &loc);
 	} else if (hdr->type == PERF_RECORD_MMAP2 || hdr->type == PERF_RECORD_MMAP) {
 		struct perfctr_record r = { .sz = sizeof(r) };
 
@@ -572,6 +574,12 @@ static int open_sampler(struct record *rec)
 	PERFCTR_OPTS(perfctr_sampler_opts, sopts,
 		     .data_pages = rec->pages,
 		     .overwrite = rec->overwrite);
+	size_t pages = rec->pages ? rec->pages : 64;
+
+	/* Wake up when a quarter of the ring is full, not half (the
+	 * kernel's default): more room left while we drain. */
+	if (!rec->overwrite)
+		sopts.wakeup_watermark = (uint32_t)(pages * (size_t)sysconf(_SC_PAGESIZE) / 4);
 
 	if (rec->all_cpus) {
 		sopts.mode = PERFCTR_SAMPLER_SYSTEM;
@@ -961,6 +969,8 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	}
 	rec.dec = perfctr_sampler__decoder(rec.sampler);
+	rec.ip_word = perfctr_sampler__attr(rec.sampler, 0)->sample_type &
+		      PERF_SAMPLE_IDENTIFIER ? 1 : 0;
 	ret = start_writer(&rec, argc, argv);
 	if (ret)
 		goto out;

@@ -425,8 +425,11 @@ int cmd_report(int argc, char **argv)
 	rep.nr_profiles = walk_nr_attrs(w);
 	rep.profiles = calloc(rep.nr_profiles + 1, sizeof(*rep.profiles));
 	for (a = 0; rep.profiles && a < rep.nr_profiles; a++) {
+		/* Frame strings come from the walk's symbols object: they
+		 * stay put while the profiles live. */
 		PERFCTR_OPTS(perfctr_profile_opts, popts, .keys = rep.keys,
-			     .nr_keys = rep.nr_keys, .callgraph = rep.callgraph);
+			     .nr_keys = rep.nr_keys, .callgraph = rep.callgraph,
+			     .stable_strings = true);
 
 		rep.profiles[a] = perfctr_profile__new(&popts);
 		if (!rep.profiles[a])

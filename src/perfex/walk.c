@@ -14,8 +14,20 @@ struct comm_slot {
 	char comm[16];
 };
 
+/* Resolved addresses, direct-mapped: profiles hit the same few addresses
+ * millions of times.  Emptied whenever an address space changes. */
+#define RCACHE_SIZE 4096
+
+struct rcache_slot {
+	uint64_t ip;
+	int32_t pid;
+	bool kernel, used;
+	struct perfctr_frame frame;
+};
+
 struct walk {
 	struct walk_opts opts;
+	struct rcache_slot *rcache;
 	struct perfctr_perfdata *pd;
 	const struct perfctr_decoder *dec;
 	struct perfctr_symbols *syms;
@@ -157,6 +169,7 @@ struct walk *walk_open(const struct walk_opts *opts, int *exit_code)
 	w->names = calloc(w->nr_attrs + 1, sizeof(*w->names));
 	w->stats.samples_per_attr = calloc(w->nr_attrs + 1, sizeof(uint64_t));
 	w->stats.lost_per_attr = calloc(w->nr_attrs + 1, sizeof(uint64_t));
+	w->rcache = calloc(RCACHE_SIZE, sizeof(*w->rcache));	/* optional */
 	if (!w->dec || !w->syms || !w->names || !w->stats.samples_per_attr ||
 	    !w->stats.lost_per_attr) {
 		perfex_error("cannot read '%s': %s", opts->input,
@@ -192,6 +205,7 @@ void walk_close(struct walk *w)
 	free(w->stats.samples_per_attr);
 	free(w->stats.lost_per_attr);
 	free(w->comms);
+	free(w->rcache);
 	perfctr_symbols__delete(w->syms);
 	perfctr_perfdata__close(w->pd);
 	free(w);
@@ -212,6 +226,19 @@ static void resolve(struct walk *w, pid_t pid, uint64_t ip, bool kernel,
 		    struct perfctr_frame *f)
 {
 	struct perfctr_symbol_loc loc = { .sz = sizeof(loc) };
+	struct rcache_slot *slot = NULL;
+
+	if (w->rcache) {
+		uint64_t h = (ip ^ (ip >> 12) ^ (uint64_t)(uint32_t)pid * 0x9E3779B1u) &
+			     (RCACHE_SIZE - 1);
+
+		slot = &w->rcache[h];
+		if (slot->used && slot->ip == ip && slot->pid == pid &&
+		    slot->kernel == kernel) {
+			*f = slot->frame;
+			return;
+		}
+	}
 
 	perfctr_symbols__resolve(w->syms, pid, ip, kernel,
 				 w->opts.symbols ? 0 : PERFCTR_RESOLVE_DSO_ONLY,
@@ -220,6 +247,19 @@ static void resolve(struct walk *w, pid_t pid, uint64_t ip, bool kernel,
 	f->sym = loc.sym;
 	f->addr = loc.dso_addr;
 	f->kernel = kernel;
+	if (slot) {
+		slot->used = true;
+		slot->ip = ip;
+		slot->pid = pid;
+		slot->kernel = kernel;
+		slot->frame = *f;
+	}
+}
+
+static void rcache_clear(struct walk *w)
+{
+	if (w->rcache)
+		memset(w->rcache, 0, RCACHE_SIZE * sizeof(*w->rcache));
 }
 
 static void build_frames(struct walk *w, const struct perfctr_sample *s,
@@ -417,10 +457,13 @@ int walk_run(struct walk *w, walk_cb_t cb, void *ctx)
 			perfctr_symbols__add_map(w->syms, (pid_t)rec.mmap.pid,
 						 rec.mmap.addr, rec.mmap.len,
 						 rec.mmap.pgoff, rec.mmap.filename);
+			rcache_clear(w);
 			break;
 		case PERF_RECORD_COMM:
-			if (rec.misc & PERF_RECORD_MISC_COMM_EXEC)
+			if (rec.misc & PERF_RECORD_MISC_COMM_EXEC) {
 				perfctr_symbols__exec(w->syms, (pid_t)rec.comm.pid);
+				rcache_clear(w);
+			}
 			set_comm(w, (int32_t)rec.comm.tid, rec.comm.comm);
 			break;
 		case PERF_RECORD_FORK: {
@@ -434,6 +477,7 @@ int walk_run(struct walk *w, walk_cb_t cb, void *ctx)
 			}
 			perfctr_symbols__fork(w->syms, (pid_t)rec.task.pid,
 					      (pid_t)rec.task.ppid);
+			rcache_clear(w);
 			break;
 		}
 		case PERF_RECORD_LOST:

@@ -253,24 +253,52 @@ static uint64_t count_pcwork(unsigned long n)
 	return v.value;
 }
 
+/* The fewest instructions of @runs runs of pcwork insnloop @n, and how
+ * many runs counted exactly that. */
+static uint64_t count_pcwork_min(unsigned long n, int runs, int *at_min)
+{
+	uint64_t c[5], min = UINT64_MAX;
+	int i;
+
+	for (i = 0; i < runs; i++) {
+		c[i] = count_pcwork(n);
+		if (c[i] < min)
+			min = c[i];
+	}
+	*at_min = 0;
+	for (i = 0; i < runs; i++)
+		if (c[i] == min)
+			(*at_min)++;
+		else if (c[i] - min > 16)
+			test_fail(__FILE__, __LINE__, "insnloop %lu: run %d counted "
+				  "%" PRIu64 ", %" PRIu64 " more than the fewest",
+				  n, i, c[i], c[i] - min);
+	return min;
+}
+
 /* The workload other tiers use (perfex, record) counts exactly too: the
  * whole process, from exec to exit, differs by exactly the loop.  The two
  * lengths have as many digits, because the process's own instructions
- * (argument parsing, start-up) depend on the length of its arguments. */
+ * (argument parsing, start-up) depend on the length of its arguments.
+ * A whole process is not quite repeatable to the instruction, though: an
+ * interrupt that lands inside one of libc's load-/store-exclusive loops
+ * (start-up, stdio and exit take locks) makes it go round again, a few
+ * instructions more (the lane saw +2 about once in 150 runs).  So each
+ * length runs 3 times: the fewest is the count without a retry, and the
+ * difference of the fewest is exact; most runs count exactly the fewest,
+ * and none more than a few retries' worth. */
 TEST(workload_process_exact)
 {
-	uint64_t c1, c2, c1b, c2b;
+	uint64_t c1, c2;
+	int at1, at2;
 
 	hw_require_lane();
-	c1 = count_pcwork(N_LONG);
-	c2 = count_pcwork(2 * N_LONG);
-	c1b = count_pcwork(N_LONG);
-	c2b = count_pcwork(2 * N_LONG);
+	c1 = count_pcwork_min(N_LONG, 3, &at1);
+	c2 = count_pcwork_min(2 * N_LONG, 3, &at2);
 	REQUIRE(c1 != UINT64_MAX && c2 != UINT64_MAX);
 	CHECK_EQ_U64(c2 - c1, HW_LOOP_INSNS * N_LONG);
-	CHECK_EQ_U64(c2b - c1b, HW_LOOP_INSNS * N_LONG);
-	CHECK_EQ_U64(c1b, c1);
-	CHECK_EQ_U64(c2b, c2);
+	CHECK(at1 >= 2);
+	CHECK(at2 >= 2);
 }
 
 TEST_MAIN(TEST_CASE(instructions_exact_loop),

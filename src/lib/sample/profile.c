@@ -193,7 +193,18 @@ struct entry {
 	char *text[PERFCTR_SORT_NR];
 };
 
+/* Frames interned by the addresses of their strings (stable_strings). */
+#define FCACHE_SIZE 4096
+
+struct fcache_slot {
+	const char *sym, *dso;
+	uint64_t addr;
+	bool kernel, used;
+	uint32_t id;
+};
+
 struct perfctr_profile {
+	struct fcache_slot *fcache;	/* NULL unless stable_strings */
 	enum perfctr_sort_key keys[PERFCTR_SORT_NR];
 	size_t nr_keys;
 	enum perfctr_callgraph_order callgraph;
@@ -312,6 +323,13 @@ struct perfctr_profile *perfctr_profile__new(const struct perfctr_profile_opts *
 	memcpy(prof->keys, keys, nr * sizeof(*keys));
 	prof->nr_keys = nr;
 	prof->callgraph = PC_OPTS_GET(opts, callgraph, PERFCTR_CALLGRAPH_NONE);
+	if (PC_OPTS_GET(opts, stable_strings, false)) {
+		prof->fcache = calloc(FCACHE_SIZE, sizeof(*prof->fcache));
+		if (!prof->fcache) {
+			perfctr_profile__delete(prof);
+			return NULL;
+		}
+	}
 	prof->unknown_dso = strtab_intern(&prof->strs, "[unknown]");
 	if (prof->unknown_dso < 0 || tree_new_node(&prof->stacks, 0) < 0) {
 		perfctr_profile__delete(prof);
@@ -335,6 +353,7 @@ void perfctr_profile__delete(struct perfctr_profile *prof)
 	free(prof->order);
 	free(prof->frames);
 	free(prof->frame_slots);
+	free(prof->fcache);
 	free(prof->graphs.nodes);
 	free(prof->stacks.nodes);
 	strtab_free(&prof->strs);
@@ -374,8 +393,38 @@ static const char *base_name(const char *path)
 	return slash && slash[1] ? slash + 1 : path;
 }
 
+static int64_t intern_frame_slow(struct perfctr_profile *prof,
+				 const struct perfctr_frame *f);
+
 static int64_t intern_frame(struct perfctr_profile *prof,
 			    const struct perfctr_frame *f)
+{
+	struct fcache_slot *slot;
+	uint64_t key;
+	int64_t id;
+
+	if (!prof->fcache)
+		return intern_frame_slow(prof, f);
+	key = (uint64_t)(uintptr_t)f->sym * 31 + (uint64_t)(uintptr_t)f->dso +
+	      (f->sym ? 0 : f->addr) + f->kernel;
+	slot = &prof->fcache[mix64(key) & (FCACHE_SIZE - 1)];
+	if (slot->used && slot->sym == f->sym && slot->dso == f->dso &&
+	    slot->kernel == f->kernel && (f->sym || slot->addr == f->addr))
+		return slot->id;
+	id = intern_frame_slow(prof, f);
+	if (id >= 0) {
+		slot->used = true;
+		slot->sym = f->sym;
+		slot->dso = f->dso;
+		slot->addr = f->addr;
+		slot->kernel = f->kernel;
+		slot->id = (uint32_t)id;
+	}
+	return id;
+}
+
+static int64_t intern_frame_slow(struct perfctr_profile *prof,
+				 const struct perfctr_frame *f)
 {
 	char buf[512];
 	int64_t name, dso, flame;
