@@ -46,7 +46,10 @@ struct perfctr_msg {
 	int32_t cpu;		/* CPU it ran on, -1 when unknown */
 	uint16_t active_set;	/* the set that was active */
 	uint16_t reserved1;
-	uint32_t reserved2;
+	/* Number of the message among the session's overflow messages,
+	 * from 1 (0: none); names the values recorded with it, see
+	 * perfctr_session__msg_values(). */
+	uint32_t seq;
 	uint64_t ip;		/* instruction pointer at the overflow, 0 if unknown */
 	uint64_t ovfl_mask;	/* bit i: session event i overflowed (i < 64) */
 	uint64_t time;		/* CLOCK_MONOTONIC ns of the overflow */

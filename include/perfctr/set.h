@@ -280,6 +280,35 @@ PERFCTR_API int perfctr_session__notify(struct perfctr_session *session,
 					const struct perfctr_sampling *ctl);
 
 /**
+ * perfctr_session__notify_record() - record, with each overflow message
+ * of notifying event @idx, the values of the events in @mask (bit i:
+ * session event i; perfmon2's reg_smpl_pmds).  Every event in @mask must
+ * be in @idx's group (so in its set); @idx itself may be in it.  The
+ * kernel reads the group at the overflow (PERF_SAMPLE_READ), so the
+ * values are exact, taken at the overflowing event: the raw counts on the
+ * unit that overflowed since attach.  @mask 0 records nothing.  Call
+ * after perfctr_session__notify(), while detached.
+ * Return: 0, -EBUSY attached, -EINVAL (@idx not notifying, an event of
+ * @mask missing or outside the group).
+ */
+PERFCTR_API int perfctr_session__notify_record(struct perfctr_session *session,
+					       size_t idx, uint64_t mask);
+
+/**
+ * perfctr_session__msg_values() - the values recorded with @msg (read
+ * from the session's queue): value k is that of the k-th lowest event of
+ * the record mask of the message's counter.  Fills up to @n values.  The
+ * values of the last 1024 messages are kept (the queue's default
+ * capacity); a message read later has lost them.
+ * Return: the number of recorded values (may exceed @n); -ENOENT the
+ * message has none (no record mask, not an overflow message, or from
+ * another session); -ESTALE they were overwritten by later messages.
+ */
+PERFCTR_API int perfctr_session__msg_values(const struct perfctr_session *session,
+					    const struct perfctr_msg *msg,
+					    uint64_t *values, size_t n);
+
+/**
  * perfctr_session__notify_queue() - the session's notification queue,
  * created with @opts at the first call (later calls return it and ignore
  * @opts; NULL + EBUSY when attached without one).  Owned by the session.

@@ -416,10 +416,73 @@ TEST(sampling_controls_through_session)
 	perfctr_target__delete(t);
 }
 
+TEST(notify_records_group_values)
+{
+	/* getppid notifies every 100 calls and records itself and getpid
+	 * (same group); the thread makes two getpid calls before each
+	 * getppid, so at the k-th overflow the values are 100k and 200k. */
+	struct perfctr_session *s = session_with("{" TP_GETPPID "," TP_GETPID "},"
+						 TP_GETPID, 0);
+	struct perfctr_target *t = perfctr_target__new_self();
+	PERFCTR_OPTS(perfctr_notify_opts, qopts, .flags = PERFCTR_NOTIFY_NONBLOCK);
+	struct perfctr_msg msgs[16];
+	uint64_t values[3];
+	int n;
+
+	REQUIRE(t);
+	CHECK_EQ_INT(perfctr_session__notify_record(s, 0, 3), -EINVAL);
+	REQUIRE(perfctr_session__notify(s, 0, 100, NULL) == 0);
+	CHECK_EQ_INT(perfctr_session__notify_record(s, 0, 1u << 2), -EINVAL);
+	CHECK_EQ_INT(perfctr_session__notify_record(s, 0, 1u << 3), -EINVAL);
+	CHECK_EQ_INT(perfctr_session__notify_record(s, 1, 1), -EINVAL);
+	REQUIRE(perfctr_session__notify_record(s, 0, 3) == 0);
+	REQUIRE(perfctr_session__set_signal(s, SIGRTMIN + 6, 0) == 0);
+	REQUIRE(perfctr_session__notify_queue(s, &qopts));
+	REQUIRE(perfctr_session__attach(s, t) == 0);
+	CHECK_EQ_INT(perfctr_session__notify_record(s, 0, 1), -EBUSY);
+	REQUIRE(perfctr_session__start(s) == 0);
+	for (int i = 0; i < 1050; i++) {
+		do_getpid(2);
+		do_getppid(1);
+	}
+	REQUIRE(perfctr_session__stop(s) == 0);
+	n = (int)perfctr_notify__read(perfctr_session__notify_queue(s, NULL),
+				      msgs, sizeof(msgs));
+	REQUIRE(n > 0);
+	n /= (int)sizeof(msgs[0]);
+	CHECK_EQ_INT(n, 10);
+	for (int k = 1; k <= n && k <= 16; k++) {
+		const struct perfctr_msg *m = &msgs[k - 1];
+
+		CHECK_EQ_U64(m->ovfl_mask, 1);
+		CHECK(m->seq != 0);
+		if (k > 1)
+			CHECK_EQ_U64(m->seq, msgs[k - 2].seq + 1);
+		values[0] = values[1] = values[2] = 0;
+		CHECK_EQ_INT(perfctr_session__msg_values(s, m, values, 3), 2);
+		CHECK_EQ_U64(values[0], 100 * (uint64_t)k);
+		CHECK_EQ_U64(values[1], 200 * (uint64_t)k);
+		CHECK_EQ_U64(values[2], 0);
+		/* Too small a buffer: the count, and only what fits. */
+		values[1] = 7;
+		CHECK_EQ_INT(perfctr_session__msg_values(s, m, values, 1), 2);
+		CHECK_EQ_U64(values[1], 7);
+	}
+	/* A message without recorded values. */
+	msgs[0].seq = 0;
+	CHECK_EQ_INT(perfctr_session__msg_values(s, &msgs[0], values, 3), -ENOENT);
+	REQUIRE(perfctr_session__read(s) == 0);
+	CHECK_EQ_U64(value_of(s, 0), 1050);
+	CHECK_EQ_U64(value_of(s, 1), 2100);
+	perfctr_session__delete(s);
+	perfctr_target__delete(t);
+}
+
 TEST_MAIN(TEST_CASE(set_life_cycle),
 	  TEST_CASE(switch_after_overflows_sums_exact),
 	  TEST_CASE(manual_switch_and_estimates),
 	  TEST_CASE(timeout_switches_on_run_time),
 	  TEST_CASE(notifications_self),
 	  TEST_CASE(blocking_notifications_stop_the_target),
-	  TEST_CASE(sampling_controls_through_session))
+	  TEST_CASE(sampling_controls_through_session),
+	  TEST_CASE(notify_records_group_values))

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -26,6 +27,14 @@
 #include "sys/sys.h"
 
 #define MAX_WATCHED 64		/* events with an overflow role: index < 64 */
+#define REC_SLOTS 1024		/* messages whose recorded values are kept */
+
+/* The values recorded with one message (slot seq % REC_SLOTS). */
+struct rec_slot {
+	_Atomic uint32_t seq;	/* message number, 0: empty */
+	uint32_t event;		/* the notifying event */
+	uint32_t nr;		/* values in rec_values[slot * rec_width] */
+};
 
 struct set_def {
 	uint16_t id;
@@ -40,6 +49,7 @@ struct event_ctl {
 	uint64_t switch_after;		/* 0: not a switch counter */
 	bool notify;
 	bool has_sampling;
+	uint64_t record_mask;		/* events recorded with each message */
 	struct perfctr_sampling sampling;
 	uint64_t rng;
 	uint64_t period;		/* the sample_period asked for */
@@ -78,6 +88,12 @@ struct pc_sets {
 	pid_t owner_tid;
 	struct perfctr_notify *queue;
 	uint64_t carried_missed;
+	/* Message numbers and recorded values; kept after detach, for the
+	 * messages still queued. */
+	_Atomic uint32_t next_seq;
+	struct rec_slot *rec_slots;
+	uint64_t *rec_values;
+	size_t rec_width;
 
 	/* While attached. */
 	struct pc_rotor *rotor;
@@ -151,6 +167,8 @@ void pc_sets_free(struct pc_sets *sets)
 	if (!sets)
 		return;
 	perfctr_notify__delete(sets->queue);
+	free(sets->rec_slots);
+	free(sets->rec_values);
 	free(sets->defs);
 	free(sets->ev);
 	free(sets);
@@ -349,9 +367,63 @@ int perfctr_session__notify(struct perfctr_session *s, size_t idx,
 	/* What a message needs from each overflow; PERF_SAMPLE_PERIOD is
 	 * left out (kernel-facts 2). */
 	s->events[idx].attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID |
-					  PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
+					  PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+					  (ec->record_mask ? PERF_SAMPLE_READ : 0);
 	s->events[idx].attr.wakeup_events = 1;
 	return 0;
+}
+
+int perfctr_session__notify_record(struct perfctr_session *s, size_t idx,
+				   uint64_t mask)
+{
+	if (!s || idx >= s->nr_events || !s->sets || idx >= s->sets->nr_ev ||
+	    !s->sets->ev[idx].notify)
+		return pc_err(EINVAL);
+	for (size_t j = 0; j < 64; j++)
+		if ((mask & (1ull << j)) &&
+		    (j >= s->nr_events || s->events[j].group != s->events[idx].group))
+			return pc_err(EINVAL);
+	if (s->attached)
+		return pc_err(EBUSY);
+	s->sets->ev[idx].record_mask = mask;
+	/* The sample reads the whole group (the session's read_format has
+	 * PERF_FORMAT_GROUP | PERF_FORMAT_ID); with inherit the kernel wants
+	 * PERF_SAMPLE_TID too, which a notifying counter has. */
+	if (mask)
+		s->events[idx].attr.sample_type |= PERF_SAMPLE_READ;
+	else
+		s->events[idx].attr.sample_type &= ~(uint64_t)PERF_SAMPLE_READ;
+	return 0;
+}
+
+int perfctr_session__msg_values(const struct perfctr_session *s,
+				const struct perfctr_msg *msg,
+				uint64_t *values, size_t n)
+{
+	const struct pc_sets *sets = s ? s->sets : NULL;
+	struct rec_slot *slot;
+	uint32_t nr, event;
+
+	if (!sets || !msg)
+		return pc_err(EINVAL);
+	if (msg->type != PERFCTR_MSG_OVFL || !msg->seq || !sets->rec_slots ||
+	    !msg->ovfl_mask)
+		return pc_err(ENOENT);
+	event = (uint32_t)__builtin_ctzll(msg->ovfl_mask);
+	if (event >= sets->nr_ev || !sets->ev[event].record_mask)
+		return pc_err(ENOENT);
+	slot = &sets->rec_slots[msg->seq % REC_SLOTS];
+	if (atomic_load_explicit(&slot->seq, memory_order_acquire) != msg->seq ||
+	    slot->event != event)
+		return pc_err(ESTALE);
+	nr = slot->nr;
+	for (size_t k = 0; k < n && k < nr; k++)
+		values[k] = sets->rec_values[(msg->seq % REC_SLOTS) * sets->rec_width + k];
+	/* A writer reuses the slot only REC_SLOTS messages later. */
+	atomic_thread_fence(memory_order_acquire);
+	if (atomic_load_explicit(&slot->seq, memory_order_relaxed) != msg->seq)
+		return pc_err(ESTALE);
+	return (int)nr;
 }
 
 struct perfctr_notify *perfctr_session__notify_queue(struct perfctr_session *s,
@@ -461,10 +533,48 @@ static void ring_copy(const struct note_ring *ring, size_t data_size,
 		out[i] = data[(off + i) & (data_size - 1)];
 }
 
-/* Queue one message per sample in @ring.  Signal context. */
-static void drain_ring(struct pc_sets *sets, struct note_ring *ring,
-		       size_t event, uint16_t set_id)
+/* Store the values of @event's record mask from the group read at ring
+ * offset @off (nr, time enabled, time running, {value, id}...) in the
+ * slot of message @seq.  Signal context. */
+static void record_values(struct perfctr_session *s, struct note_ring *ring,
+			  size_t data_size, uint64_t off, uint64_t end,
+			  size_t event, size_t unit, uint32_t seq)
 {
+	struct pc_sets *sets = s->sets;
+	struct rec_slot *slot = &sets->rec_slots[seq % REC_SLOTS];
+	uint64_t *out = &sets->rec_values[(seq % REC_SLOTS) * sets->rec_width];
+	uint64_t mask = sets->ev[event].record_mask, nr = 0;
+	uint32_t k = 0;
+
+	atomic_store_explicit(&slot->seq, 0, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	if (off + sizeof(nr) <= end)
+		ring_copy(ring, data_size, off, &nr, sizeof(nr));
+	for (size_t j = 0; j < 64 && k < sets->rec_width; j++) {
+		uint64_t id = pc_slot(s, j, unit)->id, entry[2];
+
+		if (!(mask & (1ull << j)))
+			continue;
+		out[k] = 0;	/* not open on this unit: 0 */
+		for (uint64_t m = 0; m < nr && off + 24 + 16 * (m + 1) <= end; m++) {
+			ring_copy(ring, data_size, off + 24 + 16 * m, entry, sizeof(entry));
+			if (entry[1] == id && pc_slot(s, j, unit)->fd >= 0) {
+				out[k] = entry[0];
+				break;
+			}
+		}
+		k++;
+	}
+	slot->event = (uint32_t)event;
+	slot->nr = k;
+	atomic_store_explicit(&slot->seq, seq, memory_order_release);
+}
+
+/* Queue one message per sample in @ring.  Signal context. */
+static void drain_ring(struct perfctr_session *s, struct note_ring *ring,
+		       size_t event, size_t unit, uint16_t set_id)
+{
+	struct pc_sets *sets = s->sets;
 	struct perf_event_mmap_page *page = ring->base;
 	size_t data_size = sys_page_size() * sets->ring_pages;
 	uint64_t head = __atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE);
@@ -492,6 +602,13 @@ static void drain_ring(struct pc_sets *sets, struct note_ring *ring,
 			msg.time = body.time;
 			msg.active_set = set_id;
 			msg.ovfl_mask = 1ull << event;
+			msg.seq = atomic_fetch_add(&sets->next_seq, 1) + 1;
+			if (!msg.seq)	/* 0 is "none": skip it on wrap */
+				msg.seq = atomic_fetch_add(&sets->next_seq, 1) + 1;
+			if (sets->ev[event].record_mask && sets->rec_slots)
+				record_values(s, ring, data_size,
+					      tail + sizeof(hdr) + sizeof(body),
+					      tail + hdr.size, event, unit, msg.seq);
 			perfctr_notify__push(sets->queue, &msg);
 		}
 		tail += hdr.size;
@@ -533,8 +650,8 @@ static void on_overflow(struct pc_ovf *ovf, uint64_t new_mask,
 			continue;
 		w->seen[i] = total;
 		if (ec->notify && sets->rings && sets->queue)
-			drain_ring(sets, &sets->rings[e * s->nr_units + w->unit], e,
-				   set_id);
+			drain_ring(s, &sets->rings[e * s->nr_units + w->unit], e,
+				   w->unit, set_id);
 		if (ec->has_sampling) {
 			const struct perfctr_sampling *ctl = &ec->sampling;
 			int fd = pc_slot(s, e, w->unit)->fd;
@@ -765,6 +882,27 @@ static int map_rings(struct perfctr_session *s)
 		any |= sets->ev[e].notify;
 	if (!any || !sets->queue)
 		return 0;
+	for (size_t e = 0; e < s->nr_events; e++) {
+		size_t width = (size_t)__builtin_popcountll(sets->ev[e].record_mask);
+
+		if (!sets->ev[e].notify || width <= sets->rec_width)
+			continue;
+		/* Detached, so no handler writes the slots now. */
+		free(sets->rec_values);
+		sets->rec_values = calloc(REC_SLOTS * width, sizeof(uint64_t));
+		if (!sets->rec_values) {
+			sets->rec_width = 0;
+			return -ENOMEM;
+		}
+		sets->rec_width = width;
+		free(sets->rec_slots);
+		sets->rec_slots = NULL;
+	}
+	if (sets->rec_width && !sets->rec_slots) {
+		sets->rec_slots = calloc(REC_SLOTS, sizeof(*sets->rec_slots));
+		if (!sets->rec_slots)
+			return -ENOMEM;
+	}
 	sets->ring_pages = 1;
 	sets->rings = calloc(s->nr_events * s->nr_units, sizeof(*sets->rings));
 	if (!sets->rings)
@@ -988,7 +1126,7 @@ void pc_sets_detach(struct perfctr_session *s)
 			for (size_t u = 0; e < sets->nr_ev && sets->ev[e].notify &&
 					   u < s->nr_units; u++)
 				if (sets->rings[e * s->nr_units + u].base)
-					drain_ring(sets, &sets->rings[e * s->nr_units + u], e,
+					drain_ring(s, &sets->rings[e * s->nr_units + u], e, u,
 						   sets->rotor ? active_id(sets) : sets->ev[e].set);
 	fold_accounting(s);
 	undo_attach(s);
