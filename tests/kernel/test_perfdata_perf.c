@@ -190,7 +190,11 @@ TEST(we_read_perf_record_file)
 	 * this rate the kernel may throttle or the ring overflow: at most N
 	 * from the workload's thread.  (Under the sanitizers LeakSanitizer's
 	 * tracer thread adds a few getppid calls of its own at exit.) */
-	CHECK(main_tid > 0 && main_tid <= N);
+	if (!(main_tid > 0 && main_tid <= N))
+		test_fail(__FILE__, __LINE__, "%" PRIu64 " samples of tid %u "
+			  "(first sample's), want 1..%d; %" PRIu64 " samples in "
+			  "all, %" PRIu64 " comms", main_tid, tid, N, samples,
+			  comms);
 	unlink(file);
 }
 
