@@ -76,14 +76,23 @@ def threads_have_their_own_tids():
 def cpu_list_records_the_cpu():
     need_tp()
     out = tmpfile("cpu.data")
-    r = record(out, "-C", "0", "-e", TP, "-c", "1", "--",
+    # Other tasks on CPU 0 may call getppid too (thousands on a busy
+    # machine): a large ring keeps them from crowding ours out.
+    r = record(out, "-C", "0", "-m", "1024", "-e", TP, "-c", "1", "--",
                "taskset", "-c", "0", work(), "pid", "getppid", "500")
     check(r.returncode == 0, r.stderr)
     pid = int(r.stdout.split()[0])
     lines = script_lines(out)
     mine = [l for l in lines if re.search(r"\s%d/%d\s" % (pid, pid), l)]
-    # Other tasks on CPU 0 may call getppid too; ours are exact.
-    check(len(mine) == 500, len(mine))
+    rep = report_json(out)
+    lost = rep["lost"] + rep["lost_samples"]
+    # Ours are exact when nothing was lost; when the ring still
+    # overflowed, only that none are extra and the lost cover the gap.
+    if lost == 0:
+        check(len(mine) == 500, len(mine))
+    else:
+        check(len(mine) <= 500 and len(mine) + lost >= 500,
+              (len(mine), lost, rep))
     check(all("[000]" in l for l in lines), [l for l in lines if "[000]" not in l][:3])
 
 
