@@ -22,6 +22,7 @@
 #include <perfctr/perfctr.h>
 #include <perfctr/set.h>
 
+#include "json-out.h"
 #include "perfex.h"
 #include "stat.h"
 
@@ -146,20 +147,6 @@ static const char *status_name(int status)
 	}
 }
 
-static void json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(out, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(out, "\\u%04x", *s);
-		else
-			fputc(*s, out);
-	}
-	fputc('"', out);
-}
-
 static void json_number(FILE *out, double v)
 {
 	if (isfinite(v))
@@ -202,7 +189,7 @@ static void print(FILE *out, struct perfctr_session *s, const struct sets_opts *
 				continue;
 			if (o->json) {
 				fprintf(out, "%s{\"name\":", first ? "" : ",");
-				json_string(out, name);
+				jout_str(out, name);
 				fputs(",\"value\":", out);
 				json_number(out, est.value);
 				fputs(",\"error\":", out);

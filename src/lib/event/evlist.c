@@ -55,18 +55,6 @@ static int grow(struct perfctr_evlist *list)
 	return 0;
 }
 
-static char *dup_or_null(const char *s, bool *failed)
-{
-	char *copy;
-
-	if (!s)
-		return NULL;
-	copy = strdup(s);
-	if (!copy)
-		*failed = true;
-	return copy;
-}
-
 /*
  * Groups are contiguous: a member may only join the group of the last
  * event, so consumers can open a group by walking forward from its leader.
@@ -91,10 +79,10 @@ int pc_evlist_push(struct perfctr_evlist *list, const struct pc_evsel_desc *desc
 	memset(&ev, 0, sizeof(ev));
 	ev.attr = *desc->attr;
 	ev.attr.size = sizeof(ev.attr);
-	ev.name = dup_or_null(desc->name, &failed);
-	ev.pmu = dup_or_null(desc->pmu ? desc->pmu : "", &failed);
-	ev.unit = dup_or_null(desc->unit ? desc->unit : "", &failed);
-	ev.cpus = dup_or_null(desc->cpus, &failed);
+	ev.name = pc_strdup_or_null(desc->name, &failed);
+	ev.pmu = pc_strdup_or_null(desc->pmu ? desc->pmu : "", &failed);
+	ev.unit = pc_strdup_or_null(desc->unit ? desc->unit : "", &failed);
+	ev.cpus = pc_strdup_or_null(desc->cpus, &failed);
 	ev.scale = desc->scale != 0.0 ? desc->scale : 1.0;
 	ev.leader = desc->leader == (size_t)-1 ? list->nr : desc->leader;
 	if (failed) {
