@@ -143,5 +143,88 @@ TEST(group_gives_ipc)
 	CHECK_STR(ins->metric_unit, "insn per cycle");
 }
 
+/* Run perfex with @argv (after "perfex", NULL-terminated), its stdout
+ * and stderr together into @buf.  Return its exit status, or -1. */
+static int run_capture(const char *const *argv, char *buf, size_t size)
+{
+	char out[] = "/tmp/perfex-hw-out-XXXXXX";
+	const char *args[32];
+	int fd, status, i = 0;
+	ssize_t n;
+	pid_t pid;
+
+	fd = mkstemp(out);
+	if (fd < 0)
+		return -1;
+	unlink(out);
+	args[i++] = test_build_path("perfex");
+	for (; *argv && i < 31; argv++)
+		args[i++] = *argv;
+	args[i] = NULL;
+	pid = fork();
+	if (pid == 0) {
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execv(args[0], (char *const *)args);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) {
+		close(fd);
+		return -1;
+	}
+	n = pread(fd, buf, size - 1, 0);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return WEXITSTATUS(status);
+}
+
+/* `perfex record -e cycles:u -c P` of the fixed loop writes one sample per
+ * P user-mode cycles of the whole command, as perfex counts them, and the
+ * report puts the loop's program on top.  Under -icount shift=0 a cycle is
+ * an instruction, so the count is reproducible; one sample of slack for the
+ * couple of instructions a run may differ by (test_hw_count). */
+TEST(record_cycles_sample_count_and_top)
+{
+	const char *stat_argv[] = { "-e", "cycles:u", "--",
+				    test_build_path("tests/workload/pcwork"),
+				    "insnloop", LOOPS, NULL };
+	const char *file = "/tmp/perfex-hw-record.data";
+	const char *rec_argv[] = { "record", "-e", "cycles:u", "-c", "100000",
+				   "-o", file, "--",
+				   test_build_path("tests/workload/pcwork"),
+				   "insnloop", LOOPS, NULL };
+	const char *rep_argv[] = { "report", "-i", file, "--stdio", NULL };
+	static char buf[65536];
+	unsigned long long cycles, samples, expect;
+	struct row rows[4];
+	const char *p, *top;
+	int n;
+
+	hw_require_lane();
+	n = run_perfex(stat_argv, rows, 4);
+	REQUIRE(n == 1);
+	cycles = strtoull(rows[0].value, NULL, 10);
+	REQUIRE(cycles >= 4 * strtoull(LOOPS, NULL, 10));
+	expect = cycles / 100000;
+
+	REQUIRE(run_capture(rec_argv, buf, sizeof(buf)) == 0);
+	p = strstr(buf, "perfex record: ");
+	REQUIRE(p);
+	samples = strtoull(p + strlen("perfex record: "), NULL, 10);
+	CHECK(samples + 1 >= expect && samples <= expect + 1);
+	CHECK(strstr(buf, "; 0 samples lost") != NULL);
+
+	REQUIRE(run_capture(rep_argv, buf, sizeof(buf)) == 0);
+	unlink(file);
+	/* The first profile row: the first line that is not a comment. */
+	for (top = buf; top && (*top == '#' || *top == '\n');
+	     top = strchr(top, '\n'), top = top ? top + 1 : NULL)
+		;
+	REQUIRE(top);
+	if (!strstr(top, "pcwork"))
+		test_fail(__FILE__, __LINE__, "top row is not pcwork's: %.200s", top);
+}
+
 TEST_MAIN(TEST_CASE(default_events_count_cycles_and_instructions),
-	  TEST_CASE(group_gives_ipc))
+	  TEST_CASE(group_gives_ipc),
+	  TEST_CASE(record_cycles_sample_count_and_top))

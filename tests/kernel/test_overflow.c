@@ -25,26 +25,13 @@
 
 static int getppid_id(void)
 {
-	static const char *const paths[] = {
-		"/sys/kernel/tracing/events/syscalls/sys_enter_getppid/id",
-		"/sys/kernel/debug/tracing/events/syscalls/sys_enter_getppid/id",
-	};
-	size_t i;
+	long long id;
 
 	test_require_tracefs();
-	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
-		FILE *f = fopen(paths[i], "r");
-		int id = -1;
-
-		if (!f)
-			continue;
-		if (fscanf(f, "%d", &id) != 1)
-			id = -1;
-		fclose(f);
-		if (id >= 0)
-			return id;
-	}
-	test_skip("no syscalls:sys_enter_getppid tracepoint");
+	id = test_tracepoint_id("syscalls:sys_enter_getppid");
+	if (id < 0)
+		test_skip("no syscalls:sys_enter_getppid tracepoint");
+	return (int)id;
 }
 
 static int open_tp(uint64_t period, int group_fd, int disabled)
@@ -101,13 +88,6 @@ static void install(int signo)
 	REQUIRE(sigaction(signo, &sa, NULL) == 0);
 }
 
-static __attribute__((noinline)) void calls(int n)
-{
-	int i;
-
-	for (i = 0; i < n; i++)
-		syscall(SYS_getppid);
-}
 
 static uint64_t read_value(int fd, size_t idx)
 {
@@ -143,7 +123,7 @@ static void run_single(bool resume, int *signals, uint64_t *count)
 	nr_signals = 0;
 	resume_in_handler = resume;
 	REQUIRE(ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) == 0);
-	calls(N);
+	do_getppid(N);
 	REQUIRE(ioctl(fd, PERF_EVENT_IOC_DISABLE, 0) == 0);
 	*signals = nr_signals;
 	*count = read_value(fd, 0);

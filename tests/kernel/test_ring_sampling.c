@@ -27,25 +27,13 @@
 
 static int getppid_id(void)
 {
-	static const char *const paths[] = {
-		"/sys/kernel/tracing/events/syscalls/sys_enter_getppid/id",
-		"/sys/kernel/debug/tracing/events/syscalls/sys_enter_getppid/id",
-	};
+	long long id;
 
 	test_require_tracefs();
-	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
-		FILE *f = fopen(paths[i], "r");
-		int id = -1;
-
-		if (!f)
-			continue;
-		if (fscanf(f, "%d", &id) != 1)
-			id = -1;
-		fclose(f);
-		if (id >= 0)
-			return id;
-	}
-	test_skip("no syscalls:sys_enter_getppid tracepoint");
+	id = test_tracepoint_id("syscalls:sys_enter_getppid");
+	if (id < 0)
+		test_skip("no syscalls:sys_enter_getppid tracepoint");
+	return (int)id;
 }
 
 /* One fd kept open on the tracepoint: closing the last one costs
@@ -78,11 +66,6 @@ static void tp_attr(struct perf_event_attr *attr, uint64_t period,
 	attr->read_format = read_format;
 }
 
-static void calls(int n)
-{
-	for (int i = 0; i < n; i++)
-		syscall(SYS_getppid);
-}
 
 static bool pin_to_cpu(int cpu)
 {
@@ -237,7 +220,7 @@ TEST(per_thread_exact)
 	t.check_read = true;
 	t.read_next = PERIOD;
 	REQUIRE(perfctr_sampler__enable(s) == 0);
-	calls(N);
+	do_getppid(N);
 	REQUIRE(perfctr_sampler__disable(s) == 0);
 	drain_all(s, &t);
 	CHECK_EQ_U64(t.samples, N / PERIOD);
@@ -305,7 +288,7 @@ TEST(default_mode_inherit)
 			_exit(3);
 		if (g > 0)
 			waitpid(g, NULL, 0);
-		calls(N);
+		do_getppid(N);
 		_exit(0);
 	}
 	close(go[0]);
@@ -374,7 +357,7 @@ TEST(cpu_mode_filtered)
 	t.s = s;
 	t.want_cpu = 0;
 	REQUIRE(perfctr_sampler__enable(s) == 0);
-	calls(N);
+	do_getppid(N);
 	REQUIRE(perfctr_sampler__disable(s) == 0);
 	drain_all(s, &t);
 	CHECK_EQ_U64(t.samples, N / PERIOD);
@@ -409,9 +392,9 @@ TEST(tiny_ring_lost_accounting)
 	t.s = s;
 	t.want_cpu = -1;
 	REQUIRE(perfctr_sampler__enable(s) == 0);
-	calls(N);
+	do_getppid(N);
 	drain_all(s, &t);
-	calls(1);		/* lets the kernel write its LOST record */
+	do_getppid(1);		/* lets the kernel write its LOST record */
 	REQUIRE(perfctr_sampler__disable(s) == 0);
 	drain_all(s, &t);
 	REQUIRE(perfctr_sampler__stats(s, &st, &kernel_lost) == 0);
@@ -447,7 +430,7 @@ TEST(overwrite_ring_newest_first)
 	t.want_cpu = -1;
 	t.descending = true;
 	REQUIRE(perfctr_sampler__enable(s) == 0);
-	calls(N);
+	do_getppid(N);
 	drain_all(s, &t);
 	REQUIRE(perfctr_sampler__disable(s) == 0);
 	/* 16 + 8 (+ 8 lost) bytes a sample: at least 100 fit in a page. */
@@ -502,7 +485,7 @@ TEST(shared_ring_two_events)
 	CHECK(perfctr_sampler__attr(s, 0)->sample_type & PERF_SAMPLE_IDENTIFIER);
 	CHECK_EQ_U64(perfctr_sampler__nr_rings(s), 1);
 	REQUIRE(perfctr_sampler__enable(s) == 0);
-	calls(N);
+	do_getppid(N);
 	for (int i = 0; i < 1000; i++)
 		syscall(SYS_getpid);
 	REQUIRE(perfctr_sampler__disable(s) == 0);
@@ -544,10 +527,10 @@ TEST(wakeup_events_poll)
 	pfd.fd = perfctr_ring__fd(perfctr_sampler__rings(s)[0]);
 	pfd.events = POLLIN;
 	REQUIRE(perfctr_sampler__enable(s) == 0);
-	calls(9);
+	do_getppid(9);
 	pfd.revents = 0;
 	CHECK_EQ_INT(poll(&pfd, 1, 0), 0);
-	calls(1);
+	do_getppid(1);
 	pfd.revents = 0;
 	CHECK_EQ_INT(poll(&pfd, 1, 0), 1);
 	CHECK(pfd.revents & POLLIN);
@@ -592,7 +575,7 @@ TEST(system_wide_filtered)
 	t.s = s;
 	t.want_cpu = 0;
 	REQUIRE(perfctr_sampler__enable(s) == 0);
-	calls(N);
+	do_getppid(N);
 	REQUIRE(perfctr_sampler__disable(s) == 0);
 	drain_all(s, &t);
 	CHECK_EQ_U64(t.samples, N / PERIOD);
@@ -623,10 +606,10 @@ TEST(watermark_poll)
 	pfd.fd = perfctr_ring__fd(perfctr_sampler__rings(s)[0]);
 	pfd.events = POLLIN;
 	REQUIRE(perfctr_sampler__enable(s) == 0);
-	calls(100);
+	do_getppid(100);
 	pfd.revents = 0;
 	CHECK_EQ_INT(poll(&pfd, 1, 0), 0);
-	calls(200);
+	do_getppid(200);
 	pfd.revents = 0;
 	CHECK_EQ_INT(poll(&pfd, 1, 0), 1);
 	REQUIRE(perfctr_sampler__disable(s) == 0);

@@ -19,7 +19,6 @@
 #include "core/overflow.h"
 #include "core/rotate.h"
 #include "sys/sys.h"
-#include "sys/tracefs.h"
 #include "test.h"
 
 #define READ_FMT (PERF_FORMAT_GROUP | PERF_FORMAT_ID |			\
@@ -27,14 +26,15 @@
 
 static uint64_t tp_id(const char *name)
 {
-	char root[4096];
-	uint64_t id;
+	char spec[128];
+	long long id;
 
 	test_require_tracefs();
-	if (pc_tracefs_root(NULL, root, sizeof(root)) ||
-	    pc_tracefs_id(root, "syscalls", name, &id))
+	snprintf(spec, sizeof(spec), "syscalls:%s", name);
+	id = test_tracepoint_id(spec);
+	if (id < 0)
 		test_skip("no syscalls:%s tracepoint", name);
-	return id;
+	return (uint64_t)id;
 }
 
 /* Opened on the calling thread; a leader disabled, a member enabled. */
@@ -75,18 +75,6 @@ static uint64_t fd_id(int fd)
 	return id;
 }
 
-static __attribute__((noinline)) void getppids(long n)
-{
-	for (long i = 0; i < n; i++)
-		syscall(SYS_getppid);
-}
-
-static __attribute__((noinline)) void getpids(long n)
-{
-	for (long i = 0; i < n; i++)
-		syscall(SYS_getpid);
-}
-
 static uint64_t slice_count(struct pc_rotor *r, size_t event)
 {
 	return pc_rotor__slices(r, event)->count;
@@ -117,14 +105,14 @@ TEST(manual_switch_exact)
 		CHECK_EQ_INT(pc_rotor__add_group(r, 1, ev_b, 1, &b_lead, id_b), -EINVAL);
 	}
 	CHECK_EQ_INT(pc_rotor__switch(r), -ENOTCONN);
-	getppids(50);		/* nothing is enabled yet */
+	do_getppid(50);		/* nothing is enabled yet */
 	REQUIRE(pc_rotor__start(r) == 0);
 	for (long k = 1; k <= 7; k++) {
 		size_t set = pc_rotor__active(r);
 
 		CHECK_EQ_U64(set, (size_t)(k - 1) % 2);
-		getppids(100 * k);
-		getpids(10 * k);
+		do_getppid(100 * k);
+		do_getpid(10 * k);
 		want_ppid[set] += 100 * k;
 		if (set == 0)
 			want_pid += 10 * k;
@@ -132,7 +120,7 @@ TEST(manual_switch_exact)
 			REQUIRE(pc_rotor__switch(r) == 0);
 	}
 	REQUIRE(pc_rotor__stop(r) == 0);
-	getppids(50);		/* stopped: not counted */
+	do_getppid(50);		/* stopped: not counted */
 	CHECK_EQ_U64(slice_count(r, 0), want_ppid[0]);
 	CHECK_EQ_U64(slice_count(r, 1), want_pid);
 	CHECK_EQ_U64(slice_count(r, 2), want_ppid[1]);
@@ -154,7 +142,7 @@ TEST(manual_switch_exact)
 	CHECK_EQ_U64(pc_rotor__missed(r), 0);
 	/* Start again: the set active at stop carries on. */
 	REQUIRE(pc_rotor__start(r) == 0);
-	getppids(30);
+	do_getppid(30);
 	REQUIRE(pc_rotor__stop(r) == 0);
 	CHECK_EQ_U64(slice_count(r, 0), want_ppid[0] + 30);
 	pc_rotor__delete(r);
@@ -221,7 +209,7 @@ TEST(switch_after_overflows_exact)
 	}
 	REQUIRE(pc_rotor__start(r) == 0);
 	/* 2 sets x ROUNDS runs x NOVF overflows x P calls. */
-	getppids(2L * ROUNDS * NOVF * P + 7);
+	do_getppid(2L * ROUNDS * NOVF * P + 7);
 	REQUIRE(pc_rotor__stop(r) == 0);
 	for (size_t i = 0; i < 2; i++)
 		REQUIRE(pc_rotor__set_stats(r, i, &st[i]) == 0);

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -18,7 +19,6 @@
 #include "core/sampctl.h"
 #include "perfctr/notify.h"
 #include "sys/sys.h"
-#include "sys/tracefs.h"
 #include "test.h"
 
 #define READ_FMT (PERF_FORMAT_GROUP | PERF_FORMAT_ID |			\
@@ -27,14 +27,15 @@
 
 static uint64_t tp_id(const char *name)
 {
-	char root[4096];
-	uint64_t id;
+	char spec[128];
+	long long id;
 
 	test_require_tracefs();
-	if (pc_tracefs_root(NULL, root, sizeof(root)) ||
-	    pc_tracefs_id(root, "syscalls", name, &id))
+	snprintf(spec, sizeof(spec), "syscalls:%s", name);
+	id = test_tracepoint_id(spec);
+	if (id < 0)
 		test_skip("no syscalls:%s tracepoint", name);
-	return id;
+	return (uint64_t)id;
 }
 
 static int open_tp(const char *name, uint64_t period, int group_fd)

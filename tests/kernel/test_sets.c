@@ -317,21 +317,6 @@ TEST(notifications_self)
 	perfctr_target__delete(t);
 }
 
-static char proc_state(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return '?';
-	p = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	if (!p || !(p = strrchr(buf, ')')))
-		return '?';
-	return p[2];
-}
 
 TEST(blocking_notifications_stop_the_target)
 {
@@ -372,9 +357,9 @@ TEST(blocking_notifications_stop_the_target)
 		CHECK_EQ_U64(m.pid, w.pid);
 		CHECK_EQ_U64(m.tid, w.pid);
 		CHECK_EQ_U64(m.ovfl_mask, 1);
-		for (int i = 0; i < 2000 && proc_state(w.pid) != 'T'; i++)
+		for (int i = 0; i < 2000 && test_proc_state(w.pid) != 'T'; i++)
 			usleep(500);
-		stopped += proc_state(w.pid) == 'T';
+		stopped += test_proc_state(w.pid) == 'T';
 		CHECK_EQ_INT(perfctr_session__restart(s), 1);
 	}
 	CHECK_EQ_INT(msgs, 5);
