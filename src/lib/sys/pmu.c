@@ -302,6 +302,21 @@ static int load_type_and_cpus(const char *root, struct pc_pmu *pmu)
 	return 0;
 }
 
+bool pc_pmu_may_be_core(const char *sysfs_root, const char *name)
+{
+	char path[4096];
+
+	if (!strcmp(name, "cpu") || !strncmp(name, "cpu_", 4))
+		return true;
+	/* The rule of load_type_and_cpus(), from two stat()s: a core PMU
+	 * lists its CPUs in `cpus`; an uncore one names one in `cpumask`. */
+	if (pmu_path(path, sizeof(path), sysfs_root, name, "cpumask") ||
+	    access(path, F_OK) == 0)
+		return false;
+	return !pmu_path(path, sizeof(path), sysfs_root, name, "cpus") &&
+	       access(path, F_OK) == 0;
+}
+
 int pc_pmu_load(const char *sysfs_root, const char *name, struct pc_pmu **out)
 {
 	char dir[4096];

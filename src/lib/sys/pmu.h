@@ -59,6 +59,10 @@ struct pc_pmu {
 int pc_pmu_names(const char *sysfs_root, struct pc_dirlist *names);
 
 /* Load PMU @name.  Return 0, -ENODEV when it does not exist, -errno. */
+/* Whether PMU @name can be a core PMU (cpu, cpu_*, or one with a `cpus`
+ * file and no `cpumask`), without loading it. */
+bool pc_pmu_may_be_core(const char *sysfs_root, const char *name);
+
 int pc_pmu_load(const char *sysfs_root, const char *name, struct pc_pmu **out);
 void pc_pmu_free(struct pc_pmu *pmu);
 
