@@ -11,7 +11,7 @@ import time
 from pctest import (PERFEX, case, check, perfex, require_root,
                     require_tracefs, run_cases, skip, work)
 from sampletools import (TP, cleanup, perf_report, perf_script_count,
-                         record, report_json, require_perf, require_sampler,
+                         record, report_json, require_perf,
                          script_lines, script_pid_tids, spin_args, tmpfile,
                          top_row)
 
@@ -139,7 +139,6 @@ def attach_and_count(flag, *workload):
         started = wait_for_file(out, rec)
         if not started:
             o, e = rec.communicate(timeout=30)
-            require_sampler(subprocess.CompletedProcess([], rec.returncode, o, e))
             check(False, "perfex record did not start: " + e)
         time.sleep(0.05)
         w.communicate("go\n", timeout=30)
@@ -184,7 +183,6 @@ def sigint_leaves_a_valid_file():
     t0 = time.time()
     p.send_signal(signal.SIGINT)
     o, e = p.communicate(timeout=30)
-    require_sampler(subprocess.CompletedProcess([], p.returncode, o, e))
     check(time.time() - t0 < 5, "record took too long to stop")
     check(p.returncode == 0, e)
     check("interrupted" in e and "samples lost" in e, e)
@@ -214,7 +212,6 @@ def snapshot_on_sigusr2_keeps_the_newest():
             time.sleep(0.01)
         if p.poll() is not None:
             o, e = p.communicate()
-            require_sampler(subprocess.CompletedProcess([], p.returncode, o, e))
             check(False, "record ended early: " + e)
         p.send_signal(signal.SIGUSR2)
         time.sleep(0.3)
@@ -252,7 +249,6 @@ def default_event_is_announced():
     require_root()
     out = tmpfile("default.data")
     r = perfex("record", "-o", out, "--", work(), "spin", "100")
-    require_sampler(r)
     check(r.returncode == 0, r.stderr)
     if "no hardware 'cycles'" in r.stderr:
         check("cpu-clock" in r.stderr, r.stderr)
@@ -308,7 +304,6 @@ def command_errors_pass_through():
     out = tmpfile("err.data")
     r = perfex("record", "-q", "-o", out, "-e", "cpu-clock", "--",
                "/nonexistent/prog")
-    require_sampler(r)
     check(r.returncode == 127, (r.returncode, r.stderr))
     check("cannot run '/nonexistent/prog'" in r.stderr, r.stderr)
     r = perfex("record", "-q", "-o", out, "-e", "cpu-clock", "--", work(), "exit", "3")
@@ -334,11 +329,9 @@ def option_errors():
     check(r.returncode == 130 and "nosuchevent" in r.stderr, r)
     r = perfex("record", "-q", "-o", "/nonexistent/dir/x.data", "-e", "cpu-clock",
                "--", "true")
-    require_sampler(r)
     check(r.returncode == 134 and "cannot create" in r.stderr, r)
     r = perfex("record", "-q", "-o", tmpfile("y.data"), "-p", "999999999", "-e",
                "cpu-clock")
-    require_sampler(r)
     check(r.returncode == 133, (r.returncode, r.stderr))
 
 
