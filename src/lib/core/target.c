@@ -2,8 +2,8 @@
 /*
  * Targets: what a session counts, as a list of (thread, cpu) units.
  *
- * A command target is a forked child held before exec: it blocks reading a
- * pipe until perfctr_target__start() writes to it, so that counters can be
+ * A command target is a child held before exec: it blocks reading a
+ * socket until perfctr_target__start() writes to it, so that counters can be
  * attached to its pid (with enable_on_exec) first.  An exec failure is sent
  * back through a second, close-on-exec pipe: end of file on it means the
  * exec succeeded, four bytes are the errno of execve().
@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -708,7 +709,9 @@ perfctr_target__new_command(char *const argv[],
 	t = target_alloc(PERFCTR_TARGET_COMMAND, -1, 1);
 	if (!t)
 		return NULL;
-	if (pipe2(go, O_CLOEXEC)) {
+	/* A socket pair rather than a pipe: releasing a child that died
+	 * while held must be an error (ECHILD), not our death by SIGPIPE. */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go)) {
 		err = errno;
 		goto fail_free;
 	}
@@ -764,7 +767,7 @@ int perfctr_target__start(struct perfctr_target *target)
 	if (target->state != COMMAND_HELD)
 		return pc_err(EALREADY);
 	target->state = COMMAND_RUNNING;
-	n = write(target->go_fd, "g", 1);
+	n = send(target->go_fd, "g", 1, MSG_NOSIGNAL);
 	close(target->go_fd);
 	target->go_fd = -1;
 	if (n != 1) {
