@@ -26,6 +26,7 @@
  * ioctls.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
@@ -69,7 +70,10 @@ struct vstate {
 	pthread_mutex_t lock;
 	unsigned int refs;
 	pid_t tid;
-	uint64_t start_time;	/* of the thread, to notice a reused id */
+	/* /proc/<tid> opened O_PATH while attached: lookups under it fail
+	 * with ESRCH once that thread is gone, even when its id names a new
+	 * thread (the fd holds the old thread's pid, not the number). */
+	int proc_fd;
 	bool attached;
 	struct vstate *next;
 
@@ -543,36 +547,27 @@ static void state_free(struct vstate *st)
 
 static void detach_locked(struct vstate *st);
 
-/* The thread's start time (field 22 of /proc/<tid>/stat), to tell a
- * thread from a later one that reuses its id; 0 when unknown. */
-static uint64_t thread_start_time(pid_t tid)
+/* A handle on thread @tid itself, not on its id; -1 when /proc cannot
+ * say (then a reused id goes unnoticed). */
+static int thread_dir_open(pid_t tid)
 {
-	char path[64], buf[1024], *p;
-	uint64_t start = 0;
-	int field;
+	char path[64];
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
-	if (pc_read_file(path, buf, sizeof(buf)) < 0)
-		return 0;
-	p = strrchr(buf, ')');
-	if (!p)
-		return 0;
-	/* Fields 3.. follow the command name; starttime is the 22nd. */
-	for (field = 2; field < 22 && p; field++) {
-		p = strchr(p + 1, ' ');
-		while (p && p[1] == ' ')
-			p++;
-	}
-	if (!p || sscanf(p + 1, "%" SCNu64, &start) != 1)
-		return 0;
-	return start;
+	snprintf(path, sizeof(path), "/proc/%d", (int)tid);
+	return open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
+/* The state's thread has exited (its id may name another thread now). */
+static bool thread_gone(const struct vstate *st)
+{
+	return st->proc_fd >= 0 && faccessat(st->proc_fd, "stat", F_OK, 0) < 0 &&
+	       (errno == ESRCH || errno == ENOENT);
 }
 
 struct vperfctr *vperfctr_open(pid_t tid, int creat)
 {
 	struct vperfctr *h;
 	struct vstate *st;
-	uint64_t start;
 	unsigned int i;
 
 	pthread_once(&atfork_once, register_atfork);
@@ -587,12 +582,11 @@ struct vperfctr *vperfctr_open(pid_t tid, int creat)
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return NULL;
-	start = thread_start_time(tid);
 	pthread_mutex_lock(&registry_lock);
 	for (st = registry; st; st = st->next)
 		if (st->tid == tid)
 			break;
-	if (st && start && st->start_time && st->start_time != start) {
+	if (st && thread_gone(st)) {
 		/* The state's thread exited and its id now names another: the
 		 * old state is detached, as its thread is gone. */
 		pthread_mutex_lock(&st->lock);
@@ -624,7 +618,7 @@ struct vperfctr *vperfctr_open(pid_t tid, int creat)
 		}
 		pthread_mutex_init(&st->lock, NULL);
 		st->tid = tid;
-		st->start_time = start;
+		st->proc_fd = thread_dir_open(tid);
 		st->attached = true;
 		st->tsc_fd = st->leader_fd = -1;
 		for (i = 0; i < N; i++)
@@ -1027,6 +1021,9 @@ static void detach_locked(struct vstate *st)
 	st->nr_active = 0;
 	st->tsc_active = false;
 	st->attached = false;
+	if (st->proc_fd >= 0)
+		close(st->proc_fd);
+	st->proc_fd = -1;
 	for (pp = &registry; *pp; pp = &(*pp)->next)
 		if (*pp == st) {
 			*pp = st->next;
