@@ -245,7 +245,10 @@ def tracefs_absent_lists_the_rest():
     require_root()
     if not shutil.which("unshare"):
         skip("unshare is not installed (util-linux)")
-    script = ("for m in $(awk '$3==\"tracefs\"{print $2}' /proc/self/mounts | sort -r); do "
+    # debugfs goes too: a mounted debugfs brings tracefs back on the first
+    # access to /sys/kernel/debug/tracing (an automount).
+    script = ("for m in $(awk '$3==\"tracefs\"||$3==\"debugfs\"{print $2}' "
+              "/proc/self/mounts | sort -r); do "
               "umount \"$m\" || exit 97; done; %s list -j > /dev/null && %s list" %
               (PERFEX, PERFEX))
     r = subprocess.run(["unshare", "--mount", "--propagation", "private",

@@ -104,7 +104,14 @@ def system_wide_sees_the_command():
     check(r.returncode == 0, r.stderr)
     pid = int(r.stdout.split()[0])
     mine = [x for x in script_pid_tids(script_lines(out)) if x[0] == pid]
-    check(len(mine) == 300, len(mine))
+    # Other processes' getppid calls share the rings (system-wide): when
+    # they overflowed one, ours are only bounded by what was lost.
+    rep = report_json(out)
+    lost = rep["lost"] + rep["lost_samples"]
+    if lost == 0:
+        check(len(mine) == 300, len(mine))
+    else:
+        check(len(mine) <= 300 and len(mine) + lost >= 300, (len(mine), lost))
 
 
 def start_waiting_workload(*extra):

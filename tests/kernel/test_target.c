@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -400,6 +401,74 @@ TEST(command_kill)
 	perfctr_target__delete(t);
 }
 
+/* The held child reads its command when it is released: what it runs is
+ * what new_command() was given, whatever the caller did since (a fork
+ * kept a copy; a child sharing our memory must have its own). */
+TEST(command_arguments_and_environment_are_kept)
+{
+	char *script = strdup("exit $PCTEST_CODE");
+	char *argv[] = { "sh", "-c", script, NULL };
+	struct perfctr_target *t;
+	int status = -1;
+
+	REQUIRE(script);
+	setenv("PCTEST_CODE", "5", 1);
+	t = perfctr_target__new_command(argv, NULL);
+	if (!t && errno == ENOENT)
+		test_skip("no 'sh' in PATH");
+	REQUIRE(t);
+	memset(script, 'x', strlen(script));
+	free(script);
+	argv[2] = "exit 9";
+	setenv("PCTEST_CODE", "9", 1);
+	CHECK_EQ_INT(perfctr_target__start(t), 0);
+	CHECK_EQ_INT(perfctr_target__wait(t, &status), 0);
+	CHECK(WIFEXITED(status));
+	CHECK_EQ_INT(WEXITSTATUS(status), 5);
+	perfctr_target__delete(t);
+	unsetenv("PCTEST_CODE");
+}
+
+static volatile sig_atomic_t usr1_seen;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	usr1_seen = 1;
+}
+
+/* A signal to the held child takes its default action there: a handler
+ * of ours never runs in the child (it would run in our memory). */
+TEST(command_held_child_runs_no_handler_of_ours)
+{
+	char *argv[] = { (char *)pcwork(), "exit", "0", NULL };
+	struct sigaction sa, old;
+	struct perfctr_target *t;
+	char state = 0;
+	int i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1;
+	sigemptyset(&sa.sa_mask);
+	REQUIRE(sigaction(SIGUSR1, &sa, &old) == 0);
+	usr1_seen = 0;
+	t = perfctr_target__new_command(argv, NULL);
+	REQUIRE(t);
+	CHECK_EQ_INT(kill(perfctr_target__pid(t), SIGUSR1), 0);
+	/* SIGUSR1's default action ends the child: a zombie until reaped. */
+	for (i = 0; i < 400; i++) {
+		state = test_proc_state((int)perfctr_target__pid(t));
+		if (state == 'Z' || state == '?')
+			break;
+		usleep(5000);
+	}
+	CHECK(state == 'Z');
+	CHECK_EQ_INT(usr1_seen, 0);
+	CHECK_EQ_INT(perfctr_target__start(t), -ECHILD);
+	perfctr_target__delete(t);
+	sigaction(SIGUSR1, &old, NULL);
+}
+
 /* Running or sleeping: neither gone nor a zombie waiting to be reaped. */
 static bool task_alive(pid_t pid)
 {
@@ -456,4 +525,6 @@ TEST_MAIN(TEST_CASE(cpulist_parse_table),
 	  TEST_CASE(command_zeroed_opts_inherit_stdio),
 	  TEST_CASE(command_deleted_while_held_never_runs),
 	  TEST_CASE(command_kill),
+	  TEST_CASE(command_arguments_and_environment_are_kept),
+	  TEST_CASE(command_held_child_runs_no_handler_of_ours),
 	  TEST_CASE(process_wait_for_a_process_we_did_not_fork))

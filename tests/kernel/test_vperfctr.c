@@ -335,6 +335,181 @@ TEST(remote_thread_state)
 	pthread_barrier_destroy(&r.done);
 }
 
+/*
+ * A state belongs to its thread, not to its thread id.  Thread A counts
+ * 100 calls on its own state and exits; thread B is then given A's id
+ * (ns_last_pid, as root).  B must not see A's state: opening without
+ * creat is ENOENT, creating works and starts from zero, and the old
+ * handle keeps A's final sums.  The case is tried until A and B started
+ * in the same clock tick (/proc's start time cannot tell them apart
+ * then), which happens in most tries here.
+ */
+struct reuse {
+	pthread_barrier_t go;
+	pid_t tid;
+	unsigned long long start;	/* /proc/<tid>/stat field 22 */
+	struct vperfctr *v;
+};
+
+static unsigned long long start_ticks(pid_t tid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long v = 0;
+	FILE *f;
+	int field;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	for (field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p + 1, "%llu", &v) != 1)
+		return 0;
+	return v;
+}
+
+static void *old_owner(void *arg)
+{
+	struct reuse *r = arg;
+	struct vperfctr_control c;
+
+	r->tid = (pid_t)syscall(SYS_gettid);
+	r->start = start_ticks(r->tid);
+	r->v = vperfctr_open(0, 1);
+	if (r->v) {
+		control_init(&c);
+		c.cpu_control.nractrs = 1;
+		c.event[0] = GETPPID;
+		if (vperfctr_control(r->v, &c) < 0) {
+			vperfctr_close(r->v);
+			r->v = NULL;
+		}
+	}
+	calls(100);
+	return NULL;
+}
+
+static void *new_owner(void *arg)
+{
+	struct reuse *r = arg;
+
+	r->tid = (pid_t)syscall(SYS_gettid);
+	r->start = start_ticks(r->tid);
+	pthread_barrier_wait(&r->go);	/* tid published */
+	pthread_barrier_wait(&r->go);	/* counters set up */
+	calls(50);
+	pthread_barrier_wait(&r->go);
+	return NULL;
+}
+
+static bool set_last_pid(pid_t pid)
+{
+	FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "w");
+	bool ok;
+
+	if (!f)
+		return false;
+	ok = fprintf(f, "%d", (int)(pid - 1)) > 0;
+	return fclose(f) == 0 && ok;
+}
+
+TEST(reused_tid_is_a_new_thread)
+{
+	struct vperfctr_control c, got;
+	struct perfctr_sum_ctrs s;
+	struct reuse a, b;
+	struct vperfctr *v;
+	pthread_t th;
+	int tries, wait, reused = 0, same_tick = 0;
+	char task[64];
+
+	require_getppid();
+	test_require_root();
+	if (access("/proc/sys/kernel/ns_last_pid", W_OK) < 0)
+		test_skip("cannot choose the next thread id: "
+			  "/proc/sys/kernel/ns_last_pid: %s", strerror(errno));
+	memset(&b, 0, sizeof(b));
+	pthread_barrier_init(&b.go, NULL, 2);
+	for (tries = 0; tries < 40; tries++) {
+		memset(&a, 0, sizeof(a));
+		REQUIRE(pthread_create(&th, NULL, old_owner, &a) == 0);
+		pthread_join(th, NULL);
+		REQUIRE(a.v);
+		/* pthread_join() returns when the kernel cleared the thread's
+		 * tid word, before the id is free: wait until the thread is
+		 * gone from /proc, and a little more (the kernel frees the id
+		 * just after). */
+		snprintf(task, sizeof(task), "/proc/self/task/%d", (int)a.tid);
+		for (wait = 0; wait < 2000 && access(task, F_OK) == 0; wait++)
+			usleep(100);
+		usleep(300);
+		/* Another process may take the id first: try again. */
+		REQUIRE(set_last_pid(a.tid));
+		REQUIRE(pthread_create(&th, NULL, new_owner, &b) == 0);
+		pthread_barrier_wait(&b.go);
+		if (b.tid == a.tid) {
+			reused++;
+			if (b.start == a.start || tries == 39)
+				break;
+		}
+		/* Not the case wanted: let B finish, drop A's state. */
+		pthread_barrier_wait(&b.go);
+		pthread_barrier_wait(&b.go);
+		pthread_join(th, NULL);
+		vperfctr_unlink(a.v);
+		vperfctr_close(a.v);
+	}
+	if (tries == 40) {
+		pthread_barrier_destroy(&b.go);
+		test_skip("no thread id was given again in %d tries (other "
+			  "processes took them)", tries);
+	}
+	same_tick = b.start == a.start;
+
+	/* B has no state: A's is not B's. */
+	errno = 0;
+	v = vperfctr_open(b.tid, 0);
+	CHECK(v == NULL && errno == ENOENT);
+	if (v)
+		vperfctr_close(v);
+	v = vperfctr_open(b.tid, 1);
+	CHECK(v != NULL);
+	if (v) {
+		REQUIRE(vperfctr_read(v, &s, NULL) == 0);
+		CHECK_EQ_U64(s.pmc[0], 0);
+		control_init(&got);
+		REQUIRE(vperfctr_read(v, NULL, &got) == 0);
+		CHECK_EQ_INT(got.cpu_control.nractrs, 0);
+		control_init(&c);
+		c.cpu_control.nractrs = 1;
+		c.event[0] = GETPPID;
+		CHECK_EQ_INT(vperfctr_control(v, &c), 0);
+	}
+	pthread_barrier_wait(&b.go);		/* B calls 50 times */
+	pthread_barrier_wait(&b.go);
+	pthread_join(th, NULL);
+	if (v) {
+		REQUIRE(vperfctr_read(v, &s, NULL) == 0);
+		CHECK_EQ_U64(s.pmc[0], 50);
+		vperfctr_unlink(v);
+		vperfctr_close(v);
+	}
+
+	/* A's handle: its final sums, and it was unlinked from the id. */
+	REQUIRE(vperfctr_read(a.v, &s, NULL) == 0);
+	CHECK_EQ_U64(s.pmc[0], 100);
+	control_init(&c);
+	CHECK_EQ_INT(vperfctr_control(a.v, &c), -ENXIO);
+	vperfctr_close(a.v);
+	pthread_barrier_destroy(&b.go);
+	printf("# thread id %d given again %d times in %d tries; the checked "
+	       "pair started in %s clock tick\n", (int)a.tid, reused, tries + 1,
+	       same_tick ? "the same" : "different ticks, not the same");
+}
+
 /* ------------------------------------------------------------------ */
 /* i-mode. */
 
@@ -624,6 +799,7 @@ TEST(imode_without_handler)
 TEST_MAIN(TEST_CASE(counts_exactly), TEST_CASE(restart_and_preserve),
 	  TEST_CASE(open_rules), TEST_CASE(bad_controls_change_nothing),
 	  TEST_CASE(state_outlives_thread), TEST_CASE(remote_thread_state),
+	  TEST_CASE(reused_tid_is_a_new_thread),
 	  TEST_CASE(imode_resumed_each_time),
 	  TEST_CASE(imode_suspended_until_iresume),
 	  TEST_CASE(imode_iresume_later),
