@@ -504,6 +504,16 @@ static uint64_t key_hash(const uint32_t *key)
 	return mix64(a + (b << 21 | b >> 43) + (c << 42 | c >> 22));
 }
 
+/* Key by key: the key was just written 4 bytes at a time, and a wider
+ * load of it (an inlined memcmp) would wait for the stores to retire. */
+static bool key_equal(const uint32_t *a, const uint32_t *b)
+{
+	for (size_t k = 0; k < PERFCTR_SORT_NR; k++)
+		if (a[k] != b[k])
+			return false;
+	return true;
+}
+
 static int entry_slots_grow(struct perfctr_profile *prof)
 {
 	size_t n = prof->entry_nslots ? prof->entry_nslots * 2 : 256, i;
@@ -617,7 +627,7 @@ int perfctr_profile__add(struct perfctr_profile *prof,
 		}
 	}
 	if (prof->last_entry &&
-	    !memcmp(prof->entries[prof->last_entry - 1].key, key, sizeof(key))) {
+	    key_equal(prof->entries[prof->last_entry - 1].key, key)) {
 		e = &prof->entries[prof->last_entry - 1];
 	} else {
 		e = find_entry(prof, key);
