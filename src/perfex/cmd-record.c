@@ -19,6 +19,7 @@
 #include <inttypes.h>
 #include <linux/perf_event.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +99,12 @@ struct record {
 	uint64_t trailer_id;	/* sample id for synthesised records */
 	uint64_t kernel_start;
 	size_t ip_word;		/* index of the IP in a sample's words */
+
+	/* Reader placement (see follow_target_cpus). */
+	pid_t follow;		/* the task whose CPUs we follow, 0 = none */
+	cpu_set_t own_cpus;	/* ours as we were started */
+	cpu_set_t target_cpus;	/* the task's, as last seen */
+	cpu_set_t reader_cpus;	/* ours as we last set them */
 };
 
 /* ---- the held child ---- */
@@ -512,6 +519,51 @@ static int write_window(struct record *rec)
 		free(saved[i].hdr);
 	free(saved);
 	return err;
+}
+
+/* ---- where the reader runs ---- */
+
+/*
+ * When the user pins the recorded task to some of our CPUs (`perfex record
+ * -- taskset -c 0 prog`), the reader moves onto those CPUs too.  A reader
+ * that shares the CPU whose ring fills keeps up with it: the task writes
+ * samples only while it has the CPU, and the scheduler gives the reader,
+ * which sleeps most of the time, its turn long before the task has run
+ * for the three quarters of a ring the wake-up mark leaves free.  On
+ * another CPU the reader waits behind unrelated tasks for whole ticks
+ * while the task writes on: that is how samples were lost on a busy
+ * machine (bench/README.md, record-overhead).  Only perfex's own affinity
+ * changes, and only within the CPUs it was started with; when the task's
+ * CPUs do not meet ours, or include them all, ours stay as they were.
+ */
+static void follow_init(struct record *rec, pid_t task)
+{
+	rec->follow = 0;
+	if (task <= 0 ||
+	    sched_getaffinity(0, sizeof(rec->own_cpus), &rec->own_cpus))
+		return;		/* more CPUs than a cpu_set_t: leave it */
+	rec->follow = task;
+	rec->target_cpus = rec->own_cpus;
+	rec->reader_cpus = rec->own_cpus;
+}
+
+static void follow_target_cpus(struct record *rec)
+{
+	cpu_set_t cpus, want;
+
+	if (!rec->follow ||
+	    sched_getaffinity(rec->follow, sizeof(cpus), &cpus))
+		return;
+	if (CPU_EQUAL(&cpus, &rec->target_cpus))
+		return;
+	rec->target_cpus = cpus;
+	CPU_AND(&want, &cpus, &rec->own_cpus);
+	if (!CPU_COUNT(&want))
+		want = rec->own_cpus;
+	if (CPU_EQUAL(&want, &rec->reader_cpus))
+		return;
+	if (!sched_setaffinity(0, sizeof(want), &want))
+		rec->reader_cpus = want;
 }
 
 /* ---- setup ---- */
@@ -999,11 +1051,16 @@ int cmd_record(int argc, char **argv)
 		}
 	}
 
+	if (rec.child > 0 && !rec.all_cpus && !rec.cpus)
+		follow_init(&rec, rec.child);
+	else if (rec.pid || rec.tid)
+		follow_init(&rec, rec.pid ? rec.pid : rec.tid);
 	for (;;) {
 		int64_t r;
 
 		if (stop_signal)
 			break;
+		follow_target_cpus(&rec);
 		while (snapshot_requests > 0 && rec.snapshot) {
 			snapshot_requests--;
 			if (write_window(&rec)) {
@@ -1021,7 +1078,9 @@ int cmd_record(int argc, char **argv)
 			poll(NULL, 0, 100);
 			continue;
 		}
-		r = perfctr_sampler__poll(rec.sampler, 500, on_record, &rec);
+		/* 100 ms: a task pinned after its start (taskset execs the
+		 * program) is followed soon even when it samples little. */
+		r = perfctr_sampler__poll(rec.sampler, 100, on_record, &rec);
 		if (r == -ENODEV) {
 			/* Every ring hung up: the tasks are gone. */
 			if (rec.child > 0 && waitpid(rec.child, &status, 0) == rec.child)
