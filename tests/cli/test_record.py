@@ -324,6 +324,91 @@ def overwrite_writes_the_last_window():
     check(set(ids) == {(pid, pid)}, set(ids))
 
 
+def only_symbolised_rows(out, comm):
+    """Every sample of the file in libc's syscall() under @comm: the
+    samples' COMM and MMAP2 (and FORK) records reached the file."""
+    rep = report_json(out)
+    rows = rep["events"][0]["rows"]
+    check(rep["samples"] > 0, rep)
+    # The sanitizer runtime's own getppid calls, if any in the window,
+    # are in its library; none may be unresolved or under another name.
+    check(all(r["comm"] == comm for r in rows), rows)
+    check(all(r["dso"] != "[unknown]" for r in rows), rows)
+    top = top_row(rep)
+    check(top["dso"].endswith("libc.so.6") and top["sym"] == "syscall", rows)
+    return rep
+
+
+def perf_sees_sideband(out, pid, what):
+    """perf script (when installed) lists the side-band records @what
+    (regular expressions) of @pid."""
+    if not os.access("/usr/bin/perf", os.X_OK):
+        return
+    r = subprocess.run(["/usr/bin/perf", "script", "-i", out, "--show-mmap-events",
+                        "--show-task-events"], capture_output=True, text=True)
+    check(r.returncode == 0, r.stderr)
+    for w in what:
+        check(re.search(w % {"pid": pid}, r.stdout), (w, r.stdout[-3000:]))
+
+
+@case
+def overwrite_keeps_the_records_of_an_exec():
+    need_tp()
+    out = tmpfile("over-exec.data")
+    # A thread's 5000 calls wrap the one-page overwrite ring many times;
+    # then the program execs itself (execv of /proc/self/exe: its comm
+    # becomes "exe") and makes 3000 calls, which wrap the ring again over
+    # the COMM and MMAP2 records of the exec.  The tracking ring keeps
+    # them; the process is gone when the window is written, so /proc
+    # cannot stand in for them.
+    r = record(out, "--overwrite", "-m", "1", "-e", TP, "-c", "1", "--",
+               "taskset", "-c", "0", work(), "pid", "threads", "1", "5000",
+               "exec", "getppid", "3000")
+    check(r.returncode == 0, r.stderr)
+    pid = int(r.stdout.split()[0])
+    rep = only_symbolised_rows(out, "exe")
+    check(rep["samples"] < 3000, rep)
+    perf_sees_sideband(out, pid, [r"PERF_RECORD_COMM exec: exe:%(pid)d/%(pid)d",
+                                  r"exe +%(pid)d .*PERF_RECORD_MMAP2 .*libc\.so\.6"])
+
+
+@case
+def snapshot_keeps_the_records_of_a_fork():
+    need_tp()
+    out = tmpfile("snap-fork.data")
+    flag = tmpfile("snap-fork.flag")
+    # The window holds the last calls of a child that has exited by the
+    # time of the snapshot: its samples are symbolised only through the
+    # FORK record (the child's maps are its parent's), which 5000 earlier
+    # samples and its own 3000 wrapped over in the overwrite ring.
+    p = subprocess.Popen([PERFEX, "record", "-q", "-o", out, "--snapshot", "-m", "1",
+                          "-e", TP, "-c", "1", "--", "taskset", "-c", "0", work(),
+                          "pid", "threads", "1", "5000", "fork", "1", "3000",
+                          "ready", flag, "sleep", "5000"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        end = time.time() + 20
+        while not os.path.exists(flag) and time.time() < end and p.poll() is None:
+            time.sleep(0.01)
+        if p.poll() is not None:
+            o, e = p.communicate()
+            check(False, "record ended early: " + e)
+        p.send_signal(signal.SIGUSR2)
+        time.sleep(0.3)
+        p.send_signal(signal.SIGINT)
+        o, e = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    check(p.returncode == 0, e)
+    pid = int(o.split()[0])
+    only_symbolised_rows(out, "pcwork")
+    # Every sample is the child's.
+    ids = script_pid_tids(script_lines(out))
+    check(ids and all(x[0] != pid and x[0] == x[1] for x in ids), set(ids))
+    perf_sees_sideband(out, pid, [r"PERF_RECORD_FORK\(\d+:\d+\):\(%(pid)d:%(pid)d\)"])
+
+
 @case
 def default_event_is_announced():
     require_root()
