@@ -4,16 +4,21 @@
  * rings, ready for perfctr_ring_poll() and a perf.data writer.
  *
  * Modes (seed 004):
- *  - DEFAULT:    a task and its future children and threads (inherit);
- *                one event per CPU per attr, one ring per CPU.
+ *  - DEFAULT:    a task (every thread it has now) and its future
+ *                children and threads (inherit); one event per thread,
+ *                CPU and attr, one ring per CPU.  Threads that the task
+ *                starts while the sampler opens may be missed.
  *  - PER_THREAD: each thread of a task as it is now, no inherit; one ring
  *                per thread (cpu = -1).
  *  - CPUS:       every task on a CPU list (or only @pid there, when
  *                pid > 0); one ring per CPU.
  *  - SYSTEM:     every task on every online CPU.
- * Within one ring position, every attr's event is redirected into one
- * ring (SET_OUTPUT), so samples of all events arrive in one stream per
- * CPU (or thread), each identified by PERF_SAMPLE_IDENTIFIER.
+ * Within one ring, every event of its position(s) is redirected into it
+ * (SET_OUTPUT), so samples of all events arrive in one stream per CPU
+ * (or thread), each identified by PERF_SAMPLE_IDENTIFIER.  A position is
+ * a (thread or -1, CPU or -1) pair; there is one ring per position
+ * except in DEFAULT mode, where the positions of all threads on a CPU
+ * share its ring.
  *
  * The sampler adjusts the attrs it is given, and perfctr_sampler__attr()
  * returns what was actually opened (write that to perf.data):
@@ -21,6 +26,8 @@
  *    attrs; disabled = 1 (enable_on_exec when asked);
  *  - inherit for DEFAULT; PERF_SAMPLE_TID with inherit + SAMPLE_READ;
  *  - write_backward for overwrite rings;
+ *  - with opts.tracking_ring, the side-band bits move to the tracking
+ *    event, added by open as the last attr (named "dummy");
  *  - PERF_SAMPLE_PERIOD is removed from software and tracepoint events
  *    with a fixed period: the kernel then samples them on *every* event
  *    whatever the period (kernel-facts item 2).  The decoder fills
@@ -75,6 +82,13 @@ struct perfctr_sampler_opts {
 	bool enable_on_exec;
 	/* Keep PERF_SAMPLE_PERIOD even where kernel-facts item 2 applies. */
 	bool keep_sample_period;
+	/* Carry the side-band records (the attrs' mmap, mmap2, comm,
+	 * comm_exec, task, context_switch, ... bits) on a dummy software
+	 * event with a forward ring of its own at each position, instead of
+	 * on the sampling events: an overwrite ring then cannot write over
+	 * the COMM and MMAP2 records its samples need.  See
+	 * perfctr_sampler__tracking_rings(). */
+	bool tracking_ring;
 	size_t :0;
 };
 
@@ -108,7 +122,8 @@ PERFCTR_API int perfctr_sampler__open(struct perfctr_sampler *s);
 PERFCTR_API int perfctr_sampler__enable(struct perfctr_sampler *s);
 PERFCTR_API int perfctr_sampler__disable(struct perfctr_sampler *s);
 
-/** perfctr_sampler__nr_attrs() - events added. */
+/** perfctr_sampler__nr_attrs() - events added; after an open with
+ * opts.tracking_ring, one more: the tracking event, last. */
 PERFCTR_API size_t perfctr_sampler__nr_attrs(const struct perfctr_sampler *s);
 
 /** perfctr_sampler__attr() - the attr of event @idx as opened (after open)
@@ -121,7 +136,7 @@ PERFCTR_API const char *perfctr_sampler__name(const struct perfctr_sampler *s,
 					      size_t idx);
 
 /** perfctr_sampler__ids() - the sample ids of event @idx's fds (one per
- * ring position); returns how many. */
+ * position); returns how many (the number of positions). */
 PERFCTR_API size_t perfctr_sampler__ids(const struct perfctr_sampler *s,
 					size_t idx, const uint64_t **ids);
 
@@ -132,6 +147,17 @@ PERFCTR_API size_t perfctr_sampler__nr_rings(const struct perfctr_sampler *s);
 PERFCTR_API struct perfctr_ring *const *
 perfctr_sampler__rings(const struct perfctr_sampler *s);
 
+/**
+ * perfctr_sampler__tracking_rings() - with opts.tracking_ring, after open:
+ * the forward rings of the tracking event, one per position (as many as
+ * perfctr_sampler__nr_rings(), in the same order), which carry the
+ * side-band records.  Read them like any forward ring, all along: they
+ * are small (8 pages).  perfctr_sampler__poll() drains them with the
+ * others.  NULL without tracking rings.
+ */
+PERFCTR_API struct perfctr_ring *const *
+perfctr_sampler__tracking_rings(const struct perfctr_sampler *s);
+
 /** perfctr_sampler__ring_cpu() - the CPU of ring @idx (-1 per thread). */
 PERFCTR_API int perfctr_sampler__ring_cpu(const struct perfctr_sampler *s,
 					  size_t idx);
@@ -141,8 +167,10 @@ PERFCTR_API pid_t perfctr_sampler__ring_tid(const struct perfctr_sampler *s,
 					    size_t idx);
 
 /**
- * perfctr_sampler__fd() - the fd of event @idx at ring position @ring_idx
- * (for read(), ioctls), or -EINVAL.
+ * perfctr_sampler__fd() - the fd of event @idx at position @ring_idx
+ * (for read(), ioctls), or -EINVAL.  Positions are the rings, except in
+ * DEFAULT mode for a task with several threads (see perfctr_sampler__ids()
+ * for their number).
  */
 PERFCTR_API int perfctr_sampler__fd(const struct perfctr_sampler *s,
 				    size_t idx, size_t ring_idx);
@@ -153,7 +181,8 @@ PERFCTR_API const struct perfctr_decoder *
 perfctr_sampler__decoder(const struct perfctr_sampler *s);
 
 /**
- * perfctr_sampler__poll() - perfctr_ring_poll() over every ring.
+ * perfctr_sampler__poll() - perfctr_ring_poll() over every ring (the
+ * tracking rings too).
  * Return: as perfctr_ring_poll(): -ENODEV once every ring hung up.
  */
 PERFCTR_API int64_t perfctr_sampler__poll(struct perfctr_sampler *s,
@@ -161,7 +190,8 @@ PERFCTR_API int64_t perfctr_sampler__poll(struct perfctr_sampler *s,
 					  perfctr_ring_record_cb_t cb, void *ctx);
 
 /**
- * perfctr_sampler__stats() - lost data summed over every ring
+ * perfctr_sampler__stats() - lost data summed over every ring (the
+ * tracking rings too)
  * (ring statistics, @stats->sz set by the caller) plus, in
  * @kernel_lost when non-NULL, what PERF_FORMAT_LOST reports for every fd
  * (what the kernel dropped, whether or not a LOST record reached us).
