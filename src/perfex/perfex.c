@@ -14,6 +14,17 @@
 
 #include "perfex.h"
 
+#ifdef PERFEX_LINKS_DEMANGLER
+/*
+ * A static perfex cannot load the C++ runtime to demangle C++ names: the
+ * Makefile links its demangler in from libstdc++'s archive, and this
+ * reference keeps it; the library's weak reference then finds it.
+ */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+char *(*const perfex_linked_demangler)(const char *, char *, size_t *, int *) =
+	__cxa_demangle;
+#endif
+
 struct subcommand {
 	const char *name;
 	int (*fn)(int argc, char **argv);
