@@ -140,15 +140,14 @@ PERFEX_LIBS := $(call static_or_l,$(filter-out -lm $(PERFEX_DYN),$(LDLIBS)) $(if
 # need the dynamic loader): no dynamic loader runs at all at start (its own
 # relocation and the loading of libc: 0.2 ms of `perfex -- true`'s 1.3).
 # A static program cannot load a shared library, so the C++ runtime's
-# demangler is linked in from libstdc++'s archive when there is one
-# (src/perfex/perfex.c; the library finds it through a weak reference).
-PERFEX_STATIC := $(if $(SANITIZE),,$(if $(and $(call has_archive,-lc),$(if $(filter-out -lpthread,$(filter -l%,$(PERFEX_LIBS))),,1)),1))
+# demangler is linked in from libstdc++'s archive, which a static perfex
+# therefore needs too (src/perfex/perfex.c; the library finds it through
+# a weak reference and never loads anything in a static program).
+PERFEX_STATIC := $(if $(SANITIZE),,$(if $(and $(call has_archive,-lc),$(call has_archive,-lstdc++),$(if $(filter-out -lpthread,$(filter -l%,$(PERFEX_LIBS))),,1)),1))
 ifeq ($(PERFEX_STATIC),1)
 PERFEX_LDFLAGS := -static
-ifneq ($(call has_archive,-lstdc++),)
 PERFEX_LIBS += $(call archive_of,stdc++)
 $(PERFEX_OBJS): ALL_CFLAGS += -DPERFEX_LINKS_DEMANGLER=1
-endif
 endif
 $(PERFEX): $(PERFEX_OBJS) $(STATIC_LIB)
 	$(CC) $(LDFLAGS) -no-pie $(PERFEX_LDFLAGS) -o $@ $(PERFEX_OBJS) $(STATIC_LIB) $(PERFEX_LIBS)
