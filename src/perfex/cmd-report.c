@@ -30,6 +30,7 @@ static const char usage_text[] =
 "  -j, --json              JSON output\n"
 "      --percent-limit P   hide rows under P percent (default: 0)\n"
 "      --kallsyms FILE     kernel symbols from FILE (default: /proc/kallsyms)\n"
+"      --no-demangle       C++ names as the binaries spell them (mangled)\n"
 "  -h, --help              this text\n"
 "\n"
 "Folded stacks and the flame graph cover the first event that has samples.\n"
@@ -309,7 +310,8 @@ static int write_flame(struct walk *w, struct report *rep)
 
 int cmd_report(int argc, char **argv)
 {
-	enum { OPT_STDIO = 256, OPT_FOLDED, OPT_FLAME, OPT_KALLSYMS, OPT_LIMIT };
+	enum { OPT_STDIO = 256, OPT_FOLDED, OPT_FLAME, OPT_KALLSYMS, OPT_LIMIT,
+	       OPT_NO_DEMANGLE };
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "sort", required_argument, NULL, 's' },
@@ -320,6 +322,7 @@ int cmd_report(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "percent-limit", required_argument, NULL, OPT_LIMIT },
 		{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
+		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -379,6 +382,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_KALLSYMS:
 			rep.kallsyms = optarg;
+			break;
+		case OPT_NO_DEMANGLE:
+			wopts.no_demangle = true;
 			break;
 		case OPT_LIMIT: {
 			char *end;
