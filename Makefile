@@ -125,10 +125,15 @@ $(SHARED_LIB): $(LIB_OBJS) src/lib/libperfctr.map
 # archive libX.a when the compiler finds one (Debian's -dev packages ship
 # them), libdw's own dependencies included; -lpthread stays as it is
 # (part of the C library).
+# libdw's archive needs the archives of its own dependencies (libbz2-dev,
+# liblzma-dev...): when one is missing, libdw and libelf stay shared.
 archive_of   = $(shell $(CC) -print-file-name=lib$(1).a 2>/dev/null)
-static_or_l  = $(foreach l,$(1),$(if $(and $(filter-out -lpthread,$(l)),$(filter /%,$(call archive_of,$(l:-l%=%)))),$(call archive_of,$(l:-l%=%)),$(l)))
-DW_DEPS     := $(if $(filter 1,$(HAVE_LIBDW)),$(filter-out -ldw -lelf -lpthread,$(shell pkg-config --static --libs-only-l libdw 2>/dev/null)))
-PERFEX_LIBS := $(call static_or_l,$(filter-out -lm,$(LDLIBS)) $(sort $(DW_DEPS)) -lm)
+has_archive  = $(filter /%,$(call archive_of,$(1:-l%=%)))
+static_or_l  = $(foreach l,$(1),$(if $(and $(filter-out -lpthread,$(l)),$(call has_archive,$(l))),$(call archive_of,$(l:-l%=%)),$(l)))
+DW_DEPS     := $(if $(filter 1,$(HAVE_LIBDW)),$(sort $(filter-out -ldw -lelf -lpthread,$(shell pkg-config --static --libs-only-l libdw 2>/dev/null))))
+DW_STATIC   := $(if $(filter 1,$(HAVE_LIBDW)),$(if $(strip $(foreach l,-ldw -lelf $(DW_DEPS),$(if $(call has_archive,$(l)),,missing))),,1))
+PERFEX_DYN  := $(if $(filter 1,$(HAVE_LIBDW)),$(if $(DW_STATIC),,-ldw -lelf))
+PERFEX_LIBS := $(call static_or_l,$(filter-out -lm $(PERFEX_DYN),$(LDLIBS)) $(if $(DW_STATIC),$(DW_DEPS)) -lm) $(PERFEX_DYN)
 $(PERFEX): $(PERFEX_OBJS) $(STATIC_LIB)
 	$(CC) $(LDFLAGS) -no-pie -o $@ $(PERFEX_OBJS) $(STATIC_LIB) $(PERFEX_LIBS)
 

@@ -207,12 +207,19 @@ struct perfctr_perfdata;
 
 struct perfctr_perfdata_opts {
 	size_t sz;
+	/* perfctr_perfdata__open(): bytes of the data section read at a
+	 * time (0: 1 MiB; at least 64 KiB, so that any record fits). */
+	size_t window_size;
 	size_t :0;
 };
 
 /**
- * perfctr_perfdata__open() - open and check a perf.data file (mapped
- * read-only).  Return: NULL + errno: EINVAL (not perf.data, or a
+ * perfctr_perfdata__open() - open and check a perf.data file.  The
+ * metadata (header, attrs, feature sections) is mapped read-only; the
+ * records of the data section are read in windows of opts->window_size
+ * bytes, so memory use does not grow with the file.  The file stays open
+ * until perfctr_perfdata__close().
+ * Return: NULL + errno: EINVAL (not perf.data, or a
  * malformed header), EOPNOTSUPP (pipe-mode or other-endian file), ENOENT...
  */
 PERFCTR_API struct perfctr_perfdata *
@@ -305,10 +312,14 @@ PERFCTR_API uint64_t perfctr_perfdata__data_size(const struct perfctr_perfdata *
 
 /**
  * perfctr_perfdata__next() - iterate over the records of the data
- * section.  @cursor starts at 0 and is advanced by the reader.  The
- * record is 8-byte aligned (copied when the file's is not).
+ * section.  @cursor starts at 0 and is advanced by the reader; any value
+ * it had after an earlier call may be passed again to read that record
+ * once more (reading front to back is the fast way).  The record is
+ * 8-byte aligned (copied when the file's is not) and stays valid until
+ * the next call on @pd.
  * Return: 1 with *@hdr set, 0 at the end, -EINVAL on a malformed record
- * (size 0 or past the section).
+ * (size 0 or past the section), -EIO or another -errno when the file
+ * cannot be read (it shrank since it was opened...).
  */
 PERFCTR_API int perfctr_perfdata__next(struct perfctr_perfdata *pd,
 				       uint64_t *cursor,

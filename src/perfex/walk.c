@@ -33,6 +33,7 @@ struct walk {
 	struct perfctr_symbols *syms;
 	struct walk_stats stats;
 	char **names;		/* per attr */
+	size_t *time_off;	/* per attr: where a sample has its time */
 	size_t nr_attrs;
 
 	struct comm_slot *comms;
@@ -134,6 +135,8 @@ static char *attr_fallback_name(const struct perf_event_attr *attr)
 	return strdup(buf);
 }
 
+static size_t time_offset(const struct perf_event_attr *attr);
+
 struct walk *walk_open(const struct walk_opts *opts, int *exit_code)
 {
 	PERFCTR_OPTS(perfctr_symbols_opts, sopts, .kallsyms = opts->kallsyms,
@@ -181,9 +184,10 @@ struct walk *walk_open(const struct walk_opts *opts, int *exit_code)
 	w->names = calloc(w->nr_attrs + 1, sizeof(*w->names));
 	w->stats.samples_per_attr = calloc(w->nr_attrs + 1, sizeof(uint64_t));
 	w->stats.lost_per_attr = calloc(w->nr_attrs + 1, sizeof(uint64_t));
+	w->time_off = calloc(w->nr_attrs + 1, sizeof(*w->time_off));
 	w->rcache = calloc(RCACHE_SIZE, sizeof(*w->rcache));	/* optional */
 	if (!w->dec || !w->syms || !w->names || !w->stats.samples_per_attr ||
-	    !w->stats.lost_per_attr) {
+	    !w->stats.lost_per_attr || !w->time_off) {
 		perfex_error("cannot read '%s': %s", opts->input,
 			     w->dec ? strerror(ENOMEM) : "no events in the file");
 		*exit_code = w->dec ? PERFEX_EXIT_INTERNAL : PERFEX_EXIT_IO;
@@ -200,6 +204,7 @@ struct walk *walk_open(const struct walk_opts *opts, int *exit_code)
 			walk_close(w);
 			return NULL;
 		}
+		w->time_off[i] = time_offset(perfctr_perfdata__attr(w->pd, i));
 	}
 	*exit_code = 0;
 	return w;
@@ -214,6 +219,7 @@ void walk_close(struct walk *w)
 	for (i = 0; w->names && i < w->nr_attrs; i++)
 		free(w->names[i]);
 	free(w->names);
+	free(w->time_off);
 	free(w->stats.samples_per_attr);
 	free(w->stats.lost_per_attr);
 	free(w->comms);
@@ -313,51 +319,183 @@ static void build_frames(struct walk *w, const struct perfctr_sample *s,
 	}
 }
 
-/* Where a record is, and when it happened, for the time-ordered pass. */
-struct walk_ev {
+/*
+ * Time order without holding the file.
+ *
+ * Records come ring by ring, so a sample on one CPU may precede in the
+ * file the MMAP2 (or COMM) that another CPU's ring saw first.  Like perf,
+ * we process records in time order (equal times in file order), yet
+ * without an index of every record: two streaming passes.
+ *
+ * The first pass keeps a copy of each side-band record that changes the
+ * model (MMAP, MMAP2, COMM, FORK: few, however many samples there are),
+ * counts the lost ones, and measures how late samples come: the largest
+ * gap between a sample's time and the latest sample time read before it.
+ * The side-band copies are then sorted by time.
+ *
+ * The second pass reads the samples again, in file order.  With a lateness
+ * of L, no sample still unread can be older than (latest time read - L),
+ * so a sample that old or older is handed over now, after every side-band
+ * record that precedes it in time; a younger one waits in a heap.  Files
+ * already in order (L = 0, one busy CPU) hold nothing back; a recorder that
+ * drains every ring on each wake-up (ours, perf's) gives an L of one wake-up
+ * interval, so the heap holds about one interval's samples.
+ */
+
+/* A side-band record kept from the first pass. */
+struct walk_side {
 	uint64_t time;
 	uint64_t cursor;
+	size_t off;		/* into side_buf */
 };
 
-static int ev_cmp(const void *a, const void *b)
+/* A sample held back until nothing unread can come before it. */
+struct walk_held {
+	uint64_t time;
+	uint64_t cursor;
+	struct perf_event_header *rec;	/* a copy */
+};
+
+struct walk_order {
+	struct walk_side *side;
+	size_t nr_side, side_cap, next_side;
+	unsigned char *side_buf;
+	size_t side_len, side_buf_cap;
+	uint64_t lateness;
+	struct walk_held *held;		/* a min-heap by (time, cursor) */
+	size_t nr_held, held_cap;
+	struct perfctr_sample sample;
+	struct walk_sample ws;
+};
+
+static bool key_before(uint64_t t1, uint64_t c1, uint64_t t2, uint64_t c2)
 {
-	const struct walk_ev *x = a, *y = b;
+	return t1 != t2 ? t1 < t2 : c1 < c2;
+}
+
+static int side_cmp(const void *a, const void *b)
+{
+	const struct walk_side *x = a, *y = b;
 
 	if (x->time != y->time)
 		return x->time < y->time ? -1 : 1;
 	return x->cursor < y->cursor ? -1 : x->cursor > y->cursor;
 }
 
-static uint64_t hdr_time(struct walk *w, const struct perf_event_header *hdr)
+/* Byte offset of PERF_SAMPLE_TIME in a sample of @attr, 0 when absent:
+ * it follows IDENTIFIER, IP and TID, all fixed-size. */
+static size_t time_offset(const struct perf_event_attr *attr)
 {
-	if (hdr->type == PERF_RECORD_SAMPLE) {
-		struct perfctr_sample s = { .sz = sizeof(s) };
+	uint64_t st = attr->sample_type;
 
-		if (!perfctr_decoder__sample(w->dec, hdr, &s) &&
-		    (s.type & PERF_SAMPLE_TIME))
-			return s.time;
+	if (!(st & PERF_SAMPLE_TIME))
+		return 0;
+	return sizeof(struct perf_event_header) +
+	       8 * (!!(st & PERF_SAMPLE_IDENTIFIER) + !!(st & PERF_SAMPLE_IP) +
+		    !!(st & PERF_SAMPLE_TID));
+}
+
+/* A record's time, 0 when it has none (or cannot be decoded).  Both passes
+ * must compute exactly the same: this is the only place that does. */
+static uint64_t record_time(struct walk *w, const struct perf_event_header *hdr)
+{
+	uint64_t time = 0;
+
+	if (hdr->type == PERF_RECORD_SAMPLE) {
+		int idx = perfctr_decoder__find_attr(w->dec, hdr);
+		size_t off;
+
+		if (idx < 0 || (size_t)idx >= w->nr_attrs)
+			return 0;
+		off = w->time_off[idx];
+		if (off && off + 8 <= hdr->size)
+			memcpy(&time, (const unsigned char *)hdr + off, 8);
 	} else {
 		struct perfctr_record r = { .sz = sizeof(r) };
 
 		if (!perfctr_decoder__record(w->dec, hdr, &r) &&
 		    (r.sample_id.present & PERF_SAMPLE_TIME))
-			return r.sample_id.time;
+			time = r.sample_id.time;
 	}
+	return time;
+}
+
+/* The time a record is ordered by: untimed records (synthesised ones) keep
+ * their place after the latest time read before them. */
+struct walk_clock {
+	uint64_t last;		/* latest time of any record */
+	uint64_t last_sample;	/* latest time of a sample */
+	bool started;
+};
+
+static uint64_t clock_tick(struct walk_clock *c, uint64_t time)
+{
+	if (!time && c->started)
+		time = c->last;
+	c->started = true;
+	if (time > c->last)
+		c->last = time;
+	return time;
+}
+
+static int keep_side(struct walk_order *o, const struct perf_event_header *hdr,
+		     uint64_t time, uint64_t cursor)
+{
+	size_t len = (hdr->size + 7u) & ~(size_t)7;
+
+	if (o->nr_side == o->side_cap) {
+		size_t cap = o->side_cap ? o->side_cap * 2 : 256;
+		struct walk_side *n = realloc(o->side, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		o->side = n;
+		o->side_cap = cap;
+	}
+	if (len > o->side_buf_cap - o->side_len) {
+		size_t cap = o->side_buf_cap ? o->side_buf_cap : 16384;
+		unsigned char *n;
+
+		while (len > cap - o->side_len)
+			cap *= 2;
+		n = realloc(o->side_buf, cap);
+		if (!n)
+			return -ENOMEM;
+		o->side_buf = n;
+		o->side_buf_cap = cap;
+	}
+	memcpy(o->side_buf + o->side_len, hdr, hdr->size);
+	o->side[o->nr_side].time = time;
+	o->side[o->nr_side].cursor = cursor;
+	o->side[o->nr_side].off = o->side_len;
+	o->nr_side++;
+	o->side_len += len;
 	return 0;
 }
 
-/*
- * Records come ring by ring, so a sample on one CPU may precede in the
- * file the MMAP2 (or COMM) that another CPU's ring saw first.  Like perf,
- * we process records in time order: a first pass notes each record's time
- * and place, and sorts only when the file is out of order.
- */
-static int index_records(struct walk *w, struct walk_ev **out, size_t *nr)
+static void count_lost(struct walk *w, const struct perf_event_header *hdr)
+{
+	struct perfctr_record rec = { .sz = sizeof(rec) };
+	int r;
+
+	if (perfctr_decoder__record(w->dec, hdr, &rec))
+		return;
+	if (rec.type == PERF_RECORD_LOST) {
+		w->stats.lost += rec.lost.lost;
+		r = perfctr_decoder__find_attr(w->dec, hdr);
+		if (r >= 0 && (size_t)r < w->nr_attrs)
+			w->stats.lost_per_attr[r] += rec.lost.lost;
+	} else if (rec.type == PERF_RECORD_LOST_SAMPLES) {
+		w->stats.lost_samples += rec.lost_samples.lost;
+	}
+}
+
+/* The first pass.  Return: 0, -ENOMEM, -EINVAL (a malformed record). */
+static int scan(struct walk *w, struct walk_order *o)
 {
 	const struct perf_event_header *hdr;
-	struct walk_ev *evs = NULL;
-	size_t n = 0, cap = 0;
-	uint64_t cursor = 0, at, last = 0;
+	struct walk_clock clock = { 0 };
+	uint64_t cursor = 0, at, time;
 	bool sorted = true;
 	int r;
 
@@ -369,143 +507,256 @@ static int index_records(struct walk *w, struct walk_ev **out, size_t *nr)
 		/* perf's own bookkeeping records carry nothing we use. */
 		if (hdr->type >= PERF_RECORD_MAX)
 			continue;
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 4096;
-			struct walk_ev *ne = realloc(evs, ncap * sizeof(*ne));
-
-			if (!ne) {
-				free(evs);
-				return -ENOMEM;
-			}
-			evs = ne;
-			cap = ncap;
-		}
-		evs[n].time = hdr_time(w, hdr);
-		evs[n].cursor = at;
-		/* Untimed records (synthesised ones) keep their place. */
-		if (!evs[n].time && n)
-			evs[n].time = last;
-		if (evs[n].time < last)
-			sorted = false;
-		else
-			last = evs[n].time;
-		n++;
-	}
-	if (r < 0) {
-		free(evs);
-		return -EINVAL;
-	}
-	if (!sorted)
-		qsort(evs, n, sizeof(*evs), ev_cmp);
-	*out = evs;
-	*nr = n;
-	return 0;
-}
-
-int walk_run(struct walk *w, walk_cb_t cb, void *ctx)
-{
-	const struct perf_event_header *hdr;
-	struct perfctr_sample sample = { .sz = sizeof(sample) };
-	struct perfctr_record rec = { .sz = sizeof(rec) };
-	struct walk_sample *ws;
-	struct walk_ev *evs = NULL;
-	size_t nr = 0, i;
-	uint64_t cursor = 0;
-	int r, ret = 0;
-
-	r = index_records(w, &evs, &nr);
-	if (r == -ENOMEM) {
-		perfex_error("out of memory");
-		return PERFEX_EXIT_INTERNAL;
-	}
-	if (r < 0) {
-		perfex_error("'%s' is damaged: a record of the data section makes no sense",
-			     w->opts.input);
-		return PERFEX_EXIT_IO;
-	}
-	ws = malloc(sizeof(*ws));
-	if (!ws) {
-		free(evs);
-		perfex_error("out of memory");
-		return PERFEX_EXIT_INTERNAL;
-	}
-	for (i = 0; i < nr; i++) {
-		cursor = evs[i].cursor;
-		if (perfctr_perfdata__next(w->pd, &cursor, &hdr) <= 0)
-			continue;
-		w->stats.records++;
-		if (hdr->type == PERF_RECORD_SAMPLE) {
-			if (perfctr_decoder__sample(w->dec, hdr, &sample)) {
-				w->stats.bad_samples++;
-				continue;
-			}
-			w->stats.samples++;
-			if (sample.attr_idx < w->nr_attrs)
-				w->stats.samples_per_attr[sample.attr_idx]++;
-			if (!cb)
-				continue;
-			ws->sample = &sample;
-			ws->attr_idx = sample.attr_idx;
-			ws->event = sample.attr_idx < w->nr_attrs ?
-				    w->names[sample.attr_idx] : "?";
-			ws->comm = get_comm(w, (int32_t)sample.tid);
-			build_frames(w, &sample, ws);
-			ret = cb(w, ws, ctx);
-			if (ret)
-				break;
-			continue;
-		}
-		if (perfctr_decoder__record(w->dec, hdr, &rec))
-			continue;
-		switch (rec.type) {
+		time = clock_tick(&clock, record_time(w, hdr));
+		switch (hdr->type) {
+		case PERF_RECORD_SAMPLE:
+			if (time >= clock.last_sample)
+				clock.last_sample = time;
+			else if (clock.last_sample - time > o->lateness)
+				o->lateness = clock.last_sample - time;
+			break;
 		case PERF_RECORD_MMAP:
 		case PERF_RECORD_MMAP2:
-			/* Only code matters for symbols. */
-			if (rec.misc & PERF_RECORD_MISC_MMAP_DATA)
-				break;
-			if ((rec.misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
-			    PERF_RECORD_MISC_KERNEL)
-				break;
-			perfctr_symbols__add_map(w->syms, (pid_t)rec.mmap.pid,
-						 rec.mmap.addr, rec.mmap.len,
-						 rec.mmap.pgoff, rec.mmap.filename);
-			rcache_clear(w);
-			break;
 		case PERF_RECORD_COMM:
-			if (rec.misc & PERF_RECORD_MISC_COMM_EXEC) {
-				perfctr_symbols__exec(w->syms, (pid_t)rec.comm.pid);
-				rcache_clear(w);
-			}
-			set_comm(w, (int32_t)rec.comm.tid, rec.comm.comm);
+		case PERF_RECORD_FORK:
+			if (o->nr_side && time < o->side[o->nr_side - 1].time)
+				sorted = false;
+			if (keep_side(o, hdr, time, at))
+				return -ENOMEM;
 			break;
-		case PERF_RECORD_FORK: {
-			const char *parent = get_comm(w, (int32_t)rec.task.ptid);
-
-			if (parent && !get_comm(w, (int32_t)rec.task.tid)) {
-				char copy[16];
-
-				snprintf(copy, sizeof(copy), "%s", parent);
-				set_comm(w, (int32_t)rec.task.tid, copy);
-			}
-			perfctr_symbols__fork(w->syms, (pid_t)rec.task.pid,
-					      (pid_t)rec.task.ppid);
-			rcache_clear(w);
-			break;
-		}
 		case PERF_RECORD_LOST:
-			w->stats.lost += rec.lost.lost;
-			r = perfctr_decoder__find_attr(w->dec, hdr);
-			if (r >= 0 && (size_t)r < w->nr_attrs)
-				w->stats.lost_per_attr[r] += rec.lost.lost;
-			break;
 		case PERF_RECORD_LOST_SAMPLES:
-			w->stats.lost_samples += rec.lost_samples.lost;
+			count_lost(w, hdr);
 			break;
 		default:
 			break;
 		}
 	}
-	free(ws);
-	free(evs);
+	if (r < 0)
+		return r == -ENOMEM ? -ENOMEM : -EINVAL;
+	if (!sorted)
+		qsort(o->side, o->nr_side, sizeof(*o->side), side_cmp);
+	return 0;
+}
+
+/* Side-band record @s changes the model of the recorded processes. */
+static void apply_side(struct walk *w, struct walk_order *o,
+		       const struct walk_side *s)
+{
+	const struct perf_event_header *hdr = (const void *)(o->side_buf + s->off);
+	struct perfctr_record rec = { .sz = sizeof(rec) };
+
+	if (perfctr_decoder__record(w->dec, hdr, &rec))
+		return;
+	switch (rec.type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		/* Only code matters for symbols. */
+		if (rec.misc & PERF_RECORD_MISC_MMAP_DATA)
+			break;
+		if ((rec.misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
+		    PERF_RECORD_MISC_KERNEL)
+			break;
+		perfctr_symbols__add_map(w->syms, (pid_t)rec.mmap.pid,
+					 rec.mmap.addr, rec.mmap.len,
+					 rec.mmap.pgoff, rec.mmap.filename);
+		rcache_clear(w);
+		break;
+	case PERF_RECORD_COMM:
+		if (rec.misc & PERF_RECORD_MISC_COMM_EXEC) {
+			perfctr_symbols__exec(w->syms, (pid_t)rec.comm.pid);
+			rcache_clear(w);
+		}
+		set_comm(w, (int32_t)rec.comm.tid, rec.comm.comm);
+		break;
+	case PERF_RECORD_FORK: {
+		const char *parent = get_comm(w, (int32_t)rec.task.ptid);
+
+		if (parent && !get_comm(w, (int32_t)rec.task.tid)) {
+			char copy[16];
+
+			snprintf(copy, sizeof(copy), "%s", parent);
+			set_comm(w, (int32_t)rec.task.tid, copy);
+		}
+		perfctr_symbols__fork(w->syms, (pid_t)rec.task.pid,
+				      (pid_t)rec.task.ppid);
+		rcache_clear(w);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+/* Sample @hdr, ordered at (@time, @cursor): the side-band records before
+ * it take effect, then it goes to @cb. */
+static int emit(struct walk *w, struct walk_order *o,
+		const struct perf_event_header *hdr, uint64_t time,
+		uint64_t cursor, walk_cb_t cb, void *ctx)
+{
+	struct perfctr_sample *sample = &o->sample;
+	struct walk_sample *ws = &o->ws;
+
+	while (o->next_side < o->nr_side &&
+	       key_before(o->side[o->next_side].time,
+			  o->side[o->next_side].cursor, time, cursor))
+		apply_side(w, o, &o->side[o->next_side++]);
+	if (perfctr_decoder__sample(w->dec, hdr, sample)) {
+		w->stats.bad_samples++;
+		return 0;
+	}
+	w->stats.samples++;
+	if (sample->attr_idx < w->nr_attrs)
+		w->stats.samples_per_attr[sample->attr_idx]++;
+	if (!cb)
+		return 0;
+	ws->sample = sample;
+	ws->attr_idx = sample->attr_idx;
+	ws->event = sample->attr_idx < w->nr_attrs ?
+		    w->names[sample->attr_idx] : "?";
+	ws->comm = get_comm(w, (int32_t)sample->tid);
+	build_frames(w, sample, ws);
+	return cb(w, ws, ctx);
+}
+
+static bool held_before(const struct walk_held *a, const struct walk_held *b)
+{
+	return key_before(a->time, a->cursor, b->time, b->cursor);
+}
+
+static int hold(struct walk_order *o, const struct perf_event_header *hdr,
+		uint64_t time, uint64_t cursor)
+{
+	struct walk_held h = { time, cursor, malloc(hdr->size) };
+	size_t i;
+
+	if (!h.rec)
+		return -ENOMEM;
+	if (o->nr_held == o->held_cap) {
+		size_t cap = o->held_cap ? o->held_cap * 2 : 1024;
+		struct walk_held *n = realloc(o->held, cap * sizeof(*n));
+
+		if (!n) {
+			free(h.rec);
+			return -ENOMEM;
+		}
+		o->held = n;
+		o->held_cap = cap;
+	}
+	memcpy(h.rec, hdr, hdr->size);
+	for (i = o->nr_held++; i; i = (i - 1) / 2) {
+		if (!held_before(&h, &o->held[(i - 1) / 2]))
+			break;
+		o->held[i] = o->held[(i - 1) / 2];
+	}
+	o->held[i] = h;
+	return 0;
+}
+
+/* Hand over the oldest held sample. */
+static int emit_held(struct walk *w, struct walk_order *o, walk_cb_t cb,
+		     void *ctx)
+{
+	struct walk_held top = o->held[0], last = o->held[--o->nr_held];
+	size_t i = 0, child;
+	int ret;
+
+	while ((child = 2 * i + 1) < o->nr_held) {
+		if (child + 1 < o->nr_held &&
+		    held_before(&o->held[child + 1], &o->held[child]))
+			child++;
+		if (!held_before(&o->held[child], &last))
+			break;
+		o->held[i] = o->held[child];
+		i = child;
+	}
+	if (o->nr_held)
+		o->held[i] = last;
+	ret = emit(w, o, top.rec, top.time, top.cursor, cb, ctx);
+	free(top.rec);
 	return ret;
+}
+
+static void order_free(struct walk_order *o)
+{
+	size_t i;
+
+	for (i = 0; i < o->nr_held; i++)
+		free(o->held[i].rec);
+	free(o->held);
+	free(o->side);
+	free(o->side_buf);
+}
+
+/* The second pass.  Return: 0, a callback's non-zero value, -ENOMEM,
+ * -EINVAL. */
+static int replay(struct walk *w, struct walk_order *o, walk_cb_t cb, void *ctx)
+{
+	const struct perf_event_header *hdr;
+	struct walk_clock clock = { 0 };
+	uint64_t cursor = 0, at, time, ripe;
+	int r, ret = 0;
+
+	for (;;) {
+		at = cursor;
+		r = perfctr_perfdata__next(w->pd, &cursor, &hdr);
+		if (r <= 0)
+			break;
+		if (hdr->type >= PERF_RECORD_MAX)
+			continue;
+		time = clock_tick(&clock, record_time(w, hdr));
+		w->stats.records++;
+		if (hdr->type != PERF_RECORD_SAMPLE)
+			continue;
+		if (time > clock.last_sample)
+			clock.last_sample = time;
+		/* Every sample still unread is at least this old. */
+		ripe = clock.last_sample >= o->lateness ?
+		       clock.last_sample - o->lateness : 0;
+		if (!o->nr_held && time <= ripe)
+			ret = emit(w, o, hdr, time, at, cb, ctx);
+		else
+			ret = hold(o, hdr, time, at);
+		while (!ret && o->nr_held && o->held[0].time <= ripe)
+			ret = emit_held(w, o, cb, ctx);
+		if (ret)
+			return ret;
+	}
+	if (r < 0)
+		return r == -ENOMEM ? -ENOMEM : -EINVAL;
+	while (o->nr_held) {
+		ret = emit_held(w, o, cb, ctx);
+		if (ret)
+			return ret;
+	}
+	while (o->next_side < o->nr_side)
+		apply_side(w, o, &o->side[o->next_side++]);
+	return 0;
+}
+
+int walk_run(struct walk *w, walk_cb_t cb, void *ctx)
+{
+	struct walk_order *o = calloc(1, sizeof(*o));
+	int r;
+
+	if (!o) {
+		perfex_error("out of memory");
+		return PERFEX_EXIT_INTERNAL;
+	}
+	o->sample.sz = sizeof(o->sample);
+	r = scan(w, o);
+	if (!r)
+		r = replay(w, o, cb, ctx);
+	order_free(o);
+	free(o);
+	if (r == -ENOMEM) {
+		perfex_error("out of memory");
+		return PERFEX_EXIT_INTERNAL;
+	}
+	if (r == -EINVAL) {
+		perfex_error("'%s' is damaged: a record of the data section makes no sense",
+			     w->opts.input);
+		return PERFEX_EXIT_IO;
+	}
+	return r;
 }

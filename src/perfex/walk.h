@@ -55,7 +55,10 @@ typedef int (*walk_cb_t)(struct walk *w, const struct walk_sample *s, void *ctx)
  * Open the file (prints the error and returns NULL with *exit_code set).
  */
 struct walk *walk_open(const struct walk_opts *opts, int *exit_code);
-/* Every record in file order; cb for each sample.  Returns 0 or an exit code. */
+/* Every record in time order (equal times in file order), cb for each
+ * sample.  Memory: a read window, the side-band records and the samples
+ * held back for the ordering (see walk.c), not the file.  Returns 0, cb's
+ * non-zero value, or an exit code (the error printed). */
 int walk_run(struct walk *w, walk_cb_t cb, void *ctx);
 void walk_close(struct walk *w);
 

@@ -2,13 +2,52 @@
 /*
  * libFuzzer target: the perf.data reader.  The input is a whole file,
  * copied into a buffer of exactly its size; every accessor runs and every
- * record of the data section is decoded.
+ * record of the data section is decoded.  The same bytes are then read as
+ * a file, through the reader's pread windows (the smallest size), and must
+ * give the same records.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "perfctr/perfdata.h"
+
+/* The records of @mem's data section, read again from a file of the same
+ * bytes: identical, and the same end (or the same error). */
+static void same_as_file(struct perfctr_perfdata *mem, const uint8_t *data,
+			 size_t size)
+{
+	PERFCTR_OPTS(perfctr_perfdata_opts, o, .window_size = 64 * 1024);
+	const struct perf_event_header *hm, *hf;
+	struct perfctr_perfdata *pf;
+	uint64_t cm = 0, cf = 0;
+	char path[64];
+	int fd, rm, rf, n = 0;
+
+	fd = memfd_create("fuzz_perfdata", MFD_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (write(fd, data, size) != (ssize_t)size) {
+		close(fd);
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	pf = perfctr_perfdata__open(path, &o);
+	close(fd);
+	if (!pf)
+		abort();	/* the same bytes opened from memory */
+	do {
+		rm = perfctr_perfdata__next(mem, &cm, &hm);
+		rf = perfctr_perfdata__next(pf, &cf, &hf);
+		if (rm != rf || cm != cf ||
+		    (rm == 1 && memcmp(hm, hf, hm->size)))
+			abort();
+	} while (rm == 1 && n++ < 100000);
+	perfctr_perfdata__close(pf);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -83,6 +122,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	(void)sink;
+	if (size >= 104)
+		same_as_file(pd, data, size);
 	perfctr_perfdata__close(pd);
 	free(copy);
 	return 0;

@@ -334,9 +334,118 @@ TEST(damaged_headers)
 	unlink(path);
 }
 
+/* Record @i of the windows test: its size and a byte pattern that tells
+ * every record and offset apart. */
+static uint16_t window_rec_size(size_t i)
+{
+	if (i % 97 == 50)
+		return 65528;		/* near the largest a header can say */
+	if (i % 31 == 7)
+		return 12;		/* misaligns the records after it */
+	return (uint16_t)(8 + (i * 40) % 2048);
+}
+
+static void window_rec(size_t i, unsigned char *buf)
+{
+	struct perf_event_header h = { (uint32_t)(1 + i % 20), 0,
+				       window_rec_size(i) };
+
+	memcpy(buf, &h, sizeof(h));
+	for (size_t k = sizeof(h); k < h.size; k++)
+		buf[k] = (unsigned char)(i * 7 + k);
+}
+
+static bool window_rec_ok(size_t i, const struct perf_event_header *h)
+{
+	static unsigned char want[65536];
+
+	window_rec(i, want);
+	return h->size == window_rec_size(i) && !memcmp(h, want, h->size) &&
+	       (uintptr_t)h % 8 == 0;
+}
+
+/*
+ * A data section much larger than the reader's window, records of every
+ * size (some misaligned, some nearly 64 KiB) straddling window ends: each
+ * comes back whole and aligned, read in order or again at a saved cursor;
+ * a file that shrinks while open gives an error, not a crash.
+ */
+TEST(windows_read_every_record)
+{
+	PERFCTR_OPTS(perfctr_perfdata_writer_opts, o, .no_features = true);
+	struct perf_event_attr a = { .size = sizeof(a), .type = PERF_TYPE_SOFTWARE,
+		.sample_type = PERF_SAMPLE_IP };
+	static const size_t windows[] = { 0, 1, 64 * 1024, 100000 };
+	enum { NR = 3000 };
+	static unsigned char buf[65536];
+	static uint64_t cursors[NR + 1];
+	struct perfctr_perfdata_writer *w;
+	uint64_t total = 0;
+
+	tmp_path();
+	w = perfctr_perfdata_writer__new(path, &o);
+	REQUIRE(w);
+	CHECK_EQ_INT(perfctr_perfdata_writer__add_attr(w, &a, NULL, NULL, 0), 0);
+	for (size_t i = 0; i < NR; i++) {
+		window_rec(i, buf);
+		CHECK_EQ_INT(perfctr_perfdata_writer__write(w, buf, window_rec_size(i)), 0);
+		total += window_rec_size(i);
+	}
+	CHECK_EQ_INT(perfctr_perfdata_writer__close(w), 0);
+	CHECK(total > 20 * 64 * 1024);
+
+	for (size_t k = 0; k < ARRAY_SIZE(windows); k++) {
+		PERFCTR_OPTS(perfctr_perfdata_opts, ro, .window_size = windows[k]);
+		struct perfctr_perfdata *pd = perfctr_perfdata__open(path, &ro);
+		const struct perf_event_header *h;
+		uint64_t cursor = 0;
+		size_t n = 0, bad = 0;
+		int ret;
+
+		REQUIRE(pd);
+		CHECK_EQ_U64(perfctr_perfdata__data_size(pd), total);
+		while (cursors[n] = cursor,
+		       (ret = perfctr_perfdata__next(pd, &cursor, &h)) == 1) {
+			if (n >= NR || !window_rec_ok(n, h))
+				bad++;
+			n++;
+		}
+		CHECK_EQ_INT(ret, 0);
+		CHECK_EQ_U64(n, NR);
+		CHECK_EQ_U64(bad, 0);
+		/* Back to front: every read is out of the current window. */
+		for (size_t i = NR; i-- > 0;) {
+			cursor = cursors[i];
+			if (perfctr_perfdata__next(pd, &cursor, &h) != 1 ||
+			    !window_rec_ok(i, h) || cursor != cursors[i + 1])
+				bad++;
+		}
+		CHECK_EQ_U64(bad, 0);
+		perfctr_perfdata__close(pd);
+	}
+
+	/* The file loses its second half while a reader has it open. */
+	{
+		struct perfctr_perfdata *pd = perfctr_perfdata__open(path, NULL);
+		const struct perf_event_header *h;
+		uint64_t cursor = 0;
+		int ret;
+
+		REQUIRE(pd);
+		CHECK_EQ_INT(truncate(path, (off_t)(total / 2)), 0);
+		while ((ret = perfctr_perfdata__next(pd, &cursor, &h)) == 1)
+			;
+		CHECK_EQ_INT(ret, -EIO);
+		CHECK(cursor < total / 2);
+		perfctr_perfdata__close(pd);
+	}
+	unlink(path);
+}
+
 TEST_MAIN(
 	TEST_CASE(header_bytes),
 	TEST_CASE(read_back),
 	TEST_CASE(unfinished_file_is_refused),
 	TEST_CASE(damaged_headers),
+	TEST_CASE(windows_read_every_record),
 )

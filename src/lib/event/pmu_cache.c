@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1
 /* The parser's view of sysfs PMUs: loaded once per parse, by name. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,7 +105,64 @@ struct pc_pmu *pc_parse_pmu(struct pc_parse *p, const char *name, size_t len,
 	return pmu;
 }
 
+/*
+ * Which PMU is the core one (or that there is none), remembered per sysfs
+ * root for the life of the process: each parse of a hardware name asks,
+ * and a tool parses several (perfex's default events, one by one when the
+ * machine lacks them), each time with the same sysfs walk otherwise.
+ * Core PMUs are registered at boot, not by later module loads.
+ */
+static pthread_mutex_t core_memo_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	bool known;
+	char root[256];
+	char name[64];		/* "" for "no core PMU" */
+} core_memo;
+
+static bool core_memo_get(const char *root, char *name, size_t size)
+{
+	bool hit;
+
+	pthread_mutex_lock(&core_memo_lock);
+	hit = core_memo.known && !strcmp(core_memo.root, root);
+	if (hit)
+		snprintf(name, size, "%s", core_memo.name);
+	pthread_mutex_unlock(&core_memo_lock);
+	return hit;
+}
+
+static void core_memo_set(const char *root, const char *name)
+{
+	if (strlen(root) >= sizeof(core_memo.root) ||
+	    strlen(name) >= sizeof(core_memo.name))
+		return;
+	pthread_mutex_lock(&core_memo_lock);
+	core_memo.known = true;
+	strcpy(core_memo.root, root);
+	strcpy(core_memo.name, name);
+	pthread_mutex_unlock(&core_memo_lock);
+}
+
+static struct pc_pmu *find_core_pmu(struct pc_parse *p);
+
 struct pc_pmu *pc_parse_core_pmu(struct pc_parse *p)
+{
+	char name[64];
+	struct pc_pmu *pmu;
+
+	if (core_memo_get(p->sysfs_root, name, sizeof(name))) {
+		if (!name[0])
+			return NULL;
+		pmu = pc_parse_pmu(p, name, strlen(name), NULL);
+		if (pmu && pmu->core)
+			return pmu;
+	}
+	pmu = find_core_pmu(p);
+	core_memo_set(p->sysfs_root, pmu ? pmu->name : "");
+	return pmu;
+}
+
+static struct pc_pmu *find_core_pmu(struct pc_parse *p)
 {
 	static const char *const preferred[] = { "cpu", "cpu_core" };
 	const struct pc_dirlist *names;

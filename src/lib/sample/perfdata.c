@@ -888,10 +888,25 @@ struct r_attr {
 	char *name;
 };
 
+/*
+ * A file opened by path is mapped for its metadata (header, attrs, ids,
+ * feature sections: read in place, a few pages), but its data section --
+ * nearly all of the file -- is never touched through the map: it is read
+ * with pread() in windows of win_cap bytes.  Pages read that way are
+ * page cache, not the process's: a report of a file of any size runs in
+ * the memory of one window.
+ */
+#define WINDOW_DEFAULT	(1024 * 1024)
+#define WINDOW_MIN	(64 * 1024)	/* more than the largest record */
+
 struct perfctr_perfdata {
 	const unsigned char *base;
 	size_t size;
 	bool mapped;
+	int fd;			/* -1: the data section is read from base */
+	unsigned char *win;	/* [win_start, win_start + win_len) of data */
+	size_t win_cap, win_len;
+	uint64_t win_start;
 	struct file_header hdr;
 	struct file_section feat[256];	/* by feature bit, size 0 = absent */
 	struct r_attr *attrs;
@@ -1032,6 +1047,9 @@ void perfctr_perfdata__close(struct perfctr_perfdata *pd)
 	for (size_t i = 0; i < ARRAY_SIZE(pd->strings); i++)
 		free(pd->strings[i]);
 	free(pd->bounce);
+	free(pd->win);
+	if (pd->fd >= 0)
+		close(pd->fd);
 	if (pd->mapped)
 		munmap((void *)pd->base, pd->size);
 	free(pd);
@@ -1144,6 +1162,7 @@ perfctr_perfdata__open_mem(const void *buf, size_t size,
 	}
 	pd->base = buf;
 	pd->size = size;
+	pd->fd = -1;
 	ret = reader_init(pd);
 	if (ret) {
 		perfctr_perfdata__close(pd);
@@ -1180,9 +1199,9 @@ perfctr_perfdata__open(const char *path, const struct perfctr_perfdata_opts *opt
 		return NULL;
 	}
 	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	e = errno;
-	close(fd);
 	if (map == MAP_FAILED) {
+		e = errno;
+		close(fd);
 		errno = e;
 		return NULL;
 	}
@@ -1190,10 +1209,29 @@ perfctr_perfdata__open(const char *path, const struct perfctr_perfdata_opts *opt
 	if (!pd) {
 		e = errno;
 		munmap(map, (size_t)st.st_size);
+		close(fd);
 		errno = e;
 		return NULL;
 	}
 	pd->mapped = true;
+	pd->fd = fd;
+	pd->win_cap = PC_OPTS_GET(opts, window_size, 0);
+	if (!pd->win_cap)
+		pd->win_cap = WINDOW_DEFAULT;
+	if (pd->win_cap < WINDOW_MIN)
+		pd->win_cap = WINDOW_MIN;
+	/* No record is longer than the data section. */
+	if (pd->win_cap > pd->hdr.data.size)
+		pd->win_cap = pd->hdr.data.size ? (size_t)pd->hdr.data.size : 1;
+	pd->win = malloc(pd->win_cap);
+	if (!pd->win) {
+		perfctr_perfdata__close(pd);
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* One pass front to back is the common use: read ahead for it. */
+	posix_fadvise(fd, (off_t)pd->hdr.data.offset, (off_t)pd->hdr.data.size,
+		      POSIX_FADV_SEQUENTIAL);
 	return pd;
 }
 
@@ -1370,12 +1408,55 @@ uint64_t perfctr_perfdata__data_size(const struct perfctr_perfdata *pd)
 	return pd->hdr.data.size;
 }
 
+/* Read the window that starts at data offset @cursor. */
+static int window_fill(struct perfctr_perfdata *pd, uint64_t cursor)
+{
+	uint64_t left = pd->hdr.data.size - cursor;
+	size_t want = left < pd->win_cap ? (size_t)left : pd->win_cap;
+	size_t got = 0;
+
+	pd->win_len = 0;
+	while (got < want) {
+		ssize_t n = pread(pd->fd, pd->win + got, want - got,
+				  (off_t)(pd->hdr.data.offset + cursor + got));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;	/* the file shrank under us */
+		got += (size_t)n;
+	}
+	pd->win_start = cursor;
+	pd->win_len = got;
+	return 0;
+}
+
+/* @len bytes of the data section at @cursor, from the window. */
+static const unsigned char *window_at(struct perfctr_perfdata *pd,
+				      uint64_t cursor, size_t len, int *err)
+{
+	if (cursor < pd->win_start || cursor - pd->win_start > pd->win_len ||
+	    len > pd->win_len - (cursor - pd->win_start)) {
+		*err = window_fill(pd, cursor);
+		if (*err)
+			return NULL;
+		if (len > pd->win_len) {
+			*err = -EINVAL;
+			return NULL;
+		}
+	}
+	return pd->win + (cursor - pd->win_start);
+}
+
 int perfctr_perfdata__next(struct perfctr_perfdata *pd, uint64_t *cursor,
 			   const struct perf_event_header **hdr)
 {
 	struct perf_event_header h;
 	const unsigned char *p;
 	uint64_t left;
+	int err = 0;
 
 	if (!cursor || !hdr)
 		return pc_err(EINVAL);
@@ -1384,10 +1465,22 @@ int perfctr_perfdata__next(struct perfctr_perfdata *pd, uint64_t *cursor,
 	left = pd->hdr.data.size - *cursor;
 	if (left < sizeof(h))
 		return pc_err(EINVAL);
-	p = pd->base + pd->hdr.data.offset + *cursor;
-	memcpy(&h, p, sizeof(h));
-	if (h.size < sizeof(h) || h.size > left)
-		return pc_err(EINVAL);
+	if (pd->fd >= 0) {
+		p = window_at(pd, *cursor, sizeof(h), &err);
+		if (!p)
+			return pc_err(-err);
+		memcpy(&h, p, sizeof(h));
+		if (h.size < sizeof(h) || h.size > left)
+			return pc_err(EINVAL);
+		p = window_at(pd, *cursor, h.size, &err);
+		if (!p)
+			return pc_err(-err);
+	} else {
+		p = pd->base + pd->hdr.data.offset + *cursor;
+		memcpy(&h, p, sizeof(h));
+		if (h.size < sizeof(h) || h.size > left)
+			return pc_err(EINVAL);
+	}
 	if ((uintptr_t)p % 8) {
 		if (!pd->bounce) {
 			pd->bounce = malloc(65536);
