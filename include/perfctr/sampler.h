@@ -21,6 +21,8 @@
  *    attrs; disabled = 1 (enable_on_exec when asked);
  *  - inherit for DEFAULT; PERF_SAMPLE_TID with inherit + SAMPLE_READ;
  *  - write_backward for overwrite rings;
+ *  - with opts.tracking_ring, the side-band bits move to the tracking
+ *    event, added by open as the last attr (named "dummy");
  *  - PERF_SAMPLE_PERIOD is removed from software and tracepoint events
  *    with a fixed period: the kernel then samples them on *every* event
  *    whatever the period (kernel-facts item 2).  The decoder fills
@@ -75,6 +77,13 @@ struct perfctr_sampler_opts {
 	bool enable_on_exec;
 	/* Keep PERF_SAMPLE_PERIOD even where kernel-facts item 2 applies. */
 	bool keep_sample_period;
+	/* Carry the side-band records (the attrs' mmap, mmap2, comm,
+	 * comm_exec, task, context_switch, ... bits) on a dummy software
+	 * event with a forward ring of its own at each position, instead of
+	 * on the sampling events: an overwrite ring then cannot write over
+	 * the COMM and MMAP2 records its samples need.  See
+	 * perfctr_sampler__tracking_rings(). */
+	bool tracking_ring;
 	size_t :0;
 };
 
@@ -108,7 +117,8 @@ PERFCTR_API int perfctr_sampler__open(struct perfctr_sampler *s);
 PERFCTR_API int perfctr_sampler__enable(struct perfctr_sampler *s);
 PERFCTR_API int perfctr_sampler__disable(struct perfctr_sampler *s);
 
-/** perfctr_sampler__nr_attrs() - events added. */
+/** perfctr_sampler__nr_attrs() - events added; after an open with
+ * opts.tracking_ring, one more: the tracking event, last. */
 PERFCTR_API size_t perfctr_sampler__nr_attrs(const struct perfctr_sampler *s);
 
 /** perfctr_sampler__attr() - the attr of event @idx as opened (after open)
@@ -132,6 +142,17 @@ PERFCTR_API size_t perfctr_sampler__nr_rings(const struct perfctr_sampler *s);
 PERFCTR_API struct perfctr_ring *const *
 perfctr_sampler__rings(const struct perfctr_sampler *s);
 
+/**
+ * perfctr_sampler__tracking_rings() - with opts.tracking_ring, after open:
+ * the forward rings of the tracking event, one per position (as many as
+ * perfctr_sampler__nr_rings(), in the same order), which carry the
+ * side-band records.  Read them like any forward ring, all along: they
+ * are small (8 pages).  perfctr_sampler__poll() drains them with the
+ * others.  NULL without tracking rings.
+ */
+PERFCTR_API struct perfctr_ring *const *
+perfctr_sampler__tracking_rings(const struct perfctr_sampler *s);
+
 /** perfctr_sampler__ring_cpu() - the CPU of ring @idx (-1 per thread). */
 PERFCTR_API int perfctr_sampler__ring_cpu(const struct perfctr_sampler *s,
 					  size_t idx);
@@ -153,7 +174,8 @@ PERFCTR_API const struct perfctr_decoder *
 perfctr_sampler__decoder(const struct perfctr_sampler *s);
 
 /**
- * perfctr_sampler__poll() - perfctr_ring_poll() over every ring.
+ * perfctr_sampler__poll() - perfctr_ring_poll() over every ring (the
+ * tracking rings too).
  * Return: as perfctr_ring_poll(): -ENODEV once every ring hung up.
  */
 PERFCTR_API int64_t perfctr_sampler__poll(struct perfctr_sampler *s,
@@ -161,7 +183,8 @@ PERFCTR_API int64_t perfctr_sampler__poll(struct perfctr_sampler *s,
 					  perfctr_ring_record_cb_t cb, void *ctx);
 
 /**
- * perfctr_sampler__stats() - lost data summed over every ring
+ * perfctr_sampler__stats() - lost data summed over every ring (the
+ * tracking rings too)
  * (ring statistics, @stats->sz set by the caller) plus, in
  * @kernel_lost when non-NULL, what PERF_FORMAT_LOST reports for every fd
  * (what the kernel dropped, whether or not a LOST record reached us).

@@ -19,6 +19,7 @@
 #include <inttypes.h>
 #include <linux/perf_event.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +99,12 @@ struct record {
 	uint64_t trailer_id;	/* sample id for synthesised records */
 	uint64_t kernel_start;
 	size_t ip_word;		/* index of the IP in a sample's words */
+
+	/* Reader placement (see follow_target_cpus). */
+	pid_t follow;		/* the task whose CPUs we follow, 0 = none */
+	cpu_set_t own_cpus;	/* ours as we were started */
+	cpu_set_t target_cpus;	/* the task's, as last seen */
+	cpu_set_t reader_cpus;	/* ours as we last set them */
 };
 
 /* ---- the held child ---- */
@@ -449,8 +456,9 @@ static int saved_cmp(const void *a, const void *b)
 
 /*
  * Write what the overwrite rings hold that is newer than the last window,
- * oldest first, after fresh COMM/MMAP2 records of the target (its own
- * may have been overwritten).
+ * oldest first.  The side-band records come from the tracking rings (the
+ * caller drains them first); without those, fresh COMM/MMAP2 records of
+ * the target stand in for its own, which may have been overwritten.
  */
 static int write_window(struct record *rec)
 {
@@ -497,7 +505,11 @@ static int write_window(struct record *rec)
 		perfctr_ring__read_end(rings[i]);
 	}
 	if (!err) {
-		if (rec->child > 0)
+		/* Without tracking rings, the target's own side-band records
+		 * may have been overwritten: describe it as it is now. */
+		if (perfctr_sampler__tracking_rings(rec->sampler))
+			;
+		else if (rec->child > 0)
 			synth_process(rec, rec->child);
 		else if (rec->pid > 0)
 			synth_process(rec, rec->pid);
@@ -512,6 +524,51 @@ static int write_window(struct record *rec)
 		free(saved[i].hdr);
 	free(saved);
 	return err;
+}
+
+/* ---- where the reader runs ---- */
+
+/*
+ * When the user pins the recorded task to some of our CPUs (`perfex record
+ * -- taskset -c 0 prog`), the reader moves onto those CPUs too.  A reader
+ * that shares the CPU whose ring fills keeps up with it: the task writes
+ * samples only while it has the CPU, and the scheduler gives the reader,
+ * which sleeps most of the time, its turn long before the task has run
+ * for the three quarters of a ring the wake-up mark leaves free.  On
+ * another CPU the reader waits behind unrelated tasks for whole ticks
+ * while the task writes on: that is how samples were lost on a busy
+ * machine (bench/README.md, record-overhead).  Only perfex's own affinity
+ * changes, and only within the CPUs it was started with; when the task's
+ * CPUs do not meet ours, or include them all, ours stay as they were.
+ */
+static void follow_init(struct record *rec, pid_t task)
+{
+	rec->follow = 0;
+	if (task <= 0 ||
+	    sched_getaffinity(0, sizeof(rec->own_cpus), &rec->own_cpus))
+		return;		/* more CPUs than a cpu_set_t: leave it */
+	rec->follow = task;
+	rec->target_cpus = rec->own_cpus;
+	rec->reader_cpus = rec->own_cpus;
+}
+
+static void follow_target_cpus(struct record *rec)
+{
+	cpu_set_t cpus, want;
+
+	if (!rec->follow ||
+	    sched_getaffinity(rec->follow, sizeof(cpus), &cpus))
+		return;
+	if (CPU_EQUAL(&cpus, &rec->target_cpus))
+		return;
+	rec->target_cpus = cpus;
+	CPU_AND(&want, &cpus, &rec->own_cpus);
+	if (!CPU_COUNT(&want))
+		want = rec->own_cpus;
+	if (CPU_EQUAL(&want, &rec->reader_cpus))
+		return;
+	if (!sched_setaffinity(0, sizeof(want), &want))
+		rec->reader_cpus = want;
 }
 
 /* ---- setup ---- */
@@ -578,6 +635,10 @@ static int open_sampler(struct record *rec)
 
 	/* Wake up when a quarter of the ring is full, not half (the
 	 * kernel's default): more room left while we drain. */
+	/* Overwrite rings keep only the newest window: the COMM and MMAP2
+	 * records that its samples need come through forward rings of their
+	 * own, read all along. */
+	sopts.tracking_ring = rec->overwrite;
 	if (!rec->overwrite)
 		sopts.wakeup_watermark = (uint32_t)(pages * (size_t)sysconf(_SC_PAGESIZE) / 4);
 
@@ -914,17 +975,24 @@ static void install_handlers(void)
 }
 
 /*
- * Read every forward ring to its end.  Not through poll: a ring holding
+ * Read every forward ring to its end: the sampling rings, or with
+ * overwrite rings the tracking rings.  Not through poll: a ring holding
  * less than its wake-up mark is not readable for poll(2), but its records
  * are there.
  */
+static struct perfctr_ring *const *forward_rings(const struct record *rec)
+{
+	return rec->overwrite ? perfctr_sampler__tracking_rings(rec->sampler) :
+				perfctr_sampler__rings(rec->sampler);
+}
+
 static int drain(struct record *rec)
 {
-	struct perfctr_ring *const *rings = perfctr_sampler__rings(rec->sampler);
+	struct perfctr_ring *const *rings = forward_rings(rec);
 	size_t nr = perfctr_sampler__nr_rings(rec->sampler), i;
 	int64_t r;
 
-	for (i = 0; i < nr; i++) {
+	for (i = 0; rings && i < nr; i++) {
 		do
 			r = perfctr_ring__drain(rings[i], on_record, rec);
 		while (r > 0);
@@ -999,13 +1067,20 @@ int cmd_record(int argc, char **argv)
 		}
 	}
 
+	if (rec.child > 0 && !rec.all_cpus && !rec.cpus)
+		follow_init(&rec, rec.child);
+	else if (rec.pid || rec.tid)
+		follow_init(&rec, rec.pid ? rec.pid : rec.tid);
 	for (;;) {
 		int64_t r;
 
 		if (stop_signal)
 			break;
+		follow_target_cpus(&rec);
 		while (snapshot_requests > 0 && rec.snapshot) {
 			snapshot_requests--;
+			/* The side-band records up to now first. */
+			drain(&rec);
 			if (write_window(&rec)) {
 				perfex_error("cannot take a snapshot: out of memory");
 				break;
@@ -1016,12 +1091,16 @@ int cmd_record(int argc, char **argv)
 			have_status = true;
 			break;
 		}
-		if (rec.overwrite) {
-			/* The kernel overwrites; there is nothing to consume. */
-			poll(NULL, 0, 100);
-			continue;
-		}
-		r = perfctr_sampler__poll(rec.sampler, 500, on_record, &rec);
+		/* 100 ms: a task pinned after its start (taskset execs the
+		 * program) is followed soon even when it samples little.  With
+		 * overwrite rings, only the tracking rings are read here: the
+		 * kernel overwrites the others. */
+		if (rec.overwrite)
+			r = perfctr_ring_poll(forward_rings(&rec),
+					      perfctr_sampler__nr_rings(rec.sampler),
+					      100, on_record, &rec);
+		else
+			r = perfctr_sampler__poll(rec.sampler, 100, on_record, &rec);
 		if (r == -ENODEV) {
 			/* Every ring hung up: the tasks are gone. */
 			if (rec.child > 0 && waitpid(rec.child, &status, 0) == rec.child)
@@ -1035,15 +1114,14 @@ int cmd_record(int argc, char **argv)
 		}
 	}
 	perfctr_sampler__disable(rec.sampler);
+	err = drain(&rec);
+	if (err && !ret) {
+		perfex_error("reading the rings failed: %s", strerror(-err));
+		ret = PERFEX_EXIT_INTERNAL;
+	}
 	if (rec.overwrite && !rec.snapshot) {
 		if (write_window(&rec))
 			perfex_error("cannot write the window: out of memory");
-	} else if (!rec.overwrite) {
-		err = drain(&rec);
-		if (err && !ret) {
-			perfex_error("reading the rings failed: %s", strerror(-err));
-			ret = PERFEX_EXIT_INTERNAL;
-		}
 	}
 	perfctr_sampler__stats(rec.sampler, &stats, &kernel_lost);
 	add_build_ids(&rec);

@@ -25,7 +25,7 @@ def need_tp():
 def tracepoint_period_gives_exact_samples_and_tids():
     need_tp()
     out = tmpfile("exact.data")
-    n = 20000
+    n = 1000
     # Pinned: the default mode has one event per CPU, each with its own
     # period count; a task that migrates splits N between them and may
     # lose one sample to each CPU's remainder.
@@ -112,6 +112,79 @@ def system_wide_sees_the_command():
         check(len(mine) == 300, len(mine))
     else:
         check(len(mine) <= 300 and len(mine) + lost >= 300, (len(mine), lost))
+
+
+def allowed_cpus(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("Cpus_allowed_list:"):
+                return line.split(":", 1)[1].strip()
+    return None
+
+
+def record_pinned_waiting(out, cpu, n, preexec=None):
+    """perfex record of `taskset -c CPU pcwork pid wait getppid N`; returns
+    (perfex process, workload pid) with the workload blocked on stdin."""
+    p = subprocess.Popen([PERFEX, "record", "-q", "-o", out, "-e", TP, "-c", "1",
+                          "--", "taskset", "-c", str(cpu), work(), "pid", "wait",
+                          "getppid", str(n)],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, preexec_fn=preexec)
+    line = p.stdout.readline()
+    if not line:
+        o, e = p.communicate(timeout=30)
+        check(False, "record did not start: " + e)
+    return p, int(line)
+
+
+def finish(p):
+    o, e = p.communicate("go\n", timeout=60)
+    check(p.returncode == 0, e)
+
+
+@case
+def reader_joins_the_cpu_of_a_pinned_command():
+    need_tp()
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        skip("needs 2 CPUs to choose from, this process may use %s" % cpus)
+    cpu, other = cpus[-1], cpus[0]
+    n = 1000
+    # The command pins itself (taskset execs the program): the reader
+    # moves onto that CPU, within 100 ms of the pinning.
+    out = tmpfile("follow.data")
+    p, pid = record_pinned_waiting(out, cpu, n)
+    try:
+        end = time.time() + 10
+        while allowed_cpus(p.pid) != str(cpu) and time.time() < end:
+            time.sleep(0.01)
+        check(allowed_cpus(p.pid) == str(cpu), (allowed_cpus(p.pid), cpu))
+        # Only perfex moved: the command keeps its own setting.
+        check(allowed_cpus(pid) == str(cpu), allowed_cpus(pid))
+        finish(p)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    # Recorded exactly (the sanitizer runtime adds getppid calls of its
+    # own: count the loop's, from libc's syscall()).  Whether the reader
+    # keeps up with a long -c 1 loop depends on the load: bench/, not here.
+    rep = report_json(out)
+    mine = sum(r["samples"] for r in rep["events"][0]["rows"]
+               if r["sym"] == "syscall")
+    check(mine == n and rep["lost"] == 0, rep)
+
+    # perfex started on other CPUs than the command's stays where the
+    # user put it.
+    out = tmpfile("nofollow.data")
+    p, pid = record_pinned_waiting(
+        out, cpu, 10, preexec=lambda: os.sched_setaffinity(0, {other}))
+    try:
+        time.sleep(0.3)
+        check(allowed_cpus(p.pid) == str(other), (allowed_cpus(p.pid), other))
+        finish(p)
+    finally:
+        if p.poll() is None:
+            p.kill()
 
 
 def start_waiting_workload(*extra):
@@ -249,6 +322,91 @@ def overwrite_writes_the_last_window():
     ids = [x for x in script_pid_tids(script_lines(out)) if x[0] == pid]
     check(0 < len(ids) < 3000, len(ids))
     check(set(ids) == {(pid, pid)}, set(ids))
+
+
+def only_symbolised_rows(out, comm):
+    """Every sample of the file in libc's syscall() under @comm: the
+    samples' COMM and MMAP2 (and FORK) records reached the file."""
+    rep = report_json(out)
+    rows = rep["events"][0]["rows"]
+    check(rep["samples"] > 0, rep)
+    # The sanitizer runtime's own getppid calls, if any in the window,
+    # are in its library; none may be unresolved or under another name.
+    check(all(r["comm"] == comm for r in rows), rows)
+    check(all(r["dso"] != "[unknown]" for r in rows), rows)
+    top = top_row(rep)
+    check(top["dso"].endswith("libc.so.6") and top["sym"] == "syscall", rows)
+    return rep
+
+
+def perf_sees_sideband(out, pid, what):
+    """perf script (when installed) lists the side-band records @what
+    (regular expressions) of @pid."""
+    if not os.access("/usr/bin/perf", os.X_OK):
+        return
+    r = subprocess.run(["/usr/bin/perf", "script", "-i", out, "--show-mmap-events",
+                        "--show-task-events"], capture_output=True, text=True)
+    check(r.returncode == 0, r.stderr)
+    for w in what:
+        check(re.search(w % {"pid": pid}, r.stdout), (w, r.stdout[-3000:]))
+
+
+@case
+def overwrite_keeps_the_records_of_an_exec():
+    need_tp()
+    out = tmpfile("over-exec.data")
+    # A thread's 5000 calls wrap the one-page overwrite ring many times;
+    # then the program execs itself (execv of /proc/self/exe: its comm
+    # becomes "exe") and makes 3000 calls, which wrap the ring again over
+    # the COMM and MMAP2 records of the exec.  The tracking ring keeps
+    # them; the process is gone when the window is written, so /proc
+    # cannot stand in for them.
+    r = record(out, "--overwrite", "-m", "1", "-e", TP, "-c", "1", "--",
+               "taskset", "-c", "0", work(), "pid", "threads", "1", "5000",
+               "exec", "getppid", "3000")
+    check(r.returncode == 0, r.stderr)
+    pid = int(r.stdout.split()[0])
+    rep = only_symbolised_rows(out, "exe")
+    check(rep["samples"] < 3000, rep)
+    perf_sees_sideband(out, pid, [r"PERF_RECORD_COMM exec: exe:%(pid)d/%(pid)d",
+                                  r"exe +%(pid)d .*PERF_RECORD_MMAP2 .*libc\.so\.6"])
+
+
+@case
+def snapshot_keeps_the_records_of_a_fork():
+    need_tp()
+    out = tmpfile("snap-fork.data")
+    flag = tmpfile("snap-fork.flag")
+    # The window holds the last calls of a child that has exited by the
+    # time of the snapshot: its samples are symbolised only through the
+    # FORK record (the child's maps are its parent's), which 5000 earlier
+    # samples and its own 3000 wrapped over in the overwrite ring.
+    p = subprocess.Popen([PERFEX, "record", "-q", "-o", out, "--snapshot", "-m", "1",
+                          "-e", TP, "-c", "1", "--", "taskset", "-c", "0", work(),
+                          "pid", "threads", "1", "5000", "fork", "1", "3000",
+                          "ready", flag, "sleep", "5000"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        end = time.time() + 20
+        while not os.path.exists(flag) and time.time() < end and p.poll() is None:
+            time.sleep(0.01)
+        if p.poll() is not None:
+            o, e = p.communicate()
+            check(False, "record ended early: " + e)
+        p.send_signal(signal.SIGUSR2)
+        time.sleep(0.3)
+        p.send_signal(signal.SIGINT)
+        o, e = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    check(p.returncode == 0, e)
+    pid = int(o.split()[0])
+    only_symbolised_rows(out, "pcwork")
+    # Every sample is the child's.
+    ids = script_pid_tids(script_lines(out))
+    check(ids and all(x[0] != pid and x[0] == x[1] for x in ids), set(ids))
+    perf_sees_sideband(out, pid, [r"PERF_RECORD_FORK\(\d+:\d+\):\(%(pid)d:%(pid)d\)"])
 
 
 @case

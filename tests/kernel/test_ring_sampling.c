@@ -14,6 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -442,6 +445,111 @@ TEST(overwrite_ring_newest_first)
 	perfctr_sampler__delete(s);
 }
 
+/* Side-band records of the tracking ring, counted by kind. */
+struct sideband {
+	const struct perfctr_decoder *dec;
+	uint64_t comm_named, mmap_self, samples, other;
+	size_t attr_idx;
+	bool wrong_attr;
+};
+
+static int sideband_cb(struct perfctr_ring *ring,
+		       const struct perf_event_header *hdr, void *ctx)
+{
+	struct sideband *sb = ctx;
+	PERFCTR_OPTS(perfctr_record, r);
+
+	(void)ring;
+	if (hdr->type == PERF_RECORD_SAMPLE) {
+		sb->samples++;
+		return 0;
+	}
+	if (perfctr_decoder__record(sb->dec, hdr, &r)) {
+		sb->other++;
+		return 0;
+	}
+	if (r.attr_idx != sb->attr_idx)
+		sb->wrong_attr = true;
+	if (r.type == PERF_RECORD_COMM && !strcmp(r.comm.comm, "pctrack") &&
+	    r.comm.tid == (uint32_t)syscall(SYS_gettid))
+		sb->comm_named++;
+	else if (r.type == PERF_RECORD_MMAP2 && strstr(r.mmap.filename, "test_ring_sampling"))
+		sb->mmap_self++;
+	else
+		sb->other++;
+	return 0;
+}
+
+/*
+ * opts.tracking_ring: the side-band bits move from the sampling event to
+ * a dummy event with a forward ring of its own.  A COMM (prctl) and an
+ * executable MMAP2 made before N samples wrap the one-page overwrite ring
+ * are still there, each exactly once, in the tracking ring, identified as
+ * the dummy's; the overwrite ring holds samples only.
+ */
+TEST(tracking_ring_keeps_side_band)
+{
+	struct perf_event_attr attr;
+	PERFCTR_OPTS(perfctr_sampler_opts, o, .mode = PERFCTR_SAMPLER_PER_THREAD,
+		     .pid = (pid_t)syscall(SYS_gettid), .data_pages = 1,
+		     .overwrite = true, .tracking_ring = true);
+	const struct perf_event_attr *a0, *a1;
+	struct perfctr_sampler *s;
+	struct perfctr_ring *const *track;
+	struct sideband sb;
+	struct tally t;
+	char old_name[32] = "";
+	void *map;
+	int fd;
+
+	tp_attr(&attr, 1, PERF_SAMPLE_TID | PERF_SAMPLE_TIME, 0);
+	attr.comm = attr.mmap = attr.mmap2 = attr.task = 1;
+	s = open_or_skip(&o, &attr);
+	REQUIRE(perfctr_sampler__nr_attrs(s) == 2);
+	a0 = perfctr_sampler__attr(s, 0);
+	a1 = perfctr_sampler__attr(s, 1);
+	CHECK(a0->write_backward && !a0->comm && !a0->mmap && !a0->mmap2 && !a0->task);
+	CHECK(a1->type == PERF_TYPE_SOFTWARE && a1->config == PERF_COUNT_SW_DUMMY);
+	CHECK(!a1->write_backward && a1->comm && a1->mmap && a1->mmap2 && a1->task);
+	CHECK(!strcmp(perfctr_sampler__name(s, 1), "dummy"));
+	CHECK((a0->sample_type & PERF_SAMPLE_IDENTIFIER) &&
+	      (a1->sample_type & PERF_SAMPLE_IDENTIFIER));
+	track = perfctr_sampler__tracking_rings(s);
+	REQUIRE(track);
+
+	prctl(PR_GET_NAME, old_name);
+	REQUIRE(perfctr_sampler__enable(s) == 0);
+	prctl(PR_SET_NAME, "pctrack");
+	fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	REQUIRE(fd >= 0);
+	map = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	REQUIRE(map != MAP_FAILED);
+	do_getppid(N);
+	REQUIRE(perfctr_sampler__disable(s) == 0);
+	munmap(map, 4096);
+	close(fd);
+	prctl(PR_SET_NAME, old_name);
+
+	memset(&sb, 0, sizeof(sb));
+	sb.dec = perfctr_sampler__decoder(s);
+	sb.attr_idx = 1;
+	for (size_t i = 0; i < perfctr_sampler__nr_rings(s); i++)
+		REQUIRE(perfctr_ring__drain(track[i], sideband_cb, &sb) >= 0);
+	CHECK_EQ_U64(sb.comm_named, 1);
+	CHECK_EQ_U64(sb.mmap_self, 1);
+	CHECK_EQ_U64(sb.samples, 0);
+
+	memset(&t, 0, sizeof(t));
+	t.dec = perfctr_sampler__decoder(s);
+	t.s = s;
+	t.want_cpu = -1;
+	drain_all(s, &t);
+	CHECK(t.samples >= 100 && t.samples < N);
+	CHECK_EQ_U64(t.other, 0);
+	CHECK_EQ_U64(t.bad, 0);
+	perfctr_sampler__delete(s);
+}
+
 /*
  * Two events redirected into one ring (SET_OUTPUT): getppid and getpid
  * samples arrive in one stream, told apart by PERF_SAMPLE_IDENTIFIER,
@@ -657,6 +765,7 @@ TEST_MAIN(
 	TEST_CASE(cpu_mode_filtered),
 	TEST_CASE(tiny_ring_lost_accounting),
 	TEST_CASE(overwrite_ring_newest_first),
+	TEST_CASE(tracking_ring_keeps_side_band),
 	TEST_CASE(shared_ring_two_events),
 	TEST_CASE(wakeup_events_poll),
 	TEST_CASE(system_wide_filtered),

@@ -2,6 +2,7 @@
 /* Unit tests of profile aggregation: sort keys, rows, call graphs, folded
  * stacks and the flame graph, on synthetic samples with known answers. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <perfctr/profile.h>
@@ -107,6 +108,40 @@ TEST(flat_rows)
 	CHECK_STR(e.keys[1], "[unknown]");
 	CHECK_STR(e.keys[2], "0x0000000000001234");
 	CHECK_EQ_INT(perfctr_profile__entry(p, 3, &e), -ERANGE);
+	perfctr_profile__delete(p);
+}
+
+/* One comm buffer rewritten between samples (as a walk's comm table is on
+ * a COMM record), rows alternating, a comm too long for the profile's
+ * cache: every sample lands in its own row all the same. */
+TEST(rows_follow_text_not_pointers)
+{
+	static const enum perfctr_sort_key keys[] = { PERFCTR_SORT_COMM };
+	static const char *const seq[] = {
+		"a", "b", "a", "a", "long-comm-name-longer-than-32-bytes", "b",
+		"long-comm-name-longer-than-32-bytes", "a",
+	};
+	PERFCTR_OPTS(perfctr_profile_opts, opts, .keys = keys, .nr_keys = 1);
+	struct perfctr_profile *p = perfctr_profile__new(&opts);
+	struct perfctr_profile_entry e = { .sz = sizeof(e) };
+	char comm[64];
+
+	REQUIRE(p);
+	for (size_t i = 0; i < sizeof(seq) / sizeof(seq[0]); i++) {
+		snprintf(comm, sizeof(comm), "%s", seq[i]);
+		add(p, comm, 101, 0, chain_a, 3, 1);
+	}
+	snprintf(comm, sizeof(comm), "gone");
+	REQUIRE(perfctr_profile__nr_entries(p) == 3);
+	CHECK_EQ_INT(perfctr_profile__entry(p, 0, &e), 0);
+	CHECK_STR(e.keys[0], "a");
+	CHECK_EQ_U64(e.samples, 4);
+	CHECK_EQ_INT(perfctr_profile__entry(p, 1, &e), 0);
+	CHECK_STR(e.keys[0], "b");
+	CHECK_EQ_U64(e.samples, 2);
+	CHECK_EQ_INT(perfctr_profile__entry(p, 2, &e), 0);
+	CHECK_STR(e.keys[0], "long-comm-name-longer-than-32-bytes");
+	CHECK_EQ_U64(e.samples, 2);
 	perfctr_profile__delete(p);
 }
 
@@ -236,6 +271,7 @@ TEST(bad_arguments)
 }
 
 TEST_MAIN(TEST_CASE(sort_keys_parse), TEST_CASE(flat_rows),
+	  TEST_CASE(rows_follow_text_not_pointers),
 	  TEST_CASE(tid_and_cpu_keys), TEST_CASE(folded_stacks),
 	  TEST_CASE(callgraph_callee_and_caller), TEST_CASE(flame_svg),
 	  TEST_CASE(bad_arguments))

@@ -228,6 +228,11 @@ struct perfctr_profile {
 	uint64_t samples;
 	uint64_t weight;
 	int64_t unknown_dso;
+
+	/* Consecutive samples mostly share their comm and their row. */
+	char last_comm[32];
+	int64_t last_comm_id;		/* -1: none */
+	size_t last_entry;		/* index + 1; 0: none */
 };
 
 static const char *const key_names[PERFCTR_SORT_NR] = {
@@ -322,6 +327,7 @@ struct perfctr_profile *perfctr_profile__new(const struct perfctr_profile_opts *
 		return NULL;
 	memcpy(prof->keys, keys, nr * sizeof(*keys));
 	prof->nr_keys = nr;
+	prof->last_comm_id = -1;
 	prof->callgraph = PC_OPTS_GET(opts, callgraph, PERFCTR_CALLGRAPH_NONE);
 	if (PC_OPTS_GET(opts, stable_strings, false)) {
 		prof->fcache = calloc(FCACHE_SIZE, sizeof(*prof->fcache));
@@ -486,14 +492,26 @@ static int64_t intern_frame_slow(struct perfctr_profile *prof,
 	return (int64_t)prof->nr_frames++;
 }
 
+/* Every sample hashes its key: three independent multiplies (each one a
+ * bijection of a pair of keys) and one mix, not a chain of six mixes. */
 static uint64_t key_hash(const uint32_t *key)
 {
-	uint64_t h = 0;
-	size_t k;
+	_Static_assert(PERFCTR_SORT_NR == 6, "key_hash takes the keys by pairs");
+	uint64_t a = ((uint64_t)key[0] << 32 | key[1]) * 0x9e3779b97f4a7c15ULL;
+	uint64_t b = ((uint64_t)key[2] << 32 | key[3]) * 0xc2b2ae3d27d4eb4fULL;
+	uint64_t c = ((uint64_t)key[4] << 32 | key[5]) * 0x165667b19e3779f9ULL;
 
-	for (k = 0; k < PERFCTR_SORT_NR; k++)
-		h = mix64(h ^ key[k]) + k;
-	return h;
+	return mix64(a + (b << 21 | b >> 43) + (c << 42 | c >> 22));
+}
+
+/* Key by key: the key was just written 4 bytes at a time, and a wider
+ * load of it (an inlined memcmp) would wait for the stores to retire. */
+static bool key_equal(const uint32_t *a, const uint32_t *b)
+{
+	for (size_t k = 0; k < PERFCTR_SORT_NR; k++)
+		if (a[k] != b[k])
+			return false;
+	return true;
 }
 
 static int entry_slots_grow(struct perfctr_profile *prof)
@@ -578,8 +596,17 @@ int perfctr_profile__add(struct perfctr_profile *prof,
 			return pc_err(ENOMEM);
 		ids[i] = (uint32_t)id;
 	}
-	if (sample->comm) {
+	if (sample->comm && prof->last_comm_id >= 0 &&
+	    !strcmp(sample->comm, prof->last_comm)) {
+		comm = prof->last_comm_id;
+	} else if (sample->comm) {
+		size_t len = strlen(sample->comm);
+
 		comm = strtab_intern(&prof->strs, sample->comm);
+		if (comm >= 0 && len < sizeof(prof->last_comm)) {
+			memcpy(prof->last_comm, sample->comm, len + 1);
+			prof->last_comm_id = comm;
+		}
 	} else {
 		snprintf(buf, sizeof(buf), ":%d", (int)sample->tid);
 		comm = strtab_intern(&prof->strs, buf);
@@ -599,9 +626,15 @@ int perfctr_profile__add(struct perfctr_profile *prof,
 		default: break;
 		}
 	}
-	e = find_entry(prof, key);
-	if (!e)
-		return pc_err(ENOMEM);
+	if (prof->last_entry &&
+	    key_equal(prof->entries[prof->last_entry - 1].key, key)) {
+		e = &prof->entries[prof->last_entry - 1];
+	} else {
+		e = find_entry(prof, key);
+		if (!e)
+			return pc_err(ENOMEM);
+		prof->last_entry = (size_t)(e - prof->entries) + 1;
+	}
 	if (!e->samples) {
 		/* The row's texts, made once. */
 		for (k = 0; k < prof->nr_keys; k++) {

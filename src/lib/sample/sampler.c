@@ -19,7 +19,12 @@ struct s_attr {
 	struct perf_event_attr attr;
 	char *name;
 	uint64_t *ids;		/* one per position, after open */
+	bool tracking;		/* the dummy event of opts.tracking_ring */
 };
+
+/* Data pages of a tracking ring: side-band records are few and small,
+ * and the ring is drained all along. */
+#define TRACKING_PAGES 8
 
 struct position {
 	pid_t tid;
@@ -33,9 +38,12 @@ struct perfctr_sampler {
 	struct position *pos;
 	size_t nr_pos;
 	int *fds;		/* [attr * nr_pos + pos] */
-	struct perfctr_ring **rings;
+	struct perfctr_ring **rings;	/* [pos], then [nr_pos + pos] tracking */
 	struct perfctr_decoder *decoder;
 	bool opened;
+	/* opts.tracking_ring: the side-band bits the caller's attrs asked
+	 * for, which the tracking event carries instead of them. */
+	struct perf_event_attr sideband;
 };
 
 struct perfctr_sampler *perfctr_sampler__new(const struct perfctr_sampler_opts *opts)
@@ -64,10 +72,15 @@ struct perfctr_sampler *perfctr_sampler__new(const struct perfctr_sampler_opts *
 	return s;
 }
 
+static size_t nr_ring_slots(const struct perfctr_sampler *s)
+{
+	return s->opts.tracking_ring ? 2 * s->nr_pos : s->nr_pos;
+}
+
 static void close_all(struct perfctr_sampler *s)
 {
 	if (s->rings)
-		for (size_t p = 0; p < s->nr_pos; p++)
+		for (size_t p = 0; p < nr_ring_slots(s); p++)
 			perfctr_ring__delete(s->rings[p]);
 	free(s->rings);
 	s->rings = NULL;
@@ -106,10 +119,35 @@ static bool fixed_period_sw(const struct perf_event_attr *a)
 			    a->type == PERF_TYPE_TRACEPOINT);
 }
 
+/*
+ * The side-band records an attr asks for (mmap, comm, task, ...): with a
+ * tracking ring they move from the sampling events to the dummy event.
+ */
+static void sideband_move(struct perf_event_attr *to,
+			  struct perf_event_attr *from, bool clear)
+{
+#define MOVE(f) do { to->f |= from->f; if (clear) from->f = 0; } while (0)
+	MOVE(mmap);
+	MOVE(mmap2);
+	MOVE(mmap_data);
+	MOVE(comm);
+	MOVE(comm_exec);
+	MOVE(task);
+	MOVE(context_switch);
+	MOVE(namespaces);
+	MOVE(ksymbol);
+	MOVE(bpf_event);
+	MOVE(cgroup);
+	MOVE(text_poke);
+	MOVE(build_id);
+#undef MOVE
+}
+
 /* The attr as it will be opened (see sampler.h for the rules). */
-static void adjust_attr(const struct perfctr_sampler *s, struct perf_event_attr *a)
+static void adjust_attr(struct perfctr_sampler *s, struct s_attr *sa)
 {
 	const struct perfctr_sampler_opts *o = &s->opts;
+	struct perf_event_attr *a = &sa->attr;
 
 	a->size = sizeof(*a);
 	a->disabled = 1;
@@ -117,10 +155,19 @@ static void adjust_attr(const struct perfctr_sampler *s, struct perf_event_attr 
 	a->sample_id_all = 1;
 	a->inherit = o->mode == PERFCTR_SAMPLER_DEFAULT ||
 		     (o->mode == PERFCTR_SAMPLER_CPUS && o->pid > 0);
-	if (s->nr_attrs > 1)
+	if (s->nr_attrs > 1 || o->tracking_ring)
 		a->sample_type |= PERF_SAMPLE_IDENTIFIER;
 	if (a->inherit && (a->sample_type & PERF_SAMPLE_READ))
 		a->sample_type |= PERF_SAMPLE_TID;
+	if (sa->tracking) {
+		/* A forward ring, woken at a quarter full. */
+		a->write_backward = 0;
+		a->watermark = 1;
+		a->wakeup_watermark = (uint32_t)(TRACKING_PAGES * sys_page_size() / 4);
+		return;
+	}
+	if (o->tracking_ring)
+		sideband_move(&s->sideband, a, true);
 	a->write_backward = o->overwrite;
 	if (o->wakeup_watermark) {
 		a->watermark = 1;
@@ -133,6 +180,57 @@ static void adjust_attr(const struct perfctr_sampler *s, struct perf_event_attr 
 	 * tracepoint events sample on every event whatever the period. */
 	if (!o->keep_sample_period && fixed_period_sw(a))
 		a->sample_type &= ~(uint64_t)PERF_SAMPLE_PERIOD;
+}
+
+/*
+ * The tracking event: a dummy software event (it never samples) that
+ * carries the side-band records into a forward ring of its own, so an
+ * overwrite ring cannot write over them.  Its sample_id layout and clock
+ * are those of the first event, so that every record's trailer reads the
+ * same way.
+ */
+static int add_tracking(struct perfctr_sampler *s)
+{
+	const struct perf_event_attr first = s->attrs[0].attr;
+	struct s_attr *n;
+	struct perf_event_attr *a;
+
+	n = realloc(s->attrs, (s->nr_attrs + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	s->attrs = n;
+	n = &s->attrs[s->nr_attrs];
+	memset(n, 0, sizeof(*n));
+	n->name = strdup("dummy");
+	if (!n->name)
+		return -ENOMEM;
+	n->tracking = true;
+	a = &n->attr;
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_DUMMY;
+	a->sample_period = 1;
+	a->sample_type = first.sample_type &
+		(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+		 PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
+		 PERF_SAMPLE_IDENTIFIER);
+	a->exclude_kernel = first.exclude_kernel;
+	a->exclude_hv = first.exclude_hv;
+	a->use_clockid = first.use_clockid;
+	a->clockid = first.clockid;
+	/* The union stays in s->sideband for a reopen after a failure. */
+	sideband_move(a, &s->sideband, false);
+	s->nr_attrs++;
+	adjust_attr(s, n);
+	return 0;
+}
+
+static void drop_tracking(struct perfctr_sampler *s)
+{
+	if (s->nr_attrs && s->attrs[s->nr_attrs - 1].tracking) {
+		s->nr_attrs--;
+		free(s->attrs[s->nr_attrs].name);
+		free(s->attrs[s->nr_attrs].ids);
+	}
 }
 
 int perfctr_sampler__add_attr(struct perfctr_sampler *s,
@@ -162,7 +260,7 @@ int perfctr_sampler__add_attr(struct perfctr_sampler *s,
 	s->nr_attrs++;
 	/* IDENTIFIER depends on the number of attrs: redo them all. */
 	for (size_t i = 0; i < s->nr_attrs; i++)
-		adjust_attr(s, &s->attrs[i].attr);
+		adjust_attr(s, &s->attrs[i]);
 	return (int)(s->nr_attrs - 1);
 }
 
@@ -299,12 +397,18 @@ static int open_one(struct perf_event_attr *a, pid_t tid, int cpu)
 int perfctr_sampler__open(struct perfctr_sampler *s)
 {
 	PERFCTR_OPTS(perfctr_ring_opts, ropts);
+	PERFCTR_OPTS(perfctr_ring_opts, topts, .data_pages = TRACKING_PAGES);
 	int ret;
 
 	if (!s || !s->nr_attrs)
 		return pc_err(EINVAL);
 	if (s->opened)
 		return pc_err(EBUSY);
+	if (s->opts.tracking_ring) {
+		ret = add_tracking(s);
+		if (ret)
+			goto fail;
+	}
 	ret = make_positions(s);
 	if (ret)
 		goto fail;
@@ -313,7 +417,7 @@ int perfctr_sampler__open(struct perfctr_sampler *s)
 		goto fail;
 	}
 	s->fds = malloc(s->nr_attrs * s->nr_pos * sizeof(int));
-	s->rings = calloc(s->nr_pos, sizeof(*s->rings));
+	s->rings = calloc(nr_ring_slots(s), sizeof(*s->rings));
 	s->decoder = perfctr_decoder__new();
 	if (!s->fds || !s->rings || !s->decoder) {
 		ret = -ENOMEM;
@@ -336,6 +440,8 @@ int perfctr_sampler__open(struct perfctr_sampler *s)
 		for (size_t i = 0; i < s->nr_attrs; i++) {
 			int fd = open_one(&s->attrs[i].attr, s->pos[p].tid,
 					  s->pos[p].cpu);
+			struct perfctr_ring **ring = s->attrs[i].tracking ?
+				&s->rings[s->nr_pos + p] : &s->rings[p];
 
 			if (fd < 0) {
 				ret = fd;
@@ -345,14 +451,15 @@ int perfctr_sampler__open(struct perfctr_sampler *s)
 			ret = sys_perf_id(fd, &s->attrs[i].ids[p]);
 			if (ret)
 				goto fail;
-			if (i == 0) {
-				s->rings[p] = perfctr_ring__new(fd, &ropts);
-				if (!s->rings[p]) {
+			if (!*ring) {
+				*ring = perfctr_ring__new(fd, s->attrs[i].tracking ?
+							  &topts : &ropts);
+				if (!*ring) {
 					ret = -errno;
 					goto fail;
 				}
 			} else {
-				ret = perfctr_ring__add_fd(s->rings[p], fd);
+				ret = perfctr_ring__add_fd(*ring, fd);
 				if (ret)
 					goto fail;
 			}
@@ -368,8 +475,9 @@ int perfctr_sampler__open(struct perfctr_sampler *s)
 	return 0;
 fail:
 	close_all(s);
+	drop_tracking(s);
 	for (size_t i = 0; i < s->nr_attrs; i++)
-		adjust_attr(s, &s->attrs[i].attr);
+		adjust_attr(s, &s->attrs[i]);
 	return pc_err(-ret);
 }
 
@@ -436,6 +544,12 @@ struct perfctr_ring *const *perfctr_sampler__rings(const struct perfctr_sampler 
 	return s->opened ? s->rings : NULL;
 }
 
+struct perfctr_ring *const *
+perfctr_sampler__tracking_rings(const struct perfctr_sampler *s)
+{
+	return s->opened && s->opts.tracking_ring ? s->rings + s->nr_pos : NULL;
+}
+
 int perfctr_sampler__ring_cpu(const struct perfctr_sampler *s, size_t idx)
 {
 	return idx < s->nr_pos ? s->pos[idx].cpu : -1;
@@ -464,7 +578,7 @@ int64_t perfctr_sampler__poll(struct perfctr_sampler *s, int timeout_ms,
 {
 	if (!s->opened)
 		return pc_err(EINVAL);
-	return perfctr_ring_poll(s->rings, s->nr_pos, timeout_ms, cb, ctx);
+	return perfctr_ring_poll(s->rings, nr_ring_slots(s), timeout_ms, cb, ctx);
 }
 
 /* The lost count of one fd from read(): last word of a lone value. */
@@ -504,7 +618,7 @@ int perfctr_sampler__stats(const struct perfctr_sampler *s,
 	if (!s || !stats || stats->sz < sizeof(size_t))
 		return pc_err(EINVAL);
 	memset(&sum, 0, sizeof(sum));
-	for (size_t p = 0; s->opened && p < s->nr_pos; p++) {
+	for (size_t p = 0; s->opened && p < nr_ring_slots(s); p++) {
 		memset(&one, 0, sizeof(one));
 		one.sz = sizeof(one);
 		perfctr_ring__stats(s->rings[p], &one);
