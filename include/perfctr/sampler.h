@@ -4,16 +4,21 @@
  * rings, ready for perfctr_ring_poll() and a perf.data writer.
  *
  * Modes (seed 004):
- *  - DEFAULT:    a task and its future children and threads (inherit);
- *                one event per CPU per attr, one ring per CPU.
+ *  - DEFAULT:    a task (every thread it has now) and its future
+ *                children and threads (inherit); one event per thread,
+ *                CPU and attr, one ring per CPU.  Threads that the task
+ *                starts while the sampler opens may be missed.
  *  - PER_THREAD: each thread of a task as it is now, no inherit; one ring
  *                per thread (cpu = -1).
  *  - CPUS:       every task on a CPU list (or only @pid there, when
  *                pid > 0); one ring per CPU.
  *  - SYSTEM:     every task on every online CPU.
- * Within one ring position, every attr's event is redirected into one
- * ring (SET_OUTPUT), so samples of all events arrive in one stream per
- * CPU (or thread), each identified by PERF_SAMPLE_IDENTIFIER.
+ * Within one ring, every event of its position(s) is redirected into it
+ * (SET_OUTPUT), so samples of all events arrive in one stream per CPU
+ * (or thread), each identified by PERF_SAMPLE_IDENTIFIER.  A position is
+ * a (thread or -1, CPU or -1) pair; there is one ring per position
+ * except in DEFAULT mode, where the positions of all threads on a CPU
+ * share its ring.
  *
  * The sampler adjusts the attrs it is given, and perfctr_sampler__attr()
  * returns what was actually opened (write that to perf.data):
@@ -131,7 +136,7 @@ PERFCTR_API const char *perfctr_sampler__name(const struct perfctr_sampler *s,
 					      size_t idx);
 
 /** perfctr_sampler__ids() - the sample ids of event @idx's fds (one per
- * ring position); returns how many. */
+ * position); returns how many (the number of positions). */
 PERFCTR_API size_t perfctr_sampler__ids(const struct perfctr_sampler *s,
 					size_t idx, const uint64_t **ids);
 
@@ -162,8 +167,10 @@ PERFCTR_API pid_t perfctr_sampler__ring_tid(const struct perfctr_sampler *s,
 					    size_t idx);
 
 /**
- * perfctr_sampler__fd() - the fd of event @idx at ring position @ring_idx
- * (for read(), ioctls), or -EINVAL.
+ * perfctr_sampler__fd() - the fd of event @idx at position @ring_idx
+ * (for read(), ioctls), or -EINVAL.  Positions are the rings, except in
+ * DEFAULT mode for a task with several threads (see perfctr_sampler__ids()
+ * for their number).
  */
 PERFCTR_API int perfctr_sampler__fd(const struct perfctr_sampler *s,
 				    size_t idx, size_t ring_idx);

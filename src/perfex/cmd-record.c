@@ -47,7 +47,8 @@ static const char usage_text[] =
 "  -F, --freq HZ          about HZ samples per second (default 4000; tracepoints\n"
 "                         and breakpoints default to -c 1)\n"
 "  -g, --call-graph       record callchains (frame pointers)\n"
-"  -p, --pid PID          sample the running process PID (its threads now)\n"
+"  -p, --pid PID          sample the running process PID, its threads and\n"
+"                         the threads and children it starts\n"
 "  -t, --tid TID          sample the running thread TID\n"
 "  -a, --all-cpus         sample every task on every CPU\n"
 "  -C, --cpu CPUS         sample every task on the CPUs of the list (0-3,6)\n"
@@ -649,9 +650,14 @@ static int open_sampler(struct record *rec)
 		sopts.mode = PERFCTR_SAMPLER_CPUS;
 		sopts.cpus = rec->cpus;
 		sopts.pid = -1;
-	} else if (rec->pid || rec->tid) {
+	} else if (rec->pid) {
+		/* Its threads now, per CPU with inherit: the threads and
+		 * children it starts after the attach are sampled too. */
+		sopts.mode = PERFCTR_SAMPLER_DEFAULT;
+		sopts.pid = rec->pid;
+	} else if (rec->tid) {
 		sopts.mode = PERFCTR_SAMPLER_PER_THREAD;
-		sopts.pid = rec->pid ? rec->pid : rec->tid;
+		sopts.pid = rec->tid;
 	} else {
 		sopts.mode = PERFCTR_SAMPLER_DEFAULT;
 		sopts.pid = rec->child;

@@ -589,9 +589,10 @@ static void apply_side(struct walk *w, struct walk_order *o,
 }
 
 /* Sample @hdr, ordered at (@time, @cursor): the side-band records before
- * it take effect, then it goes to @cb. */
+ * it take effect, then it goes to @cb.  @decoded: 1 when o->sample holds
+ * @hdr decoded already, -1 when its decoding failed, 0 to decode it now. */
 static int emit(struct walk *w, struct walk_order *o,
-		const struct perf_event_header *hdr, uint64_t time,
+		const struct perf_event_header *hdr, int decoded, uint64_t time,
 		uint64_t cursor, walk_cb_t cb, void *ctx)
 {
 	struct perfctr_sample *sample = &o->sample;
@@ -601,7 +602,9 @@ static int emit(struct walk *w, struct walk_order *o,
 	       key_before(o->side[o->next_side].time,
 			  o->side[o->next_side].cursor, time, cursor))
 		apply_side(w, o, &o->side[o->next_side++]);
-	if (perfctr_decoder__sample(w->dec, hdr, sample)) {
+	if (!decoded)
+		decoded = perfctr_decoder__sample(w->dec, hdr, sample) ? -1 : 1;
+	if (decoded < 0) {
 		w->stats.bad_samples++;
 		return 0;
 	}
@@ -672,7 +675,7 @@ static int emit_held(struct walk *w, struct walk_order *o, walk_cb_t cb,
 	}
 	if (o->nr_held)
 		o->held[i] = last;
-	ret = emit(w, o, top.rec, top.time, top.cursor, cb, ctx);
+	ret = emit(w, o, top.rec, 0, top.time, top.cursor, cb, ctx);
 	free(top.rec);
 	return ret;
 }
@@ -695,7 +698,7 @@ static int replay(struct walk *w, struct walk_order *o, walk_cb_t cb, void *ctx)
 	const struct perf_event_header *hdr;
 	struct walk_clock clock = { 0 };
 	uint64_t cursor = 0, at, time, ripe;
-	int r, ret = 0;
+	int r, ret = 0, decoded;
 
 	for (;;) {
 		at = cursor;
@@ -704,17 +707,26 @@ static int replay(struct walk *w, struct walk_order *o, walk_cb_t cb, void *ctx)
 			break;
 		if (hdr->type >= PERF_RECORD_MAX)
 			continue;
-		time = clock_tick(&clock, record_time(w, hdr));
 		w->stats.records++;
-		if (hdr->type != PERF_RECORD_SAMPLE)
+		if (hdr->type != PERF_RECORD_SAMPLE) {
+			clock_tick(&clock, record_time(w, hdr));
 			continue;
+		}
+		/* Decoded once, for its time and for the callback; a decoded
+		 * sample's time is the one record_time() reads. */
+		decoded = perfctr_decoder__sample(w->dec, hdr, &o->sample) ? -1 : 1;
+		if (decoded > 0)
+			time = o->sample.type & PERF_SAMPLE_TIME ? o->sample.time : 0;
+		else
+			time = record_time(w, hdr);
+		time = clock_tick(&clock, time);
 		if (time > clock.last_sample)
 			clock.last_sample = time;
 		/* Every sample still unread is at least this old. */
 		ripe = clock.last_sample >= o->lateness ?
 		       clock.last_sample - o->lateness : 0;
 		if (!o->nr_held && time <= ripe)
-			ret = emit(w, o, hdr, time, at, cb, ctx);
+			ret = emit(w, o, hdr, decoded, time, at, cb, ctx);
 		else
 			ret = hold(o, hdr, time, at);
 		while (!ret && o->nr_held && o->held[0].time <= ripe)

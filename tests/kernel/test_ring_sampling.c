@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -328,6 +329,69 @@ TEST(default_mode_inherit)
 	CHECK_EQ_U64(t.per_tid[1], N / PERIOD);
 	CHECK(t.tids[0] == child || t.tids[1] == child);
 	CHECK_EQ_U64(t.wrong_cpu, 0);
+	CHECK_EQ_U64(t.bad, 0);
+	perfctr_sampler__delete(s);
+}
+
+static void *thread_calls(void *arg)
+{
+	int *go = arg;
+	char c;
+
+	if (go && read(go[0], &c, 1) != 1)
+		return NULL;
+	do_getppid(N);
+	return NULL;
+}
+
+/*
+ * Default mode on a task with a thread already running: events on every
+ * thread it has at open and every CPU, one ring per CPU; a thread started
+ * after the open inherits them.  The old thread's and the new thread's
+ * N calls give exactly N/100 samples each, one thread after the other
+ * (interleaved, the kernel may swap their equivalent contexts), and the
+ * main thread none.
+ */
+TEST(default_mode_threads_now_and_later)
+{
+	PERFCTR_OPTS(perfctr_sampler_opts, o, .mode = PERFCTR_SAMPLER_DEFAULT,
+		     .pid = getpid());
+	struct perf_event_attr attr;
+	struct perfctr_sampler *s;
+	pthread_t old, later;
+	const uint64_t *ids;
+	struct tally t;
+	int go[2];
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (!pin_to_cpu(0))
+		test_skip("cannot run on CPU 0");
+	tp_attr(&attr, PERIOD, PERF_SAMPLE_TID, 0);
+	REQUIRE(pipe(go) == 0);
+	REQUIRE(pthread_create(&old, NULL, thread_calls, go) == 0);
+	s = open_or_skip(&o, &attr);
+	CHECK_EQ_U64(perfctr_sampler__nr_rings(s), cpus);
+	/* Two threads (this one and the old one) on every CPU. */
+	CHECK_EQ_U64(perfctr_sampler__ids(s, 0, &ids), 2 * cpus);
+	REQUIRE(perfctr_sampler__enable(s) == 0);
+	REQUIRE(write(go[1], "g", 1) == 1);
+	pthread_join(old, NULL);
+	REQUIRE(pthread_create(&later, NULL, thread_calls, NULL) == 0);
+	pthread_join(later, NULL);
+	REQUIRE(perfctr_sampler__disable(s) == 0);
+	unpin();
+	close(go[0]);
+	close(go[1]);
+	memset(&t, 0, sizeof(t));
+	t.dec = perfctr_sampler__decoder(s);
+	t.s = s;
+	t.want_cpu = -1;
+	drain_all(s, &t);
+	CHECK_EQ_U64(t.samples, 2 * N / PERIOD);
+	CHECK_EQ_U64(t.per_tid[0], N / PERIOD);
+	CHECK_EQ_U64(t.per_tid[1], N / PERIOD);
+	CHECK(t.tids[0] != getpid() && t.tids[1] != getpid() &&
+	      t.tids[0] != t.tids[1]);
 	CHECK_EQ_U64(t.bad, 0);
 	perfctr_sampler__delete(s);
 }
@@ -762,6 +826,7 @@ TEST(aux_refused_without_aux_pmu)
 TEST_MAIN(
 	TEST_CASE(per_thread_exact),
 	TEST_CASE(default_mode_inherit),
+	TEST_CASE(default_mode_threads_now_and_later),
 	TEST_CASE(cpu_mode_filtered),
 	TEST_CASE(tiny_ring_lost_accounting),
 	TEST_CASE(overwrite_ring_newest_first),

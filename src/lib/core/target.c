@@ -416,6 +416,17 @@ static int resolve_command(const char *name, char *path, size_t size)
 	return err;
 }
 
+/* What the held child needs, read by it after the release. */
+struct child_args {
+	const char *path;
+	char *const *argv;
+	char *const *envp;
+	int go_fd, err_fd;
+	int parent_fds[2];	/* our ends of the socket and pipe: closed first */
+	int std_fds[3];
+	uint64_t sigmask;	/* the caller's, restored before the exec (CLONE_VM) */
+};
+
 #if defined(__x86_64__) || defined(__aarch64__)
 #define PC_SHARED_VM_CHILD 1
 
@@ -456,16 +467,6 @@ struct raw_sigaction {
 };
 
 #define CHILD_STACK_SIZE (64 * 1024)
-
-struct child_args {
-	const char *path;
-	char *const *argv;
-	char *const *envp;
-	int go_fd, err_fd;
-	int parent_fds[2];	/* our ends of the pipes: closed first */
-	int std_fds[3];
-	uint64_t sigmask;	/* the caller's, restored before the exec */
-};
 
 static inline void __attribute__((noreturn)) __attribute__((always_inline))
 child_fail(int err_fd, long err)
@@ -617,15 +618,6 @@ static void free_stack(struct perfctr_target *t)
 }
 
 #else /* another architecture: a plain fork */
-
-struct child_args {
-	const char *path;
-	char *const *argv;
-	char *const *envp;
-	int go_fd, err_fd;
-	int parent_fds[2];	/* our ends of the pipes: closed first */
-	int std_fds[3];
-};
 
 /* In the child between fork and exec: async-signal-safe calls only. */
 static void __attribute__((noreturn)) command_child(const struct child_args *a)

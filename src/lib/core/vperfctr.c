@@ -89,6 +89,7 @@ struct vstate {
 	unsigned int tsc_pos, pos[N];
 	struct pc_ovf *ovf;
 	bool no_user_read;	/* some counter's page can never be read */
+	bool copy_is_spec;	/* event_copy[i] equal to cfg_spec[i], i < cfg.n */
 
 	/* What the current control counts. */
 	unsigned int nr_active;
@@ -116,6 +117,16 @@ struct vperfctr {
 
 _Static_assert(sizeof(struct perfctr_sum_ctrs) == 8 * (1 + N),
 	       "ABI: perfctr_sum_ctrs");
+
+/*
+ * Block copies and clears of a few hundred bytes of known size are inlined
+ * as `rep movs` / `rep stos`, whose start-up cost on x86 CPUs of the build
+ * VM (tens of ns each) was most of vperfctr_control()'s own time; the C
+ * library's versions are several times faster.  Volatile pointers keep
+ * the compiler from inlining them.
+ */
+static void *(*volatile copy_fn)(void *, const void *, size_t) = memcpy;
+static void *(*volatile clear_fn)(void *, int, size_t) = memset;
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct vstate *registry;
@@ -504,7 +515,7 @@ static void sums_from(const struct vstate *st, const uint64_t *buf,
 	for (i = 0; i < n; i++)
 		sum->pmc[i] = st->base[i] + buf[st->pos[i]];
 	if (n < N)
-		memcpy(&sum->pmc[n], &st->stale[n], (N - n) * sizeof(sum->pmc[0]));
+		copy_fn(&sum->pmc[n], &st->stale[n], (N - n) * sizeof(sum->pmc[0]));
 	if (!st->attached)
 		sum->tsc = st->tsc_final;
 	else if (st->tsc_active && st->open && buf)
@@ -643,15 +654,6 @@ static void free_copies(char **copies, unsigned int made)
 	}
 }
 
-/*
- * Block copies and clears of a few hundred bytes of known size are inlined
- * as `rep movs` / `rep stos`, whose start-up cost on x86 CPUs of the build
- * VM (tens of ns each) was most of vperfctr_control()'s own time; the C
- * library's versions are several times faster.  Volatile pointers keep
- * the compiler from inlining them.
- */
-static void *(*volatile copy_fn)(void *, const void *, size_t) = memcpy;
-static void *(*volatile clear_fn)(void *, int, size_t) = memset;
 
 /* Copies of the control's event strings that the state does not hold
  * yet, made before anything changes (and before counting starts: no
@@ -774,7 +776,7 @@ int vperfctr_control(struct vperfctr *h, const struct vperfctr_control *c)
 	char *copies[N];
 	unsigned int made = 0;
 	unsigned int i, keep;
-	bool was_running, same, empty, need_old;
+	bool was_running, same, empty, need_old, reopened = false;
 	int rc;
 
 	if (!h || !c || c->sz < offsetof(struct vperfctr_control, event) ||
@@ -786,12 +788,18 @@ int vperfctr_control(struct vperfctr *h, const struct vperfctr_control *c)
 		rc = -ENXIO;
 		goto unlock;
 	}
-	rc = copy_events(st, c, copies, &made);
-	if (rc < 0)
-		goto unlock;
-	if (same_as_start(st, c)) {
+	same = same_as_start(st, c);
+	/* A restart whose strings the state holds already copies nothing
+	 * (and compares them once, above). */
+	if (!same || !st->copy_is_spec) {
+		rc = copy_events(st, c, copies, &made);
+		if (rc < 0)
+			goto unlock;
+	}
+	if (made)
+		st->copy_is_spec = false;
+	if (same) {
 		ncfg = &st->cfg;	/* a restart: nothing to translate */
-		same = true;
 	} else {
 		rc = build_cfg(c, st, &cfg_buf);
 		if (rc < 0)
@@ -854,6 +862,7 @@ int vperfctr_control(struct vperfctr *h, const struct vperfctr_control *c)
 					  c->event[i] ? strdup(c->event[i]) : NULL;
 		}
 		remember_start(st, c);
+		reopened = true;
 	}
 	for (i = 0; i < ncfg->n; i++)
 		st->base[i] = (keep & (1u << i)) ? old.pmc[i] : 0;
@@ -862,6 +871,8 @@ int vperfctr_control(struct vperfctr *h, const struct vperfctr_control *c)
 	st->tsc_active = ncfg->tsc;
 	keep_control(st, c, copies, made);
 	made = 0;
+	if (reopened)
+		st->copy_is_spec = true;	/* both are c's strings now */
 	rc = sys_perf_enable(st->leader_fd, false);
 	goto unlock;
 done:

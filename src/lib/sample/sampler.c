@@ -29,6 +29,7 @@ struct s_attr {
 struct position {
 	pid_t tid;
 	int cpu;
+	size_t ring;		/* the ring its events write into */
 };
 
 struct perfctr_sampler {
@@ -37,8 +38,9 @@ struct perfctr_sampler {
 	size_t nr_attrs;
 	struct position *pos;
 	size_t nr_pos;
+	size_t nr_rings;	/* = nr_pos, but per CPU for DEFAULT */
 	int *fds;		/* [attr * nr_pos + pos] */
-	struct perfctr_ring **rings;	/* [pos], then [nr_pos + pos] tracking */
+	struct perfctr_ring **rings;	/* [ring], then [nr_rings + ring] tracking */
 	struct perfctr_decoder *decoder;
 	bool opened;
 	/* opts.tracking_ring: the side-band bits the caller's attrs asked
@@ -74,7 +76,7 @@ struct perfctr_sampler *perfctr_sampler__new(const struct perfctr_sampler_opts *
 
 static size_t nr_ring_slots(const struct perfctr_sampler *s)
 {
-	return s->opts.tracking_ring ? 2 * s->nr_pos : s->nr_pos;
+	return s->opts.tracking_ring ? 2 * s->nr_rings : s->nr_rings;
 }
 
 static void close_all(struct perfctr_sampler *s)
@@ -99,6 +101,7 @@ static void close_all(struct perfctr_sampler *s)
 	free(s->pos);
 	s->pos = NULL;
 	s->nr_pos = 0;
+	s->nr_rings = 0;
 	s->opened = false;
 }
 
@@ -315,7 +318,7 @@ bad:
 	return -EINVAL;
 }
 
-static int add_pos(struct perfctr_sampler *s, pid_t tid, int cpu)
+static int add_pos(struct perfctr_sampler *s, pid_t tid, int cpu, size_t ring)
 {
 	struct position *n = realloc(s->pos, (s->nr_pos + 1) * sizeof(*n));
 
@@ -324,38 +327,68 @@ static int add_pos(struct perfctr_sampler *s, pid_t tid, int cpu)
 	s->pos = n;
 	n[s->nr_pos].tid = tid;
 	n[s->nr_pos].cpu = cpu;
+	n[s->nr_pos].ring = ring;
 	s->nr_pos++;
+	if (ring >= s->nr_rings)
+		s->nr_rings = ring + 1;
 	return 0;
+}
+
+/* The threads of @pid as they are now, @pid itself first. */
+static int list_threads(pid_t pid, pid_t **out)
+{
+	char path[64];
+	struct dirent *de;
+	pid_t *tids, *n;
+	size_t nr = 1;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return errno == ENOENT ? -ESRCH : -errno;
+	tids = malloc(sizeof(*tids));
+	if (!tids) {
+		closedir(d);
+		return -ENOMEM;
+	}
+	tids[0] = pid;
+	while ((de = readdir(d))) {
+		uint64_t tid;
+
+		if (de->d_name[0] == '.' || pc_parse_u64(de->d_name, 10, &tid) ||
+		    (pid_t)tid == pid)
+			continue;
+		n = realloc(tids, (nr + 1) * sizeof(*tids));
+		if (!n) {
+			free(tids);
+			closedir(d);
+			return -ENOMEM;
+		}
+		tids = n;
+		tids[nr++] = (pid_t)tid;
+	}
+	closedir(d);
+	*out = tids;
+	return (int)nr;
 }
 
 static int make_positions(struct perfctr_sampler *s)
 {
 	const struct perfctr_sampler_opts *o = &s->opts;
 	char online[4096];
-	int *cpus = NULL, nr, ret = 0;
-	pid_t pid = o->pid;
+	int *cpus = NULL, nr, nr_tids = 1, ret = 0;
+	pid_t pid = o->pid, *tids = NULL;
 
 	if (o->mode == PERFCTR_SAMPLER_PER_THREAD) {
-		char path[64];
-		DIR *d;
-		struct dirent *de;
-
 		if (pid <= 0)
 			pid = getpid();
-		snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-		d = opendir(path);
-		if (!d)
-			return errno == ENOENT ? -ESRCH : -errno;
-		while ((de = readdir(d))) {
-			uint64_t tid;
-
-			if (de->d_name[0] == '.' || pc_parse_u64(de->d_name, 10, &tid))
-				continue;
-			ret = add_pos(s, (pid_t)tid, -1);
-			if (ret)
-				break;
-		}
-		closedir(d);
+		nr_tids = list_threads(pid, &tids);
+		if (nr_tids < 0)
+			return nr_tids;
+		for (int t = 0; t < nr_tids && !ret; t++)
+			ret = add_pos(s, tids[t], -1, (size_t)t);
+		free(tids);
 		return ret;
 	}
 
@@ -370,12 +403,24 @@ static int make_positions(struct perfctr_sampler *s)
 	}
 	if (nr < 0)
 		return nr;
-	if (o->mode == PERFCTR_SAMPLER_DEFAULT)
+	if (o->mode == PERFCTR_SAMPLER_DEFAULT) {
+		/* Every thread the task has now, on every CPU, each event
+		 * inherited by the threads and children they make from now
+		 * on; one ring per CPU (a ring may take the events of other
+		 * tasks on its CPU). */
 		pid = pid > 0 ? pid : getpid();
-	else if (o->mode == PERFCTR_SAMPLER_SYSTEM || pid <= 0)
+		nr_tids = list_threads(pid, &tids);
+		if (nr_tids < 0) {
+			free(cpus);
+			return nr_tids;
+		}
+	} else if (o->mode == PERFCTR_SAMPLER_SYSTEM || pid <= 0) {
 		pid = -1;
+	}
 	for (int i = 0; i < nr && !ret; i++)
-		ret = add_pos(s, pid, cpus[i]);
+		for (int t = 0; t < nr_tids && !ret; t++)
+			ret = add_pos(s, tids ? tids[t] : pid, cpus[i], (size_t)i);
+	free(tids);
 	free(cpus);
 	return ret;
 }
@@ -440,8 +485,9 @@ int perfctr_sampler__open(struct perfctr_sampler *s)
 		for (size_t i = 0; i < s->nr_attrs; i++) {
 			int fd = open_one(&s->attrs[i].attr, s->pos[p].tid,
 					  s->pos[p].cpu);
+			size_t r = s->pos[p].ring;
 			struct perfctr_ring **ring = s->attrs[i].tracking ?
-				&s->rings[s->nr_pos + p] : &s->rings[p];
+				&s->rings[s->nr_rings + r] : &s->rings[r];
 
 			if (fd < 0) {
 				ret = fd;
@@ -536,7 +582,7 @@ size_t perfctr_sampler__ids(const struct perfctr_sampler *s, size_t idx,
 
 size_t perfctr_sampler__nr_rings(const struct perfctr_sampler *s)
 {
-	return s->opened ? s->nr_pos : 0;
+	return s->opened ? s->nr_rings : 0;
 }
 
 struct perfctr_ring *const *perfctr_sampler__rings(const struct perfctr_sampler *s)
@@ -547,17 +593,31 @@ struct perfctr_ring *const *perfctr_sampler__rings(const struct perfctr_sampler 
 struct perfctr_ring *const *
 perfctr_sampler__tracking_rings(const struct perfctr_sampler *s)
 {
-	return s->opened && s->opts.tracking_ring ? s->rings + s->nr_pos : NULL;
+	return s->opened && s->opts.tracking_ring ? s->rings + s->nr_rings : NULL;
+}
+
+/* The first position of ring @idx: the one whose fd the ring maps. */
+static const struct position *ring_pos(const struct perfctr_sampler *s,
+				       size_t idx)
+{
+	for (size_t p = 0; p < s->nr_pos; p++)
+		if (s->pos[p].ring == idx)
+			return &s->pos[p];
+	return NULL;
 }
 
 int perfctr_sampler__ring_cpu(const struct perfctr_sampler *s, size_t idx)
 {
-	return idx < s->nr_pos ? s->pos[idx].cpu : -1;
+	const struct position *pos = ring_pos(s, idx);
+
+	return pos ? pos->cpu : -1;
 }
 
 pid_t perfctr_sampler__ring_tid(const struct perfctr_sampler *s, size_t idx)
 {
-	return idx < s->nr_pos ? s->pos[idx].tid : -1;
+	const struct position *pos = ring_pos(s, idx);
+
+	return pos ? pos->tid : -1;
 }
 
 int perfctr_sampler__fd(const struct perfctr_sampler *s, size_t idx,
