@@ -27,13 +27,16 @@ static const char usage_text[] =
 "      --folded            folded stacks (FlameGraph's format) instead of the\n"
 "                          table\n"
 "      --flame FILE        write an interactive SVG flame graph to FILE\n"
+"      --event NAME        the event of the folded stacks and the flame graph\n"
+"                          (default: the first event that has samples)\n"
 "  -j, --json              JSON output\n"
 "      --percent-limit P   hide rows under P percent (default: 0)\n"
 "      --kallsyms FILE     kernel symbols from FILE (default: /proc/kallsyms)\n"
 "      --no-demangle       C++ names as the binaries spell them (mangled)\n"
 "  -h, --help              this text\n"
 "\n"
-"Folded stacks and the flame graph cover the first event that has samples.\n"
+"Folded stacks and the flame graph cover one event, as FlameGraph's\n"
+"stackcollapse does: the first that has samples, or the one --event names.\n"
 "Exit status: 0, 129 bad option, 134 missing, unreadable or damaged file.\n";
 
 struct report {
@@ -43,6 +46,7 @@ struct report {
 	enum perfctr_callgraph_order callgraph;
 	bool folded, json;
 	const char *flame;
+	const char *event;	/* of the folded stacks and flame graph */
 	const char *kallsyms;
 	double percent_limit;
 	struct perfctr_profile **profiles;	/* per attr */
@@ -263,16 +267,42 @@ static void print_json(struct walk *w, struct report *rep)
 	printf("\n]}\n");
 }
 
-static struct perfctr_profile *first_with_samples(struct report *rep, size_t *idx)
+/* The profile of the folded stacks and the flame graph: the event
+ * --event names, or the first that has samples (NULL: none has). */
+static struct perfctr_profile *chosen_profile(struct walk *w, struct report *rep,
+					      size_t *idx)
 {
 	size_t a;
 
-	for (a = 0; a < rep->nr_profiles; a++)
-		if (perfctr_profile__samples(rep->profiles[a])) {
+	for (a = 0; a < rep->nr_profiles; a++) {
+		if (rep->event ? !strcmp(walk_attr_name(w, a), rep->event)
+			       : perfctr_profile__samples(rep->profiles[a]) > 0) {
 			*idx = a;
 			return rep->profiles[a];
 		}
+	}
 	return NULL;
+}
+
+/* --event names an event of the file?  Otherwise say which there are. */
+static int check_event(struct walk *w, const struct report *rep)
+{
+	char names[512];
+	size_t a, n = 0;
+
+	if (!rep->event)
+		return 0;
+	names[0] = '\0';
+	for (a = 0; a < rep->nr_profiles; a++) {
+		if (!strcmp(walk_attr_name(w, a), rep->event))
+			return 0;
+		if (n < sizeof(names))
+			n += (size_t)snprintf(names + n, sizeof(names) - n, "%s'%s'",
+					      a ? ", " : "", walk_attr_name(w, a));
+	}
+	perfex_error("no event '%s' in '%s'", rep->event, rep->input);
+	perfex_hint("the events there are %s", names);
+	return PERFEX_EXIT_USAGE;
 }
 
 static int write_flame(struct walk *w, struct report *rep)
@@ -283,7 +313,7 @@ static int write_flame(struct walk *w, struct report *rep)
 	FILE *f;
 	int err;
 
-	prof = first_with_samples(rep, &idx);
+	prof = chosen_profile(w, rep, &idx);
 	f = fopen(rep->flame, "we");
 	if (!f) {
 		perfex_error("cannot create '%s': %s", rep->flame, strerror(errno));
@@ -311,7 +341,7 @@ static int write_flame(struct walk *w, struct report *rep)
 int cmd_report(int argc, char **argv)
 {
 	enum { OPT_STDIO = 256, OPT_FOLDED, OPT_FLAME, OPT_KALLSYMS, OPT_LIMIT,
-	       OPT_NO_DEMANGLE };
+	       OPT_EVENT, OPT_NO_DEMANGLE };
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "sort", required_argument, NULL, 's' },
@@ -319,6 +349,7 @@ int cmd_report(int argc, char **argv)
 		{ "stdio", no_argument, NULL, OPT_STDIO },
 		{ "folded", no_argument, NULL, OPT_FOLDED },
 		{ "flame", required_argument, NULL, OPT_FLAME },
+		{ "event", required_argument, NULL, OPT_EVENT },
 		{ "json", no_argument, NULL, 'j' },
 		{ "percent-limit", required_argument, NULL, OPT_LIMIT },
 		{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
@@ -379,6 +410,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_FLAME:
 			rep.flame = optarg;
+			break;
+		case OPT_EVENT:
+			rep.event = optarg;
 			break;
 		case OPT_KALLSYMS:
 			rep.kallsyms = optarg;
@@ -446,6 +480,9 @@ int cmd_report(int argc, char **argv)
 		ret = PERFEX_EXIT_INTERNAL;
 		goto out;
 	}
+	ret = check_event(w, &rep);
+	if (ret)
+		goto out;
 	ret = walk_run(w, add_sample, &rep);
 	if (ret)
 		goto out;
@@ -460,7 +497,7 @@ int cmd_report(int argc, char **argv)
 	}
 	if (rep.folded) {
 		size_t idx;
-		struct perfctr_profile *prof = first_with_samples(&rep, &idx);
+		struct perfctr_profile *prof = chosen_profile(w, &rep, &idx);
 
 		if (prof && perfctr_profile__write_folded(prof, stdout) < 0) {
 			perfex_error("cannot write the folded stacks: %s", strerror(errno));

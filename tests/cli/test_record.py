@@ -49,27 +49,29 @@ def tracepoint_period_gives_exact_samples_and_tids():
 def threads_have_their_own_tids():
     need_tp()
     out = tmpfile("threads.data")
-    r = record(out, "-e", TP, "-c", "100", "--", "taskset", "-c", "0", work(),
+    # Threads sample through events inherited at clone.  Every call is a
+    # sample (-c 1): with a longer period the counts would not be exact,
+    # as the kernel swaps the equivalent inherited contexts of a thread
+    # and its siblings or parent when they take turns on a CPU, and the
+    # period counts go with them (a thread then gets 9 or 11 of 10, with
+    # nothing lost).  3000 samples fit in the ring even undrained.
+    r = record(out, "-e", TP, "-c", "1", "--", "taskset", "-c", "0", work(),
                "pid", "threads", "3", "1000")
     check(r.returncode == 0, r.stderr)
     pid = int(r.stdout.split()[0])
-    ids = script_pid_tids(script_lines(out))
     tids = {}
-    for p, t in ids:
-        check(p == pid, (p, pid))
-        tids[t] = tids.get(t, 0) + 1
-    # Threads sample through events inherited at clone.  Under heavy load
-    # the kernel now and then writes one sample fewer for a thread (9 of
-    # 10, with no LOST or THROTTLE record: perf script reads the same
-    # file the same way), so each thread may miss one; the main thread's
-    # exact count is checked by the case above.
-    check(27 <= len(ids) <= 30, (len(ids), tids, r.stderr, report_json(out)["lost"]))
-    check(len(tids) == 3 and all(v in (9, 10) for v in tids.values()), tids)
+    # Only the workload's: sanitizer runtimes fork helpers that call
+    # getppid too.
+    for p, t in script_pid_tids(script_lines(out)):
+        if p == pid:
+            tids[t] = tids.get(t, 0) + 1
+    check(len(tids) == 3 and all(v == 1000 for v in tids.values()),
+          (tids, r.stderr, report_json(out)["lost"]))
     # Three threads, none of them the main thread.
     check(pid not in tids, tids)
     rep = report_json(out, "--sort", "tid")
-    check(sorted(r["samples"] for r in rep["events"][0]["rows"]) ==
-          sorted(tids.values()), rep)
+    check({int(r["tid"]): r["samples"] for r in rep["events"][0]["rows"]
+           if int(r["tid"]) in tids} == tids, rep)
 
 
 @case
@@ -219,7 +221,7 @@ def wait_for_file(path, proc, limit=10.0):
     return False
 
 
-def attach_and_count(flag, *workload):
+def attach_and_count(flag, *workload, period="10"):
     need_tp()
     out = tmpfile("attach%s.data" % flag)
     if os.path.exists(out):
@@ -227,7 +229,7 @@ def attach_and_count(flag, *workload):
     w = start_waiting_workload(*workload)
     try:
         rec = subprocess.Popen([PERFEX, "record", "-q", "-o", out, flag, str(w.pid),
-                                "-e", TP, "-c", "10"], stdout=subprocess.PIPE,
+                                "-e", TP, "-c", period], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
         started = wait_for_file(out, rec)
         if not started:
@@ -261,20 +263,21 @@ def attach_to_running_process():
 @case
 def attach_follows_threads_started_later():
     # Two threads started after the attach inherit the events: each of
-    # them exactly 1000 / 10 samples, none of the main thread.  One after
-    # the other: the kernel may swap the equivalent inherited contexts of
-    # threads that take turns on a CPU, periods and all, so interleaved
-    # threads split the samples inexactly.
-    out, pid = attach_and_count("-p", "threads", "1", "1000",
-                                "threads", "1", "1000")
+    # them exactly 1000 samples, none of the main thread.  Every call a
+    # sample (see threads_have_their_own_tids: with a longer period the
+    # kernel's context swaps between a thread and its parent make the
+    # counts inexact).
+    out, pid = attach_and_count("-p", "threads", "2", "1000", period="1")
     tids = {}
+    # Only the workload's: sanitizer runtimes fork helpers that call
+    # getppid too (inherit follows children).
     for p, t in script_pid_tids(script_lines(out)):
-        check(p == pid, (p, pid))
-        tids[t] = tids.get(t, 0) + 1
+        if p == pid:
+            tids[t] = tids.get(t, 0) + 1
     check(len(tids) == 2 and pid not in tids, tids)
-    check(all(v == 100 for v in tids.values()), tids)
+    check(all(v == 1000 for v in tids.values()), tids)
     rep = report_json(out)
-    check(rep["samples"] == 200 and rep["lost"] == 0, rep)
+    check(rep["lost"] == 0, rep)
 
 
 @case

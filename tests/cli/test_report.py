@@ -145,6 +145,40 @@ def flame_graph_is_well_formed_svg():
     check("spin_loop" in r.stdout)
 
 
+def folded_total(text):
+    """Samples of the workload's syscall() calls (a sanitizer's runtime
+    makes a few getppid calls of its own)."""
+    return sum(int(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+               if line.rsplit(" ", 1)[0].endswith(";syscall"))
+
+
+@case
+def folded_and_flame_take_the_event_asked_for():
+    require_root()
+    require_tracefs()
+    out = tmpfile("two-events.data")
+    getpid = "syscalls:sys_enter_getpid"
+    r = record(out, "-e", TP + "," + getpid, "-c", "1", "--",
+               work(), "getppid", "300", "getpid", "200")
+    check(r.returncode == 0, r.stderr)
+    # By default the first event with samples, as stackcollapse does.
+    r = perfex("report", "-i", out, "--folded")
+    check(r.returncode == 0, r.stderr)
+    check(folded_total(r.stdout) == 300, r.stdout)
+    r = perfex("report", "-i", out, "--folded", "--event", getpid)
+    check(r.returncode == 0, r.stderr)
+    check(folded_total(r.stdout) == 200, r.stdout)
+    svg = tmpfile("two-events.svg")
+    r = perfex("report", "-i", out, "--flame", svg, "--event", getpid)
+    check(r.returncode == 0, r.stderr)
+    text = open(svg).read()
+    check(getpid in text and "(200 samples" in text.replace(",", ""),
+          re.findall(r"<title>[^<]*</title>", text)[:3])
+    r = perfex("report", "-i", out, "--folded", "--event", "syscalls:nope")
+    check(r.returncode == 129, r)
+    check("no event 'syscalls:nope'" in r.stderr and getpid in r.stderr, r.stderr)
+
+
 @case
 def script_lines_have_every_field():
     path = our_spin_file()
@@ -207,7 +241,7 @@ def bad_input_is_explained():
     check(r.returncode == 134, r)
 
 
-REPORT_OPTIONS = {"-i", "-s", "-g", "--stdio", "--folded", "--flame", "-j",
+REPORT_OPTIONS = {"-i", "-s", "-g", "--stdio", "--folded", "--flame", "--event", "-j",
                   "--percent-limit", "--kallsyms", "--no-demangle", "-h"}
 SCRIPT_OPTIONS = {"-i", "-g", "--kallsyms", "--no-demangle", "-h"}
 

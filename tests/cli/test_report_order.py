@@ -52,12 +52,12 @@ def finished_round():
     return record(REC_FINISHED_ROUND, 0, b"")
 
 
-def perf_data(records):
+def perf_data(records, sample_type=SAMPLE_TYPE):
     """A minimal PERFILE2 file: one software cpu-clock attr, no features."""
     data = b"".join(records)
     # perf_event_attr, PERF_ATTR_SIZE_VER0 (64 bytes): sample_id_all is
     # bit 18 of the flags word.
-    attr = struct.pack("<IIQQQQQIIQ", 1, 64, 0, 1, SAMPLE_TYPE, 0, 1 << 18,
+    attr = struct.pack("<IIQQQQQIIQ", 1, 64, 0, 1, sample_type, 0, 1 << 18,
                        0, 0, 0)
     attr_entry = attr + struct.pack("<QQ", 0, 0)	# no ids
     attrs_off = 104
@@ -70,10 +70,10 @@ def perf_data(records):
     return header + attr_entry + data
 
 
-def write(name, records):
+def write(name, records, sample_type=SAMPLE_TYPE):
     path = tmpfile(name)
     with open(path, "wb") as f:
-        f.write(perf_data(records))
+        f.write(perf_data(records, sample_type))
     return path
 
 
@@ -170,6 +170,32 @@ def equal_times_keep_file_order():
           rows_by(rep, "comm"))
     check([r[1] for r in script_rows(path)] == ["first", "first", "second"],
           script_rows(path))
+
+
+@case
+def untimed_records_keep_their_place():
+    # No PERF_SAMPLE_TIME: every record is where the file puts it.
+    def untimed_comm(name):
+        body = struct.pack("<II", PID, PID) + padded(name)
+        return record(REC_COMM, MISC_USER, body + struct.pack("<II", PID, PID))
+
+    def untimed_sample():
+        return record(REC_SAMPLE, MISC_USER,
+                      struct.pack("<QIIQ", BASE + 0x100, PID, PID, 1))
+
+    path = write("untimed.data", [
+        untimed_comm("one"), untimed_sample(), untimed_sample(),
+        untimed_comm("two"), untimed_sample(),
+        untimed_comm("three"), untimed_sample(), untimed_sample(),
+        untimed_sample(),
+    ], SAMPLE_IP | SAMPLE_TID | SAMPLE_PERIOD)
+    rep = report_json(path, "--sort", "comm")
+    check(rows_by(rep, "comm") == {"one": 2, "two": 1, "three": 3},
+          rows_by(rep, "comm"))
+    r = perfex("script", "-i", path)
+    check(r.returncode == 0, r.stderr)
+    comms = [l.split()[0] for l in r.stdout.splitlines() if l.strip()]
+    check(comms == ["one", "one", "two", "three", "three", "three"], comms)
 
 
 @case
