@@ -13,6 +13,8 @@
  *  - CPUS:       every task on a CPU list (or only @pid there, when
  *                pid > 0); one ring per CPU.
  *  - SYSTEM:     every task on every online CPU.
+ *  - THREAD:     one thread (@pid is its tid; 0 = the calling thread),
+ *                no inherit; one ring.
  * Within one ring, every event of its position(s) is redirected into it
  * (SET_OUTPUT), so samples of all events arrive in one stream per CPU
  * (or thread), each identified by PERF_SAMPLE_IDENTIFIER.  A position is
@@ -58,12 +60,14 @@ enum perfctr_sampler_mode {
 	PERFCTR_SAMPLER_PER_THREAD,
 	PERFCTR_SAMPLER_CPUS,
 	PERFCTR_SAMPLER_SYSTEM,
+	PERFCTR_SAMPLER_THREAD,
 };
 
 struct perfctr_sampler_opts {
 	size_t sz;
 	enum perfctr_sampler_mode mode;
-	/* DEFAULT, PER_THREAD: the task (0 = the calling process).  CPUS:
+	/* DEFAULT, PER_THREAD: the task (0 = the calling process).  THREAD:
+	 * the thread (0 = the calling thread).  CPUS:
 	 * -1 for every task, or a task to follow on those CPUs only. */
 	pid_t pid;
 	/* CPUS: the CPU list ("0-3,6"); NULL = every online CPU. */

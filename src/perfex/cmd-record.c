@@ -656,7 +656,7 @@ static int open_sampler(struct record *rec)
 		sopts.mode = PERFCTR_SAMPLER_DEFAULT;
 		sopts.pid = rec->pid;
 	} else if (rec->tid) {
-		sopts.mode = PERFCTR_SAMPLER_PER_THREAD;
+		sopts.mode = PERFCTR_SAMPLER_THREAD;
 		sopts.pid = rec->tid;
 	} else {
 		sopts.mode = PERFCTR_SAMPLER_DEFAULT;

@@ -398,6 +398,69 @@ TEST(default_mode_threads_now_and_later)
 	perfctr_sampler__delete(s);
 }
 
+struct waiting_thread {
+	int go[2];
+	pid_t tid;
+};
+
+static void *thread_tid_calls(void *arg)
+{
+	struct waiting_thread *w = arg;
+	char c;
+
+	__atomic_store_n(&w->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	if (read(w->go[0], &c, 1) != 1)
+		return NULL;
+	do_getppid(THREAD_CALLS);
+	return NULL;
+}
+
+/*
+ * Thread mode: only the thread named, not the other threads of its
+ * process: its calls give one sample each (period 1), the calling
+ * thread's as many calls none.
+ */
+TEST(thread_mode_one_thread)
+{
+	struct waiting_thread w = { .tid = 0 };
+	struct perf_event_attr attr;
+	struct perfctr_sampler *s;
+	pthread_t th;
+	struct tally t;
+
+	REQUIRE(pipe(w.go) == 0);
+	REQUIRE(pthread_create(&th, NULL, thread_tid_calls, &w) == 0);
+	while (!__atomic_load_n(&w.tid, __ATOMIC_ACQUIRE))
+		sched_yield();
+	tp_attr(&attr, 1, PERF_SAMPLE_TID, 0);
+	{
+		PERFCTR_OPTS(perfctr_sampler_opts, o, .mode = PERFCTR_SAMPLER_THREAD,
+			     .pid = w.tid);
+
+		s = open_or_skip(&o, &attr);
+	}
+	CHECK_EQ_U64(perfctr_sampler__nr_rings(s), 1);
+	CHECK_EQ_INT(perfctr_sampler__ring_tid(s, 0), w.tid);
+	CHECK(!perfctr_sampler__attr(s, 0)->inherit);
+	REQUIRE(perfctr_sampler__enable(s) == 0);
+	do_getppid(THREAD_CALLS);
+	REQUIRE(write(w.go[1], "g", 1) == 1);
+	pthread_join(th, NULL);
+	REQUIRE(perfctr_sampler__disable(s) == 0);
+	close(w.go[0]);
+	close(w.go[1]);
+	memset(&t, 0, sizeof(t));
+	t.dec = perfctr_sampler__decoder(s);
+	t.s = s;
+	t.want_cpu = -1;
+	drain_all(s, &t);
+	CHECK_EQ_U64(t.samples, THREAD_CALLS);
+	CHECK_EQ_INT(t.tids[0], w.tid);
+	CHECK_EQ_U64(t.per_tid[0], THREAD_CALLS);
+	CHECK_EQ_U64(t.bad, 0);
+	perfctr_sampler__delete(s);
+}
+
 /*
  * CPU mode: every task on CPU 0, filtered to our pid (other processes
  * call getppid too, kernel-facts 8); pinned there, N calls give N/100
@@ -829,6 +892,7 @@ TEST_MAIN(
 	TEST_CASE(per_thread_exact),
 	TEST_CASE(default_mode_inherit),
 	TEST_CASE(default_mode_threads_now_and_later),
+	TEST_CASE(thread_mode_one_thread),
 	TEST_CASE(cpu_mode_filtered),
 	TEST_CASE(tiny_ring_lost_accounting),
 	TEST_CASE(overwrite_ring_newest_first),

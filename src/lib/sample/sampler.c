@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/internal.h"
@@ -65,7 +66,7 @@ struct perfctr_sampler *perfctr_sampler__new(const struct perfctr_sampler_opts *
 		memcpy(&s->opts, opts,
 		       opts->sz < sizeof(s->opts) ? opts->sz : sizeof(s->opts));
 	s->opts.sz = sizeof(s->opts);
-	if (s->opts.mode > PERFCTR_SAMPLER_SYSTEM ||
+	if (s->opts.mode > PERFCTR_SAMPLER_THREAD ||
 	    (s->opts.data_pages & (s->opts.data_pages - 1))) {
 		free(s);
 		errno = EINVAL;
@@ -380,6 +381,8 @@ static int make_positions(struct perfctr_sampler *s)
 	int *cpus = NULL, nr, nr_tids = 1, ret = 0;
 	pid_t pid = o->pid, *tids = NULL;
 
+	if (o->mode == PERFCTR_SAMPLER_THREAD)
+		return add_pos(s, pid > 0 ? pid : (pid_t)syscall(SYS_gettid), -1, 0);
 	if (o->mode == PERFCTR_SAMPLER_PER_THREAD) {
 		if (pid <= 0)
 			pid = getpid();
