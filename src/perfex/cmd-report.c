@@ -225,10 +225,22 @@ static void json_string(const char *s)
 	putchar('"');
 }
 
+/* A side-band-only event (the dummy event that overwrite and snapshot
+ * recording read COMM/MMAP records through) with no samples: not shown,
+ * as it is no event the user asked for. */
+static bool tracking_only(struct walk *w, const struct report *rep, size_t a)
+{
+	const struct perf_event_attr *attr = walk_attr(w, a);
+
+	return attr && attr->type == PERF_TYPE_SOFTWARE &&
+	       attr->config == PERF_COUNT_SW_DUMMY &&
+	       !perfctr_profile__samples(rep->profiles[a]);
+}
+
 static void print_json(struct walk *w, struct report *rep)
 {
 	const struct walk_stats *st = walk_stats(w);
-	size_t a, i, k;
+	size_t a, i, k, shown;
 
 	printf("{\"input\": ");
 	json_string(rep->input);
@@ -238,12 +250,14 @@ static void print_json(struct walk *w, struct report *rep)
 	for (k = 0; k < rep->nr_keys; k++)
 		printf("%s\"%s\"", k ? ", " : "", perfctr_sort_key_name(rep->keys[k]));
 	printf("], \"events\": [");
-	for (a = 0; a < rep->nr_profiles; a++) {
+	for (a = 0, shown = 0; a < rep->nr_profiles; a++) {
 		struct perfctr_profile *prof = rep->profiles[a];
 		uint64_t total = perfctr_profile__weight(prof);
 		size_t n = perfctr_profile__nr_entries(prof);
 
-		printf("%s\n {\"event\": ", a ? "," : "");
+		if (tracking_only(w, rep, a))
+			continue;
+		printf("%s\n {\"event\": ", shown++ ? "," : "");
 		json_string(walk_attr_name(w, a));
 		printf(", \"samples\": %" PRIu64 ", \"period\": %" PRIu64
 		       ", \"lost\": %" PRIu64 ", \"rows\": [",
@@ -511,7 +525,8 @@ int cmd_report(int argc, char **argv)
 	}
 	print_header(w, &rep);
 	for (a = 0; a < rep.nr_profiles; a++)
-		print_table(w, &rep, a);
+		if (!tracking_only(w, &rep, a))
+			print_table(w, &rep, a);
 	if (!walk_stats(w)->samples)
 		printf("# no samples\n");
 out:

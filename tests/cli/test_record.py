@@ -309,17 +309,13 @@ def sigint_leaves_a_valid_file():
     check(samples == rep["samples"], (samples, rep["samples"]))
 
 
-@case
-def snapshot_on_sigusr2_keeps_the_newest():
-    need_tp()
-    out = tmpfile("snap.data")
-    flag = tmpfile("snap.flag")
-    # A thread makes 20000 calls first, the main thread 2000 last; one CPU
-    # so one ring: the window holds only the newest, the main thread's.
+def snapshot_once(out, flag, *workload):
+    """perfex record --snapshot of `taskset -c 0 pcwork WORKLOAD` on a
+    one-page ring: SIGUSR2 once the workload has made FLAG, then SIGINT.
+    Returns its stdout and stderr (the record must succeed)."""
     p = subprocess.Popen([PERFEX, "record", "-q", "-o", out, "--snapshot", "-m", "1",
                           "-e", TP, "-c", "1", "--", "taskset", "-c", "0", work(),
-                          "pid", "threads", "1", "20000", "getppid", "2000",
-                          "ready", flag, "sleep", "5000"],
+                          *workload],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         end = time.time() + 20
@@ -336,6 +332,18 @@ def snapshot_on_sigusr2_keeps_the_newest():
         if p.poll() is None:
             p.kill()
     check(p.returncode == 0, e)
+    return o, e
+
+
+@case
+def snapshot_on_sigusr2_keeps_the_newest():
+    need_tp()
+    out = tmpfile("snap.data")
+    flag = tmpfile("snap.flag")
+    # A thread makes 20000 calls first, the main thread 2000 last; one CPU
+    # so one ring: the window holds only the newest, the main thread's.
+    o, e = snapshot_once(out, flag, "pid", "threads", "1", "20000", "getppid", "2000",
+                         "ready", flag, "sleep", "5000")
     pid = int(o.split()[0])
     # Only the workload's own samples: sanitizer runtimes fork helpers
     # that call getppid too.
@@ -357,6 +365,12 @@ def overwrite_writes_the_last_window():
     ids = [x for x in script_pid_tids(script_lines(out)) if x[0] == pid]
     check(0 < len(ids) < 3000, len(ids))
     check(set(ids) == {(pid, pid)}, set(ids))
+    # The tracking event that carried COMM/MMAP2 has no samples: the
+    # report shows the user's event only.
+    events = [e["event"] for e in report_json(out)["events"]]
+    check(events == [TP], events)
+    r = perfex("report", "-i", out)
+    check("'dummy'" not in r.stdout, r.stdout[:600])
 
 
 def only_symbolised_rows(out, comm):
@@ -416,26 +430,8 @@ def snapshot_keeps_the_records_of_a_fork():
     # time of the snapshot: its samples are symbolised only through the
     # FORK record (the child's maps are its parent's), which 5000 earlier
     # samples and its own 3000 wrapped over in the overwrite ring.
-    p = subprocess.Popen([PERFEX, "record", "-q", "-o", out, "--snapshot", "-m", "1",
-                          "-e", TP, "-c", "1", "--", "taskset", "-c", "0", work(),
-                          "pid", "threads", "1", "5000", "fork", "1", "3000",
-                          "ready", flag, "sleep", "5000"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        end = time.time() + 20
-        while not os.path.exists(flag) and time.time() < end and p.poll() is None:
-            time.sleep(0.01)
-        if p.poll() is not None:
-            o, e = p.communicate()
-            check(False, "record ended early: " + e)
-        p.send_signal(signal.SIGUSR2)
-        time.sleep(0.3)
-        p.send_signal(signal.SIGINT)
-        o, e = p.communicate(timeout=30)
-    finally:
-        if p.poll() is None:
-            p.kill()
-    check(p.returncode == 0, e)
+    o, e = snapshot_once(out, flag, "pid", "threads", "1", "5000", "fork", "1", "3000",
+                         "ready", flag, "sleep", "5000")
     pid = int(o.split()[0])
     only_symbolised_rows(out, "pcwork")
     # Every sample is the child's.

@@ -253,15 +253,18 @@ TEST(timeout_switches_on_run_time)
 	 * workload making both syscalls at the same steady rate: runs
 	 * alternate, each estimate is within 5 % of the truth and within 3
 	 * of its errors.  The VM's noise has heavy tails (a 3-sigma miss
-	 * about once in 20 runs, docs/estimates.md), so of three runs' six
-	 * estimates five must be within their bound: errors that were too
-	 * small would miss far more often.
+	 * about once in 20 runs, docs/estimates.md), and the two estimates
+	 * of one run share its slices: when a run's rotation is out of phase
+	 * with the workload, both miss, in opposite directions (seen: +2000
+	 * and -1973 of 300000, errors about 400).  So the run is the unit:
+	 * of three runs, two must have both estimates within their bound;
+	 * errors that were too small would miss in most runs.
 	 */
-	int within = 0;
+	int good = 0;
 
 	for (int run = 0; run < 3; run++)
-		within += timeout_run();
-	CHECK(within >= 5);
+		good += timeout_run() == 2;
+	CHECK(good >= 2);
 }
 
 TEST(notifications_self)

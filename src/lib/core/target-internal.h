@@ -7,6 +7,7 @@
 #define PERFCTR_TARGET_INTERNAL_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "perfctr/target.h"
 
@@ -25,5 +26,12 @@ bool pc_target_inherits(const struct perfctr_target *target);
  * -ENOMEM.  *@cpus is malloc'ed.
  */
 int pc_parse_cpulist(const char *list, int **cpus);
+
+/*
+ * The threads of process @pid as they are now (/proc/PID/task): the main
+ * thread first, the rest by tid.  Return their number, -ESRCH when the
+ * process is gone (or a zombie), -errno; *@out is malloc'ed.
+ */
+int pc_list_threads(pid_t pid, pid_t **out);
 
 #endif /* PERFCTR_TARGET_INTERNAL_H */

@@ -169,8 +169,7 @@ static int cmp_pid(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The threads of @pid now, the main thread first, the rest by tid. */
-static int list_threads(pid_t pid, pid_t **out)
+int pc_list_threads(pid_t pid, pid_t **out)
 {
 	char path[64];
 	DIR *dir;
@@ -226,7 +225,7 @@ struct perfctr_target *perfctr_target__new_process(pid_t pid)
 		errno = EINVAL;
 		return NULL;
 	}
-	n = list_threads(pid, &tids);
+	n = pc_list_threads(pid, &tids);
 	if (n < 0) {
 		errno = -n;
 		return NULL;

@@ -4,7 +4,6 @@
  * per CPU, or one per thread), one ring per position with every other
  * event of that position redirected into it (SET_OUTPUT).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/internal.h"
+#include "core/target-internal.h"
 #include "perfctr/sampler.h"
 #include "sys/sys.h"
 
@@ -335,45 +335,6 @@ static int add_pos(struct perfctr_sampler *s, pid_t tid, int cpu, size_t ring)
 	return 0;
 }
 
-/* The threads of @pid as they are now, @pid itself first. */
-static int list_threads(pid_t pid, pid_t **out)
-{
-	char path[64];
-	struct dirent *de;
-	pid_t *tids, *n;
-	size_t nr = 1;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	d = opendir(path);
-	if (!d)
-		return errno == ENOENT ? -ESRCH : -errno;
-	tids = malloc(sizeof(*tids));
-	if (!tids) {
-		closedir(d);
-		return -ENOMEM;
-	}
-	tids[0] = pid;
-	while ((de = readdir(d))) {
-		uint64_t tid;
-
-		if (de->d_name[0] == '.' || pc_parse_u64(de->d_name, 10, &tid) ||
-		    (pid_t)tid == pid)
-			continue;
-		n = realloc(tids, (nr + 1) * sizeof(*tids));
-		if (!n) {
-			free(tids);
-			closedir(d);
-			return -ENOMEM;
-		}
-		tids = n;
-		tids[nr++] = (pid_t)tid;
-	}
-	closedir(d);
-	*out = tids;
-	return (int)nr;
-}
-
 static int make_positions(struct perfctr_sampler *s)
 {
 	const struct perfctr_sampler_opts *o = &s->opts;
@@ -386,7 +347,7 @@ static int make_positions(struct perfctr_sampler *s)
 	if (o->mode == PERFCTR_SAMPLER_PER_THREAD) {
 		if (pid <= 0)
 			pid = getpid();
-		nr_tids = list_threads(pid, &tids);
+		nr_tids = pc_list_threads(pid, &tids);
 		if (nr_tids < 0)
 			return nr_tids;
 		for (int t = 0; t < nr_tids && !ret; t++)
@@ -412,7 +373,7 @@ static int make_positions(struct perfctr_sampler *s)
 		 * on; one ring per CPU (a ring may take the events of other
 		 * tasks on its CPU). */
 		pid = pid > 0 ? pid : getpid();
-		nr_tids = list_threads(pid, &tids);
+		nr_tids = pc_list_threads(pid, &tids);
 		if (nr_tids < 0) {
 			free(cpus);
 			return nr_tids;
