@@ -15,6 +15,15 @@
  *
  * ELF files are opened lazily, on the first address that falls into them.
  *
+ * The vDSO ("[vdso]" maps) has no file: its symbols come from this
+ * process's own vDSO image, read in memory, when it is the recorded one
+ * (see perfctr_symbols__set_build_id() and the osrelease option).
+ *
+ * C++ names are shown demangled, by the C++ runtime's __cxa_demangle()
+ * from libstdc++.so.6, loaded with dlopen() on the first mangled name
+ * (libperfctr does not link the C++ runtime); without it names stay as
+ * the ELF files spell them, see perfctr_symbols_have_demangler().
+ *
  * Thread safety: a symbols object is not synchronised; distinct objects
  * may be used from distinct threads.  The strings returned in a
  * perfctr_symbol_loc live as long as the object.
@@ -42,6 +51,12 @@ struct perfctr_symbols_opts {
 	/* Prefix prepended to every DSO path before it is opened (a sysroot
 	 * or a copy of the recorded machine's files); NULL for none. */
 	const char *root;
+	/* The kernel release of the recorded machine (`uname -r`, the
+	 * OSRELEASE feature of perf.data); NULL when unknown.  Only used for
+	 * the vDSO, when the recording gave it no build-id. */
+	const char *osrelease;
+	/* Show symbol names as the ELF files spell them (C++ names mangled). */
+	bool no_demangle;
 	size_t :0;
 };
 
@@ -85,6 +100,24 @@ PERFCTR_API void perfctr_symbols__exec(struct perfctr_symbols *syms, pid_t pid);
  */
 PERFCTR_API int perfctr_symbols__load_proc_maps(struct perfctr_symbols *syms,
 						pid_t pid);
+
+/**
+ * perfctr_symbols__set_build_id() - the build-id that the recording gave
+ * DSO @path (perf.data's HEADER_BUILD_ID), @size bytes of @build_id (at
+ * most 20 are kept).
+ *
+ * It decides whether this process's vDSO may stand for the recorded one:
+ * a "[vdso]" map is symbolised from our own vDSO only when it has our
+ * vDSO's size and, when the recording gave a build-id, the same
+ * build-id; without one, the same kernel release as the osrelease
+ * option when that is given.  For files the recorded build-id is kept
+ * but not checked: their symbols come from the files as they are.
+ * Return: 0, -EINVAL, -ENOMEM.
+ */
+PERFCTR_API int perfctr_symbols__set_build_id(struct perfctr_symbols *syms,
+					      const char *path,
+					      const uint8_t *build_id,
+					      size_t size);
 
 /* Flags of perfctr_symbols__resolve(). */
 enum perfctr_resolve_flags {
@@ -139,7 +172,8 @@ PERFCTR_API size_t perfctr_symbols__nr_dsos(const struct perfctr_symbols *syms);
 
 /**
  * perfctr_symbols__dso() - DSO @idx: its path, hits and build-id (read from
- * the file's note section on the first call that asks for it).
+ * the file's note section on the first call that asks for it; for
+ * "[vdso]", from this process's vDSO).
  * Return: 0, -ERANGE when @idx is out of range.
  */
 PERFCTR_API int perfctr_symbols__dso(struct perfctr_symbols *syms, size_t idx,
@@ -155,6 +189,13 @@ PERFCTR_API int perfctr_build_id_read(const char *path, uint8_t *buf,
 
 /** perfctr_symbols_have_elf() - false when built without libelf (no user symbols). */
 PERFCTR_API bool perfctr_symbols_have_elf(void);
+
+/**
+ * perfctr_symbols_have_demangler() - whether C++ names can be demangled:
+ * libstdc++.so.6 and its __cxa_demangle() were found (this loads them,
+ * once per process).  Thread-safe.
+ */
+PERFCTR_API bool perfctr_symbols_have_demangler(void);
 
 #ifdef __cplusplus
 }

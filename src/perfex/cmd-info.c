@@ -397,9 +397,14 @@ static void print_text(const struct machine *m)
 	for (i = 0; i < sizeof(libraries) / sizeof(libraries[0]); i++) {
 		const struct library *l = &libraries[i];
 
-		printf("  %-3s %-8s %s\n", l->built_in ? "yes" : "no", l->name,
+		printf("  %-3s %-9s %s\n", l->built_in ? "yes" : "no", l->name,
 		       l->built_in ? "built in" : l->without);
 	}
+	/* Not linked: looked for at run time, as reports do. */
+	printf("  %-3s %-9s %s\n", perfctr_symbols_have_demangler() ? "yes" : "no",
+	       "libstdc++", perfctr_symbols_have_demangler() ?
+	       "found at run time: C++ names demangled in reports" :
+	       "libstdc++.so.6 not found: C++ names stay mangled in reports");
 }
 
 static void json_cpu_array(FILE *out, const struct perfctr_cpu_mask *mask)
@@ -524,6 +529,8 @@ static void print_json(const struct machine *m)
 		jout_key(out, 4, i == 0, libraries[i].key);
 		fputs(libraries[i].built_in ? "true" : "false", out);
 	}
+	jout_key(out, 4, false, "libstdcxx");
+	fputs(perfctr_symbols_have_demangler() ? "true" : "false", out);
 	fputs("\n  }\n}\n", out);
 }
 

@@ -32,6 +32,7 @@ static const char usage_text[] =
 "  -j, --json              JSON output\n"
 "      --percent-limit P   hide rows under P percent (default: 0)\n"
 "      --kallsyms FILE     kernel symbols from FILE (default: /proc/kallsyms)\n"
+"      --no-demangle       C++ names as the binaries spell them (mangled)\n"
 "  -h, --help              this text\n"
 "\n"
 "Folded stacks and the flame graph cover one event, as FlameGraph's\n"
@@ -354,7 +355,7 @@ static int write_flame(struct walk *w, struct report *rep)
 int cmd_report(int argc, char **argv)
 {
 	enum { OPT_STDIO = 256, OPT_FOLDED, OPT_FLAME, OPT_KALLSYMS, OPT_LIMIT,
-	       OPT_EVENT };
+	       OPT_EVENT, OPT_NO_DEMANGLE };
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "sort", required_argument, NULL, 's' },
@@ -366,6 +367,7 @@ int cmd_report(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "percent-limit", required_argument, NULL, OPT_LIMIT },
 		{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
+		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -428,6 +430,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_KALLSYMS:
 			rep.kallsyms = optarg;
+			break;
+		case OPT_NO_DEMANGLE:
+			wopts.no_demangle = true;
 			break;
 		case OPT_LIMIT: {
 			char *end;

@@ -21,6 +21,7 @@ static const char usage_text[] =
 "  -i, --input FILE      the perf.data file to read (default: perf.data)\n"
 "  -g, --callchain       print the callchain of each sample below it\n"
 "      --kallsyms FILE   kernel symbols from FILE (default: /proc/kallsyms)\n"
+"      --no-demangle     C++ names as the binaries spell them (mangled)\n"
 "  -h, --help            this text\n"
 "\n"
 "Each line: comm pid/tid [cpu] time: period event: ip symbol+offset (dso)\n"
@@ -98,11 +99,12 @@ static int print_sample(struct walk *w, const struct walk_sample *ws, void *ctx)
 
 int cmd_script(int argc, char **argv)
 {
-	enum { OPT_KALLSYMS = 256 };
+	enum { OPT_KALLSYMS = 256, OPT_NO_DEMANGLE };
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "callchain", no_argument, NULL, 'g' },
 		{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
+		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -123,6 +125,9 @@ int cmd_script(int argc, char **argv)
 			break;
 		case OPT_KALLSYMS:
 			wopts.kallsyms = optarg;
+			break;
+		case OPT_NO_DEMANGLE:
+			wopts.no_demangle = true;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);

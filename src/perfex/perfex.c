@@ -106,6 +106,8 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: perfex [options] [--] command [args]   count a command\n"
 		"       perfex <subcommand> [options]\n"
+		"       perfex --regions [-e EVENTS] [-o FILE] [--] command [args]\n"
+		"                                    count the regions it marks\n"
 		"       perfex help <subcommand>\n\n"
 		"subcommands:\n");
 	for (i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)

@@ -139,7 +139,8 @@ static size_t time_offset(const struct perf_event_attr *attr);
 
 struct walk *walk_open(const struct walk_opts *opts, int *exit_code)
 {
-	PERFCTR_OPTS(perfctr_symbols_opts, sopts, .kallsyms = opts->kallsyms);
+	PERFCTR_OPTS(perfctr_symbols_opts, sopts, .kallsyms = opts->kallsyms,
+		     .no_demangle = opts->no_demangle);
 	struct walk *w = calloc(1, sizeof(*w));
 	size_t i;
 
@@ -168,7 +169,18 @@ struct walk *walk_open(const struct walk_opts *opts, int *exit_code)
 	}
 	w->dec = perfctr_perfdata__decoder(w->pd);
 	w->nr_attrs = perfctr_perfdata__nr_attrs(w->pd);
+	/* What the symbols need to know of the recorded machine: whether
+	 * our vDSO is the one it had. */
+	sopts.osrelease = perfctr_perfdata__string(w->pd, PERFCTR_FEAT_OSRELEASE);
 	w->syms = perfctr_symbols__new(&sopts);
+	for (i = 0; w->syms && i < perfctr_perfdata__nr_build_ids(w->pd); i++) {
+		struct perfctr_build_id bid;
+
+		if (!perfctr_perfdata__build_id(w->pd, i, &bid) && bid.size &&
+		    bid.filename)
+			perfctr_symbols__set_build_id(w->syms, bid.filename,
+						      bid.id, bid.size);
+	}
 	w->names = calloc(w->nr_attrs + 1, sizeof(*w->names));
 	w->stats.samples_per_attr = calloc(w->nr_attrs + 1, sizeof(uint64_t));
 	w->stats.lost_per_attr = calloc(w->nr_attrs + 1, sizeof(uint64_t));

@@ -44,6 +44,7 @@ struct walk_opts {
 	const char *kallsyms;		/* NULL: /proc/kallsyms */
 	bool callchain;			/* resolve the callchain too */
 	bool symbols;			/* false: DSO only, no ELF reads */
+	bool no_demangle;		/* C++ names as the ELF files spell them */
 };
 
 struct walk;

@@ -32,6 +32,20 @@ def help_lists_every_subcommand():
 
 
 @case
+def help_names_regions():
+    # --regions is a mode of its own, not a subcommand: the overview names
+    # it, and its own --help gives its options.
+    r = perfex("help")
+    check(re.search(r"^\s+perfex --regions \[-e EVENTS\] \[-o FILE\]", r.stdout,
+                    re.M), r.stdout)
+    r = perfex("--regions", "--help")
+    check(r.returncode == 0, r)
+    check(r.stdout.startswith("usage: perfex --regions"), r.stdout)
+    for opt in ("-e EVENTS", "-o FILE"):
+        check(opt in r.stdout, (opt, r.stdout))
+
+
+@case
 def help_of_unknown_subcommand():
     r = perfex("help", "frobnicate")
     check(r.returncode == 129, r)

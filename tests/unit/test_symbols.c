@@ -1,8 +1,14 @@
 // SPDX-License-Identifier: LGPL-2.1
-/* Unit tests of symbolisation: kallsyms fixtures, maps, and this very
- * program's own ELF symbols through /proc/self/maps. */
+/* Unit tests of symbolisation: kallsyms fixtures, maps, this very
+ * program's own ELF symbols through /proc/self/maps, its vDSO read in
+ * memory, and C++ names. */
+#include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
+#include <link.h>
 #include <stdlib.h>
+#include <sys/auxv.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <perfctr/symbols.h>
@@ -14,6 +20,14 @@ __attribute__((noinline, used)) int symbols_test_marker(int x);
 int symbols_test_marker(int x)
 {
 	return x * 3 + 1;
+}
+
+/* A C function under a C++ name: ns::Widget<long>::spin(long). */
+__attribute__((noinline, used)) long mangled_marker(long n)
+	__asm__("_ZN2ns6WidgetIlE4spinEl");
+long mangled_marker(long n)
+{
+	return n * 5 + 2;
 }
 
 static char kallsyms_path[] = "/tmp/pc-kallsyms-XXXXXX";
@@ -185,5 +199,208 @@ TEST(dso_only_does_not_load)
 	perfctr_symbols__delete(syms);
 }
 
+/*
+ * Our vDSO as the dynamic linker sees it: its base, the size of its
+ * mapping, the address of its clock_gettime (under the name the
+ * architecture gives it) and its build-id, found through the linker's
+ * tables and program headers, not through the code under test.
+ */
+struct vdso_truth {
+	uint64_t base, size, fn;
+	const char *name;
+	uint8_t id[20];
+	size_t id_size;
+};
+
+static int vdso_phdr_cb(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+	struct vdso_truth *t = ctx;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const char *p, *end;
+
+		if (info->dlpi_addr + ph->p_vaddr < t->base ||
+		    info->dlpi_addr + ph->p_vaddr >= t->base + t->size)
+			break;	/* not the vDSO */
+		if (ph->p_type != PT_NOTE)
+			continue;
+		p = (const char *)(info->dlpi_addr + ph->p_vaddr);
+		end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *n = (const void *)p;
+			const char *name = p + sizeof(*n);
+			const char *desc = name + ((n->n_namesz + 3) & ~3u);
+
+			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
+			    !memcmp(name, "GNU", 4) && n->n_descsz <= 20) {
+				memcpy(t->id, desc, n->n_descsz);
+				t->id_size = n->n_descsz;
+				return 1;
+			}
+			p = desc + ((n->n_descsz + 3) & ~3u);
+		}
+	}
+	return 0;
+}
+
+static void vdso_truth(struct vdso_truth *t)
+{
+	static const char *const names[] = {
+		"__vdso_clock_gettime",		/* x86 */
+		"__kernel_clock_gettime",	/* arm64, ppc, s390 */
+	};
+	unsigned long long start, end;
+	char line[512];
+	void *lib;
+	FILE *f;
+
+	memset(t, 0, sizeof(*t));
+	t->base = getauxval(AT_SYSINFO_EHDR);
+	if (!t->base)
+		test_skip("no vDSO in this process (AT_SYSINFO_EHDR is 0)");
+	f = fopen("/proc/self/maps", "re");
+	REQUIRE(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx-%llx", &start, &end) == 2 &&
+		    start == t->base && strstr(line, "[vdso]"))
+			t->size = end - start;
+	fclose(f);
+	REQUIRE(t->size);
+	lib = dlopen("linux-vdso.so.1", RTLD_NOW | RTLD_NOLOAD);
+	if (!lib)
+		test_skip("the dynamic linker does not know the vDSO: %s", dlerror());
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !t->fn; i++) {
+		t->fn = (uint64_t)(uintptr_t)dlsym(lib, names[i]);
+		t->name = names[i];
+	}
+	dlclose(lib);
+	if (!t->fn)
+		test_skip("the vDSO has no clock_gettime under a known name");
+	dl_iterate_phdr(vdso_phdr_cb, t);
+}
+
+/* 1 and the symbol of @t's function, or 0 and none, per the syms' rules. */
+static int resolve_vdso(const struct vdso_truth *t, uint64_t map_size,
+			const char *osrelease, const uint8_t *id, size_t id_size,
+			struct perfctr_symbol_loc *loc)
+{
+	PERFCTR_OPTS(perfctr_symbols_opts, opts, .kallsyms = "",
+		     .osrelease = osrelease);
+	struct perfctr_symbols *syms = perfctr_symbols__new(&opts);
+	int r;
+
+	REQUIRE(syms);
+	CHECK_EQ_INT(perfctr_symbols__add_map(syms, 42, t->base, map_size, 0,
+					      "[vdso]"), 0);
+	if (id)
+		CHECK_EQ_INT(perfctr_symbols__set_build_id(syms, "[vdso]", id,
+							   id_size), 0);
+	r = perfctr_symbols__resolve(syms, 42, t->fn + 2, false, 0, loc);
+	CHECK_STR(loc->dso, "[vdso]");
+	if (r == 1) {
+		/* The strings live as long as the object: compare now. */
+		CHECK_STR(loc->sym, t->name);
+		CHECK_EQ_U64(loc->dso_addr - loc->sym_addr, 2);
+	}
+	perfctr_symbols__delete(syms);
+	return r;
+}
+
+TEST(vdso_from_memory)
+{
+	struct perfctr_symbol_loc loc = { .sz = sizeof(loc) };
+	struct perfctr_dso_info info = { .sz = sizeof(info) };
+	PERFCTR_OPTS(perfctr_symbols_opts, opts, .kallsyms = "");
+	struct perfctr_symbols *syms;
+	struct vdso_truth t;
+	struct utsname u;
+	uint8_t other[20];
+
+	if (!perfctr_symbols_have_elf())
+		test_skip("built without libelf: no user-space symbols");
+	vdso_truth(&t);
+	REQUIRE(uname(&u) == 0);
+
+	/* Nothing known of the recording: our vDSO stands for it. */
+	CHECK_EQ_INT(resolve_vdso(&t, t.size, NULL, NULL, 0, &loc), 1);
+	/* The same kernel release, no build-id: the fallback. */
+	CHECK_EQ_INT(resolve_vdso(&t, t.size, u.release, NULL, 0, &loc), 1);
+	/* Another kernel: no symbols, the DSO stays known. */
+	CHECK_EQ_INT(resolve_vdso(&t, t.size, "0.0.0-another-kernel", NULL, 0,
+				  &loc), 0);
+	CHECK(loc.sym == NULL);
+	/* Another size of mapping: another vDSO. */
+	CHECK_EQ_INT(resolve_vdso(&t, t.size + 4096, NULL, NULL, 0, &loc), 0);
+
+	if (!t.id_size)
+		test_skip("this kernel's vDSO has no build-id note");
+	/* The recorded build-id decides, whatever the release says. */
+	CHECK_EQ_INT(resolve_vdso(&t, t.size, "0.0.0-another-kernel", t.id,
+				  t.id_size, &loc), 1);
+	memcpy(other, t.id, t.id_size);
+	other[t.id_size - 1] ^= 1;
+	CHECK_EQ_INT(resolve_vdso(&t, t.size, u.release, other, t.id_size,
+				  &loc), 0);
+
+	/* What `perfex record` writes for the vDSO: our build-id. */
+	syms = perfctr_symbols__new(&opts);
+	REQUIRE(syms);
+	CHECK_EQ_INT(perfctr_symbols__add_map(syms, 42, t.base, t.size, 0,
+					      "[vdso]"), 0);
+	CHECK_EQ_INT(perfctr_symbols__resolve(syms, 42, t.fn, false,
+			PERFCTR_RESOLVE_DSO_ONLY, &loc), 0);
+	REQUIRE(perfctr_symbols__nr_dsos(syms) == 1);
+	CHECK_EQ_INT(perfctr_symbols__dso(syms, 0, &info), 0);
+	CHECK_STR(info.path, "[vdso]");
+	CHECK_EQ_U64(info.hits, 1);
+	CHECK_EQ_U64(info.build_id_size, t.id_size);
+	CHECK(!memcmp(info.build_id, t.id, t.id_size));
+	perfctr_symbols__delete(syms);
+	CHECK_EQ_INT(perfctr_symbols__set_build_id(NULL, "[vdso]", t.id, 20),
+		     -EINVAL);
+}
+
+TEST(cxx_names_demangled)
+{
+	PERFCTR_OPTS(perfctr_symbols_opts, opts, .kallsyms = "");
+	PERFCTR_OPTS(perfctr_symbols_opts, raw, .kallsyms = "",
+		     .no_demangle = true);
+	struct perfctr_symbol_loc loc = { .sz = sizeof(loc) };
+	uint64_t ip = (uint64_t)(uintptr_t)&mangled_marker + 1;
+	struct perfctr_symbols *syms;
+
+	if (!perfctr_symbols_have_elf())
+		test_skip("built without libelf: no user-space symbols");
+	syms = perfctr_symbols__new(&raw);
+	REQUIRE(syms);
+	CHECK(perfctr_symbols__load_proc_maps(syms, getpid()) >= 1);
+	CHECK_EQ_INT(perfctr_symbols__resolve(syms, getpid(), ip, false, 0, &loc), 1);
+	CHECK_STR(loc.sym, "_ZN2ns6WidgetIlE4spinEl");
+	/* C names are never touched. */
+	CHECK_EQ_INT(perfctr_symbols__resolve(syms, getpid(),
+			(uint64_t)(uintptr_t)&symbols_test_marker, false, 0, &loc), 1);
+	CHECK_STR(loc.sym, "symbols_test_marker");
+	perfctr_symbols__delete(syms);
+
+	if (!perfctr_symbols_have_demangler())
+		test_skip("libstdc++.so.6 (__cxa_demangle) cannot be loaded here");
+	syms = perfctr_symbols__new(&opts);
+	REQUIRE(syms);
+	CHECK(perfctr_symbols__load_proc_maps(syms, getpid()) >= 1);
+	for (int i = 0; i < 2; i++) {	/* the second time from the cache */
+		CHECK_EQ_INT(perfctr_symbols__resolve(syms, getpid(), ip, false,
+						      0, &loc), 1);
+		CHECK_STR(loc.sym, "ns::Widget<long>::spin(long)");
+		CHECK_EQ_U64(loc.dso_addr - loc.sym_addr, 1);
+	}
+	CHECK_EQ_INT(perfctr_symbols__resolve(syms, getpid(),
+			(uint64_t)(uintptr_t)&symbols_test_marker, false, 0, &loc), 1);
+	CHECK_STR(loc.sym, "symbols_test_marker");
+	perfctr_symbols__delete(syms);
+}
+
 TEST_MAIN(TEST_CASE(kallsyms_fixture), TEST_CASE(maps_overlap_fork_exec),
-	  TEST_CASE(own_elf_symbols), TEST_CASE(dso_only_does_not_load))
+	  TEST_CASE(own_elf_symbols), TEST_CASE(dso_only_does_not_load),
+	  TEST_CASE(vdso_from_memory), TEST_CASE(cxx_names_demangled))

@@ -9,6 +9,9 @@
  *   pcwork fork K N           K children, each N x getppid, reaped
  *   pcwork exec ARGS...       exec pcwork ARGS... (rest of the line)
  *   pcwork spin MS            CPU-bound loop for MS milliseconds
+ *   pcwork clockspin MS       clock_gettime(2) in a tight loop for MS
+ *                             milliseconds (in the vDSO where the clock
+ *                             source allows)
  *   pcwork loop N             N iterations of a fixed arithmetic loop
  *   pcwork faults N           touch N fresh anonymous pages
  *   pcwork sleeps N           N x nanosleep(1 us)
@@ -164,6 +167,12 @@ int main(int argc, char **argv)
 
 			while (now_ms() < end)
 				spin_loop(10000);
+		} else if (!strcmp(cmd, "clockspin")) {
+			need(argc, i, 1, cmd);
+			double end = now_ms() + num(argv[++i]);
+
+			while (now_ms() < end)
+				;
 		} else if (!strcmp(cmd, "loop")) {
 			need(argc, i, 1, cmd);
 			spin_loop((uint64_t)num(argv[++i]));

@@ -6,13 +6,21 @@
  * Lookups are binary searches over sorted arrays: one for the maps of a
  * process, one for the symbols of a DSO.  A report over millions of
  * samples resolves each address in well under a microsecond.
+ *
+ * C++ names are demangled lazily, the first time a symbol is returned:
+ * a report touches a few hundred symbols of DSOs that have tens of
+ * thousands.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #ifdef HAVE_LIBELF
@@ -27,6 +35,10 @@
 #include "common/internal.h"
 
 #define KERNEL_DSO "[kernel.kallsyms]"
+#define VDSO_DSO "[vdso]"
+
+/* sym.shown: the name as it is, no demangled form. */
+#define SHOWN_AS_IS UINT32_MAX
 
 struct sym {
 	uint64_t start;
@@ -34,6 +46,8 @@ struct sym {
 	uint32_t name;		/* offset into the owner's name pool */
 	uint32_t module;	/* kallsyms: index into modules + 1, or 0 */
 	uint32_t rank;		/* among aliases, lower wins: global, weak, local */
+	uint32_t shown;		/* 0: not looked at yet; 1 + index into
+				 * demangled[]; SHOWN_AS_IS */
 };
 
 struct symtab {
@@ -41,6 +55,10 @@ struct symtab {
 	size_t nr;
 	char *names;
 	size_t names_len, names_cap;
+	/* Demangled names, each its own allocation: the strings handed out
+	 * must not move when more are added. */
+	char **demangled;
+	size_t nr_demangled, cap_demangled;
 };
 
 struct segment {		/* a PT_LOAD: file offset -> virtual address */
@@ -53,11 +71,14 @@ struct dso {
 	char *path;
 	uint64_t hits;
 	bool kernel;
+	bool vdso;
 	bool loaded;		/* ELF read (or tried) */
 	bool build_id_read;
 	bool elf;		/* a readable ELF file */
 	uint8_t build_id[20];
 	uint32_t build_id_size;
+	uint8_t recorded_id[20];	/* perfctr_symbols__set_build_id() */
+	uint32_t recorded_id_size;
 	struct segment *segs;
 	size_t nr_segs;
 	struct symtab symtab;
@@ -80,6 +101,8 @@ struct mspace {
 struct perfctr_symbols {
 	char *kallsyms_path;	/* NULL: no kernel symbols */
 	char *root;
+	char *osrelease;	/* of the recorded machine, NULL: unknown */
+	bool demangle;
 	bool kallsyms_loaded;
 	struct symtab kallsyms;
 	char **modules;		/* "[ext4]" ... */
@@ -155,6 +178,7 @@ static int symtab_add(struct symtab *tab, size_t *cap, uint64_t start,
 	s->end = start + size;
 	s->module = module;
 	s->rank = rank;
+	s->shown = 0;
 	if (symtab_add_name(tab, name, &s->name))
 		return -ENOMEM;
 	tab->nr++;
@@ -201,7 +225,7 @@ static void symtab_finish(struct symtab *tab, uint64_t last_size)
 	}
 }
 
-static const struct sym *symtab_find(const struct symtab *tab, uint64_t addr)
+static struct sym *symtab_find(const struct symtab *tab, uint64_t addr)
 {
 	size_t lo = 0, hi = tab->nr;
 
@@ -222,9 +246,90 @@ static const struct sym *symtab_find(const struct symtab *tab, uint64_t addr)
 
 static void symtab_free(struct symtab *tab)
 {
+	size_t i;
+
+	for (i = 0; i < tab->nr_demangled; i++)
+		free(tab->demangled[i]);
+	free(tab->demangled);
 	free(tab->syms);
 	free(tab->names);
 	memset(tab, 0, sizeof(*tab));
+}
+
+/* ---- C++ names ---- */
+
+/* The C++ ABI's demangler: malloc'ed result, *status 0 on success. */
+typedef char *(*cxa_demangle_fn)(const char *mangled, char *buf,
+				 size_t *len, int *status);
+
+static pthread_once_t demangler_once = PTHREAD_ONCE_INIT;
+static cxa_demangle_fn demangler;
+
+/*
+ * Loaded at run time so that neither libperfctr nor perfex links the C++
+ * runtime, which every C++ program's machine has anyway.  The handle stays
+ * open for the life of the process: the function is used until then.
+ */
+static void demangler_load(void)
+{
+	void *lib = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+
+	if (!lib)
+		return;
+	demangler = (cxa_demangle_fn)dlsym(lib, "__cxa_demangle");
+	if (!demangler)
+		dlclose(lib);
+}
+
+bool perfctr_symbols_have_demangler(void)
+{
+	pthread_once(&demangler_once, demangler_load);
+	return demangler != NULL;
+}
+
+/* What sym.shown should be for @name: its demangled form kept in @tab. */
+static uint32_t demangle_into(struct symtab *tab, const char *name)
+{
+	char *out;
+	int status = -1;
+
+	/* Itanium C++ ABI names start with _Z; anything else (C, the
+	 * kernel) is shown as it is. */
+	if (name[0] != '_' || name[1] != 'Z' || !perfctr_symbols_have_demangler())
+		return SHOWN_AS_IS;
+	out = demangler(name, NULL, NULL, &status);
+	if (!out || status) {
+		free(out);
+		return SHOWN_AS_IS;
+	}
+	if (tab->nr_demangled == tab->cap_demangled) {
+		size_t cap = tab->cap_demangled ? tab->cap_demangled * 2 : 16;
+		char **n = realloc(tab->demangled, cap * sizeof(*n));
+
+		if (!n) {
+			free(out);
+			/* Not remembered: tried again next time. */
+			return 0;
+		}
+		tab->demangled = n;
+		tab->cap_demangled = cap;
+	}
+	tab->demangled[tab->nr_demangled++] = out;
+	return (uint32_t)tab->nr_demangled;
+}
+
+static const char *sym_name(const struct perfctr_symbols *syms,
+			    struct symtab *tab, struct sym *s)
+{
+	const char *name = tab->names + s->name;
+
+	if (!syms->demangle)
+		return name;
+	if (!s->shown)
+		s->shown = demangle_into(tab, name);
+	if (!s->shown || s->shown == SHOWN_AS_IS)
+		return name;
+	return tab->demangled[s->shown - 1];
 }
 
 /* ---- kallsyms ---- */
@@ -500,18 +605,13 @@ static bool elf_has_symtab(Elf *elf)
 	return false;
 }
 
-static void dso_load_elf(struct perfctr_symbols *syms, struct dso *dso)
+/* Segments, build-id and function symbols of @dso from @elf. */
+static void dso_read_elf(struct perfctr_symbols *syms, struct dso *dso,
+			 Elf *elf)
 {
-	char path[4096];
 	size_t cap = 0, i, nphdr;
-	int fd;
-	Elf *elf;
 	int len;
 
-	snprintf(path, sizeof(path), "%s%s", syms->root ? syms->root : "",
-		 dso->path);
-	if (open_elf(path, &fd, &elf))
-		return;
 	dso->elf = true;
 	if (!dso->build_id_read) {
 		len = elf_build_id(elf, dso->build_id, sizeof(dso->build_id));
@@ -555,7 +655,100 @@ static void dso_load_elf(struct perfctr_symbols *syms, struct dso *dso)
 	if (!dso->symtab.nr)
 		elf_read_syms(elf, SHT_DYNSYM, &dso->symtab, &cap);
 	symtab_finish(&dso->symtab, 0);
+}
+
+static void dso_load_elf(struct perfctr_symbols *syms, struct dso *dso)
+{
+	char path[4096];
+	int fd;
+	Elf *elf;
+
+	snprintf(path, sizeof(path), "%s%s", syms->root ? syms->root : "",
+		 dso->path);
+	if (open_elf(path, &fd, &elf))
+		return;
+	dso_read_elf(syms, dso, elf);
 	close_elf(fd, elf);
+}
+
+/*
+ * This process's vDSO: a copy of its ELF image (the kernel maps the whole
+ * file, section headers included) and the size of its mapping.  A copy,
+ * because libelf may write to the image it reads, and the vDSO is
+ * read-only.  NULL when there is none.
+ */
+static void *self_vdso_copy(size_t *size)
+{
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	unsigned long long start, end;
+	char line[512];
+	void *copy = NULL;
+	FILE *f;
+
+	if (!base)
+		return NULL;
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return NULL;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx-%llx", &start, &end) != 2 || start != base)
+			continue;
+		if (strstr(line, VDSO_DSO) && end > start) {
+			*size = (size_t)(end - start);
+			copy = malloc(*size);
+			if (copy)
+				memcpy(copy, (const void *)base, *size);
+		}
+		break;
+	}
+	fclose(f);
+	return copy;
+}
+
+/*
+ * Symbols of a "[vdso]" map of @len bytes, from our own vDSO when it is
+ * the recorded one: the same mapping size, and the same build-id when the
+ * recording gave one.  `perfex record` writes the vDSO's build-id (that
+ * of its own vDSO, which the recorded processes share with it); files
+ * without one, older or from elsewhere, fall back to the kernel release
+ * the file names (a kernel's vDSO is part of its image).  A 32-bit
+ * process's vDSO is another image under the same name, and record gives
+ * it our build-id: only a different size tells it from ours, so its
+ * samples may be misnamed when the sizes agree.
+ */
+static void dso_load_vdso(struct perfctr_symbols *syms, struct dso *dso,
+			  uint64_t len)
+{
+	uint8_t id[20];
+	size_t size = 0;
+	void *image;
+	Elf *elf;
+	int id_len;
+
+	if (!elf_init_once())
+		return;
+	image = self_vdso_copy(&size);
+	if (!image)
+		return;
+	elf = elf_memory(image, size);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || len != size)
+		goto out;
+	id_len = elf_build_id(elf, id, sizeof(id));
+	if (dso->recorded_id_size) {
+		if (id_len <= 0 || (uint32_t)id_len != dso->recorded_id_size ||
+		    memcmp(id, dso->recorded_id, dso->recorded_id_size))
+			goto out;
+	} else if (syms->osrelease) {
+		struct utsname u;
+
+		if (uname(&u) || strcmp(u.release, syms->osrelease))
+			goto out;
+	}
+	dso_read_elf(syms, dso, elf);
+out:
+	if (elf)
+		elf_end(elf);
+	free(image);
 }
 
 int perfctr_build_id_read(const char *path, uint8_t *buf, size_t size)
@@ -579,6 +772,14 @@ static void dso_load_elf(struct perfctr_symbols *syms, struct dso *dso)
 	(void)dso;
 }
 
+static void dso_load_vdso(struct perfctr_symbols *syms, struct dso *dso,
+			  uint64_t len)
+{
+	(void)syms;
+	(void)dso;
+	(void)len;
+}
+
 int perfctr_build_id_read(const char *path, uint8_t *buf, size_t size)
 {
 	(void)path;
@@ -594,12 +795,15 @@ static bool path_is_file(const char *path)
 	return path[0] == '/' && path[1] != '/';
 }
 
-static void dso_load(struct perfctr_symbols *syms, struct dso *dso)
+/* @len: the size of the map that hit @dso first. */
+static void dso_load(struct perfctr_symbols *syms, struct dso *dso,
+		     uint64_t len)
 {
 	dso->loaded = true;
-	if (dso->kernel || !path_is_file(dso->path))
-		return;
-	dso_load_elf(syms, dso);
+	if (dso->vdso)
+		dso_load_vdso(syms, dso, len);
+	else if (!dso->kernel && path_is_file(dso->path))
+		dso_load_elf(syms, dso);
 }
 
 /* ---- DSO table ---- */
@@ -659,6 +863,7 @@ static struct dso *dso_find_or_add(struct perfctr_symbols *syms,
 		return NULL;
 	}
 	dso->kernel = kernel;
+	dso->vdso = !kernel && !strcmp(path, VDSO_DSO);
 	syms->dsos[syms->nr_dsos++] = dso;
 	h = hash_str(path) & (syms->dso_hash_cap - 1);
 	while (syms->dso_hash[h])
@@ -797,7 +1002,7 @@ static int mspace_insert(struct mspace *ms, const struct map *m)
 struct perfctr_symbols *perfctr_symbols__new(const struct perfctr_symbols_opts *opts)
 {
 	struct perfctr_symbols *syms;
-	const char *kallsyms, *root;
+	const char *kallsyms, *root, *osrelease;
 
 	if (!pc_opts_valid(opts, sizeof(*opts))) {
 		errno = EINVAL;
@@ -805,16 +1010,21 @@ struct perfctr_symbols *perfctr_symbols__new(const struct perfctr_symbols_opts *
 	}
 	kallsyms = PC_OPTS_GET(opts, kallsyms, NULL);
 	root = PC_OPTS_GET(opts, root, NULL);
+	osrelease = PC_OPTS_GET(opts, osrelease, NULL);
 	syms = calloc(1, sizeof(*syms));
 	if (!syms)
 		return NULL;
+	syms->demangle = !PC_OPTS_GET(opts, no_demangle, false);
 	if (!kallsyms)
 		kallsyms = "/proc/kallsyms";
 	if (*kallsyms)
 		syms->kallsyms_path = strdup(kallsyms);
 	if (root && *root)
 		syms->root = strdup(root);
-	if ((*kallsyms && !syms->kallsyms_path) || (root && *root && !syms->root)) {
+	if (osrelease)
+		syms->osrelease = strdup(osrelease);
+	if ((*kallsyms && !syms->kallsyms_path) || (root && *root && !syms->root) ||
+	    (osrelease && !syms->osrelease)) {
 		perfctr_symbols__delete(syms);
 		errno = ENOMEM;
 		return NULL;
@@ -841,7 +1051,26 @@ void perfctr_symbols__delete(struct perfctr_symbols *syms)
 	symtab_free(&syms->kallsyms);
 	free(syms->kallsyms_path);
 	free(syms->root);
+	free(syms->osrelease);
 	free(syms);
+}
+
+int perfctr_symbols__set_build_id(struct perfctr_symbols *syms,
+				  const char *path, const uint8_t *build_id,
+				  size_t size)
+{
+	struct dso *dso;
+
+	if (!syms || !path || !build_id || !size)
+		return pc_err(EINVAL);
+	dso = dso_find_or_add(syms, path, !strncmp(path, KERNEL_DSO,
+						    strlen(KERNEL_DSO)));
+	if (!dso)
+		return pc_err(ENOMEM);
+	dso->recorded_id_size = size > sizeof(dso->recorded_id) ?
+				sizeof(dso->recorded_id) : (uint32_t)size;
+	memcpy(dso->recorded_id, build_id, dso->recorded_id_size);
+	return 0;
 }
 
 int perfctr_symbols__add_map(struct perfctr_symbols *syms, pid_t pid,
@@ -959,6 +1188,7 @@ int perfctr_symbols__resolve(struct perfctr_symbols *syms, pid_t pid,
 {
 	struct perfctr_symbol_loc out;
 	const struct sym *s;
+	struct sym *us;
 	struct mspace *ms;
 	struct map *m;
 	struct dso *dso;
@@ -1002,7 +1232,7 @@ int perfctr_symbols__resolve(struct perfctr_symbols *syms, pid_t pid,
 	if (flags & PERFCTR_RESOLVE_DSO_ONLY)
 		goto done;
 	if (!dso->loaded)
-		dso_load(syms, dso);
+		dso_load(syms, dso, m->end - m->start);
 	/* File offset to the ELF virtual address its symbols use. */
 	for (i = 0; i < dso->nr_segs; i++) {
 		const struct segment *seg = &dso->segs[i];
@@ -1013,10 +1243,10 @@ int perfctr_symbols__resolve(struct perfctr_symbols *syms, pid_t pid,
 			break;
 		}
 	}
-	s = symtab_find(&dso->symtab, out.dso_addr);
-	if (s) {
-		out.sym = dso->symtab.names + s->name;
-		out.sym_addr = s->start;
+	us = symtab_find(&dso->symtab, out.dso_addr);
+	if (us) {
+		out.sym = sym_name(syms, &dso->symtab, us);
+		out.sym_addr = us->start;
 	}
 done:
 	out.sz = loc->sz;
@@ -1043,6 +1273,21 @@ int perfctr_symbols__dso(struct perfctr_symbols *syms, size_t idx,
 	if (!dso->build_id_read) {
 		if (dso->kernel) {
 			read_kernel_build_id(dso);
+		} else if (dso->vdso) {
+#ifdef HAVE_LIBELF
+			size_t size;
+			void *image = elf_init_once() ? self_vdso_copy(&size) : NULL;
+			Elf *elf = image ? elf_memory(image, size) : NULL;
+			int len = elf ? elf_build_id(elf, dso->build_id,
+						     sizeof(dso->build_id)) : -1;
+
+			if (len > 0)
+				dso->build_id_size = len > 20 ? 20 : (uint32_t)len;
+			if (elf)
+				elf_end(elf);
+			free(image);
+#endif
+			dso->build_id_read = true;
 		} else if (path_is_file(dso->path)) {
 #ifdef HAVE_LIBELF
 			char path[4096];
