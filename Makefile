@@ -142,7 +142,9 @@ PERFEX_LIBS := $(call static_or_l,$(filter-out -lm $(PERFEX_DYN),$(LDLIBS)) $(if
 # A static program cannot load a shared library, so the C++ runtime's
 # demangler is linked in from libstdc++'s archive, which a static perfex
 # therefore needs too (src/perfex/perfex.c; the library finds it through
-# a weak reference and never loads anything in a static program).
+# a weak reference and never loads anything in a static program; the
+# static link still prints glibc's warning about the library's dlopen
+# fallback, which is for dynamic programs without the C++ runtime).
 PERFEX_STATIC := $(if $(SANITIZE),,$(if $(and $(call has_archive,-lc),$(call has_archive,-lstdc++),$(if $(filter-out -lpthread,$(filter -l%,$(PERFEX_LIBS))),,1)),1))
 ifeq ($(PERFEX_STATIC),1)
 PERFEX_LDFLAGS := -static

@@ -400,11 +400,17 @@ static void print_text(const struct machine *m)
 		printf("  %-3s %-9s %s\n", l->built_in ? "yes" : "no", l->name,
 		       l->built_in ? "built in" : l->without);
 	}
-	/* Not linked: looked for at run time, as reports do. */
+	/* Linked into a static perfex, else looked for at run time, as
+	 * reports do. */
 	printf("  %-3s %-9s %s\n", perfctr_symbols_have_demangler() ? "yes" : "no",
-	       "libstdc++", perfctr_symbols_have_demangler() ?
-	       "found at run time: C++ names demangled in reports" :
-	       "libstdc++.so.6 not found: C++ names stay mangled in reports");
+	       "libstdc++", !perfctr_symbols_have_demangler() ?
+	       "libstdc++.so.6 not found: C++ names stay mangled in reports" :
+#ifdef PERFEX_LINKS_DEMANGLER
+	       "its demangler built in: C++ names demangled in reports"
+#else
+	       "found at run time: C++ names demangled in reports"
+#endif
+	       );
 }
 
 static void json_cpu_array(FILE *out, const struct perfctr_cpu_mask *mask)

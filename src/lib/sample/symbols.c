@@ -266,14 +266,29 @@ static pthread_once_t demangler_once = PTHREAD_ONCE_INIT;
 static cxa_demangle_fn demangler;
 
 /*
- * Loaded at run time so that neither libperfctr nor perfex links the C++
- * runtime, which every C++ program's machine has anyway.  The handle stays
- * open for the life of the process: the function is used until then.
+ * A weak reference: a program that has the C++ runtime linked in (a C++
+ * program, or the static perfex, which links libstdc++'s archive for this
+ * because a static program must never load a shared library: it would
+ * bring a second C library) provides the demangler itself.
+ */
+#pragma weak __cxa_demangle
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+/*
+ * Otherwise loaded at run time, so that neither libperfctr nor perfex
+ * links the C++ runtime, which every C++ program's machine has anyway.
+ * The handle stays open for the life of the process: the function is used
+ * until then.
  */
 static void demangler_load(void)
 {
-	void *lib = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+	void *lib;
 
+	if (__cxa_demangle) {
+		demangler = __cxa_demangle;
+		return;
+	}
+	lib = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
 	if (!lib)
 		return;
 	demangler = (cxa_demangle_fn)dlsym(lib, "__cxa_demangle");
