@@ -26,7 +26,9 @@ def vdso_shares(rep):
 
 def check_vdso_named(path):
     total, in_vdso, named = vdso_shares(report_json(path))
-    check(total >= 100, "only %d samples" % total)
+    # ~1,200 samples on an idle machine; the loop runs for a wall time,
+    # so a loaded machine gives it less CPU and fewer samples.
+    check(total >= 50, "only %d samples" % total)
     if in_vdso < total // 5:
         # A clock source the vDSO cannot read makes clock_gettime a
         # system call: the samples are in the kernel, not in the vDSO.

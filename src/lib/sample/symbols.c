@@ -484,13 +484,19 @@ bool perfctr_symbols_have_elf(void)
 }
 
 #ifdef HAVE_LIBELF
+static pthread_once_t elf_once = PTHREAD_ONCE_INIT;
+static bool elf_ok;
+
+static void elf_init(void)
+{
+	elf_ok = elf_version(EV_CURRENT) != EV_NONE;
+}
+
+/* Distinct symbols objects may be used from distinct threads. */
 static bool elf_init_once(void)
 {
-	static int state;	/* 0 unknown, 1 ok, -1 failed */
-
-	if (!state)
-		state = elf_version(EV_CURRENT) == EV_NONE ? -1 : 1;
-	return state > 0;
+	pthread_once(&elf_once, elf_init);
+	return elf_ok;
 }
 
 static int elf_build_id(Elf *elf, uint8_t *buf, size_t size)
