@@ -788,6 +788,16 @@ int vperfctr_control(struct vperfctr *h, const struct vperfctr_control *c)
 		rc = -ENXIO;
 		goto unlock;
 	}
+	if (!c->cpu_control.tsc_on && !c->cpu_control.nractrs &&
+	    !c->cpu_control.nrictrs) {
+		/* A stop (nothing enabled): park, as below, without building
+		 * or comparing a configuration; nothing to sample. */
+		if (st->open && (st->nr_active || st->tsc_active))
+			sys_perf_disable(st->leader_fd, false);
+		st->nr_active = 0;
+		st->tsc_active = false;
+		goto done;
+	}
 	same = same_as_start(st, c);
 	/* A restart whose strings the state holds already copies nothing
 	 * (and compares them once, above). */
@@ -822,7 +832,7 @@ int vperfctr_control(struct vperfctr *h, const struct vperfctr_control *c)
 		rc = sample(st, &old);
 		if (rc < 0)
 			goto restart_old;
-	} else {
+	} else if (!same || keep) {
 		sums_from(st, NULL, &old);	/* stale[] only */
 	}
 
