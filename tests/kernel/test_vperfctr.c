@@ -149,7 +149,11 @@ TEST(restart_and_preserve)
 	if (have_tsc())
 		CHECK(s.tsc > tsc1);
 	CHECK_STR(got.event[0], GETPPID);
+	CHECK_STR(got.event[1], GETPPID);
+	CHECK(got.event[2] == NULL && got.attr[0] == NULL);
+	CHECK_EQ_INT(got.cpu_control.nractrs, 2);
 	CHECK_EQ_INT(got.preserve, 2);
+	CHECK_EQ_U64(got.sz, sizeof(got));
 
 	/* Stop, then start the same counters: cheap restart, fresh sums. */
 	control_init(&got);
@@ -161,6 +165,12 @@ TEST(restart_and_preserve)
 	REQUIRE(vperfctr_read_fast(v, &s) == 0);
 	CHECK_EQ_U64(s.pmc[0], 70);
 	CHECK_EQ_U64(s.pmc[1], 70);
+	/* The control in force is the restart's, not the stop's. */
+	control_init(&got);
+	REQUIRE(vperfctr_read(v, NULL, &got) == 0);
+	CHECK_EQ_INT(got.cpu_control.nractrs, 2);
+	CHECK_EQ_INT(got.preserve, 0);
+	CHECK_STR(got.event[1], GETPPID);
 
 	/* Fewer counters: the sum of the one dropped stays readable. */
 	c.cpu_control.nractrs = 1;

@@ -90,6 +90,10 @@ struct vstate {
 	struct pc_ovf *ovf;
 	bool no_user_read;	/* some counter's page can never be read */
 	bool copy_is_spec;	/* event_copy[i] equal to cfg_spec[i], i < cfg.n */
+	/* The control in force is start_ctl with start_preserve (a restart
+	 * by event names), not kept in `control`: vperfctr_read() makes it. */
+	bool control_is_start;
+	unsigned int start_preserve;
 
 	/* What the current control counts. */
 	unsigned int nr_active;
@@ -719,11 +723,15 @@ static void keep_control(struct vstate *st, const struct vperfctr_control *c,
 	}
 }
 
-/* The control that opened the events, again (preserve aside)? */
-static bool same_as_start(const struct vstate *st, const struct vperfctr_control *c)
+/* The control that opened the events, again (preserve aside)?  *by_names
+ * tells whether it chooses every counter by its event name (no attr). */
+static bool same_as_start(const struct vstate *st, const struct vperfctr_control *c,
+			  bool *by_names)
 {
 	const struct vperfctr_control *s = &st->start_ctl;
 	unsigned int i, n;
+
+	*by_names = true;
 
 	if (!st->open || c->sz != sizeof(*c) || c->si_signo != s->si_signo ||
 	    memcmp(&c->cpu_control, &s->cpu_control, sizeof(c->cpu_control)))
@@ -735,6 +743,7 @@ static bool same_as_start(const struct vstate *st, const struct vperfctr_control
 		if (!c->attr[i] != !s->attr[i])
 			return false;
 		if (c->attr[i]) {
+			*by_names = false;
 			if (memcmp(c->attr[i], s->attr[i], sizeof(*c->attr[i])))
 				return false;
 			continue;
@@ -766,6 +775,23 @@ static void remember_start(struct vstate *st, const struct vperfctr_control *c)
 	}
 }
 
+/* Make `control` the control in force after a restart by names: what
+ * keep_control() would have kept of it (st->lock held). */
+static void control_from_start(struct vstate *st)
+{
+	unsigned int i;
+
+	copy_fn(&st->control, &st->start_ctl, sizeof(st->control));
+	st->control.sz = sizeof(st->control);
+	st->control.preserve = st->start_preserve;
+	for (i = 0; i < N; i++) {
+		st->control.event[i] = i < st->cfg.n && st->start_ctl.event[i] ?
+				       st->event_copy[i] : NULL;
+		st->control.attr[i] = NULL;
+	}
+	st->control_is_start = false;
+}
+
 int vperfctr_control(struct vperfctr *h, const struct vperfctr_control *c)
 {
 	struct vstate *st;
@@ -776,7 +802,7 @@ int vperfctr_control(struct vperfctr *h, const struct vperfctr_control *c)
 	char *copies[N];
 	unsigned int made = 0;
 	unsigned int i, keep;
-	bool was_running, same, empty, need_old, reopened = false;
+	bool was_running, same, empty, need_old, reopened = false, by_names;
 	int rc;
 
 	if (!h || !c || c->sz < offsetof(struct vperfctr_control, event) ||
@@ -798,7 +824,7 @@ int vperfctr_control(struct vperfctr *h, const struct vperfctr_control *c)
 		st->tsc_active = false;
 		goto done;
 	}
-	same = same_as_start(st, c);
+	same = same_as_start(st, c, &by_names);
 	/* A restart whose strings the state holds already copies nothing
 	 * (and compares them once, above). */
 	if (!same || !st->copy_is_spec) {
@@ -879,7 +905,15 @@ int vperfctr_control(struct vperfctr *h, const struct vperfctr_control *c)
 	st->tsc_base = ncfg->tsc && st->tsc_active ? old.tsc : 0;
 	st->nr_active = ncfg->n;
 	st->tsc_active = ncfg->tsc;
-	keep_control(st, c, copies, made);
+	if (same && by_names && st->copy_is_spec && !made) {
+		/* A restart by names: the control in force is the opening
+		 * one with this preserve mask; no copy of it here. */
+		st->control_is_start = true;
+		st->start_preserve = c->preserve;
+	} else {
+		keep_control(st, c, copies, made);
+		st->control_is_start = false;
+	}
 	made = 0;
 	if (reopened)
 		st->copy_is_spec = true;	/* both are c's strings now */
@@ -887,6 +921,7 @@ int vperfctr_control(struct vperfctr *h, const struct vperfctr_control *c)
 	goto unlock;
 done:
 	keep_control(st, c, copies, made);
+	st->control_is_start = false;
 	made = 0;
 	rc = 0;
 unlock:
@@ -917,6 +952,8 @@ int vperfctr_read(struct vperfctr *h, struct perfctr_sum_ctrs *sum,
 		size_t sz = control->sz < sizeof(st->control) ?
 			    control->sz : sizeof(st->control);
 
+		if (st->control_is_start)
+			control_from_start(st);
 		memcpy(control, &st->control, sz);
 		control->sz = sz;
 	}
