@@ -865,14 +865,8 @@ static int parse_args(struct record *rec, int argc, char **argv)
 		case 'h':
 			fputs(usage_text, stdout);
 			return -1;
-		case ':':
-			perfex_error("option '%s' needs an argument", argv[optind - 1]);
-			fputs(usage_text, stderr);
-			return PERFEX_EXIT_USAGE;
-		default:
-			perfex_error("unknown option '%s'", argv[optind - 1]);
-			fputs(usage_text, stderr);
-			return PERFEX_EXIT_USAGE;
+		default:	/* ':' or an unknown option */
+			return perfex_option_error(c, argv, usage_text);
 		}
 	}
 	if (rec->period && rec->freq) {

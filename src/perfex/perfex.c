@@ -51,6 +51,16 @@ void perfex_error(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+int perfex_option_error(int c, char **argv, const char *usage)
+{
+	if (c == ':')
+		perfex_error("option '%s' needs an argument", argv[optind - 1]);
+	else
+		perfex_error("unknown option '%s'", argv[optind - 1]);
+	fputs(usage, stderr);
+	return PERFEX_EXIT_USAGE;
+}
+
 void perfex_hint(const char *fmt, ...)
 {
 	va_list ap;
