@@ -4,13 +4,26 @@
  * format (magic "PERFILE2"), so that perf report / perf script read what we
  * write and we read what perf record writes.
  *
- * Layout written: the 104-byte header, the data section (records exactly
- * as the rings delivered them, plus synthesised ones), then each attr's id
- * array, the attrs section, and the feature sections (build-id, hostname,
+ * Layout written: the 104-byte header, each attr's id array and the attrs
+ * section, the data section (records exactly as the rings delivered them,
+ * plus synthesised ones), then the feature sections (build-id, hostname,
  * osrelease, version, arch, nrcpus, cpudesc, cmdline, event_desc, ...).
- * The header is written last, at close: a recording interrupted by a
- * signal is finalised by calling perfctr_perfdata_writer__close() after the
- * signal handler has set a flag; until then the file is not valid.
+ *
+ * Crash safety: the header and the attrs are written before the first
+ * record, with no feature bits set (the file is "unfinished"), and every
+ * flush of the records rewrites the header's data size.  Close adds the
+ * features and sets their bits.  A writer killed at any moment (SIGKILL,
+ * an OOM kill) therefore leaves a file the reader opens: for an unfinished
+ * file it takes the records from the file itself, up to the first torn or
+ * invalid one, and says so (perfctr_perfdata__recovered()).  The records
+ * still in the writer's buffer are lost with the process; call
+ * perfctr_perfdata_writer__flush() to bound that (a recorder does after
+ * each pass over its rings).  perf 6.1 reads an unfinished file up to the
+ * data size of the last flush, with a warning when that size is 0.
+ *
+ * A write error (ENOSPC, EIO) stops the writing: later records are
+ * counted as dropped, and close leaves a finished file of the whole
+ * records that reached the disk (with the features when they fit).
  *
  * For perf's tools: tracepoint events get HEADER_TRACING_DATA (their
  * formats from tracefs) written automatically; record them with
@@ -114,7 +127,8 @@ struct perfctr_perfdata_writer_opts {
 	/* CPUs; 0 = this machine's. */
 	uint32_t nr_cpus_avail;
 	uint32_t nr_cpus_online;
-	/* Write no feature sections at all (a bare file). */
+	/* Write no feature sections at all (a bare file; readers take it
+	 * for an unfinished one and recover its records). */
 	bool no_features;
 	/* Where tracepoint formats are read for HEADER_TRACING_DATA (perf
 	 * needs it to open a file with tracepoint events); NULL = the
@@ -125,7 +139,9 @@ struct perfctr_perfdata_writer_opts {
 
 /**
  * perfctr_perfdata_writer__new() - create (truncate) @path, mode 0600
- * (samples can reveal what a program does; perf uses 0600 too).
+ * (samples can reveal what a program does; perf uses 0600 too).  A
+ * symbolic link at @path is not followed (ELOOP), and an existing file
+ * that is not a regular one (a FIFO, a device) is refused (EINVAL).
  * Return: the writer, NULL + errno.
  */
 PERFCTR_API struct perfctr_perfdata_writer *
@@ -133,8 +149,10 @@ perfctr_perfdata_writer__new(const char *path,
 			     const struct perfctr_perfdata_writer_opts *opts);
 
 /**
- * perfctr_perfdata_writer__new_fd() - write into @fd (seekable, positioned
- * anywhere: the file starts at offset 0).  The writer does not close @fd.
+ * perfctr_perfdata_writer__new_fd() - write into @fd (a regular file,
+ * positioned anywhere: the file starts at offset 0 and is truncated
+ * first).  The writer does not close @fd.
+ * Return: the writer, NULL + errno.
  */
 PERFCTR_API struct perfctr_perfdata_writer *
 perfctr_perfdata_writer__new_fd(int fd,
@@ -160,8 +178,12 @@ perfctr_perfdata_writer__add_ids(struct perfctr_perfdata_writer *w,
 
 /**
  * perfctr_perfdata_writer__write() - append whole records (@len bytes,
- * each record's header.size summing to @len) to the data section.
- * Return: 0 or -errno (-EINVAL when @buf does not hold whole records).
+ * each record's header.size summing to @len) to the data section.  They
+ * are buffered; a full buffer is written out (and the header's data size
+ * with it).  The first failed write (-ENOSPC, -EIO...) is sticky: from
+ * then on records are counted as dropped and nothing more is written.
+ * Return: 0 or -errno (-EINVAL when @buf does not hold whole records,
+ * nothing taken).
  */
 PERFCTR_API int
 perfctr_perfdata_writer__write(struct perfctr_perfdata_writer *w,
@@ -189,14 +211,47 @@ PERFCTR_API void
 perfctr_perfdata_writer__set_sample_time(struct perfctr_perfdata_writer *w,
 					 uint64_t first, uint64_t last);
 
-/** perfctr_perfdata_writer__data_size() - bytes of records so far. */
+/**
+ * perfctr_perfdata_writer__flush() - write the buffered records out and
+ * the header's data size, so that a crash from now on loses none of them.
+ * The first call also writes the header and the attrs (as the first
+ * __write() does).  Return: 0 or the sticky -errno.
+ */
+PERFCTR_API int
+perfctr_perfdata_writer__flush(struct perfctr_perfdata_writer *w);
+
+struct perfctr_perfdata_writer_stats {
+	size_t sz;
+	uint64_t records_written;	/* whole records in the file */
+	uint64_t samples_written;	/* of which PERF_RECORD_SAMPLE */
+	uint64_t bytes_written;		/* their bytes */
+	uint64_t records_dropped;	/* taken by __write() but lost to an error */
+	uint64_t samples_dropped;	/* of which PERF_RECORD_SAMPLE */
+	int error;			/* the sticky -errno, 0 when none */
+};
+
+/**
+ * perfctr_perfdata_writer__stats() - what reached the file and what was
+ * dropped.  Records still in the buffer are in neither count: call
+ * __flush() first for final figures.  Set @stats->sz (an older, smaller
+ * struct gets the fields it has).  Return: 0 or -EINVAL.
+ */
+PERFCTR_API int
+perfctr_perfdata_writer__stats(const struct perfctr_perfdata_writer *w,
+			       struct perfctr_perfdata_writer_stats *stats);
+
+/** perfctr_perfdata_writer__data_size() - bytes of records so far (in the
+ * file or the buffer; dropped ones not counted). */
 PERFCTR_API uint64_t
 perfctr_perfdata_writer__data_size(const struct perfctr_perfdata_writer *w);
 
 /**
- * perfctr_perfdata_writer__close() - write ids, attrs, features and the
- * header, and close the file (not a caller's fd).  The writer is freed
- * whatever the result.  Return: 0 or the first -errno met while writing.
+ * perfctr_perfdata_writer__close() - write the buffered records, the
+ * features and the header, and close the file (not a caller's fd).  After
+ * a write error, the torn tail is cut and the file finished with the
+ * records that reached it (without features when they do not fit).  The
+ * writer is freed whatever the result.  Return: 0 or the first -errno met
+ * while writing.
  */
 PERFCTR_API int
 perfctr_perfdata_writer__close(struct perfctr_perfdata_writer *w);
@@ -307,7 +362,30 @@ PERFCTR_API int perfctr_perfdata__build_id(const struct perfctr_perfdata *pd,
 PERFCTR_API int perfctr_perfdata__sample_time(const struct perfctr_perfdata *pd,
 					      uint64_t *first, uint64_t *last);
 
-/** perfctr_perfdata__data_size() - bytes in the data section. */
+struct perfctr_perfdata_recovery {
+	size_t sz;
+	uint64_t records;	/* whole records recovered */
+	uint64_t bytes;		/* their bytes: the data section as read */
+	uint64_t flushed_bytes;	/* of which the header's data size vouched for */
+	uint64_t torn_bytes;	/* bytes after the last whole record, ignored */
+};
+
+/**
+ * perfctr_perfdata__recovered() - whether the file is unfinished (no
+ * feature section: its writer was killed before close, or the writer's
+ * opts said no_features).  The reader then took the records from the file,
+ * up to the first torn or invalid one (a size that is 0, not a multiple
+ * of 8 or past the end; a type of 0 or above 127), and @rec (when not
+ * NULL; set its sz) says how much.  perf record's killed files are
+ * recovered the same way.
+ * Return: 1 (recovered), 0 (a finished file), -EINVAL (bad arguments).
+ */
+PERFCTR_API int
+perfctr_perfdata__recovered(const struct perfctr_perfdata *pd,
+			    struct perfctr_perfdata_recovery *rec);
+
+/** perfctr_perfdata__data_size() - bytes in the data section (recovered
+ * ones included). */
 PERFCTR_API uint64_t perfctr_perfdata__data_size(const struct perfctr_perfdata *pd);
 
 /**

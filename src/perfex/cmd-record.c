@@ -91,6 +91,7 @@ struct record {
 	struct perfctr_sampler *sampler;
 	const struct perfctr_decoder *dec;
 	struct perfctr_perfdata_writer *writer;
+	int out_fd;		/* the writer's file, closed after it */
 	struct perfctr_symbols *syms;
 	pid_t child;
 	int write_err;
@@ -168,10 +169,9 @@ static void out_write(struct record *rec, const void *buf, size_t len)
 {
 	int err;
 
-	if (rec->write_err)
-		return;
+	/* After a write error too: the writer counts what it drops. */
 	err = perfctr_perfdata_writer__write(rec->writer, buf, len);
-	if (err)
+	if (err && !rec->write_err)
 		rec->write_err = err;
 }
 
@@ -917,10 +917,15 @@ static int start_writer(struct record *rec, int argc, char **argv)
 		wopts.argc = argc + 1;
 		wopts.argv = cmdline;
 	}
-	rec->writer = perfctr_perfdata_writer__new(rec->output, &wopts);
+	rec->out_fd = perfex_create_output(rec->output);
+	if (rec->out_fd < 0) {
+		free(cmdline);
+		return PERFEX_EXIT_IO;
+	}
+	rec->writer = perfctr_perfdata_writer__new_fd(rec->out_fd, &wopts);
 	free(cmdline);
 	if (!rec->writer) {
-		perfex_error("cannot create '%s': %s", rec->output, strerror(errno));
+		perfex_error("cannot write '%s': %s", rec->output, strerror(errno));
 		return PERFEX_EXIT_IO;
 	}
 	for (i = 0; i < n; i++) {
@@ -1004,7 +1009,7 @@ static int drain(struct record *rec)
 
 int cmd_record(int argc, char **argv)
 {
-	struct record rec = { .output = "perf.data" };
+	struct record rec = { .output = "perf.data", .out_fd = -1 };
 	struct perfctr_ring_stats stats = { .sz = sizeof(stats) };
 	uint64_t kernel_lost = 0, lost;
 	int ret, status = 0, err;
@@ -1086,6 +1091,12 @@ int cmd_record(int argc, char **argv)
 				break;
 			}
 		}
+		/* What this pass read goes to the file now: a kill from here
+		 * on loses at most what the rings hold. */
+		if (!rec.write_err)
+			rec.write_err = perfctr_perfdata_writer__flush(rec.writer);
+		if (rec.write_err)
+			break;	/* a full disk: stop, keep what is written */
 		if (rec.child > 0 && child_exited &&
 		    waitpid(rec.child, &status, WNOHANG) == rec.child) {
 			have_status = true;
@@ -1129,19 +1140,35 @@ int cmd_record(int argc, char **argv)
 		perfctr_perfdata_writer__set_sample_time(rec.writer, rec.first_time,
 							 rec.last_time);
 	{
-		uint64_t bytes = perfctr_perfdata_writer__data_size(rec.writer);
+		struct perfctr_perfdata_writer_stats wst = { .sz = sizeof(wst) };
+		uint64_t bytes;
 
+		err = perfctr_perfdata_writer__flush(rec.writer);
+		perfctr_perfdata_writer__stats(rec.writer, &wst);
+		bytes = wst.bytes_written;
+		if (!rec.write_err)
+			rec.write_err = err;
 		err = perfctr_perfdata_writer__close(rec.writer);
 		rec.writer = NULL;
+		/* close(2) reports what an NFS server refused late. */
+		if (close(rec.out_fd) < 0 && !err)
+			err = -errno;
+		rec.out_fd = -1;
 		if (rec.write_err || err) {
 			perfex_error("cannot write '%s': %s", rec.output,
 				     strerror(-(rec.write_err ? rec.write_err : err)));
 			ret = PERFEX_EXIT_IO;
 		}
+		if (rec.write_err)
+			/* The file is finished with what reached it. */
+			fprintf(stderr, "perfex record: writing stopped: %" PRIu64
+				" samples kept in '%s' (%" PRIu64 " bytes), %" PRIu64
+				" dropped\n", wst.samples_written, rec.output, bytes,
+				wst.samples_dropped);
 		lost = stats.lost + stats.lost_samples;
 		if (kernel_lost > lost)
 			lost = kernel_lost;
-		if (!rec.quiet)
+		if (!rec.quiet && !rec.write_err)
 			fprintf(stderr, "perfex record: %" PRIu64 " samples, %" PRIu64
 				" bytes written to '%s'; %" PRIu64 " samples lost%s\n",
 				rec.samples, bytes, rec.output, lost,
@@ -1152,6 +1179,8 @@ int cmd_record(int argc, char **argv)
 out:
 	if (rec.writer)
 		perfctr_perfdata_writer__close(rec.writer);
+	if (rec.out_fd >= 0)
+		close(rec.out_fd);
 	if (rec.child > 0 && !have_status) {
 		if (go_pipe[1] >= 0)
 			close(go_pipe[1]);	/* a held child gives up */

@@ -51,5 +51,11 @@ void perfex_unknown_option(char *const *argv);
  * status of the subcommand.
  */
 int perfex_json_options(int argc, char **argv, const char *usage, bool *json);
+/*
+ * Create the output file @path anew (mode 0600), moving what was there to
+ * PATH.old; never through a symbolic link, never into a FIFO or a device
+ * (outfile.c says how).  Prints the error; returns the fd or -1.
+ */
+int perfex_create_output(const char *path);
 
 #endif /* PERFEX_H */

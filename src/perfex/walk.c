@@ -167,6 +167,18 @@ struct walk *walk_open(const struct walk_opts *opts, int *exit_code)
 		free(w);
 		return NULL;
 	}
+	{
+		struct perfctr_perfdata_recovery rec = { .sz = sizeof(rec) };
+
+		/* A killed recording: say how much of it is read. */
+		if (perfctr_perfdata__recovered(w->pd, &rec) == 1)
+			fprintf(stderr, "perfex: warning: '%s' is unfinished "
+				"(its recording did not end normally): "
+				"recovered %" PRIu64
+				" records, %" PRIu64 " bytes%s\n", opts->input,
+				rec.records, rec.bytes, rec.torn_bytes ?
+				"; a torn record at the end left out" : "");
+	}
 	w->dec = perfctr_perfdata__decoder(w->pd);
 	w->nr_attrs = perfctr_perfdata__nr_attrs(w->pd);
 	/* What the symbols need to know of the recorded machine: whether

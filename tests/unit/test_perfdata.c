@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -115,7 +117,7 @@ TEST(header_bytes)
 	uint64_t recs[64];
 	size_t nr, data_size, len;
 	unsigned char *f;
-	uint64_t feats;
+	uint64_t feats, data_off;
 
 	tmp_path();
 	data_size = write_sample_file(recs, &nr);
@@ -125,10 +127,12 @@ TEST(header_bytes)
 	CHECK(!memcmp(f, "PERFILE2", 8));
 	CHECK_EQ_U64(u64_at(f, 8), 104);			/* header size */
 	CHECK_EQ_U64(u64_at(f, 16), sizeof(struct perf_event_attr) + 16);
-	CHECK_EQ_U64(u64_at(f, 40), 104);			/* data offset */
+	/* The ids (3), then the attrs, then the data. */
+	data_off = 104 + 3 * 8 + 2 * (sizeof(struct perf_event_attr) + 16);
+	CHECK_EQ_U64(u64_at(f, 40), data_off);			/* data offset */
 	CHECK_EQ_U64(u64_at(f, 48), data_size);		/* data size */
+	CHECK_EQ_U64(u64_at(f, 24), 104 + 3 * 8);		/* attrs offset */
 	CHECK_EQ_U64(u64_at(f, 32), 2 * (sizeof(struct perf_event_attr) + 16));
-	CHECK(u64_at(f, 24) + u64_at(f, 32) <= len);		/* attrs inside */
 	CHECK_EQ_U64(u64_at(f, 56), 0);			/* event_types */
 	CHECK_EQ_U64(u64_at(f, 64), 0);
 	/* build-id, hostname .. event_desc (2..12) minus cpuid when the
@@ -141,11 +145,11 @@ TEST(header_bytes)
 	CHECK_EQ_U64(u64_at(f, 88), 0);
 	CHECK_EQ_U64(u64_at(f, 96), 0);
 	/* The data section holds exactly what was written. */
-	CHECK(!memcmp(f + 104, recs, data_size));
+	CHECK(!memcmp(f + data_off, recs, data_size));
 	/* The first feature section (build-id) begins right after the index. */
 	{
 		size_t nfeat = (size_t)__builtin_popcountll(feats);
-		uint64_t off = 104 + data_size;
+		uint64_t off = data_off + data_size;
 
 		CHECK_EQ_U64(u64_at(f, off), off + 16 * nfeat);
 	}
@@ -236,11 +240,37 @@ TEST(read_back)
 	unlink(path);
 }
 
-/* A file whose writer never reached close has a zero header: refused. */
-TEST(unfinished_file_is_refused)
+/*
+ * A file whose writer never reached close (killed) is unfinished: the
+ * reader recovers its records up to the first torn one, and says so.
+ */
+static struct perfctr_perfdata *open_copy(const char *src, size_t cut,
+					  unsigned char **copy)
 {
-	PERFCTR_OPTS(perfctr_perfdata_writer_opts, o, .no_features = true);
+	size_t len;
+	unsigned char *f = slurp(src, &len);
+
+	if (!f || cut > len) {
+		free(f);
+		return NULL;
+	}
+	*copy = f;
+	return perfctr_perfdata__open_mem(f, cut, NULL);
+}
+
+TEST(unfinished_file_is_recovered)
+{
+	PERFCTR_OPTS(perfctr_perfdata_writer_opts, o);
+	struct perfctr_perfdata_recovery rec = { .sz = sizeof(rec) };
 	struct perfctr_perfdata_writer *w;
+	struct perf_event_attr a = { .type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(a), .sample_type = PERF_SAMPLE_IP };
+	struct perfctr_perfdata *pd;
+	unsigned char *copy = NULL;
+	uint64_t rec16[2] = { 0, 0 }, cursor = 0, data_off;
+	const struct perf_event_header *h;
+	struct perf_event_header sh = { PERF_RECORD_SAMPLE, 0, 16 };
+	size_t n = 0;
 	int fd;
 
 	tmp_path();
@@ -248,30 +278,146 @@ TEST(unfinished_file_is_refused)
 	REQUIRE(fd >= 0);
 	w = perfctr_perfdata_writer__new_fd(fd, &o);
 	REQUIRE(w);
-	{
-		uint64_t rec[2] = { 0, 0 };
-		struct perf_event_header h = { PERF_RECORD_SAMPLE, 0, 16 };
-
-		memcpy(rec, &h, 8);
-		for (int i = 0; i < 20000; i++)	/* past the write buffer */
-			CHECK_EQ_INT(perfctr_perfdata_writer__write(w, rec, 16), 0);
+	CHECK_EQ_INT(perfctr_perfdata_writer__add_attr(w, &a, "cpu-clock", NULL, 0), 0);
+	memcpy(rec16, &sh, 8);
+	for (int i = 0; i < 20000; i++) {	/* past the write buffer */
+		rec16[1] = (uint64_t)i;
+		CHECK_EQ_INT(perfctr_perfdata_writer__write(w, rec16, 16), 0);
 	}
-	errno = 0;
-	CHECK(perfctr_perfdata__open(path, NULL) == NULL);
-	CHECK_EQ_INT(errno, EINVAL);
-	/* Finalised now: valid, and the caller's fd stays open. */
+	/* Killed now: what was flushed (the full buffers) reads back. */
+	pd = perfctr_perfdata__open(path, NULL);
+	REQUIRE(pd);
+	CHECK_EQ_INT(perfctr_perfdata__recovered(pd, &rec), 1);
+	CHECK_EQ_U64(rec.bytes, 256 * 1024);
+	CHECK_EQ_U64(rec.records, 256 * 1024 / 16);
+	CHECK_EQ_U64(rec.flushed_bytes, 256 * 1024);
+	CHECK_EQ_U64(rec.torn_bytes, 0);
+	CHECK_EQ_U64(perfctr_perfdata__nr_attrs(pd), 1);
+	CHECK_EQ_U64(perfctr_perfdata__data_size(pd), 256 * 1024);
+	perfctr_perfdata__close(pd);
+	/* After a flush, all of them. */
+	CHECK_EQ_INT(perfctr_perfdata_writer__flush(w), 0);
+	pd = perfctr_perfdata__open(path, NULL);
+	REQUIRE(pd);
+	CHECK_EQ_INT(perfctr_perfdata__recovered(pd, &rec), 1);
+	CHECK_EQ_U64(rec.records, 20000);
+	while (perfctr_perfdata__next(pd, &cursor, &h) == 1) {
+		CHECK_EQ_U64(((const uint64_t *)h)[1], n);
+		n++;
+	}
+	CHECK_EQ_U64(n, 20000);
+	data_off = 104 + sizeof(a) + 16;
+	perfctr_perfdata__close(pd);
+
+	/* A torn last record, and a header that says 0 bytes (killed
+	 * before the first flush): the walk finds the whole ones. */
+	pd = open_copy(path, (size_t)(data_off + 20000 * 16 - 5), &copy);
+	REQUIRE(pd);
+	memset(copy + 48, 0, 8);
+	perfctr_perfdata__close(pd);
+	pd = perfctr_perfdata__open_mem(copy, (size_t)(data_off + 20000 * 16 - 5), NULL);
+	REQUIRE(pd);
+	CHECK_EQ_INT(perfctr_perfdata__recovered(pd, &rec), 1);
+	CHECK_EQ_U64(rec.records, 19999);
+	CHECK_EQ_U64(rec.flushed_bytes, 0);
+	CHECK_EQ_U64(rec.torn_bytes, 11);
+	perfctr_perfdata__close(pd);
+	/* Zeros after the records (blocks allocated, never written). */
+	memset(copy + data_off + 100 * 16, 0, 64);
+	pd = perfctr_perfdata__open_mem(copy, (size_t)(data_off + 20000 * 16 - 5), NULL);
+	REQUIRE(pd);
+	CHECK_EQ_INT(perfctr_perfdata__recovered(pd, NULL), 1);
+	CHECK_EQ_U64(perfctr_perfdata__data_size(pd), 100 * 16);
+	perfctr_perfdata__close(pd);
+	free(copy);
+
+	/* Finalised now: finished, and the caller's fd stays open. */
 	CHECK_EQ_INT(perfctr_perfdata_writer__close(w), 0);
 	CHECK(fcntl(fd, F_GETFD) >= 0);
 	close(fd);
-	{
-		struct perfctr_perfdata *pd = perfctr_perfdata__open(path, NULL);
-
-		REQUIRE(pd);
-		CHECK_EQ_U64(perfctr_perfdata__data_size(pd), 20000 * 16);
-		CHECK(!perfctr_perfdata__has_feature(pd, PERFCTR_FEAT_HOSTNAME));
-		perfctr_perfdata__close(pd);
-	}
+	pd = perfctr_perfdata__open(path, NULL);
+	REQUIRE(pd);
+	CHECK_EQ_INT(perfctr_perfdata__recovered(pd, &rec), 0);
+	CHECK_EQ_U64(rec.records, 0);
+	CHECK_EQ_U64(perfctr_perfdata__data_size(pd), 20000 * 16);
+	CHECK(perfctr_perfdata__has_feature(pd, PERFCTR_FEAT_HOSTNAME));
+	CHECK_STR(perfctr_perfdata__attr_name(pd, 0), "cpu-clock");
+	perfctr_perfdata__close(pd);
 	unlink(path);
+}
+
+/* A write error (a full disk) stops the writing; the file keeps the whole
+ * records that reached it and is finished at close. */
+TEST(write_error_keeps_a_readable_file)
+{
+	struct perfctr_perfdata_writer_stats st = { .sz = sizeof(st) };
+	struct perf_event_attr a = { .type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(a), .sample_type = PERF_SAMPLE_IP };
+	struct perfctr_perfdata_writer *w;
+	struct perfctr_perfdata *pd;
+	struct rlimit old, lim;
+	uint64_t rec16[2] = { 0, 0 }, limit = 300 * 1024 + 3;
+	struct perf_event_header sh = { PERF_RECORD_SAMPLE, 0, 16 };
+	int i, ret = 0;
+
+	/* RLIMIT_FSIZE: writes past it fail with EFBIG (SIGXFSZ ignored). */
+	tmp_path();
+	REQUIRE(getrlimit(RLIMIT_FSIZE, &old) == 0);
+	signal(SIGXFSZ, SIG_IGN);
+	w = perfctr_perfdata_writer__new(path, NULL);
+	REQUIRE(w);
+	CHECK_EQ_INT(perfctr_perfdata_writer__add_attr(w, &a, "cpu-clock", NULL, 0), 0);
+	lim = old;
+	lim.rlim_cur = limit;
+	REQUIRE(setrlimit(RLIMIT_FSIZE, &lim) == 0);
+	memcpy(rec16, &sh, 8);
+	for (i = 0; i < 40000 && !ret; i++)
+		ret = perfctr_perfdata_writer__write(w, rec16, 16);
+	CHECK_EQ_INT(ret, -EFBIG);
+	CHECK_EQ_INT(perfctr_perfdata_writer__write(w, rec16, 16), -EFBIG);
+	CHECK_EQ_INT(perfctr_perfdata_writer__stats(w, &st), 0);
+	CHECK_EQ_INT(st.error, -EFBIG);
+	CHECK_EQ_U64(st.records_written + st.records_dropped, (uint64_t)i + 1);
+	CHECK_EQ_U64(st.samples_written, st.records_written);
+	CHECK_EQ_U64(st.bytes_written, st.records_written * 16);
+	CHECK(104 + sizeof(a) + 16 + st.bytes_written <= limit);
+	CHECK(104 + sizeof(a) + 16 + st.bytes_written + 16 > limit);
+	/* Close: the features do not fit under the limit, the file is
+	 * finished without them. */
+	CHECK_EQ_INT(perfctr_perfdata_writer__close(w), -EFBIG);
+	REQUIRE(setrlimit(RLIMIT_FSIZE, &old) == 0);
+	signal(SIGXFSZ, SIG_DFL);
+	pd = perfctr_perfdata__open(path, NULL);
+	REQUIRE(pd);
+	CHECK_EQ_U64(perfctr_perfdata__data_size(pd), st.bytes_written);
+	CHECK_EQ_U64(perfctr_perfdata__nr_attrs(pd), 1);
+	perfctr_perfdata__close(pd);
+	unlink(path);
+}
+
+/* The writer follows no symbolic link and writes into no FIFO. */
+TEST(writer_refuses_links_and_fifos)
+{
+	char link_path[sizeof(path) + 8], target[sizeof(path) + 8];
+	struct stat st;
+
+	tmp_path();
+	snprintf(target, sizeof(target), "%s.tgt", path);
+	snprintf(link_path, sizeof(link_path), "%s.lnk", path);
+	REQUIRE(close(open(target, O_WRONLY | O_CREAT | O_TRUNC, 0600)) == 0);
+	REQUIRE(symlink(target, link_path) == 0);
+	errno = 0;
+	CHECK(perfctr_perfdata_writer__new(link_path, NULL) == NULL);
+	CHECK_EQ_INT(errno, ELOOP);
+	REQUIRE(stat(target, &st) == 0);
+	CHECK_EQ_U64(st.st_size, 0);
+	unlink(link_path);
+	REQUIRE(mkfifo(link_path, 0600) == 0);
+	errno = 0;
+	CHECK(perfctr_perfdata_writer__new(link_path, NULL) == NULL);
+	CHECK_EQ_INT(errno, EINVAL);
+	unlink(link_path);
+	unlink(target);
 }
 
 /* Damaged headers: each one refused with EINVAL (or EOPNOTSUPP). */
@@ -372,7 +518,9 @@ static bool window_rec_ok(size_t i, const struct perf_event_header *h)
  */
 TEST(windows_read_every_record)
 {
-	PERFCTR_OPTS(perfctr_perfdata_writer_opts, o, .no_features = true);
+	/* With features: a bare file is unfinished, and the recovery walk
+	 * stops at the first misaligned record. */
+	PERFCTR_OPTS(perfctr_perfdata_writer_opts, o);
 	struct perf_event_attr a = { .size = sizeof(a), .type = PERF_TYPE_SOFTWARE,
 		.sample_type = PERF_SAMPLE_IP };
 	static const size_t windows[] = { 0, 1, 64 * 1024, 100000 };
@@ -445,7 +593,9 @@ TEST(windows_read_every_record)
 TEST_MAIN(
 	TEST_CASE(header_bytes),
 	TEST_CASE(read_back),
-	TEST_CASE(unfinished_file_is_refused),
+	TEST_CASE(unfinished_file_is_recovered),
+	TEST_CASE(write_error_keeps_a_readable_file),
+	TEST_CASE(writer_refuses_links_and_fifos),
 	TEST_CASE(damaged_headers),
 	TEST_CASE(windows_read_every_record),
 )

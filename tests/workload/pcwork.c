@@ -5,6 +5,9 @@
  *
  *   pcwork getppid N          N x syscall(SYS_getppid)
  *   pcwork getpid N           N x syscall(SYS_getpid)
+ *   pcwork counted FILE N     N x getppid; FILE (mapped shared) holds two
+ *                             u64: the calls done so far, then the pid --
+ *                             progress a test can read
  *   pcwork threads T N        T threads, each N x getppid (main thread: none)
  *   pcwork fork K N           K children, each N x getppid, reaped
  *   pcwork exec ARGS...       exec pcwork ARGS... (rest of the line)
@@ -125,6 +128,32 @@ int main(int argc, char **argv)
 		if (!strcmp(cmd, "getppid")) {
 			need(argc, i, 1, cmd);
 			do_getppid(num(argv[++i]));
+		} else if (!strcmp(cmd, "counted")) {
+			need(argc, i, 2, cmd);
+			int fd = open(argv[i + 1], O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+			volatile uint64_t *shared;
+			long n = num(argv[i + 2]);
+
+			i += 2;
+			if (fd < 0 || ftruncate(fd, 16) < 0) {
+				perror("pcwork: counted");
+				return 2;
+			}
+			shared = mmap(NULL, 16, PROT_READ | PROT_WRITE, MAP_SHARED,
+				      fd, 0);
+			close(fd);
+			if (shared == MAP_FAILED) {
+				perror("pcwork: counted");
+				return 2;
+			}
+			shared[1] = (uint64_t)getpid();
+			/* After the call: the count never runs ahead of the
+			 * samples the kernel took. */
+			for (long k = 0; k < n; k++) {
+				syscall(SYS_getppid);
+				__atomic_store_n(&shared[0], (uint64_t)k + 1,
+						 __ATOMIC_RELEASE);
+			}
 		} else if (!strcmp(cmd, "getpid")) {
 			need(argc, i, 1, cmd);
 			for (long k = num(argv[++i]); k > 0; k--)

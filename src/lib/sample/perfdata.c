@@ -4,13 +4,24 @@
  *
  * File layout as we write it:
  *
- *	0	header (104 bytes), written last, at close
- *	104	data section: records
+ *	0	header (104 bytes)
+ *	104	the id arrays of the attrs, then the attrs section (each
+ *		entry: the attr, then the {offset, size} of its ids)
+ *	...	data section: records
  *	...	feature index: one {offset, size} per feature bit set, in bit
  *		order -- perf looks for it right after the data section
  *	...	feature payloads
- *	...	the id arrays of the attrs, then the attrs section
- *		(each entry: the attr, then the {offset, size} of its ids)
+ *
+ * Crash safety: the header and the attrs reach the file before the first
+ * record, with the feature bitmap empty; each flush of the records then
+ * rewrites the header's data size.  Close writes the features and, last,
+ * the header with its bitmap.  So a writer killed at any moment leaves a
+ * file whose header is valid and whose bitmap is empty ("unfinished"):
+ * the reader then finds the records from the file itself, walking them
+ * from the start of the data section to the first torn or invalid one
+ * (perf record's own files killed while recording look the same).  Attrs
+ * or ids added after the first record are written at close, after the
+ * features; a killed file has only the first ones.
  *
  * The reader accepts any placement, checks every offset and size against
  * the file before use and never trusts a count it has not bounded.
@@ -87,7 +98,16 @@ struct perfctr_perfdata_writer {
 	uint64_t pos;		/* file offset of buf[0] */
 	unsigned char *buf;
 	size_t buf_len;
-	uint64_t data_size;
+
+	/* The header and attrs are in the file, the records follow from
+	 * data_offset; while in_data the buffer holds whole records only. */
+	bool frozen, in_data, attrs_dirty;
+	uint64_t data_offset;
+	struct file_section frozen_attrs;
+	uint64_t data_ok;	/* bytes of whole records that reached the file */
+	uint64_t buf_records, buf_samples;	/* in buf */
+	uint64_t records_written, samples_written;
+	uint64_t records_dropped, samples_dropped;
 
 	struct w_attr *attrs;
 	size_t nr_attrs;
@@ -106,23 +126,69 @@ struct perfctr_perfdata_writer {
 
 #define WBUF_SIZE (256 * 1024)
 
+/* The header's data size at its place in the file. */
+#define HDR_DATA_SIZE_OFF	48
+
+/*
+ * Records of the buffer that a failed write left out: those wholly in
+ * its first @done bytes reached the file, the others are dropped.
+ */
+static void w_account_short(struct perfctr_perfdata_writer *w, size_t done)
+{
+	size_t off = 0;
+
+	while (off < w->buf_len) {
+		struct perf_event_header h;
+
+		memcpy(&h, w->buf + off, sizeof(h));
+		if (off + h.size <= done) {
+			w->data_ok += h.size;
+			w->records_written++;
+			w->samples_written += h.type == PERF_RECORD_SAMPLE;
+		} else {
+			w->records_dropped++;
+			w->samples_dropped += h.type == PERF_RECORD_SAMPLE;
+		}
+		off += h.size;
+	}
+}
+
 static int w_flush(struct perfctr_perfdata_writer *w)
 {
 	size_t done = 0;
+	int err = 0;
 
-	while (done < w->buf_len) {
+	while (!w->err && done < w->buf_len) {
 		ssize_t n = pwrite(w->fd, w->buf + done, w->buf_len - done,
 				   (off_t)(w->pos + done));
 
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (!w->err)
-				w->err = -errno;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n < 0 ? -errno : -EIO;
 			break;
 		}
 		done += (size_t)n;
 	}
+	if (w->in_data) {
+		if (err || w->err) {
+			w_account_short(w, w->err ? 0 : done);
+		} else {
+			w->data_ok += w->buf_len;
+			w->records_written += w->buf_records;
+			w->samples_written += w->buf_samples;
+		}
+		w->buf_records = w->buf_samples = 0;
+		/* The records are in the file: now say so in the header, so
+		 * that a reader (perf's included) finds them after a crash. */
+		errno = 0;
+		if (!err && !w->err && w->buf_len &&
+		    pwrite(w->fd, &w->data_ok, sizeof(w->data_ok),
+			   HDR_DATA_SIZE_OFF) != (ssize_t)sizeof(w->data_ok))
+			err = errno ? -errno : -EIO;
+	}
+	if (err && !w->err)
+		w->err = err;
 	w->pos += w->buf_len;
 	w->buf_len = 0;
 	return w->err;
@@ -343,7 +409,12 @@ perfctr_perfdata_writer__new_fd(int fd,
 	if (!w->nr_cpus_online)
 		w->nr_cpus_online = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
 
-	/* A placeholder header: the file says "not finished" until close. */
+	/* Nothing of an earlier file may follow our records: a reader that
+	 * recovers a killed recording would take its records for ours. */
+	if (ftruncate(fd, 0) < 0)
+		w->err = -errno;
+	/* A placeholder: the real header goes in with the attrs, before
+	 * the first record (w_freeze). */
 	memset(&hdr, 0, sizeof(hdr));
 	w_put(w, &hdr, sizeof(hdr));
 	if (w->err) {
@@ -364,15 +435,27 @@ perfctr_perfdata_writer__new(const char *path,
 			     const struct perfctr_perfdata_writer_opts *opts)
 {
 	struct perfctr_perfdata_writer *w;
+	struct stat st = { 0 };
 	int fd;
 
 	if (!path) {
 		errno = EINVAL;
 		return NULL;
 	}
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	/* Not through a symbolic link, and not into a FIFO or a device:
+	 * O_NONBLOCK so that opening one cannot hang (it is refused next). */
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+		  0600);
 	if (fd < 0)
 		return NULL;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    fcntl(fd, F_SETFL, 0) < 0) {
+		int e = S_ISREG(st.st_mode) ? errno : EINVAL;
+
+		close(fd);
+		errno = e;
+		return NULL;
+	}
 	w = perfctr_perfdata_writer__new_fd(fd, opts);
 	if (!w) {
 		int e = errno;
@@ -403,6 +486,7 @@ int perfctr_perfdata_writer__add_ids(struct perfctr_perfdata_writer *w,
 	memcpy(n + a->nr_ids, ids, nr * sizeof(*n));
 	a->ids = n;
 	a->nr_ids += nr;
+	w->attrs_dirty |= w->frozen;
 	return 0;
 }
 
@@ -437,7 +521,82 @@ int perfctr_perfdata_writer__add_attr(struct perfctr_perfdata_writer *w,
 		free(n->name);
 		return pc_err(ENOMEM);
 	}
+	w->attrs_dirty |= w->frozen;
 	return (int)(w->nr_attrs - 1);
+}
+
+static void header_init(struct file_header *hdr)
+{
+	memset(hdr, 0, sizeof(*hdr));
+	hdr->magic = PERF_MAGIC2;
+	hdr->size = sizeof(*hdr);
+	hdr->attr_size = sizeof(struct perf_event_attr) + sizeof(struct file_section);
+}
+
+/* The id arrays, then the attrs that point at them; returns the attrs
+ * section. */
+static struct file_section w_put_attrs(struct perfctr_perfdata_writer *w)
+{
+	struct file_section attrs;
+	uint64_t off = w_tell(w);
+
+	for (size_t i = 0; i < w->nr_attrs; i++)
+		w_put(w, w->attrs[i].ids, w->attrs[i].nr_ids * sizeof(uint64_t));
+	attrs.offset = w_tell(w);
+	attrs.size = w->nr_attrs * (sizeof(struct perf_event_attr) +
+				    sizeof(struct file_section));
+	for (size_t i = 0; i < w->nr_attrs; i++) {
+		struct file_section s = {
+			.offset = off,
+			.size = w->attrs[i].nr_ids * sizeof(uint64_t),
+		};
+
+		w_put(w, &w->attrs[i].attr, sizeof(w->attrs[i].attr));
+		w_put(w, &s, sizeof(s));
+		off += s.size;
+	}
+	return attrs;
+}
+
+/*
+ * Before the first record: the attrs, then a valid header that points at
+ * them, with an empty feature bitmap ("unfinished") and a data size that
+ * each flush brings up to date.
+ */
+static int w_freeze(struct perfctr_perfdata_writer *w)
+{
+	struct file_header hdr;
+
+	if (w->frozen)
+		return w->err;
+	w->frozen = true;
+	w->frozen_attrs = w_put_attrs(w);
+	w->data_offset = w_tell(w);
+	w_flush(w);
+	header_init(&hdr);
+	hdr.attrs = w->frozen_attrs;
+	hdr.data.offset = w->data_offset;
+	errno = 0;
+	if (!w->err && pwrite(w->fd, &hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr))
+		w->err = errno ? -errno : -EIO;
+	w->in_data = true;
+	return w->err;
+}
+
+/* Records of @buf that will not reach the file. */
+static void w_drop(struct perfctr_perfdata_writer *w, const unsigned char *p,
+		   size_t len)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		struct perf_event_header h;
+
+		memcpy(&h, p + off, sizeof(h));
+		w->records_dropped++;
+		w->samples_dropped += h.type == PERF_RECORD_SAMPLE;
+		off += h.size;
+	}
 }
 
 int perfctr_perfdata_writer__write(struct perfctr_perfdata_writer *w,
@@ -459,9 +618,74 @@ int perfctr_perfdata_writer__write(struct perfctr_perfdata_writer *w,
 			return pc_err(EINVAL);
 		off += h.size;
 	}
-	if (w_put(w, buf, len))
-		return w->err;
-	w->data_size += len;
+	if (!w->frozen)
+		w_freeze(w);
+	/*
+	 * Into the buffer a whole number of records at a time, so that the
+	 * buffer always ends on a record's end: a write that fails part-way
+	 * (a full disk) then leaves the file's records countable and its
+	 * data size known.
+	 */
+	off = 0;
+	while (!w->err && off < len) {
+		size_t chunk = 0;
+		uint64_t recs = 0, samples = 0;
+
+		while (off + chunk < len) {
+			struct perf_event_header h;
+
+			memcpy(&h, p + off + chunk, sizeof(h));
+			if (w->buf_len + chunk + h.size > WBUF_SIZE)
+				break;
+			chunk += h.size;
+			recs++;
+			samples += h.type == PERF_RECORD_SAMPLE;
+		}
+		if (!chunk) {
+			w_flush(w);
+			continue;
+		}
+		memcpy(w->buf + w->buf_len, p + off, chunk);
+		w->buf_len += chunk;
+		w->buf_records += recs;
+		w->buf_samples += samples;
+		off += chunk;
+	}
+	if (w->err) {
+		w_drop(w, p + off, len - off);
+		return pc_err(-w->err);
+	}
+	return 0;
+}
+
+int perfctr_perfdata_writer__flush(struct perfctr_perfdata_writer *w)
+{
+	if (!w)
+		return pc_err(EINVAL);
+	if (!w->frozen)
+		w_freeze(w);
+	if (w->in_data)
+		w_flush(w);
+	return w->err ? pc_err(-w->err) : 0;
+}
+
+int perfctr_perfdata_writer__stats(const struct perfctr_perfdata_writer *w,
+				   struct perfctr_perfdata_writer_stats *stats)
+{
+	struct perfctr_perfdata_writer_stats st = { .sz = sizeof(st) };
+	size_t sz;
+
+	if (!w || !stats || stats->sz < sizeof(size_t))
+		return pc_err(EINVAL);
+	sz = stats->sz < sizeof(st) ? stats->sz : sizeof(st);
+	st.records_written = w->records_written;
+	st.samples_written = w->samples_written;
+	st.bytes_written = w->data_ok;
+	st.records_dropped = w->records_dropped;
+	st.samples_dropped = w->samples_dropped;
+	st.error = w->err;
+	memcpy((char *)stats + sizeof(size_t), (const char *)&st + sizeof(size_t),
+	       sz - sizeof(size_t));
 	return 0;
 }
 
@@ -501,7 +725,7 @@ void perfctr_perfdata_writer__set_sample_time(struct perfctr_perfdata_writer *w,
 
 uint64_t perfctr_perfdata_writer__data_size(const struct perfctr_perfdata_writer *w)
 {
-	return w->data_size;
+	return w->data_ok + (w->in_data ? w->buf_len : 0);
 }
 
 /* A whole tracefs file (they report size 0: read to EOF). */
@@ -776,23 +1000,20 @@ static void write_feature(struct perfctr_perfdata_writer *w, unsigned int feat)
 	}
 }
 
-int perfctr_perfdata_writer__close(struct perfctr_perfdata_writer *w)
+/* The features, the attrs when they changed after the first record, and
+ * last the header with its bitmap.  Return: 0 or -errno. */
+static int w_finish(struct perfctr_perfdata_writer *w)
 {
 	struct file_header hdr;
 	struct file_section *index = NULL;
 	unsigned int feats[PERFCTR_FEAT_MAX];
 	size_t nr_feats = 0, i;
-	uint64_t index_off, *ids_off = NULL;
-	int ret;
+	uint64_t index_off;
 
-	if (!w)
-		return pc_err(EINVAL);
-	memset(&hdr, 0, sizeof(hdr));
-	hdr.magic = PERF_MAGIC2;
-	hdr.size = sizeof(hdr);
-	hdr.attr_size = sizeof(struct perf_event_attr) + sizeof(struct file_section);
-	hdr.data.offset = sizeof(hdr);
-	hdr.data.size = w->data_size;
+	header_init(&hdr);
+	hdr.attrs = w->frozen_attrs;
+	hdr.data.offset = w->data_offset;
+	hdr.data.size = w->data_ok;
 
 	if (!w->no_features) {
 		static const unsigned int order[] = {
@@ -827,53 +1048,72 @@ int perfctr_perfdata_writer__close(struct perfctr_perfdata_writer *w)
 	/* Feature index right after the data, then the payloads. */
 	index_off = w_tell(w);
 	index = calloc(nr_feats ? nr_feats : 1, sizeof(*index));
-	ids_off = calloc(w->nr_attrs ? w->nr_attrs : 1, sizeof(*ids_off));
-	if (!index || !ids_off) {
-		if (!w->err)
-			w->err = -ENOMEM;
-		goto out;
-	}
+	if (!index)
+		return -ENOMEM;
 	w_zeros(w, nr_feats * sizeof(*index));
 	for (i = 0; i < nr_feats; i++) {
 		index[i].offset = w_tell(w);
 		write_feature(w, feats[i]);
 		index[i].size = w_tell(w) - index[i].offset;
 	}
-
-	/* Id arrays, then the attrs that point at them. */
-	for (i = 0; i < w->nr_attrs; i++) {
-		ids_off[i] = w_tell(w);
-		w_put(w, w->attrs[i].ids, w->attrs[i].nr_ids * sizeof(uint64_t));
-	}
-	hdr.attrs.offset = w_tell(w);
-	hdr.attrs.size = w->nr_attrs * hdr.attr_size;
-	for (i = 0; i < w->nr_attrs; i++) {
-		struct file_section s = {
-			.offset = ids_off[i],
-			.size = w->attrs[i].nr_ids * sizeof(uint64_t),
-		};
-
-		w_put(w, &w->attrs[i].attr, sizeof(w->attrs[i].attr));
-		w_put(w, &s, sizeof(s));
-	}
+	if (w->attrs_dirty)
+		hdr.attrs = w_put_attrs(w);
 	w_flush(w);
-	if (w->err)
-		goto out;
-	if (nr_feats && pwrite(w->fd, index, nr_feats * sizeof(*index),
-			       (off_t)index_off) != (ssize_t)(nr_feats * sizeof(*index)))
-		w->err = -errno;
+	errno = 0;
+	if (!w->err && nr_feats &&
+	    pwrite(w->fd, index, nr_feats * sizeof(*index), (off_t)index_off) !=
+	    (ssize_t)(nr_feats * sizeof(*index)))
+		w->err = errno ? -errno : -EIO;
+	free(index);
 	/* Trim anything a longer earlier file left behind, then the header:
-	 * the last write turns the file valid. */
+	 * the last write turns the file finished. */
 	if (!w->err && ftruncate(w->fd, (off_t)w->pos) < 0)
 		w->err = -errno;
+	errno = 0;
 	if (!w->err && pwrite(w->fd, &hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr))
 		w->err = errno ? -errno : -EIO;
-out:
-	ret = w->err;
+	return w->err;
+}
+
+int perfctr_perfdata_writer__close(struct perfctr_perfdata_writer *w)
+{
+	int first_err, ret;
+
+	if (!w)
+		return pc_err(EINVAL);
+	if (!w->frozen)
+		w_freeze(w);
+	if (w->in_data)
+		w_flush(w);
+	w->in_data = false;
+	first_err = w->err;
+	if (first_err) {
+		/* Keep the whole records that reached the file; cutting the
+		 * torn rest also gives back room for the features. */
+		w->err = 0;
+		w->buf_len = 0;
+		w->pos = w->data_offset + w->data_ok;
+		if (ftruncate(w->fd, (off_t)w->pos) < 0)
+			w->err = -errno;
+	}
+	ret = w->err ? w->err : w_finish(w);
+	if (ret && w->data_offset) {
+		/* Not even the features fit: header, attrs and records, a
+		 * finished file without features. */
+		struct file_header hdr;
+
+		header_init(&hdr);
+		hdr.attrs = w->frozen_attrs;
+		hdr.data.offset = w->data_offset;
+		hdr.data.size = w->data_ok;
+		if (ftruncate(w->fd, (off_t)(w->data_offset + w->data_ok)) == 0 &&
+		    pwrite(w->fd, &hdr, sizeof(hdr), 0) < 0)
+			ret = ret ? ret : -errno;
+	}
+	if (first_err)
+		ret = first_err;
 	if (w->owns_fd && close(w->fd) < 0 && !ret)
 		ret = -errno;
-	free(index);
-	free(ids_off);
 	writer_free(w);
 	return ret ? pc_err(-ret) : 0;
 }
@@ -919,6 +1159,8 @@ struct perfctr_perfdata {
 	bool cmdline_parsed;
 	char *strings[256];
 	uint64_t *bounce;	/* for misaligned records */
+	bool recovered;
+	uint64_t rec_records, rec_flushed, rec_torn;
 };
 
 static bool in_file(const struct perfctr_perfdata *pd, uint64_t off, uint64_t len)
@@ -1055,6 +1297,86 @@ void perfctr_perfdata__close(struct perfctr_perfdata *pd)
 	free(pd);
 }
 
+/* A record header that a writer could have written whole. */
+static bool plausible_record(const struct perf_event_header *h, uint64_t left)
+{
+	return h->size >= sizeof(*h) && h->size % 8 == 0 && h->size <= left &&
+	       h->type != 0 && h->type < 128;
+}
+
+/*
+ * An unfinished file (see the top of the file): no feature bits.  (A
+ * writer killed right after a flush leaves a data size that is right:
+ * only the empty bitmap tells.)  The records are walked from the start of the data section up to the end
+ * of the file or the first metadata section after the data (ids and attrs
+ * written at close by an older writer), and stop at the first one that is
+ * torn or makes no sense; that is the data section.
+ */
+static int recover(struct perfctr_perfdata *pd)
+{
+	struct file_header *h = &pd->hdr;
+	uint64_t limit = pd->size, off, end;
+
+	if (h->features[0] | h->features[1] | h->features[2] | h->features[3])
+		return 0;
+	if (h->attrs.offset >= h->data.offset && h->attrs.offset < limit)
+		limit = h->attrs.offset;
+	for (size_t i = 0; i < pd->nr_attrs; i++) {
+		uint64_t o = (uint64_t)((const unsigned char *)pd->attrs[i].ids - pd->base);
+
+		if (pd->attrs[i].ids_copy) {
+			struct file_section ids;
+
+			memcpy(&ids, pd->base + h->attrs.offset + i * h->attr_size +
+			       h->attr_size - sizeof(ids), sizeof(ids));
+			o = ids.offset;
+		}
+		if (pd->attrs[i].nr_ids && o >= h->data.offset && o < limit)
+			limit = o;
+	}
+	if (h->data.offset > limit)
+		return -EINVAL;
+	off = h->data.offset;
+	end = limit;
+	while (end - off >= sizeof(struct perf_event_header)) {
+		struct perf_event_header rh;
+
+		memcpy(&rh, pd->base + off, sizeof(rh));
+		if (!plausible_record(&rh, end - off))
+			break;
+		off += rh.size;
+		pd->rec_records++;
+	}
+	pd->recovered = true;
+	pd->rec_flushed = h->data.size < off - h->data.offset ?
+			  h->data.size : off - h->data.offset;
+	pd->rec_torn = end - off;
+	h->data.size = off - h->data.offset;
+	return 0;
+}
+
+int perfctr_perfdata__recovered(const struct perfctr_perfdata *pd,
+				struct perfctr_perfdata_recovery *rec)
+{
+	struct perfctr_perfdata_recovery r = { .sz = sizeof(r) };
+
+	if (!pd || (rec && rec->sz < sizeof(size_t)))
+		return pc_err(EINVAL);
+	if (rec) {
+		size_t sz = rec->sz < sizeof(r) ? rec->sz : sizeof(r);
+
+		if (pd->recovered) {
+			r.records = pd->rec_records;
+			r.bytes = pd->hdr.data.size;
+			r.flushed_bytes = pd->rec_flushed;
+			r.torn_bytes = pd->rec_torn;
+		}
+		memcpy((char *)rec + sizeof(size_t), (const char *)&r + sizeof(size_t),
+		       sz - sizeof(size_t));
+	}
+	return pd->recovered;
+}
+
 static int reader_init(struct perfctr_perfdata *pd)
 {
 	struct file_header *h = &pd->hdr;
@@ -1079,8 +1401,12 @@ static int reader_init(struct perfctr_perfdata *pd)
 	    h->attr_size > 4096)
 		return -EINVAL;
 	if (!in_file(pd, h->attrs.offset, h->attrs.size) ||
-	    !in_file(pd, h->data.offset, h->data.size) ||
-	    h->attrs.size % h->attr_size)
+	    !in_file(pd, h->data.offset, 0) || h->attrs.size % h->attr_size)
+		return -EINVAL;
+	/* A data size past the end is a damaged file -- unless the file is
+	 * unfinished: then the size is recovered below. */
+	if (!in_file(pd, h->data.offset, h->data.size) &&
+	    (h->features[0] | h->features[1] | h->features[2] | h->features[3]))
 		return -EINVAL;
 
 	attr_file_size = h->attr_size - sizeof(struct file_section);
@@ -1119,6 +1445,10 @@ static int reader_init(struct perfctr_perfdata *pd)
 		if (ret < 0)
 			return ret;
 	}
+
+	ret = recover(pd);
+	if (ret)
+		return ret;
 
 	/* The feature index follows the data section. */
 	for (unsigned int f = 1; f < 256; f++)

@@ -1,0 +1,376 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+"""perfex record never loses what it wrote: a recording killed at any moment
+reads back (recovered, with a warning) up to what reached the file; a full
+file system stops the writing with the samples kept and dropped counted and
+a readable file; the output path is never a symbolic link followed or a
+FIFO written into."""
+import json
+import os
+import random
+import re
+import signal
+import struct
+import subprocess
+import tempfile
+import time
+
+from pctest import (PERFEX, case, check, perfex, require_root,
+                    require_tracefs, run_cases, skip, work)
+from sampletools import (TP, cleanup, perf_report, record, report_json,
+                         require_perf, tmpfile)
+
+PAGE = os.sysconf("SC_PAGE_SIZE")
+RECOVERED = re.compile(r"unfinished .*recovered (\d+) records, (\d+) bytes")
+
+
+def need_tp():
+    require_root()
+    require_tracefs()
+
+
+def read_progress(path):
+    """The counted workload's (calls done, pid), or None before it began."""
+    try:
+        with open(path, "rb") as f:
+            b = f.read(16)
+    except FileNotFoundError:
+        return None
+    if len(b) < 16:
+        return None
+    done, pid = struct.unpack("<QQ", b)
+    return (done, pid) if pid else None
+
+
+def kill_recording_at(target, pages, calls, out, progress):
+    """Record -c 1 of CALLS getppid (pinned to CPU 0: one ring gets every
+    sample) and SIGKILL perfex once the workload has made TARGET calls.
+    The workload is stopped first, so that its count is what the kernel
+    was asked to sample when the recorder died.  Returns that count."""
+    for p in (out, progress):
+        if os.path.exists(p):
+            os.unlink(p)
+    rec = subprocess.Popen([PERFEX, "record", "-q", "-o", out, "-e", TP,
+                            "-c", "1", "-m", str(pages), "--", "taskset",
+                            "-c", "0", work(), "counted", progress,
+                            str(calls)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    pid = None
+    deadline = time.monotonic() + 300
+    try:
+        while time.monotonic() < deadline:
+            st = read_progress(progress)
+            if st and st[0] >= target:
+                pid = st[1]
+                break
+            if rec.poll() is not None:
+                break
+            time.sleep(0.001)
+        check(pid, "the recording ended before %d calls: %s" %
+              (target, rec.stderr.read() if rec.poll() is not None else ""))
+        os.kill(pid, signal.SIGSTOP)
+        done = read_progress(progress)[0]
+        rec.kill()
+        rec.wait()
+    finally:
+        if rec.poll() is None:
+            rec.kill()
+            rec.wait()
+        rec.stderr.close()
+        if pid:
+            os.kill(pid, signal.SIGKILL)
+    return done
+
+
+@case
+def killed_recordings_are_recovered():
+    """SIGKILL at 20 random points of a recording of 2M getppid, one
+    sample each.  Every file reads, with the warning, and holds the
+    samples the kernel wrote before the kill but for at most the records
+    the recorder had not yet written out: those left in the ring (at most
+    one ring) and those of the pass over the ring in progress, read but not
+    flushed (at most one ring more).  Nothing is invented: never more
+    samples than calls (+1: the one in progress when the task stopped)."""
+    need_tp()
+    calls = 2000000
+    pages = 256
+    seed = int(os.environ.get("PCTEST_SEED", time.time()))
+    rnd = random.Random(seed)
+    out = tmpfile("killed.data")
+    progress = tmpfile("progress")
+    shortfalls = []
+    for i in range(20):
+        target = rnd.randrange(0, calls)
+        done = kill_recording_at(target, pages, calls, out, progress)
+        r = perfex("report", "-i", out, "-j")
+        check(r.returncode == 0, (seed, target, r.stderr))
+        m = RECOVERED.search(r.stderr)
+        check(m, "no recovery warning (seed %d, at %d): %s" %
+              (seed, target, r.stderr))
+        samples = json.loads(r.stdout)["samples"]
+        records, nbytes = int(m.group(1)), int(m.group(2))
+        # A sample of this event is 64 bytes; the ring holds this many.
+        ring_samples = pages * PAGE // 64
+        check(samples <= done + 1,
+              "more samples than calls: %d > %d (seed %d)" %
+              (samples, done, seed))
+        check(done - samples <= 2 * ring_samples,
+              "lost %d samples of %d, more than the bound %d (seed %d)" %
+              (done - samples, done, 2 * ring_samples, seed))
+        check(records >= samples and nbytes > 0 or done == 0,
+              (records, nbytes, samples))
+        shortfalls.append(done - samples)
+        # perfex script reads it too (a few times: it is the slow part).
+        if i < 3:
+            s = perfex("script", "-i", out)
+            check(s.returncode == 0, s.stderr)
+    if os.environ.get("PCTEST_VERBOSE_SAFETY"):
+        print("# seed %d, ring %d samples, shortfalls %s" %
+              (seed, pages * PAGE // 64, sorted(shortfalls)))
+
+
+@case
+def perf_reads_a_killed_recording():
+    """perf reads an unfinished file of software events up to the last
+    flush (no tracepoints: perf needs their formats, written at close)."""
+    require_perf()
+    out = tmpfile("killed-sw.data")
+    ready = tmpfile("ready")
+    if os.path.exists(ready):
+        os.unlink(ready)
+    rec = subprocess.Popen([PERFEX, "record", "-q", "-o", out, "-e",
+                            "task-clock", "-c", "100000", "--", work(),
+                            "ready", ready, "spin", "5000"],
+                           stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not os.path.exists(ready) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(1.0)
+    rec.kill()
+    rec.wait()
+    r = perfex("report", "-i", out, "-j")
+    check(r.returncode == 0, r.stderr)
+    check(RECOVERED.search(r.stderr), r.stderr)
+    ours = json.loads(r.stdout)["samples"]
+    check(ours > 0, r.stdout)
+    theirs, rows = perf_report(out)
+    # perf stops at the header's data size, the last flush: each pass
+    # over the rings is flushed, so it has them all.
+    check(theirs == ours, (theirs, ours))
+
+
+class Tmpfs:
+    """A tmpfs of SIZE bytes mounted on a directory of our own."""
+
+    def __init__(self, size):
+        self.dir = tempfile.mkdtemp(prefix="pc-full-")
+        r = subprocess.run(["mount", "-t", "tmpfs", "-o",
+                            "size=%d,mode=0755" % size, "pctest", self.dir],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            os.rmdir(self.dir)
+            skip("cannot mount a tmpfs: " + r.stderr.strip())
+
+    def __enter__(self):
+        return self.dir
+
+    def __exit__(self, *exc):
+        subprocess.run(["umount", self.dir], check=False)
+        os.rmdir(self.dir)
+
+
+KEPT = re.compile(r"writing stopped: (\d+) samples kept in '[^']*' "
+                  r"\((\d+) bytes\), (\d+) dropped")
+
+
+@case
+def full_file_system_keeps_a_readable_file():
+    """The file system fills up at random points of a recording (its size
+    and a filler file vary): perfex stops writing, says how many samples
+    it kept and dropped, exits 134, and the file holds exactly the kept
+    ones."""
+    need_tp()
+    seed = int(os.environ.get("PCTEST_SEED", time.time()))
+    rnd = random.Random(seed)
+    n = 300000
+    for i in range(6):
+        size = rnd.randrange(64, 4096) * 4096
+        with Tmpfs(size) as d:
+            filler = rnd.randrange(0, size // 2)
+            with open(os.path.join(d, "filler"), "wb") as f:
+                f.write(b"\0" * filler)
+            out = os.path.join(d, "full.data")
+            r = perfex("record", "-o", out, "-e", TP, "-c", "1", "--",
+                       work(), "getppid", str(n))
+            check(r.returncode == 134, (seed, size, filler, r.returncode,
+                                        r.stderr))
+            check("No space left on device" in r.stderr, r.stderr)
+            m = KEPT.search(r.stderr)
+            check(m, r.stderr)
+            kept, dropped = int(m.group(1)), int(m.group(3))
+            check(dropped > 0, r.stderr)
+            check(kept + dropped <= n + 1, r.stderr)
+            rep = perfex("report", "-i", out, "-j")
+            check(rep.returncode == 0, (seed, size, rep.stderr))
+            got = json.loads(rep.stdout)["samples"]
+            check(got == kept, "file has %d samples, perfex said %d kept "
+                  "(seed %d, size %d, filler %d)" % (got, kept, seed, size,
+                                                      filler))
+
+
+def quick_record(out):
+    return perfex("record", "-q", "-o", out, "-e", "task-clock", "--",
+                  work(), "getppid", "10")
+
+
+@case
+def existing_output_is_kept_as_old():
+    d = tempfile.mkdtemp(prefix="pc-out-")
+    out = os.path.join(d, "perf.data")
+    with open(out, "w") as f:
+        f.write("earlier\n")
+    r = quick_record(out)
+    check(r.returncode == 0, r.stderr)
+    with open(out + ".old") as f:
+        check(f.read() == "earlier\n")
+    check(os.stat(out).st_mode & 0o777 == 0o600, oct(os.stat(out).st_mode))
+    check(report_json(out)["samples"] >= 0)
+    # Our own symbolic link is moved as a file would be, never followed.
+    target = os.path.join(d, "target")
+    with open(target, "w") as f:
+        f.write("mine\n")
+    os.unlink(out)
+    os.symlink(target, out)
+    r = quick_record(out)
+    check(r.returncode == 0, r.stderr)
+    check(os.path.islink(out + ".old"), "the link was not kept")
+    check(not os.path.islink(out), "the link is still there")
+    with open(target) as f:
+        check(f.read() == "mine\n", "the link's target was written")
+    subprocess.run(["rm", "-rf", d])
+
+
+@case
+def fifo_and_device_are_refused():
+    require_root()
+    d = tempfile.mkdtemp(prefix="pc-out-")
+    try:
+        fifo = os.path.join(d, "fifo.data")
+        os.mkfifo(fifo)
+        r = quick_record(fifo)
+        check(r.returncode == 134, (r.returncode, r.stderr))
+        check("cannot write '%s': it is a FIFO, not a regular file" % fifo
+              in r.stderr, r.stderr)
+        check("hint:" in r.stderr, r.stderr)
+        check(os.path.exists(fifo) and not os.path.exists(fifo + ".old"))
+        dev = os.path.join(d, "null.data")
+        os.mknod(dev, 0o666 | 0o020000, os.makedev(1, 3))
+        r = quick_record(dev)
+        check(r.returncode == 134, (r.returncode, r.stderr))
+        check("it is a character device" in r.stderr, r.stderr)
+        r = quick_record(d)
+        check(r.returncode == 134 and "a directory" in r.stderr, r.stderr)
+    finally:
+        subprocess.run(["rm", "-rf", d])
+
+
+class User:
+    """An unprivileged user made for the test, removed after it."""
+
+    def __init__(self):
+        require_root()
+        self.name = "pcsafe%d" % (os.getpid() % 100000)
+        r = subprocess.run(["useradd", "-M", "-N", "-s", "/usr/sbin/nologin",
+                            self.name], capture_output=True, text=True)
+        if r.returncode != 0:
+            skip("useradd failed: " + r.stderr.strip())
+        import pwd
+        pw = pwd.getpwnam(self.name)
+        self.uid, self.gid = pw.pw_uid, pw.pw_gid
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        subprocess.run(["userdel", self.name], capture_output=True)
+
+    def run(self, *args):
+        return subprocess.run(list(args), user=self.uid, group=self.gid,
+                              capture_output=True, text=True)
+
+    def popen(self, *args):
+        return subprocess.Popen(list(args), user=self.uid, group=self.gid,
+                                stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+
+
+@case
+def other_users_symlink_is_not_followed():
+    """An unprivileged user owns a directory root records into and plants
+    a link there to a file of root's: refused, target and link intact."""
+    with User() as u:
+        d = tempfile.mkdtemp(prefix="pc-attack-")
+        victim = tempfile.NamedTemporaryFile(prefix="pc-victim-", delete=False)
+        victim.write(b"precious\n")
+        victim.close()
+        try:
+            os.chown(d, u.uid, u.gid)
+            out = os.path.join(d, "perf.data")
+            r = u.run("ln", "-s", victim.name, out)
+            check(r.returncode == 0, r.stderr)
+            r = quick_record(out)
+            check(r.returncode == 134, (r.returncode, r.stderr))
+            check("is a symbolic link owned by another user" in r.stderr,
+                  r.stderr)
+            check(os.readlink(out) == victim.name)
+            with open(victim.name, "rb") as f:
+                check(f.read() == b"precious\n", "the victim was written")
+        finally:
+            subprocess.run(["rm", "-rf", d])
+            os.unlink(victim.name)
+
+
+@case
+def symlink_race_never_redirects_the_output():
+    """The user plants the link again and again while root records into
+    the directory: each recording either writes a regular file of its
+    own or refuses; the link's target is never written."""
+    with User() as u:
+        d = tempfile.mkdtemp(prefix="pc-race-")
+        victim = tempfile.NamedTemporaryFile(prefix="pc-victim-", delete=False)
+        victim.write(b"precious\n")
+        victim.close()
+        attacker = None
+        try:
+            os.chown(d, u.uid, u.gid)
+            out = os.path.join(d, "perf.data")
+            script = ("import os\n"
+                      "while True:\n"
+                      "    for p in (%r, %r):\n"
+                      "        try: os.unlink(p)\n"
+                      "        except OSError: pass\n"
+                      "        try: os.symlink(%r, p)\n"
+                      "        except OSError: pass\n" %
+                      (out, out + ".old", victim.name))
+            attacker = u.popen("python3", "-c", script)
+            outcomes = {}
+            for i in range(20):
+                r = quick_record(out)
+                check(r.returncode in (0, 134), (r.returncode, r.stderr))
+                outcomes[r.returncode] = outcomes.get(r.returncode, 0) + 1
+                with open(victim.name, "rb") as f:
+                    check(f.read() == b"precious\n",
+                          "the victim was written (run %d)" % i)
+        finally:
+            if attacker:
+                attacker.kill()
+                attacker.wait()
+            subprocess.run(["rm", "-rf", d])
+            os.unlink(victim.name)
+
+
+if __name__ == "__main__":
+    try:
+        run_cases()
+    finally:
+        cleanup()
