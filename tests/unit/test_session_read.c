@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * The session's group read, fed through a pipe instead of a counter: the
  * PERF_FORMAT_GROUP|ID|TOTAL_TIME_* layout is matched to events by id

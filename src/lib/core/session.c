@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Sessions: groups of events opened on every unit of a target, read with
  * one read() per group and unit.  See session-internal.h for the model.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /* The sample layer's internal interfaces (not installed). */
 #ifndef PERFCTR_SAMPLE_INTERNAL_H
 #define PERFCTR_SAMPLE_INTERNAL_H
