@@ -842,3 +842,14 @@ bool pc_target_inherits(const struct perfctr_target *target)
 	return target->kind == PERFCTR_TARGET_PROCESS ||
 	       target->kind == PERFCTR_TARGET_COMMAND;
 }
+
+unsigned long pc_target_open_flags(const struct perfctr_target *target)
+{
+	(void)target;
+	return 0;
+}
+
+bool pc_target_units_may_vanish(const struct perfctr_target *target)
+{
+	return target->kind == PERFCTR_TARGET_PROCESS;
+}
