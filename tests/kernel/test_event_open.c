@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * The event layer against the kernel: specifications parsed from this
  * machine's own sysfs and tracefs (not fixtures) open with
@@ -113,6 +113,7 @@ TEST(breakpoint_counts_writes)
 	char spec[64];
 	int fd, i;
 
+	test_require_breakpoints_fire();
 	snprintf(spec, sizeof(spec), "mem:%p/%zu:w", (void *)&watched,
 		 sizeof(watched));
 	l = parse_host(spec);

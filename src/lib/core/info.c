@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * perfctr_info(): the seed's sys_perfctr_info() on perf_event_open.
  *
@@ -23,7 +23,7 @@
 
 #include "perfctr/info.h"
 #include "common/internal.h"
-#include "core/target-internal.h"
+#include "sys/cpulist.h"
 #include "sys/pmu.h"
 #include "sys/sys.h"
 

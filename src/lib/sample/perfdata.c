@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * perf.data: writer and reader of perf's file format (PERFILE2).
  *
@@ -38,7 +38,6 @@
 
 #include "common/internal.h"
 #include "perfctr/perfdata.h"
-#include "sample/sample.h"
 #include "sys/tracefs.h"
 
 #define PERF_MAGIC2	0x32454c4946524550ULL	/* "PERFILE2" little-endian */

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * The ring: consumer side of the perf mmap ring buffer (seed 004).
  *
@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "common/internal.h"
-#include "sample/sample.h"
+#include "stream/stream.h"
 #include "sys/sys.h"
 
 struct perfctr_ring {
