@@ -1306,10 +1306,11 @@ static bool plausible_record(const struct perf_event_header *h, uint64_t left)
 /*
  * An unfinished file (see the top of the file): no feature bits.  (A
  * writer killed right after a flush leaves a data size that is right:
- * only the empty bitmap tells.)  The records are walked from the start of the data section up to the end
- * of the file or the first metadata section after the data (ids and attrs
- * written at close by an older writer), and stop at the first one that is
- * torn or makes no sense; that is the data section.
+ * only the empty bitmap tells.)  The records are walked from the start of
+ * the data section up to the end of the file or the first metadata
+ * section after the data (ids and attrs written at close by an older
+ * writer), and stop at the first one that is torn or makes no sense; that
+ * is the data section, or the header's when that reaches further.
  */
 static int recover(struct perfctr_perfdata *pd)
 {
@@ -1347,9 +1348,16 @@ static int recover(struct perfctr_perfdata *pd)
 		pd->rec_records++;
 	}
 	pd->recovered = true;
-	pd->rec_flushed = h->data.size < off - h->data.offset ?
-			  h->data.size : off - h->data.offset;
 	pd->rec_torn = end - off;
+	pd->rec_flushed = h->data.size;
+	/* What the header vouches for stays: those records were written
+	 * before it, so a bad one among them is damage, which the reader
+	 * reports when it gets there. */
+	if (in_file(pd, h->data.offset, h->data.size) &&
+	    h->data.offset + h->data.size > off) {
+		pd->rec_torn = 0;
+		return 0;
+	}
 	h->data.size = off - h->data.offset;
 	return 0;
 }
