@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "perfex.h"
+#include "report.h"
 #include "walk.h"
 
 static const char usage_text[] =
@@ -203,8 +204,8 @@ static void print_table(struct walk *w, struct report *rep, size_t idx)
 			       cell(rep, &e, k, buf, sizeof(buf)));
 		printf("\n");
 		if (rep->callgraph != PERFCTR_CALLGRAPH_NONE)
-			perfctr_profile__print_callgraph(prof, i, stdout,
-							 rep->percent_limit);
+			report_print_callgraph(prof, i, stdout,
+					       rep->percent_limit);
 	}
 	printf("\n");
 }
@@ -336,12 +337,12 @@ static int write_flame(struct walk *w, struct report *rep)
 	snprintf(subtitle, sizeof(subtitle), "event '%s' in %s",
 		 prof ? walk_attr_name(w, idx) : "-", rep->input);
 	{
-		PERFCTR_OPTS(perfctr_flame_opts, fopts, .subtitle = subtitle);
+		struct report_flame_opts fopts = { .subtitle = subtitle };
 		struct perfctr_profile *empty = NULL;
 
 		if (!prof)
 			prof = empty = perfctr_profile__new(NULL);
-		err = prof ? perfctr_profile__write_flame_svg(prof, f, &fopts) : -ENOMEM;
+		err = prof ? report_write_flame_svg(prof, f, &fopts) : -ENOMEM;
 		perfctr_profile__delete(empty);
 	}
 	if (fclose(f) || err) {
@@ -507,8 +508,10 @@ int cmd_report(int argc, char **argv)
 		size_t idx;
 		struct perfctr_profile *prof = chosen_profile(w, &rep, &idx);
 
-		if (prof && perfctr_profile__write_folded(prof, stdout) < 0) {
-			perfex_error("cannot write the folded stacks: %s", strerror(errno));
+		r = prof ? report_write_folded(prof, stdout) : 0;
+		if (r < 0) {
+			perfex_error("cannot write the folded stacks: %s",
+				     strerror(-r));
 			ret = PERFEX_EXIT_IO;
 		}
 		goto out;
