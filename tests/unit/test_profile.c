@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* Unit tests of profile aggregation: sort keys, rows, and the trees (call
  * graphs, the stack tree) through their iterators, on synthetic samples
  * with known answers. */
