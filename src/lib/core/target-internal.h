@@ -20,12 +20,15 @@ bool pc_target_is_held(const struct perfctr_target *target);
  * children whatever the session flags say (process and command). */
 bool pc_target_inherits(const struct perfctr_target *target);
 
-/*
- * Parse a CPU list ("0-3,5", no spaces) into a sorted, duplicate-free
- * array.  Return the number of CPUs (> 0), -EINVAL when malformed,
- * -ENOMEM.  *@cpus is malloc'ed.
- */
-int pc_parse_cpulist(const char *list, int **cpus);
+/* The flags perf_event_open(2) needs for this target's units, beside
+ * PERF_FLAG_FD_CLOEXEC (a cgroup target's PERF_FLAG_PID_CGROUP, whose
+ * units' tid is then the cgroup's fd).  0 for every kind today. */
+unsigned long pc_target_open_flags(const struct perfctr_target *target);
+
+/* True when a unit's thread may have ended between the listing of the
+ * threads and the open (process targets): ESRCH then means "gone", not
+ * failure. */
+bool pc_target_units_may_vanish(const struct perfctr_target *target);
 
 /*
  * The threads of process @pid as they are now (/proc/PID/task): the main
