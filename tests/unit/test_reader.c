@@ -139,7 +139,7 @@ static void write_file(void)
 	lost(&b, 7, 260);
 	sample(&b, 10, 10, 200, chain, 2);
 	sample(&b, 10, 10, 400, chain, 3);
-	w = perfctr_perfdata_writer__new(path, &o);
+	w = perfctr_perfdata_writer__open(path, &o);
 	REQUIRE(w);
 	CHECK(perfctr_perfdata_writer__add_attr(w, &attr, "clock", NULL, 0) == 0);
 	CHECK_EQ_INT(perfctr_perfdata_writer__write(w, b.words, b.len * 8), 0);
