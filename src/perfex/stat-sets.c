@@ -10,7 +10,6 @@
  * Entered from cmd-stat.c when one of the two switch options is given.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -28,29 +27,6 @@
 
 #define MAX_SETS 64
 
-enum {
-	OPT_SWITCH_INTERVAL = 512,
-	OPT_SWITCH_AFTER,
-};
-
-static const struct option sets_options[] = {
-	{ "event",		required_argument, NULL, 'e' },
-	{ "json",		no_argument,	   NULL, 'j' },
-	{ "output",		required_argument, NULL, 'o' },
-	{ "switch-interval",	required_argument, NULL, OPT_SWITCH_INTERVAL },
-	{ "switch-after",	required_argument, NULL, OPT_SWITCH_AFTER },
-	{ NULL, 0, NULL, 0 },
-};
-
-bool stat_sets_wanted(int argc, char **argv)
-{
-	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
-		if (!strncmp(argv[i], "--switch-interval", 17) ||
-		    !strncmp(argv[i], "--switch-after", 14))
-			return true;
-	return false;
-}
-
 struct sets_opts {
 	const char *specs[MAX_SETS];
 	size_t nr_sets;
@@ -59,81 +35,32 @@ struct sets_opts {
 	const char *after_event;
 	bool json;
 	const char *output;
-	char **command;
+	char *const *command;
 };
 
-static int parse_ulong(const char *s, unsigned long *out)
+static int parse(const struct stat_config *cfg, const char *const *specs,
+		 size_t nr_specs, const char *output, struct sets_opts *o)
 {
-	char *end;
-
-	errno = 0;
-	*out = strtoul(s, &end, 10);
-	return errno || end == s || *end || *s == '-' ? -1 : 0;
-}
-
-static int parse(int argc, char **argv, struct sets_opts *o)
-{
-	int c;
-
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:e:jo:", sets_options, NULL)) != -1) {
-		switch (c) {
-		case 'e':
-			if (o->nr_sets == MAX_SETS) {
-				perfex_error("too many sets (at most %d)", MAX_SETS);
-				return PERFEX_EXIT_USAGE;
-			}
-			o->specs[o->nr_sets++] = optarg;
-			break;
-		case 'j':
-			o->json = true;
-			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case OPT_SWITCH_INTERVAL:
-			if (parse_ulong(optarg, &o->interval_ms) || !o->interval_ms) {
-				perfex_error("bad --switch-interval '%s'", optarg);
-				perfex_hint("give a positive number of milliseconds");
-				return PERFEX_EXIT_USAGE;
-			}
-			break;
-		case OPT_SWITCH_AFTER: {
-			char *colon = strchr(optarg, ':');
-
-			if (!colon || colon == optarg || !colon[1]) {
-				perfex_error("bad --switch-after '%s'", optarg);
-				perfex_hint("write N:EVENT, e.g. 10000:syscalls:sys_enter_read");
-				return PERFEX_EXIT_USAGE;
-			}
-			*colon = '\0';
-			if (parse_ulong(optarg, &o->after_n) || !o->after_n) {
-				perfex_error("bad count '%s' in --switch-after", optarg);
-				return PERFEX_EXIT_USAGE;
-			}
-			o->after_event = colon + 1;
-			break;
-		}
-		case ':':
-			perfex_error("option '%s' needs a value", argv[optind - 1]);
-			return PERFEX_EXIT_USAGE;
-		default:
-			perfex_error("option '%s' is not supported with event sets",
-				     argv[optind - 1]);
-			perfex_hint("with --switch-interval / --switch-after: -e, -j, -o");
-			return PERFEX_EXIT_USAGE;
-		}
-	}
-	if (optind >= argc) {
-		perfex_error("no command to run");
+	if (nr_specs > MAX_SETS) {
+		perfex_error("too many sets (at most %d)", MAX_SETS);
 		return PERFEX_EXIT_USAGE;
 	}
-	if (o->nr_sets < 2) {
-		perfex_error("event sets need two -e or more (one per set)");
+	if (!cfg->command || cfg->pid || cfg->tid || cfg->cpus ||
+	    cfg->aggr != STAT_AGGR_GLOBAL || cfg->interval_ms ||
+	    cfg->repeat > 1 || cfg->format == STAT_FORMAT_CSV) {
+		perfex_error("event sets count a command only, in human or "
+			     "JSON output, for now");
+		perfex_hint("with --switch-interval / --switch-after: -e, -j, -o");
 		return PERFEX_EXIT_USAGE;
 	}
-	o->command = &argv[optind];
+	memcpy(o->specs, specs, nr_specs * sizeof(*specs));
+	o->nr_sets = nr_specs;
+	o->interval_ms = cfg->switch_interval_ms;
+	o->after_n = cfg->switch_after_n;
+	o->after_event = cfg->switch_after_event;
+	o->json = cfg->format == STAT_FORMAT_JSON;
+	o->output = output;
+	o->command = cfg->command;
 	return -1;
 }
 
@@ -228,7 +155,8 @@ static void print(FILE *out, struct perfctr_session *s, const struct sets_opts *
 		      " different sets\n were never counted together.\n\n", out);
 }
 
-int stat_sets_run(int argc, char **argv)
+int stat_sets_run(const struct stat_config *cfg, const char *const *specs,
+		  size_t nr_specs, const char *output)
 {
 	struct sets_opts o = { 0 };
 	struct perfctr_session *s = NULL;
@@ -237,7 +165,7 @@ int stat_sets_run(int argc, char **argv)
 	int ret, err, status = 0, switchers = 0;
 	FILE *out = stderr;
 
-	ret = parse(argc, argv, &o);
+	ret = parse(cfg, specs, nr_specs, output, &o);
 	if (ret >= 0)
 		return ret;
 	s = perfctr_session__new(NULL);

@@ -38,6 +38,11 @@ struct stat_config {
 	char *const *command;	/* argv of the command, or NULL */
 	pid_t pid, tid;		/* -p / -t, or 0 */
 	const char *cpus;	/* -C list, "" for -a, NULL for neither */
+	/* Event sets: each -e one set, taking turns. */
+	bool sets;
+	unsigned int switch_interval_ms;	/* --switch-interval, or 0 */
+	unsigned long switch_after_n;		/* --switch-after N:EVENT */
+	const char *switch_after_event;		/* or NULL */
 };
 
 /* Running statistics over the runs of -r (Welford's method). */
@@ -108,7 +113,7 @@ void stat_print_final(struct stat_report *r, const struct stat_view *v);
 
 /* stat-sets.c: each -e one event set, rotated by --switch-interval MS or
  * --switch-after N:EVENT; per-set output with estimates and errors. */
-bool stat_sets_wanted(int argc, char **argv);
-int stat_sets_run(int argc, char **argv);
+int stat_sets_run(const struct stat_config *cfg, const char *const *specs,
+		  size_t nr_specs, const char *output);
 
 #endif /* PERFEX_STAT_H */
