@@ -458,8 +458,16 @@ static void print_interval(struct run *run, double t)
 		.timestamp = (t - run->t0) / 1e9,
 	};
 
+	sigset_t rotation, old;
+
+	/* The rotation of event sets switches in the handler of the
+	 * session's signal (SIGIO): not in the middle of this read. */
+	sigemptyset(&rotation);
+	sigaddset(&rotation, SIGIO);
+	sigprocmask(SIG_BLOCK, &rotation, &old);
 	perfctr_session__read(run->session);
 	read_counts(run, run->counts, run->unit_counts);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	for (i = 0; i < n; i++)
 		perfctr_count__delta(&run->delta[i], &run->counts[i], &run->prev[i]);
 	for (i = 0; run->unit_counts && i < n * run->nr_units; i++)
@@ -602,6 +610,7 @@ struct build {
 	bool first;		/* the first run: make the rows */
 	size_t row;		/* the next row */
 	size_t *row_of;		/* session index -> row */
+	int set;		/* the set being added, -1 without sets */
 };
 
 static bool unsupported(int errnum)
@@ -641,7 +650,8 @@ static int add_to_session(struct build *b, const char *text, const char *filter,
 	struct perfctr_parse_error err = { .sz = sizeof(err), .column = -1 };
 	struct perfctr_session *s = b->s;
 	size_t before = perfctr_session__nr_events(s), k;
-	int ret = perfctr_session__add_events(s, text, &err);
+	int ret = b->set < 0 ? perfctr_session__add_events(s, text, &err) :
+		  stat_sets_add(s, &b->o->cfg, (uint16_t)b->set, text, &err);
 	int errnum = err.errnum ? err.errnum : -ret;
 
 	if (ret < 0 && mode == ADD_TRY && unsupported(errnum))
@@ -654,6 +664,7 @@ static int add_to_session(struct build *b, const char *text, const char *filter,
 				goto nomem;
 			n->session_idx = STAT_NO_IDX;
 			n->group = b->row;
+			n->set = b->set;
 			n->unsupported_errnum = errnum;
 		}
 		b->row++;
@@ -689,6 +700,7 @@ static int add_to_session(struct build *b, const char *text, const char *filter,
 			if (!n || !(n->name = strdup(perfctr_session__event_name(s, k))))
 				goto nomem;
 			n->session_idx = k;
+			n->set = b->set;
 			n->group = leader < k ? b->row_of[leader] : b->row;
 			n->is_clock = attr && attr->type == PERF_TYPE_SOFTWARE &&
 				(attr->config == PERF_COUNT_SW_TASK_CLOCK ||
@@ -741,7 +753,7 @@ static int build_session(struct stat_options *o, struct stat_report *r,
 		     .flags = PERFCTR_SESSION_INHERIT |
 			      (command_target ? PERFCTR_SESSION_ENABLE_ON_ATTACH : 0),
 		     .parse_opts = popts);
-	struct build b = { .o = o, .r = r, .first = !r->events };
+	struct build b = { .o = o, .r = r, .first = !r->events, .set = -1 };
 	size_t i;
 	int ret = -1;
 
@@ -753,6 +765,8 @@ static int build_session(struct stat_options *o, struct stat_report *r,
 	for (i = 0; i < o->nr_specs && ret < 0; i++) {
 		const struct spec *sp = &o->specs[i];
 
+		if (o->cfg.sets)
+			b.set = (int)i;	/* each -e its own set */
 		if (sp->is_default && sp->text == default_hardware) {
 			/* One parse for the four when the machine has them
 			 * (the session keeps a failed parse out entirely). */
@@ -764,6 +778,8 @@ static int build_session(struct stat_options *o, struct stat_report *r,
 		}
 	}
 	free(b.row_of);
+	if (ret < 0 && o->cfg.sets)
+		ret = stat_sets_switch_after(b.s, &o->cfg);
 	if (ret >= 0) {
 		perfctr_session__delete(b.s);
 		return ret;
@@ -961,6 +977,15 @@ static int do_run(struct stat_options *o, struct stat_report *r,
 			ret = command_error(cfg->command, -err);
 			goto out;
 		}
+		/* The first set started at the exec; the rotation starts
+		 * now. */
+		if (cfg->sets && run.watched == run.command) {
+			err = perfctr_session__start(run.session);
+			if (err < 0) {
+				ret = target_error(cfg, -err);
+				goto out;
+			}
+		}
 	}
 	err = wait_loop(&run, &sig);
 	t1 = now_ns();
@@ -975,6 +1000,11 @@ static int do_run(struct stat_options *o, struct stat_report *r,
 	/* Detaching reads the final values, which stay readable. */
 	perfctr_session__read(run.session);
 	perfctr_session__detach(run.session);
+	if (cfg->sets && stat_sets_collect(run.session, r)) {
+		perfex_error("out of memory");
+		ret = PERFEX_EXIT_INTERNAL;
+		goto out;
+	}
 	if (cfg->interval_ms)
 		print_interval(&run, t1);
 	else
@@ -1036,14 +1066,6 @@ int cmd_stat(int argc, char **argv)
 	ret = parse_options(argc, argv, &o);
 	if (ret >= 0)
 		goto out;
-	if (o.cfg.sets) {
-		const char *specs[o.nr_specs];
-
-		for (e = 0; e < o.nr_specs; e++)
-			specs[e] = o.specs[e].text;
-		ret = stat_sets_run(&o.cfg, specs, o.nr_specs, o.output);
-		goto out;
-	}
 	if (!o.nr_specs && (add_spec(&o, default_software, true) ||
 			    add_spec(&o, default_hardware, true))) {
 		ret = PERFEX_EXIT_INTERNAL;
@@ -1099,6 +1121,7 @@ out:
 	}
 	free(r.events);
 	free(r.units);
+	free(r.sets);
 	free(o.specs);
 	return ret;
 }
