@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * perfex stat with event sets: each -e is one set, taking turns by
  * --switch-interval MS (run time of a thread target, wall time of CPUs)
