@@ -11,20 +11,22 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <perfctr/perfctr.h>
+#include <perfctr/reader.h>
+
 #include "options.h"
 #include "perfex.h"
-#include "walk.h"
 
 struct script {
 	bool callchain;
 };
 
-static void print_loc(struct walk *w, pid_t pid, uint64_t ip, bool kernel,
+static void print_loc(struct perfctr_reader *rd, pid_t pid, uint64_t ip, bool kernel,
 		      uint64_t shown_ip)
 {
 	struct perfctr_symbol_loc loc = { .sz = sizeof(loc) };
 
-	perfctr_symbols__resolve(walk_symbols(w), pid, ip, kernel, 0, &loc);
+	perfctr_symbols__resolve(perfctr_reader__symbols(rd), pid, ip, kernel, 0, &loc);
 	printf("%16" PRIx64 " ", shown_ip);
 	if (loc.sym)
 		printf("%s+0x%" PRIx64, loc.sym,
@@ -34,9 +36,9 @@ static void print_loc(struct walk *w, pid_t pid, uint64_t ip, bool kernel,
 	printf(" (%s)\n", loc.dso);
 }
 
-static int print_sample(struct walk *w, const struct walk_sample *ws, void *ctx)
+static void print_sample(struct perfctr_reader *rd, const struct script *sc,
+			 const struct perfctr_reader_sample *ws)
 {
-	const struct script *sc = ctx;
 	const struct perfctr_sample *s = ws->sample;
 	char comm[32];
 
@@ -60,7 +62,7 @@ static int print_sample(struct walk *w, const struct walk_sample *ws, void *ctx)
 		printf("-: ");
 	printf("%10" PRIu64 " %s: ", s->period, ws->event);
 	if (s->type & PERF_SAMPLE_IP)
-		print_loc(w, (pid_t)s->pid, s->ip, ws->kernel, s->ip);
+		print_loc(rd, (pid_t)s->pid, s->ip, ws->kernel, s->ip);
 	else
 		printf("-\n");
 	if (sc->callchain && (s->type & PERF_SAMPLE_CALLCHAIN)) {
@@ -78,16 +80,16 @@ static int print_sample(struct walk *w, const struct walk_sample *ws, void *ctx)
 				continue;
 			}
 			printf("%24s", "");
-			print_loc(w, (pid_t)s->pid, ip > 0 ? ip - 1 : ip, kernel, ip);
+			print_loc(rd, (pid_t)s->pid, ip > 0 ? ip - 1 : ip, kernel, ip);
 		}
 		printf("\n");
 	}
-	return 0;
 }
 
 struct script_opts {
 	struct script sc;
-	struct walk_opts wopts;
+	const char *input;
+	struct perfctr_reader_opts *ropts;
 };
 
 static int script_option(struct perfex_parse *p, void *ctx)
@@ -96,16 +98,16 @@ static int script_option(struct perfex_parse *p, void *ctx)
 
 	switch (p->opt->id) {
 	case OPT_INPUT:
-		so->wopts.input = p->arg;
+		so->input = p->arg;
 		break;
 	case OPT_CALLCHAIN:
 		so->sc.callchain = true;
 		break;
 	case OPT_KALLSYMS:
-		so->wopts.kallsyms = p->arg;
+		so->ropts->kallsyms = p->arg;
 		break;
 	case OPT_NO_DEMANGLE:
-		so->wopts.no_demangle = true;
+		so->ropts->no_demangle = true;
 		break;
 	default:
 		break;
@@ -115,37 +117,42 @@ static int script_option(struct perfex_parse *p, void *ctx)
 
 int cmd_script(int argc, char **argv)
 {
-	struct script_opts so = {
-		.wopts = { .input = "perf.data", .symbols = true },
-	};
-	struct walk_opts wopts;
+	PERFCTR_OPTS(perfctr_reader_opts, ropts);
+	struct perfctr_reader_sample rs = { .sz = sizeof(rs) };
+	struct perfctr_reader_stats st = { .sz = sizeof(st) };
+	struct script_opts so = { .input = "perf.data", .ropts = &ropts };
+	const char *input;
 	struct script sc;
+	struct perfctr_reader *rd;
 	struct perfex_parse p;
-	struct walk *w;
-	int ret;
+	int ret, r;
 
 	ret = perfex_options_parse(&p, PERFEX_CMD_SCRIPT, argc, argv, false,
 				   script_option, &so);
 	if (ret >= 0)
 		return ret;
-	wopts = so.wopts;
+	input = so.input;
 	sc = so.sc;
 	if (optind < argc) {
 		perfex_error("unexpected argument '%s'", argv[optind]);
 		perfex_hint("perfex script --help lists the options");
 		return PERFEX_EXIT_USAGE;
 	}
-	w = walk_open(&wopts, &ret);
-	if (!w)
+	rd = perfex_reader_open(input, &ropts, &ret);
+	if (!rd)
 		return ret;
-	ret = walk_run(w, print_sample, &sc);
-	if (!ret && walk_stats(w)->lost + walk_stats(w)->lost_samples)
+	while ((r = perfctr_reader__next(rd, &rs)) > 0)
+		print_sample(rd, &sc, &rs);
+	if (r < 0)
+		ret = perfex_reader_error(input, r);
+	perfctr_reader__stats(rd, SIZE_MAX, &st);
+	if (!ret && st.lost + st.lost_samples)
 		fprintf(stderr, "perfex: %" PRIu64 " samples were lost while recording\n",
-			walk_stats(w)->lost + walk_stats(w)->lost_samples);
+			st.lost + st.lost_samples);
 	if (fflush(stdout) && !ret) {
 		perfex_error("cannot write: %s", strerror(errno));
 		ret = PERFEX_EXIT_IO;
 	}
-	walk_close(w);
+	perfctr_reader__close(rd);
 	return ret;
 }

@@ -40,4 +40,15 @@ void perfex_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "hint: <msg>" on stderr: the cure, when we know it. */
 void perfex_hint(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+struct perfctr_reader;
+struct perfctr_reader_opts;
+/* perfctr_reader__open() of @input that says why it failed: NULL with
+ * *@exit_code set (0 on success). */
+struct perfctr_reader *perfex_reader_open(const char *input,
+					  const struct perfctr_reader_opts *opts,
+					  int *exit_code);
+/* Say what perfctr_reader__next()'s error @err (< 0) means; returns the
+ * exit status. */
+int perfex_reader_error(const char *input, int err);
+
 #endif /* PERFEX_H */
