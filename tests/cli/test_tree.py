@@ -24,6 +24,7 @@ EXEMPT = [
     ("tests/fixtures/*", "copies of kernel files (/proc, sysfs, tracefs)"),
     ("tests/fuzz/corpus/*", "binary fuzzer seeds"),
     (".gitignore", "a list of build products"),
+    ("src/lib/metric/*.json", "metric tables: JSON has no comments"),
 ]
 
 # The comment each kind of source file writes its SPDX line in.
