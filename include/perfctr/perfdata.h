@@ -138,25 +138,25 @@ struct perfctr_perfdata_writer_opts {
 };
 
 /**
- * perfctr_perfdata_writer__new() - create (truncate) @path, mode 0600
+ * perfctr_perfdata_writer__open() - create (truncate) @path, mode 0600
  * (samples can reveal what a program does; perf uses 0600 too).  A
  * symbolic link at @path is not followed (ELOOP), and an existing file
  * that is not a regular one (a FIFO, a device) is refused (EINVAL).
  * Return: the writer, NULL + errno.
  */
 PERFCTR_API struct perfctr_perfdata_writer *
-perfctr_perfdata_writer__new(const char *path,
-			     const struct perfctr_perfdata_writer_opts *opts);
+perfctr_perfdata_writer__open(const char *path,
+			      const struct perfctr_perfdata_writer_opts *opts);
 
 /**
- * perfctr_perfdata_writer__new_fd() - write into @fd (a regular file,
+ * perfctr_perfdata_writer__open_fd() - write into @fd (a regular file,
  * positioned anywhere: the file starts at offset 0 and is truncated
  * first).  The writer does not close @fd.
  * Return: the writer, NULL + errno.
  */
 PERFCTR_API struct perfctr_perfdata_writer *
-perfctr_perfdata_writer__new_fd(int fd,
-				const struct perfctr_perfdata_writer_opts *opts);
+perfctr_perfdata_writer__open_fd(int fd,
+				 const struct perfctr_perfdata_writer_opts *opts);
 
 /**
  * perfctr_perfdata_writer__add_attr() - declare an event: its attr (as

@@ -74,7 +74,7 @@ static size_t write_sample_file(uint64_t *records_out, size_t *nr_records)
 	size_t n = 0;
 
 	b.config = PERF_COUNT_SW_TASK_CLOCK;
-	w = perfctr_perfdata_writer__new(path, &o);
+	w = perfctr_perfdata_writer__open(path, &o);
 	REQUIRE(w);
 	CHECK_EQ_INT(perfctr_perfdata_writer__add_attr(w, &a, "cpu-clock", ids_a, 2), 0);
 	CHECK_EQ_INT(perfctr_perfdata_writer__add_attr(w, &b, "task-clock", ids_b, 1), 1);
@@ -276,7 +276,7 @@ TEST(unfinished_file_is_recovered)
 	tmp_path();
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	REQUIRE(fd >= 0);
-	w = perfctr_perfdata_writer__new_fd(fd, &o);
+	w = perfctr_perfdata_writer__open_fd(fd, &o);
 	REQUIRE(w);
 	CHECK_EQ_INT(perfctr_perfdata_writer__add_attr(w, &a, "cpu-clock", NULL, 0), 0);
 	memcpy(rec16, &sh, 8);
@@ -364,7 +364,7 @@ TEST(write_error_keeps_a_readable_file)
 	tmp_path();
 	REQUIRE(getrlimit(RLIMIT_FSIZE, &old) == 0);
 	signal(SIGXFSZ, SIG_IGN);
-	w = perfctr_perfdata_writer__new(path, NULL);
+	w = perfctr_perfdata_writer__open(path, NULL);
 	REQUIRE(w);
 	CHECK_EQ_INT(perfctr_perfdata_writer__add_attr(w, &a, "cpu-clock", NULL, 0), 0);
 	lim = old;
@@ -407,14 +407,14 @@ TEST(writer_refuses_links_and_fifos)
 	REQUIRE(close(open(target, O_WRONLY | O_CREAT | O_TRUNC, 0600)) == 0);
 	REQUIRE(symlink(target, link_path) == 0);
 	errno = 0;
-	CHECK(perfctr_perfdata_writer__new(link_path, NULL) == NULL);
+	CHECK(perfctr_perfdata_writer__open(link_path, NULL) == NULL);
 	CHECK_EQ_INT(errno, ELOOP);
 	REQUIRE(stat(target, &st) == 0);
 	CHECK_EQ_U64(st.st_size, 0);
 	unlink(link_path);
 	REQUIRE(mkfifo(link_path, 0600) == 0);
 	errno = 0;
-	CHECK(perfctr_perfdata_writer__new(link_path, NULL) == NULL);
+	CHECK(perfctr_perfdata_writer__open(link_path, NULL) == NULL);
 	CHECK_EQ_INT(errno, EINVAL);
 	unlink(link_path);
 	unlink(target);
@@ -531,7 +531,7 @@ TEST(windows_read_every_record)
 	uint64_t total = 0;
 
 	tmp_path();
-	w = perfctr_perfdata_writer__new(path, &o);
+	w = perfctr_perfdata_writer__open(path, &o);
 	REQUIRE(w);
 	CHECK_EQ_INT(perfctr_perfdata_writer__add_attr(w, &a, NULL, NULL, 0), 0);
 	for (size_t i = 0; i < NR; i++) {

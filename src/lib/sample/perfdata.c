@@ -347,8 +347,8 @@ static void writer_free(struct perfctr_perfdata_writer *w)
 }
 
 struct perfctr_perfdata_writer *
-perfctr_perfdata_writer__new_fd(int fd,
-				const struct perfctr_perfdata_writer_opts *opts)
+perfctr_perfdata_writer__open_fd(int fd,
+				 const struct perfctr_perfdata_writer_opts *opts)
 {
 	struct perfctr_perfdata_writer *w;
 	struct file_header hdr;
@@ -430,8 +430,8 @@ nomem:
 }
 
 struct perfctr_perfdata_writer *
-perfctr_perfdata_writer__new(const char *path,
-			     const struct perfctr_perfdata_writer_opts *opts)
+perfctr_perfdata_writer__open(const char *path,
+			      const struct perfctr_perfdata_writer_opts *opts)
 {
 	struct perfctr_perfdata_writer *w;
 	struct stat st = { 0 };
@@ -455,7 +455,7 @@ perfctr_perfdata_writer__new(const char *path,
 		errno = e;
 		return NULL;
 	}
-	w = perfctr_perfdata_writer__new_fd(fd, opts);
+	w = perfctr_perfdata_writer__open_fd(fd, opts);
 	if (!w) {
 		int e = errno;
 

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/* The perf.data input of perfex report and perfex script: the library's
+ * reader, with perfex's messages and exit codes for its errors. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <perfctr/perfdata.h>
+#include <perfctr/reader.h>
+
+#include "perfex.h"
+
+struct perfctr_reader *perfex_reader_open(const char *input,
+					  const struct perfctr_reader_opts *opts,
+					  int *exit_code)
+{
+	struct perfctr_reader *reader = perfctr_reader__open(input, opts);
+	int err = errno;
+
+	*exit_code = 0;
+	if (reader) {
+		struct perfctr_perfdata_recovery rec = { .sz = sizeof(rec) };
+
+		/* A killed recording: say how much of it is read. */
+		if (perfctr_perfdata__recovered(perfctr_reader__perfdata(reader),
+						&rec) == 1)
+			fprintf(stderr, "perfex: warning: '%s' is unfinished "
+				"(its recording did not end normally): "
+				"recovered %" PRIu64 " records, %" PRIu64
+				" bytes%s\n", input, rec.records, rec.bytes,
+				rec.torn_bytes ?
+				"; a torn record at the end left out" : "");
+		return reader;
+	}
+	*exit_code = PERFEX_EXIT_IO;
+	switch (err) {
+	case EINVAL:
+		perfex_error("'%s' is not a perf.data file (or it is damaged)",
+			     input);
+		break;
+	case EOPNOTSUPP:
+		perfex_error("cannot read '%s': pipe-mode or foreign-endian perf.data is not supported",
+			     input);
+		break;
+	case ENODATA:
+		perfex_error("cannot read '%s': no events in the file", input);
+		break;
+	case EBADMSG:
+	case ENOMEM:
+		*exit_code = perfex_reader_error(input, -err);
+		break;
+	default:
+		perfex_error("cannot open '%s': %s", input, strerror(err));
+		if (err == ENOENT)
+			perfex_hint("record one with 'perfex record -- COMMAND', or name it with -i");
+		break;
+	}
+	return NULL;
+}
+
+int perfex_reader_error(const char *input, int err)
+{
+	if (err == -ENOMEM) {
+		perfex_error("out of memory");
+		return PERFEX_EXIT_INTERNAL;
+	}
+	if (err == -EBADMSG)
+		perfex_error("'%s' is damaged: a record of the data section makes no sense",
+			     input);
+	else
+		perfex_error("cannot read '%s': %s", input, strerror(-err));
+	return PERFEX_EXIT_IO;
+}
