@@ -2,7 +2,8 @@
 /*
  * libFuzzer target: the perf.data reader.  The input is a whole file,
  * copied into a buffer of exactly its size; every accessor runs and every
- * record of the data section is decoded.  The same bytes are then read as
+ * record of the data section is decoded; an unfinished file (no feature
+ * section) goes through the recovery walk.  The same bytes are then read as
  * a file, through the reader's pread windows (the smallest size), and must
  * give the same records.
  */
@@ -107,6 +108,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			sink += strlen(b.filename) + b.id[b.size ? b.size - 1 : 0];
 	}
 	perfctr_perfdata__sample_time(pd, &first, &last);
+	{
+		struct perfctr_perfdata_recovery rec = { .sz = sizeof(rec) };
+
+		/* A recovered data section lies inside the file. */
+		if (perfctr_perfdata__recovered(pd, &rec) == 1 &&
+		    (rec.bytes != perfctr_perfdata__data_size(pd) ||
+		     rec.bytes > size))
+			abort();
+	}
 	dec = perfctr_perfdata__decoder(pd);
 	while (n++ < 100000 && perfctr_perfdata__next(pd, &cursor, &h) == 1) {
 		if (h->type == PERF_RECORD_SAMPLE) {
