@@ -1185,18 +1185,19 @@ int cmd_stat(int argc, char **argv)
 		ret = stat_metrics_open(&r.metrics, &o.metrics);
 		if (ret >= 0)
 			goto out;
+		/* The run's task time first (perf shows its duration), which
+		 * also keeps the session countable where the machine can
+		 * count none of the metrics' events. */
+		if (!o.nr_specs && add_spec(&o, "task-clock", false)) {
+			ret = PERFEX_EXIT_INTERNAL;
+			goto out;
+		}
 		for (size_t g = 0; g < stat_metrics_nr_groups(r.metrics); g++) {
 			if (add_spec(&o, stat_metrics_group(r.metrics, g), false)) {
 				ret = PERFEX_EXIT_INTERNAL;
 				goto out;
 			}
 			o.specs[o.nr_specs - 1].is_metric = true;
-		}
-		/* Only the metrics' events, as perf does; metrics of the
-		 * wall time alone still count something. */
-		if (!o.nr_specs && add_spec(&o, "task-clock", false)) {
-			ret = PERFEX_EXIT_INTERNAL;
-			goto out;
 		}
 	}
 	if (!o.nr_specs && (add_spec(&o, default_software, true) ||

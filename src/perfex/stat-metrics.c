@@ -25,6 +25,7 @@ struct stat_metrics {
 	bool only;
 	struct stat_stats *stats;	/* per metric, over the runs */
 	struct perfctr_metric_value *values;	/* scratch, one per metric */
+	const struct perfctr_count *counts;	/* of the values */
 };
 
 /* The tables of a perfex run from its build tree (O/perfex beside
@@ -210,6 +211,7 @@ static void compute(const struct stat_report *r,
 
 	if (!in)
 		return;
+	sm->counts = counts;
 	for (e = 0; e < r->nr_events; e++) {
 		in[e].name = r->events[e].name;
 		in[e].count = counts[e];
@@ -235,10 +237,12 @@ void stat_metrics_run(struct stat_report *r, const struct perfctr_count *counts,
 }
 
 /* Why metric @i has no value, in a few words. */
-static const char *reason(const struct stat_metrics *sm, size_t i, char *buf,
+static const char *reason(const struct stat_report *r, size_t i, char *buf,
 			  size_t size)
 {
+	const struct stat_metrics *sm = r->metrics;
 	const struct perfctr_metric_value *v = &sm->values[i];
+	size_t e;
 	const char *missing = perfctr_metric_plan__missing(sm->plan, i);
 
 	switch (v->status) {
@@ -250,6 +254,16 @@ static const char *reason(const struct stat_metrics *sm, size_t i, char *buf,
 				 v->event ? v->event : "?");
 		break;
 	case PERFCTR_METRIC_NOT_COUNTED:
+		for (e = 0; v->event && sm->counts && e < r->nr_events; e++)
+			if (!strcasecmp(r->events[e].name, v->event) &&
+			    sm->counts[e].status == PERFCTR_COUNT_NOT_SUPPORTED) {
+				snprintf(buf, size, "event '%s' cannot be counted "
+					 "here (%s)", v->event,
+					 sm->counts[e].errnum ?
+					 strerror(sm->counts[e].errnum) :
+					 "not supported");
+				return buf;
+			}
 		snprintf(buf, size, "event '%s' was not counted%s",
 			 v->event ? v->event : "?",
 			 perfctr_metrics__model(sm->tables) ? "" :
@@ -310,7 +324,7 @@ static void human_metric(const struct stat_report *r, size_t i,
 
 	perfctr_metric_plan__def(sm->plan, i, &d);
 	if (!has_value(sm, i, with_stats)) {
-		fprintf(out, "%8s %s: %s", "", d.name, reason(sm, i, why,
+		fprintf(out, "%8s %s: %s", "", d.name, reason(r, i, why,
 							       sizeof(why)));
 		return;
 	}
@@ -337,7 +351,7 @@ static void csv_metric(const struct stat_report *r, const char *prefix,
 	fprintf(out, "%s%s%s%s%s%s", prefix, sep, sep, sep, sep, sep);
 	if (!has_value(sm, i, with_stats)) {
 		fprintf(out, "%s%s%s%s\n", sep, d.name, sep,
-			reason(sm, i, why, sizeof(why)));
+			reason(r, i, why, sizeof(why)));
 		return;
 	}
 	fprintf(out, "%.6g%s%s%s%s%s%s", shown_value(sm, i, with_stats), sep,
@@ -461,7 +475,7 @@ void stat_metrics_json(const struct stat_report *r, bool with_stats,
 		if (has_value(sm, i, with_stats))
 			fputs("null", out);
 		else
-			jout_str(out, reason(sm, i, why, sizeof(why)));
+			jout_str(out, reason(r, i, why, sizeof(why)));
 		fprintf(out, ", \"threshold\": %s, \"multiplexed\": %s",
 			v->threshold < 0 ? "null" :
 			v->threshold ? "\"out\"" : "\"within\"",
