@@ -195,7 +195,8 @@ def wall_time_metrics():
 def errors_name_the_metric_and_position():
     path = metrics_file()
     try:
-        r = perfex("--metrics-file", path, "-M", "nonesuch", "--", "true")
+        r = perfex("--metrics-file", path, "--metrics", "nonesuch", "--",
+                   "true")
         check(r.returncode == 129, r)
         check("perfex: unknown metric 'nonesuch'" in r.stderr, r.stderr)
         r = perfex("--metrics-file", path, "-M", "bad_syntax", "--", "true")
