@@ -65,6 +65,12 @@ struct pc_engine {
 	struct pc_readfmt_entry *entries;
 	const volatile struct perf_event_mmap_page **pages;
 	struct pc_page_value *values;
+	struct pc_page_snap *snaps;
+
+	/* The fast read's readers when not the machine's (tests). */
+	pc_read_pmc_t read_pmc;
+	pc_read_stamp_t read_stamp;
+	uint64_t fast_reads;
 };
 
 /* ------------------------------------------------------------------ */
@@ -280,10 +286,10 @@ static bool wants_page(const struct pc_engine *e, const struct eng_event *ev,
 
 static void close_slot(struct pc_slot *slot)
 {
-	if (slot->page) {
+	if (slot->page && slot->page_mapped)
 		sys_perf_munmap((void *)slot->page, 0);
-		slot->page = NULL;
-	}
+	slot->page = NULL;
+	slot->page_mapped = false;
 	if (slot->fd >= 0) {
 		close(slot->fd);
 		slot->fd = -1;
@@ -366,6 +372,14 @@ static int open_group(struct pc_engine *e, size_t g, size_t u)
 			continue;
 		}
 		open_attr(e, event, unit, *lfd < 0, &attr);
+#if defined(__aarch64__)
+		/* The armv8 PMU's rdpmc format bit (config1:1): without it
+		 * the kernel gives the page no counter index. */
+		if (wants_page(e, event, unit) &&
+		    (attr.type == PERF_TYPE_HARDWARE ||
+		     attr.type == PERF_TYPE_HW_CACHE || attr.type == PERF_TYPE_RAW))
+			attr.config1 |= 0x2;
+#endif
 		fd = sys_perf_event_open(&attr, unit->tid, unit->cpu, *lfd,
 					 e->open_flags);
 		if (fd == -ESRCH && e->units_may_vanish)
@@ -392,8 +406,10 @@ static int open_group(struct pc_engine *e, size_t g, size_t u)
 				return err;
 		}
 		/* No page is no error: the read falls back to read(2). */
-		if (wants_page(e, event, unit))
+		if (wants_page(e, event, unit)) {
 			slot->page = sys_perf_mmap(fd, 0, false, NULL);
+			slot->page_mapped = slot->page != NULL;
+		}
 	}
 	return 0;
 }
@@ -413,8 +429,10 @@ static int alloc_open_state(struct pc_engine *e)
 	e->entries = malloc(e->max_members * sizeof(*e->entries));
 	e->pages = malloc(e->max_members * sizeof(*e->pages));
 	e->values = malloc(e->max_members * sizeof(*e->values));
+	e->snaps = malloc(e->max_members * sizeof(*e->snaps));
 	if (!e->slots || !e->leader_fds || !e->gu || !e->open_pool ||
-	    !e->read_buf || !e->entries || !e->pages || !e->values)
+	    !e->read_buf || !e->entries || !e->pages || !e->values ||
+	    !e->snaps)
 		return -ENOMEM;
 	for (i = 0; i < n; i++)
 		slot_init(&e->slots[i]);
@@ -436,6 +454,8 @@ static void free_open_state(struct pc_engine *e)
 	free(e->entries);
 	free(e->pages);
 	free(e->values);
+	free(e->snaps);
+	e->snaps = NULL;
 	e->slots = NULL;
 	e->leader_fds = NULL;
 	e->gu = NULL;
@@ -782,14 +802,21 @@ static int read_each(struct pc_engine *e, const struct eng_group *grp,
  * member's page gave a value and current times. */
 static bool read_fast(struct pc_engine *e, const struct eng_gu *gu, pid_t tid)
 {
+	const volatile struct perf_event_mmap_page *const *pages;
 	size_t i;
+	bool ok;
 
 	if (tid != pc_self_tid())
 		return false;
 	for (i = 0; i < gu->nr_open; i++)
 		e->pages[i] = gu->open[i]->page;
-	if (!pc_fastread_pages((const volatile struct perf_event_mmap_page *const *)e->pages,
-			       gu->nr_open, true, e->values))
+	pages = (const volatile struct perf_event_mmap_page *const *)e->pages;
+	if (e->read_pmc)
+		ok = pc_fastread_pages_with(pages, gu->nr_open, true, e->read_pmc,
+					    e->read_stamp, e->snaps, e->values);
+	else
+		ok = pc_fastread_pages(pages, gu->nr_open, true, e->values);
+	if (!ok)
 		return false;
 	for (i = 0; i < gu->nr_open; i++)
 		if (!e->values[i].times)
@@ -798,6 +825,7 @@ static bool read_fast(struct pc_engine *e, const struct eng_gu *gu, pid_t tid)
 		set_count(gu->open[i], e->values[i].value,
 			  e->values[i].time_enabled, e->values[i].time_running,
 			  false, 0);
+	e->fast_reads++;
 	return true;
 }
 
@@ -848,4 +876,36 @@ int pc_engine__read(struct pc_engine *e)
 		}
 	}
 	return err;
+}
+
+/* ------------------------------------------------------------------ */
+/* Test seams. */
+
+void pc_engine__set_readers(struct pc_engine *e, pc_read_pmc_t read_pmc,
+			    pc_read_stamp_t read_stamp)
+{
+	if (!e)
+		return;
+	e->read_pmc = read_pmc && read_stamp ? read_pmc : NULL;
+	e->read_stamp = read_pmc && read_stamp ? read_stamp : NULL;
+}
+
+int pc_engine__set_page(struct pc_engine *e, size_t ev, size_t u,
+			volatile struct perf_event_mmap_page *page)
+{
+	struct pc_slot *slot = pc_engine__slot(e, ev, u);
+
+	if (!slot || slot->fd < 0)
+		return -EINVAL;
+	if (slot->page && slot->page_mapped)
+		sys_perf_munmap((void *)slot->page, 0);
+	slot->page = page;
+	slot->page_mapped = false;
+	list_open(e);
+	return 0;
+}
+
+uint64_t pc_engine__fast_reads(const struct pc_engine *e)
+{
+	return e ? e->fast_reads : 0;
 }
