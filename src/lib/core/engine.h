@@ -63,8 +63,23 @@
  *
  * Signals and rings are the caller's business: the fds are in the slots
  * (pc_engine__fd()), to arm with pc_ovf (O_ASYNC, F_SETSIG), to redirect
- * with sys_perf_set_output() into the ring of another fd, or to mmap.
- * Close nothing the engine opened; pc_engine__close() does.
+ * with sys_perf_set_output() into the ring of another fd (one ring per CPU
+ * or thread: map the first event's fd on each unit, redirect the others
+ * on that unit into it), to mmap, or to read a sample's PERF_SAMPLE_READ
+ * part with pc_engine__decode_group().  Close nothing the engine opened;
+ * pc_engine__close() does.  Mappings the caller made of engine fds are
+ * the caller's to unmap (before or after the close: a mapping keeps its
+ * event alive until it is unmapped).
+ *
+ * Who uses what: a counting session opens with read_format GROUP | ID |
+ * TOTAL_TIME_*, toggles with pc_engine__enable() / __disable() and reads
+ * with pc_engine__read(); event-set rotation toggles and reads one group
+ * at a time (pc_engine__toggle_group(), pc_engine__read_group()); a
+ * sampler adds every event as its own group without PERF_FORMAT_GROUP,
+ * with inherit / enable_on_exec in its attrs as it needs, and opens with
+ * PC_ENGINE_ENABLE (or enables later); self-monitoring opens a self
+ * target with PC_ENGINE_MMAP and reads through the pages (the slots'
+ * page, with core/fastread.h directly when it wants no times).
  *
  * A new kind of target (a cgroup) adds its units and its open flag in
  * target.c (pc_target_open_flags()); nothing here changes.

@@ -26,7 +26,7 @@ size_t pc_readfmt_head_words(uint64_t read_format)
 size_t pc_readfmt_entry_words(uint64_t read_format)
 {
 	return 1 + bit(read_format, PERF_FORMAT_ID) +
-	       bit(read_format, PERF_FORMAT_LOST);
+	       bit(read_format, PC_READFMT_LOST);
 }
 
 size_t pc_readfmt_size(uint64_t read_format, size_t nr)
@@ -53,6 +53,23 @@ static uint64_t word(const unsigned char *buf, size_t i)
 	return v;
 }
 
+long pc_readfmt_length(uint64_t read_format, const void *buf, size_t len)
+{
+	size_t head = pc_readfmt_size(read_format, 0), want;
+	uint64_t nr;
+
+	if (len < head)
+		return -EIO;
+	if (!(read_format & PERF_FORMAT_GROUP))
+		return (long)head;
+	nr = word(buf, 0);
+	/* Bounded before multiplying: nr comes from the data. */
+	if (nr > len / sizeof(uint64_t))
+		return -EIO;
+	want = pc_readfmt_size(read_format, (size_t)nr);
+	return len < want ? -EIO : (long)want;
+}
+
 int pc_readfmt_decode(uint64_t read_format, const void *buf, size_t len,
 		      struct pc_readfmt *head, struct pc_readfmt_entry *entries,
 		      size_t max)
@@ -62,7 +79,7 @@ int pc_readfmt_decode(uint64_t read_format, const void *buf, size_t len,
 	bool te = read_format & PERF_FORMAT_TOTAL_TIME_ENABLED;
 	bool tr = read_format & PERF_FORMAT_TOTAL_TIME_RUNNING;
 	bool id = read_format & PERF_FORMAT_ID;
-	bool lost = read_format & PERF_FORMAT_LOST;
+	bool lost = read_format & PC_READFMT_LOST;
 	size_t head_words = (size_t)te + tr + group;
 	size_t entry_words = 1 + (size_t)id + lost;
 	size_t w, i, nr = 1;
