@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * libperfctr — performance-monitoring counters for Linux.
  * The umbrella header: include this one.
@@ -11,6 +11,8 @@
 #include <perfctr/event.h>
 #include <perfctr/target.h>
 #include <perfctr/session.h>
+#include <perfctr/notify.h>
+#include <perfctr/set.h>
 #include <perfctr/info.h>
 #include <perfctr/vperfctr.h>
 #include <perfctr/region.h>
@@ -21,5 +23,6 @@
 #include <perfctr/record.h>
 #include <perfctr/perfdata.h>
 #include <perfctr/sampler.h>
+#include <perfctr/reader.h>
 
 #endif /* PERFCTR_PERFCTR_H */

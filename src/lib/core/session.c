@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Sessions: groups of events counted on every unit of a target, a policy
  * over the counter engine (what is opened how, when it counts, sums over
