@@ -210,7 +210,7 @@ static int parse_options(int argc, char **argv, struct stat_options *o)
 		return PERFEX_EXIT_USAGE;
 	}
 	modes = (o->cfg.command ? MODE_COMMAND : 0) |
-		(o->cfg.cpus && !o->cfg.tid ? MODE_CPUS : 0) |
+		(o->cfg.cpus ? MODE_CPUS : 0) |
 		(o->cfg.pid || o->cfg.tid ? MODE_THREADS : 0) |
 		(o->cfg.sets ? MODE_SETS : 0);
 	ret = perfex_options_check_modes(&o->parse, modes);
