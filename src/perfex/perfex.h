@@ -42,6 +42,10 @@ void perfex_hint(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* getopt_long returned ':' (a missing argument) or an unknown option:
  * say which, print @usage on stderr; returns PERFEX_EXIT_USAGE. */
 int perfex_option_error(int c, char **argv, const char *usage);
+/* A command that cannot run (perfctr_target__new_command()'s or
+ * __start()'s errno @err): the message, a hint, and the shell's exit
+ * status (127 not found, 126 not executable). */
+int perfex_command_error(char *const *argv, int err);
 /* The error for the option getopt_long() just refused in @argv. */
 void perfex_unknown_option(char *const *argv);
 /*
