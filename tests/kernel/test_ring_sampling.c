@@ -922,7 +922,7 @@ TEST(command_target_from_exec)
 	struct tally t;
 	int status = -1, err;
 
-	tp_attr(&attr, 1, PERF_SAMPLE_TID, 0);
+	tp_attr(&attr, 1, PERF_SAMPLE_TID | PERF_SAMPLE_CPU, 0);
 	cmd = perfctr_target__new_command(argv, NULL);
 	REQUIRE(cmd);
 	o.target = cmd;
