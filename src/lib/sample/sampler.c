@@ -310,8 +310,8 @@ int perfctr_sampler__set_filter(struct perfctr_sampler *s, size_t idx,
 
 static int add_pos(struct perfctr_sampler *s, pid_t tid, int cpu)
 {
-	struct position *n = realloc(s->pos, (s->nr_pos + 1) * sizeof(*n));
 	size_t ring = ring_for(s, cpu);
+	struct position *n = realloc(s->pos, (s->nr_pos + 1) * sizeof(*n));
 
 	if (!n)
 		return -ENOMEM;
