@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * libperfctr — performance-monitoring counters for Linux.
  * The umbrella header: include this one.
@@ -21,5 +21,6 @@
 #include <perfctr/record.h>
 #include <perfctr/perfdata.h>
 #include <perfctr/sampler.h>
+#include <perfctr/reader.h>
 
 #endif /* PERFCTR_PERFCTR_H */

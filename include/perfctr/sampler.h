@@ -1,9 +1,9 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * libperfctr — samplers: sampling events opened on a target with their
  * rings, ready for perfctr_ring_poll() and a perf.data writer.
  *
- * What is sampled is a perfctr_target (seed 004's modes are its kinds):
+ * What is sampled is a perfctr_target (its kinds are perf's ring modes):
  *  - a process (every thread it has now) or a command (held before its
  *    exec): with inherit, so that the threads and children it starts are
  *    sampled too; one event per thread, CPU and attr, one ring per online
@@ -37,7 +37,7 @@
  *    event, added by open as the last attr (named "dummy");
  *  - PERF_SAMPLE_PERIOD is removed from software and tracepoint events
  *    with a fixed period: the kernel then samples them on *every* event
- *    whatever the period (kernel-facts item 2).  The decoder fills
+ *    whatever the period (perf record is affected too).  The decoder fills
  *    sample.period from the attr instead.
  *
  * Thread safety: not synchronised; one thread uses a sampler at a time.
@@ -90,7 +90,8 @@ struct perfctr_sampler_opts {
 	 * perfctr_sampler__enable() starts it.  Implied by a command target
 	 * that is not started yet. */
 	bool enable_on_exec;
-	/* Keep PERF_SAMPLE_PERIOD even where kernel-facts item 2 applies. */
+	/* Keep PERF_SAMPLE_PERIOD even on the fixed-period software and
+	 * tracepoint events it makes sample on every event (see above). */
 	bool keep_sample_period;
 	/* Carry the side-band records (the attrs' mmap, mmap2, comm,
 	 * comm_exec, task, context_switch, ... bits) on a dummy software

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * perfex script — one line per sample of a perf.data file:
  *
@@ -7,36 +7,26 @@
  * Fields the recording did not ask for print as '-'.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "perfex.h"
-#include "walk.h"
+#include <perfctr/perfctr.h>
+#include <perfctr/reader.h>
 
-static const char usage_text[] =
-"usage: perfex script [options]\n"
-"\n"
-"  -i, --input FILE      the perf.data file to read (default: perf.data)\n"
-"  -g, --callchain       print the callchain of each sample below it\n"
-"      --kallsyms FILE   kernel symbols from FILE (default: /proc/kallsyms)\n"
-"      --no-demangle     C++ names as the binaries spell them (mangled)\n"
-"  -h, --help            this text\n"
-"\n"
-"Each line: comm pid/tid [cpu] time: period event: ip symbol+offset (dso)\n"
-"Exit status: 0, 129 bad option, 134 missing, unreadable or damaged file.\n";
+#include "options.h"
+#include "perfex.h"
 
 struct script {
 	bool callchain;
 };
 
-static void print_loc(struct walk *w, pid_t pid, uint64_t ip, bool kernel,
+static void print_loc(struct perfctr_reader *rd, pid_t pid, uint64_t ip, bool kernel,
 		      uint64_t shown_ip)
 {
 	struct perfctr_symbol_loc loc = { .sz = sizeof(loc) };
 
-	perfctr_symbols__resolve(walk_symbols(w), pid, ip, kernel, 0, &loc);
+	perfctr_symbols__resolve(perfctr_reader__symbols(rd), pid, ip, kernel, 0, &loc);
 	printf("%16" PRIx64 " ", shown_ip);
 	if (loc.sym)
 		printf("%s+0x%" PRIx64, loc.sym,
@@ -46,9 +36,9 @@ static void print_loc(struct walk *w, pid_t pid, uint64_t ip, bool kernel,
 	printf(" (%s)\n", loc.dso);
 }
 
-static int print_sample(struct walk *w, const struct walk_sample *ws, void *ctx)
+static void print_sample(struct perfctr_reader *rd, const struct script *sc,
+			 const struct perfctr_reader_sample *ws)
 {
-	const struct script *sc = ctx;
 	const struct perfctr_sample *s = ws->sample;
 	char comm[32];
 
@@ -72,7 +62,7 @@ static int print_sample(struct walk *w, const struct walk_sample *ws, void *ctx)
 		printf("-: ");
 	printf("%10" PRIu64 " %s: ", s->period, ws->event);
 	if (s->type & PERF_SAMPLE_IP)
-		print_loc(w, (pid_t)s->pid, s->ip, ws->kernel, s->ip);
+		print_loc(rd, (pid_t)s->pid, s->ip, ws->kernel, s->ip);
 	else
 		printf("-\n");
 	if (sc->callchain && (s->type & PERF_SAMPLE_CALLCHAIN)) {
@@ -90,68 +80,79 @@ static int print_sample(struct walk *w, const struct walk_sample *ws, void *ctx)
 				continue;
 			}
 			printf("%24s", "");
-			print_loc(w, (pid_t)s->pid, ip > 0 ? ip - 1 : ip, kernel, ip);
+			print_loc(rd, (pid_t)s->pid, ip > 0 ? ip - 1 : ip, kernel, ip);
 		}
 		printf("\n");
 	}
-	return 0;
+}
+
+struct script_opts {
+	struct script sc;
+	const char *input;
+	struct perfctr_reader_opts *ropts;
+};
+
+static int script_option(struct perfex_parse *p, void *ctx)
+{
+	struct script_opts *so = ctx;
+
+	switch (p->opt->id) {
+	case OPT_INPUT:
+		so->input = p->arg;
+		break;
+	case OPT_CALLCHAIN:
+		so->sc.callchain = true;
+		break;
+	case OPT_KALLSYMS:
+		so->ropts->kallsyms = p->arg;
+		break;
+	case OPT_NO_DEMANGLE:
+		so->ropts->no_demangle = true;
+		break;
+	default:
+		break;
+	}
+	return -1;
 }
 
 int cmd_script(int argc, char **argv)
 {
-	enum { OPT_KALLSYMS = 256, OPT_NO_DEMANGLE };
-	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "callchain", no_argument, NULL, 'g' },
-		{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
-		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct walk_opts wopts = { .input = "perf.data", .symbols = true };
-	struct script sc = { 0 };
-	struct walk *w;
-	int c, ret;
+	PERFCTR_OPTS(perfctr_reader_opts, ropts);
+	struct perfctr_reader_sample rs = { .sz = sizeof(rs) };
+	struct perfctr_reader_stats st = { .sz = sizeof(st) };
+	struct script_opts so = { .input = "perf.data", .ropts = &ropts };
+	const char *input;
+	struct script sc;
+	struct perfctr_reader *rd;
+	struct perfex_parse p;
+	int ret, r;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:gh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			wopts.input = optarg;
-			break;
-		case 'g':
-			sc.callchain = true;
-			break;
-		case OPT_KALLSYMS:
-			wopts.kallsyms = optarg;
-			break;
-		case OPT_NO_DEMANGLE:
-			wopts.no_demangle = true;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
-		default:	/* ':' or an unknown option */
-			return perfex_option_error(c, argv, usage_text);
-		}
-	}
+	ret = perfex_options_parse(&p, PERFEX_CMD_SCRIPT, argc, argv, false,
+				   script_option, &so);
+	if (ret >= 0)
+		return ret;
+	input = so.input;
+	sc = so.sc;
 	if (optind < argc) {
 		perfex_error("unexpected argument '%s'", argv[optind]);
-		fputs(usage_text, stderr);
+		perfex_hint("perfex script --help lists the options");
 		return PERFEX_EXIT_USAGE;
 	}
-	w = walk_open(&wopts, &ret);
-	if (!w)
+	rd = perfex_reader_open(input, &ropts, &ret);
+	if (!rd)
 		return ret;
-	ret = walk_run(w, print_sample, &sc);
-	if (!ret && walk_stats(w)->lost + walk_stats(w)->lost_samples)
+	while ((r = perfctr_reader__next(rd, &rs)) > 0)
+		print_sample(rd, &sc, &rs);
+	if (r < 0)
+		ret = perfex_reader_error(input, r);
+	perfctr_reader__stats(rd, SIZE_MAX, &st);
+	if (!ret && st.lost + st.lost_samples)
 		fprintf(stderr, "perfex: %" PRIu64 " samples were lost while recording\n",
-			walk_stats(w)->lost + walk_stats(w)->lost_samples);
+			st.lost + st.lost_samples);
 	if (fflush(stdout) && !ret) {
 		perfex_error("cannot write: %s", strerror(errno));
 		ret = PERFEX_EXIT_IO;
 	}
-	walk_close(w);
+	perfctr_reader__close(rd);
 	return ret;
 }

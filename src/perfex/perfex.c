@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * perfex — one binary, a dispatch table of subcommands.  Without a
  * subcommand perfex counts (`perfex [options] -- command`), like the
@@ -6,7 +6,6 @@
  * `perfex help CMD`.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -71,16 +70,6 @@ int perfex_command_error(char *const *argv, int err)
 	return PERFEX_EXIT_INTERNAL;
 }
 
-int perfex_option_error(int c, char **argv, const char *usage)
-{
-	if (c == ':')
-		perfex_error("option '%s' needs an argument", argv[optind - 1]);
-	else
-		perfex_error("unknown option '%s'", argv[optind - 1]);
-	fputs(usage, stderr);
-	return PERFEX_EXIT_USAGE;
-}
-
 void perfex_hint(const char *fmt, ...)
 {
 	va_list ap;
@@ -90,43 +79,6 @@ void perfex_hint(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-}
-
-void perfex_unknown_option(char *const *argv)
-{
-	if (optopt)
-		perfex_error("unknown option '-%c'", optopt);
-	else
-		perfex_error("unknown option '%s'", argv[optind - 1]);
-}
-
-int perfex_json_options(int argc, char **argv, const char *usage, bool *json)
-{
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-
-	*json = false;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "jh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			*json = true;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return 0;
-		default:
-			perfex_unknown_option(argv);
-			fputs(usage, stderr);
-			return PERFEX_EXIT_USAGE;
-		}
-	}
-	return -1;
 }
 
 static void usage(FILE *out)

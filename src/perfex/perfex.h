@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * perfex — shared declarations of the subcommands.  Each subcommand lives
  * in its own file (cmd-<name>.c) and uses the public libperfctr API only.
@@ -39,21 +39,20 @@ int cmd_regions(int argc, char **argv);	/* perfex --regions -- cmd */
 void perfex_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "hint: <msg>" on stderr: the cure, when we know it. */
 void perfex_hint(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* getopt_long returned ':' (a missing argument) or an unknown option:
- * say which, print @usage on stderr; returns PERFEX_EXIT_USAGE. */
-int perfex_option_error(int c, char **argv, const char *usage);
 /* A command that cannot run (perfctr_target__new_command()'s or
  * __start()'s errno @err): the message, a hint, and the shell's exit
  * status (127 not found, 126 not executable). */
 int perfex_command_error(char *const *argv, int err);
-/* The error for the option getopt_long() just refused in @argv. */
-void perfex_unknown_option(char *const *argv);
-/*
- * The options of a subcommand that takes only --json (-j) and --help (-h):
- * sets *@json, prints @usage for --help (stdout) or a bad option (stderr).
- * Returns -1 to go on with the arguments from optind, or else the exit
- * status of the subcommand.
- */
-int perfex_json_options(int argc, char **argv, const char *usage, bool *json);
+
+struct perfctr_reader;
+struct perfctr_reader_opts;
+/* perfctr_reader__open() of @input that says why it failed: NULL with
+ * *@exit_code set (0 on success). */
+struct perfctr_reader *perfex_reader_open(const char *input,
+					  const struct perfctr_reader_opts *opts,
+					  int *exit_code);
+/* Say what perfctr_reader__next()'s error @err (< 0) means; returns the
+ * exit status. */
+int perfex_reader_error(const char *input, int err);
 
 #endif /* PERFEX_H */

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """perfex counting mode: every failure of perfex's own gives its message
 (git style: "perfex: ..." lowercase, a hint with the cure) and its exit
 code (src/perfex/perfex.h, docs/perfex.1)."""
@@ -123,20 +124,21 @@ def usage_errors():
         (("--bogus", "--", "true"), "unknown option '--bogus'"),
         (("-Z", "--", "true"), "unknown option '-Z'"),
         (("-e",), "needs an argument"),
-        (("-r", "0", "--", "true"), "bad repeat count '0'"),
-        (("-r", "x", "--", "true"), "bad repeat count 'x'"),
-        (("-I", "abc", "--", "true"), "bad interval 'abc'"),
-        (("-I", "5", "--", "true"), "bad interval '5'"),
-        (("-p", "-3"), "bad process id '-3'"),
-        (("-t", "0"), "bad thread id '0'"),
-        (("-x", "", "--", "true"), "empty field separator"),
-        (("-A", "--", "true"), "-A needs -a or -C"),
-        (("--per-thread", "--", "true"), "--per-thread needs -p or -t"),
-        (("-r", "2", "-a"), "-r needs a command"),
+        (("-r", "0", "--", "true"), "option '-r' expects a count of 1 or more (not '0')"),
+        (("-r", "x", "--", "true"), "option '-r' expects a count"),
+        (("-I", "abc", "--", "true"), "option '-I' expects milliseconds"),
+        (("-I", "5", "--", "true"), "option '-I' expects milliseconds, at least 10 (not '5')"),
+        (("-p", "-3"), "option '-p' expects a process id (not '-3')"),
+        (("-t", "0"), "option '-t' expects a thread id"),
+        (("-x", "", "--", "true"), "option '-x' needs a separator"),
+        (("-A", "--", "true"), "option '-A' needs -a or -C"),
+        (("--per-thread", "--", "true"), "option '--per-thread' needs -p or -t"),
+        (("-r", "2", "-a"), "option '-r' needs a command"),
         (("-r", "2", "-I", "100", "--", "true"), "cannot be combined"),
         (("-a", "-p", "1"), "choose one target"),
         (("-a", "-t", "1"), "choose one target"),
-        (("--filter", "common_pid == 1", "--", "true"), "needs an -e before it"),
+        (("--filter", "common_pid == 1", "--", "true"),
+         "option '--filter' needs an -e before it"),
         ((), "no command to run"),
         (("-e", "task-clock"), "no command to run"),
     ]

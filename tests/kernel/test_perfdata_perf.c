@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Kernel tier: perf.data interchange with perf itself.  A file we record
  * (getppid tracepoint, period 100, N calls: exactly N/100 samples) must
@@ -110,7 +110,7 @@ TEST(perf_reads_our_file)
 	if (err)
 		test_skip("cannot open the tracepoint: %s", strerror(-err));
 	snprintf(file, sizeof(file), "/tmp/pctest-ours-%d.data", (int)getpid());
-	writer = perfctr_perfdata_writer__new(file, NULL);
+	writer = perfctr_perfdata_writer__open(file, NULL);
 	REQUIRE(writer);
 	nr_ids = perfctr_sampler__ids(s, 0, &ids);
 	REQUIRE(perfctr_perfdata_writer__add_attr(writer, perfctr_sampler__attr(s, 0),

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * The sampler: sampling events opened on the positions of a target (its
  * units, each spread over the online CPUs when the target inherits), one
