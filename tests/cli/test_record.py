@@ -620,6 +620,8 @@ def help_lists_every_option():
         r3 = perfex("record", opt, "--help") if opt in ("--overwrite", "--snapshot",
                                                          "--quiet", "--call-graph",
                                                          "--all-cpus", "--help") \
+            else perfex("record", "-e", TP, opt, "1", "--help") \
+            if opt == "--filter" \
             else perfex("record", opt, "1", "--help")
         check(r3.returncode == 0, (opt, r3.stderr))
 
