@@ -323,4 +323,21 @@ def headers_and_docs_point_only_at_shipped_documents():
     check(not bad, "; ".join(bad))
 
 
+@case
+def every_public_header_has_a_man_page():
+    # A page documents a header when its SYNOPSIS includes it.
+    documented = set()
+    for page in glob.glob(os.path.join(TOP, "docs", "*.3")):
+        documented |= set(re.findall(r"#include <perfctr/([\w.]+)>",
+                                     open(page).read()))
+    inc = os.path.join(TOP, "include", "perfctr")
+    headers = sorted(h for h in os.listdir(inc) if h.endswith(".h"))
+    missing = [h for h in headers if h not in documented]
+    check(not missing, "no page in docs/ includes: %s" % " ".join(missing))
+    umbrella = open(os.path.join(inc, "perfctr.h")).read()
+    left_out = [h for h in headers if h != "perfctr.h"
+                and "#include <perfctr/%s>" % h not in umbrella]
+    check(not left_out, "perfctr.h does not include: %s" % " ".join(left_out))
+
+
 run_cases()
