@@ -89,6 +89,18 @@ def test_sources(patterns):
 
 
 @case
+def names_are_unique_per_subcommand():
+    # Two rows of one subcommand with one name: getopt would take the
+    # first, and the second's handler would never run.
+    for sub in COMMANDS:
+        opts = table(sub)
+        shorts = [s for s, _ in opts if s]
+        longs = [l for _, l in opts if l]
+        check(len(set(shorts)) == len(shorts), (sub, shorts))
+        check(len(set(longs)) == len(longs), (sub, longs))
+
+
+@case
 def every_option_is_exercised():
     # An option counts as used when a test passes it as a string of its
     # own ("-I", "--per-thread", "--kallsyms=...") or glued to its value
