@@ -29,6 +29,7 @@ enum perfex_exit {
 /* Each returns the process exit status. */
 int cmd_stat(int argc, char **argv);	/* counting mode (the default) */
 int cmd_list(int argc, char **argv);
+int list_metrics(bool json, bool groups);	/* perfex list metrics|metricgroups */
 int cmd_info(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);

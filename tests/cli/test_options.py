@@ -156,4 +156,19 @@ def errors_name_the_option():
         check("hint: " in r.stderr, (args, r.stderr))
 
 
+@case
+def modes_follow_the_target():
+    # -A needs CPUs: -C with -t counts a thread on CPUs, and takes it.
+    import subprocess
+    from pctest import work
+    w = subprocess.Popen([work(), "sleep", "300"])
+    try:
+        r = perfex("-x,", "-A", "-t", str(w.pid), "-C", "0", "-e", "task-clock")
+        check(r.returncode == 0 and r.stderr.startswith("CPU0,"), r)
+    finally:
+        w.wait()
+    r = perfex("-A", "-t", "1", "-e", "task-clock")
+    check(r.returncode == 129 and "option '-A' needs -a or -C" in r.stderr, r)
+
+
 run_cases()
