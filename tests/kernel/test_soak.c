@@ -103,8 +103,7 @@ TEST(sessions)
 
 static int sampler_cycle(void *ctx)
 {
-	PERFCTR_OPTS(perfctr_sampler_opts, o, .mode = PERFCTR_SAMPLER_THREAD,
-		     .data_pages = 1);
+	PERFCTR_OPTS(perfctr_sampler_opts, o, .target = ctx, .data_pages = 1);
 	struct perf_event_attr attr = {
 		.size = sizeof(attr), .type = PERF_TYPE_SOFTWARE,
 		.config = PERF_COUNT_SW_TASK_CLOCK, .sample_period = 100000,
@@ -113,7 +112,6 @@ static int sampler_cycle(void *ctx)
 	struct perfctr_sampler *s = perfctr_sampler__new(&o);
 	int bad;
 
-	(void)ctx;
 	bad = !s || perfctr_sampler__add_attr(s, &attr, "task-clock") < 0 ||
 	      perfctr_sampler__open(s) || perfctr_sampler__enable(s) ||
 	      perfctr_sampler__disable(s);
@@ -123,7 +121,11 @@ static int sampler_cycle(void *ctx)
 
 TEST(samplers)
 {
-	soak("samplers", sampler_cycle, NULL);
+	struct perfctr_target *self = perfctr_target__new_self();
+
+	REQUIRE(self);
+	soak("samplers", sampler_cycle, self);
+	perfctr_target__delete(self);
 }
 
 static int vperfctr_cycle(void *ctx)
