@@ -471,6 +471,188 @@ TEST(notify_records_group_values)
 	perfctr_target__delete(t);
 }
 
+/* Both events of a two-set session count only this thread's calls. */
+static void filter_own_calls(struct perfctr_session *s, pid_t tid)
+{
+	char filter[64];
+
+	snprintf(filter, sizeof(filter), "common_pid == %d", (int)tid);
+	for (size_t e = 0; e < perfctr_session__nr_events(s); e++)
+		REQUIRE(perfctr_session__set_filter(s, e, filter) == 0);
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+TEST(cpu_target_switches_on_wall_time_exact_sums)
+{
+	/*
+	 * Every CPU, two sets counting getppid of this thread only, each
+	 * switched away after 2 ms of wall time.  The timeout's signal comes
+	 * to this thread, the one that attached and makes the calls: a
+	 * switch happens between two calls, so the sets' counts add up to
+	 * the calls exactly.  While the thread sleeps no task of the target
+	 * runs, yet the sets go on switching: per-CPU sets switch on wall
+	 * time, not on anybody's run time.
+	 */
+	struct perfctr_session *s = two_sets(TP_GETPPID, TP_GETPPID, 3,
+					     PERFCTR_SET_SWITCH_TIMEOUT, 2000000);
+	PERFCTR_OPTS(perfctr_set_desc, d0, .id = 0, .flags = PERFCTR_SET_SWITCH_TIMEOUT,
+		     .timeout_ns = 2000000);
+	struct perfctr_target *t;
+	struct perfctr_set_info i0, i3;
+	uint64_t runs_before;
+	long calls = 0;
+
+	test_require_root();
+	REQUIRE(perfctr_session__create_set(s, &d0) == 0);
+	filter_own_calls(s, gettid());
+	REQUIRE(perfctr_session__set_signal(s, SIGRTMIN + 6, 0) == 0);
+	t = perfctr_target__new_cpus(NULL);
+	REQUIRE(t);
+	REQUIRE(perfctr_session__attach(s, t) == 0);
+	REQUIRE(perfctr_session__start(s) == 0);
+	for (int k = 0; k < 20; k++) {
+		do_getppid(2000 + k);
+		calls += 2000 + k;
+	}
+	REQUIRE(perfctr_session__read(s) == 0);
+	runs_before = set_info(s, 0).runs + set_info(s, 3).runs;
+	sleep_ms(60);
+	do_getppid(777);
+	calls += 777;
+	REQUIRE(perfctr_session__stop(s) == 0);
+	REQUIRE(perfctr_session__read(s) == 0);
+	CHECK_EQ_U64(value_of(s, 0) + value_of(s, 1), (uint64_t)calls);
+	i0 = set_info(s, 0);
+	i3 = set_info(s, 3);
+	/* 60 ms asleep at 2 ms per run: far more than 5 switches (a thread's
+	 * run time would have made none). */
+	CHECK(i0.runs + i3.runs >= runs_before + 5);
+	CHECK(i0.runs == i3.runs || i0.runs == i3.runs + 1);
+	/* Each run is about one timeout of wall time (longest CPU). */
+	CHECK(i0.active_ns >= (i0.runs - 1) * 1000000);
+	CHECK_EQ_U64(i0.missed_switches, 0);
+	/* Counted on the CPUs it ran on, nothing elsewhere. */
+	{
+		uint64_t sum = 0;
+
+		for (size_t u = 0; u < perfctr_session__nr_units(s); u++)
+			sum += unit_value_of(s, 0, u) + unit_value_of(s, 1, u);
+		CHECK_EQ_U64(sum, (uint64_t)calls);
+	}
+	for (size_t e = 0; e < 2; e++) {
+		struct perfctr_estimate est = { .sz = sizeof(est) };
+
+		REQUIRE(perfctr_session__estimate(s, e, &est) == 0);
+		CHECK(est.status == PERFCTR_ESTIMATE_SCALED ||
+		      est.status == PERFCTR_ESTIMATE_NO_ERROR);
+		CHECK(est.fraction > 0.0 && est.fraction < 1.0);
+	}
+	perfctr_session__delete(s);
+	perfctr_target__delete(t);
+}
+
+TEST(cpu_list_target_manual_switch_exact_per_set)
+{
+	/* A CPU list, sets switched by hand between phases of this
+	 * thread's calls: each set holds exactly the calls of its phases. */
+	struct perfctr_session *s = two_sets(TP_GETPPID, TP_GETPPID, 1,
+					     PERFCTR_SET_SWITCH_TIMEOUT,
+					     3600ull * 1000000000);
+	struct perfctr_target *t;
+	uint64_t want[2] = { 0, 0 };
+	char cpus[32];
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	test_require_root();
+	filter_own_calls(s, gettid());
+	REQUIRE(perfctr_session__set_signal(s, SIGRTMIN + 6, 0) == 0);
+	snprintf(cpus, sizeof(cpus), ncpu > 1 ? "0-%ld" : "0", ncpu - 1);
+	t = perfctr_target__new_cpus(cpus);
+	REQUIRE(t);
+	REQUIRE(perfctr_session__attach(s, t) == 0);
+	REQUIRE(perfctr_session__start(s) == 0);
+	for (int k = 0; k < 7; k++) {
+		int active = perfctr_session__active_set(s);
+
+		CHECK_EQ_INT(active, k % 2);
+		do_getppid(100 * (k + 1));
+		want[k % 2] += 100 * (k + 1);
+		if (k < 6)
+			REQUIRE(perfctr_session__switch(s) == 0);
+	}
+	REQUIRE(perfctr_session__stop(s) == 0);
+	do_getppid(50);			/* stopped: not counted */
+	REQUIRE(perfctr_session__read(s) == 0);
+	CHECK_EQ_U64(value_of(s, 0), want[0]);
+	CHECK_EQ_U64(value_of(s, 1), want[1]);
+	CHECK_EQ_U64(set_info(s, 0).runs, 4);
+	CHECK_EQ_U64(set_info(s, 1).runs, 3);
+	perfctr_session__delete(s);
+	perfctr_target__delete(t);
+}
+
+/* Wait until event @idx of @s has counted @want (the workload runs on). */
+static bool wait_for_count(struct perfctr_session *s, size_t idx, uint64_t want)
+{
+	for (int i = 0; i < 5000; i++) {
+		if (perfctr_session__read(s) == 0 && value_of(s, idx) >= want)
+			return value_of(s, idx) == want;
+		usleep(1000);
+	}
+	return false;
+}
+
+TEST(process_target_manual_switch_exact_per_set)
+{
+	/* Another process (-p): sets switched by hand while it waits between
+	 * phases of calls, so each set holds exactly its phases' calls. */
+	char *pre[] = { NULL };
+	char *post[] = { "getppid", "100", "wait", "getppid", "200", "wait",
+			 "getppid", "300", "wait", "getppid", "400", NULL };
+	struct perfctr_session *s = two_sets(TP_GETPPID, TP_GETPPID, 2,
+					     PERFCTR_SET_SWITCH_TIMEOUT,
+					     3600ull * 1000000000);
+	struct perfctr_target *t;
+	struct workload w;
+	uint64_t want[2] = { 0, 0 };
+	int status;
+
+	REQUIRE(perfctr_session__set_signal(s, SIGRTMIN + 6, 0) == 0);
+	workload_spawn(&w, pre, post);
+	t = perfctr_target__new_process(w.pid);
+	REQUIRE(t);
+	REQUIRE(perfctr_session__attach(s, t) == 0);
+	REQUIRE(perfctr_session__start(s) == 0);
+	for (int k = 0; k < 4; k++) {
+		size_t set = (size_t)k % 2;
+
+		CHECK_EQ_INT(perfctr_session__active_set(s), set ? 2 : 0);
+		(void)!write(w.stdin_fd, "go\n", 3);
+		want[set] += 100 * (k + 1);
+		CHECK(wait_for_count(s, set, want[set]));
+		if (k < 3)
+			REQUIRE(perfctr_session__switch(s) == 0);
+	}
+	close(w.stdin_fd);
+	waitpid(w.pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	REQUIRE(perfctr_session__stop(s) == 0);
+	REQUIRE(perfctr_session__read(s) == 0);
+	CHECK_EQ_U64(value_of(s, 0), 400);
+	CHECK_EQ_U64(value_of(s, 1), 600);
+	CHECK_EQ_U64(set_info(s, 0).runs, 2);
+	CHECK_EQ_U64(set_info(s, 2).runs, 2);
+	perfctr_session__delete(s);
+	perfctr_target__delete(t);
+}
+
 TEST_MAIN(TEST_CASE(set_life_cycle),
 	  TEST_CASE(switch_after_overflows_sums_exact),
 	  TEST_CASE(manual_switch_and_estimates),
@@ -478,4 +660,7 @@ TEST_MAIN(TEST_CASE(set_life_cycle),
 	  TEST_CASE(notifications_self),
 	  TEST_CASE(blocking_notifications_stop_the_target),
 	  TEST_CASE(sampling_controls_through_session),
-	  TEST_CASE(notify_records_group_values))
+	  TEST_CASE(notify_records_group_values),
+	  TEST_CASE(cpu_target_switches_on_wall_time_exact_sums),
+	  TEST_CASE(cpu_list_target_manual_switch_exact_per_set),
+	  TEST_CASE(process_target_manual_switch_exact_per_set))
