@@ -205,8 +205,8 @@ PERFCTR_API int perfctr_session__set_id(const struct perfctr_session *session,
  * with @period that switches its set away after @n overflows in one run
  * (the counter keeps sampling and notifying too).  Its set gets
  * PERFCTR_SET_SWITCH_OVERFLOW.  Only while detached.
- * Return: 0, -EBUSY attached, -EINVAL (@idx, @period or @n is 0, or event
- * index 64 or more).
+ * Return: 0, -EBUSY attached, -EINVAL (@idx out of range, @period or @n
+ * is 0).
  */
 PERFCTR_API int perfctr_session__switch_after(struct perfctr_session *session,
 					      size_t idx, uint64_t period,
@@ -273,7 +273,7 @@ PERFCTR_API int perfctr_session__estimate(const struct perfctr_session *session,
  * pid, tid, cpu and ip of the overflow, taken from a one-page sample ring
  * of the counter) in the session's queue.  @ctl: sampling controls, NULL
  * for none.  Only while detached.
- * Return: 0, -EBUSY, -EINVAL (event index 64 or more, @period 0).
+ * Return: 0, -EBUSY, -EINVAL (@idx out of range, @period 0).
  */
 PERFCTR_API int perfctr_session__notify(struct perfctr_session *session,
 					size_t idx, uint64_t period,
