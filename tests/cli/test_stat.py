@@ -59,7 +59,26 @@ def breakpoint_counts_writes_exactly():
         r, rows = run_csv("-e", spec, "--", *norand, work(), "write", n)
         check(r.returncode == 0, r.stderr)
         counts.append(csv_count(rows, spec))
+    if counts == [0, 0]:
+        breakpoints_fire_or_skip(spec, norand + [work(), "write", "1000"])
     check(counts[1] - counts[0] == 1000, counts)
+
+
+def breakpoints_fire_or_skip(spec, cmd):
+    # Some VMs accept breakpoint events but never fire them (the debug
+    # registers are not the guest's).  The reference tool tells that
+    # apart from an encoding of ours that watches the wrong thing.
+    perf = "/usr/bin/perf"
+    if not os.access(perf, os.X_OK):
+        return
+    r = subprocess.run([perf, "stat", "-x,", "-e", spec, "--"] + cmd,
+                       capture_output=True, text=True, timeout=60)
+    for line in r.stderr.splitlines():
+        f = line.split(",")
+        if len(f) > 2 and f[2].startswith("mem:") and f[0] == "0":
+            from pctest import skip
+            skip("hardware breakpoints open but do not fire here "
+                 "(perf stat counts 0 for %s too)" % spec)
 
 
 @case

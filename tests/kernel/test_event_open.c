@@ -113,6 +113,7 @@ TEST(breakpoint_counts_writes)
 	char spec[64];
 	int fd, i;
 
+	test_require_breakpoints_fire();
 	snprintf(spec, sizeof(spec), "mem:%p/%zu:w", (void *)&watched,
 		 sizeof(watched));
 	l = parse_host(spec);

@@ -526,12 +526,16 @@ static volatile uint64_t watched;
 TEST(breakpoint_counts_writes)
 {
 	char name[64];
-	struct perfctr_session *s = perfctr_session__new(NULL);
-	struct perfctr_target *t = perfctr_target__new_self();
-	struct perfctr_evlist *list = perfctr_evlist__new();
+	struct perfctr_session *s;
+	struct perfctr_target *t;
+	struct perfctr_evlist *list;
 	struct perf_event_attr bp;
 	const struct perf_event_attr *attr;
 
+	test_require_breakpoints_fire();
+	s = perfctr_session__new(NULL);
+	t = perfctr_target__new_self();
+	list = perfctr_evlist__new();
 	REQUIRE(s && t && list);
 	/* mem:ADDR/8:w, built by hand so that this tests the session alone */
 	memset(&bp, 0, sizeof(bp));

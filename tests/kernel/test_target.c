@@ -24,52 +24,6 @@ static const char *pcwork(void)
 	return test_build_path("tests/workload/pcwork");
 }
 
-TEST(cpulist_parse_table)
-{
-	static const struct { const char *list; int rc; const char *cpus; } rows[] = {
-		{ "0", 1, "0" },
-		{ "3", 1, "3" },
-		{ "0-3", 4, "0,1,2,3" },
-		{ "0-3,5", 5, "0,1,2,3,5" },
-		{ "5,0-1", 3, "0,1,5" },		/* sorted */
-		{ "1,1,0-1", 2, "0,1" },		/* duplicates merged */
-		{ "2-2", 1, "2" },
-		{ "10-12,7", 4, "7,10,11,12" },
-		{ "", -EINVAL, NULL },
-		{ ",", -EINVAL, NULL },
-		{ "0,", -EINVAL, NULL },
-		{ ",0", -EINVAL, NULL },
-		{ "3-1", -EINVAL, NULL },
-		{ "-1", -EINVAL, NULL },
-		{ "0-", -EINVAL, NULL },
-		{ "a", -EINVAL, NULL },
-		{ "0 1", -EINVAL, NULL },
-		{ "0x1", -EINVAL, NULL },
-		{ "99999999", -EINVAL, NULL },
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		int *cpus = NULL;
-		int rc = pc_parse_cpulist(rows[i].list, &cpus);
-		char got[256] = "";
-		size_t len = 0;
-
-		if (rc != rows[i].rc) {
-			test_fail(__FILE__, __LINE__, "'%s': %d, want %d",
-				  rows[i].list, rc, rows[i].rc);
-			free(rc > 0 ? cpus : NULL);
-			continue;
-		}
-		for (int k = 0; k < rc; k++)
-			len += snprintf(got + len, sizeof(got) - len, "%s%d",
-					k ? "," : "", cpus[k]);
-		if (rc > 0)
-			CHECK_STR(got, rows[i].cpus);
-		free(rc > 0 ? cpus : NULL);
-	}
-}
-
 TEST(cpus_all_online)
 {
 	struct perfctr_target *t = perfctr_target__new_cpus(NULL);
@@ -509,8 +463,7 @@ TEST(process_wait_for_a_process_we_did_not_fork)
 	perfctr_target__delete(t);
 }
 
-TEST_MAIN(TEST_CASE(cpulist_parse_table),
-	  TEST_CASE(cpus_all_online),
+TEST_MAIN(TEST_CASE(cpus_all_online),
 	  TEST_CASE(cpus_list_and_errors),
 	  TEST_CASE(self_is_this_thread),
 	  TEST_CASE(thread_missing_is_esrch),

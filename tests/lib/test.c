@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -137,6 +140,39 @@ void test_require_hw_pmu(void)
 	if (fd < 0)
 		test_skip("no hardware PMU here (instructions: %s)", strerror(errno));
 	close((int)fd);
+}
+
+static volatile long breakpoint_probe;
+
+void test_require_breakpoints_fire(void)
+{
+	struct perf_event_attr attr;
+	uint64_t count = 0;
+	long fd;
+	int i;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_BREAKPOINT;
+	attr.bp_type = HW_BREAKPOINT_W;
+	attr.bp_addr = (uintptr_t)&breakpoint_probe;
+	attr.bp_len = HW_BREAKPOINT_LEN_8;
+	attr.exclude_kernel = 1;
+	attr.disabled = 1;
+	fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+	if (fd < 0)
+		test_skip("no hardware breakpoints here (%s)", strerror(errno));
+	ioctl((int)fd, PERF_EVENT_IOC_ENABLE, 0);
+	for (i = 0; i < 10; i++)
+		breakpoint_probe = i;
+	ioctl((int)fd, PERF_EVENT_IOC_DISABLE, 0);
+	if (read((int)fd, &count, sizeof(count)) != sizeof(count))
+		count = 0;
+	close((int)fd);
+	if (count != 10)
+		test_skip("hardware breakpoints open but do not fire here "
+			  "(10 watched writes counted %llu; perf stat -e mem:ADDR:w "
+			  "counts 0 too)", (unsigned long long)count);
 }
 
 long long test_tracepoint_id(const char *subsys_event)

@@ -89,6 +89,13 @@ void test_require_root(void);
 void test_require_tracefs(void);
 /* An event of this kind can be opened here (e.g. a hardware PMU). */
 void test_require_hw_pmu(void);
+/*
+ * Hardware breakpoints open *and count* here: a write watch on a probe
+ * variable counts its writes.  Some VMs accept breakpoint events at open
+ * but never fire them (the debug registers are not given to the guest):
+ * perf stat counts 0 there too, so the case skips with that reason.
+ */
+void test_require_breakpoints_fire(void);
 
 /*
  * The id of tracepoint @subsys_event ("syscalls:sys_enter_getppid") read

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "common/internal.h"
-#include "sample/sample.h"
+#include "stream/stream.h"
 #include "test.h"
 
 #define PAGE 4096

@@ -23,7 +23,7 @@
 
 #include "perfctr/info.h"
 #include "common/internal.h"
-#include "core/target-internal.h"
+#include "sys/cpulist.h"
 #include "sys/pmu.h"
 #include "sys/sys.h"
 

@@ -12,6 +12,7 @@
 #include "core/session-internal.h"
 #include "core/set-internal.h"
 #include "core/target-internal.h"
+#include "sys/cpulist.h"
 #include "sys/sys.h"
 
 struct perfctr_session *perfctr_session__new(const struct perfctr_session_opts *opts)

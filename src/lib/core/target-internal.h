@@ -21,13 +21,6 @@ bool pc_target_is_held(const struct perfctr_target *target);
 bool pc_target_inherits(const struct perfctr_target *target);
 
 /*
- * Parse a CPU list ("0-3,5", no spaces) into a sorted, duplicate-free
- * array.  Return the number of CPUs (> 0), -EINVAL when malformed,
- * -ENOMEM.  *@cpus is malloc'ed.
- */
-int pc_parse_cpulist(const char *list, int **cpus);
-
-/*
  * The threads of process @pid as they are now (/proc/PID/task): the main
  * thread first, the rest by tid.  Return their number, -ESRCH when the
  * process is gone (or a zombie), -errno; *@out is malloc'ed.

@@ -38,6 +38,7 @@
 
 #include "common/internal.h"
 #include "core/target-internal.h"
+#include "sys/cpulist.h"
 #include "sys/sys.h"
 
 extern char **environ;
@@ -239,79 +240,6 @@ struct perfctr_target *perfctr_target__new_process(pid_t pid)
 	}
 	free(tids);
 	return t;
-}
-
-static int cmp_int(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static int parse_cpu(const char **s, int *cpu)
-{
-	const char *p = *s;
-	long v = 0;
-
-	if (*p < '0' || *p > '9')
-		return -EINVAL;
-	while (*p >= '0' && *p <= '9') {
-		v = v * 10 + (*p - '0');
-		if (v > 1 << 20)	/* far beyond any CONFIG_NR_CPUS */
-			return -EINVAL;
-		p++;
-	}
-	*s = p;
-	*cpu = (int)v;
-	return 0;
-}
-
-int pc_parse_cpulist(const char *list, int **cpus)
-{
-	const char *p = list;
-	int *out = NULL, *grown;
-	size_t n = 0, cap = 0, i, j;
-
-	if (!list || !*list)
-		return -EINVAL;
-	for (;;) {
-		int first, last, c;
-
-		if (parse_cpu(&p, &first))
-			goto inval;
-		last = first;
-		if (*p == '-') {
-			p++;
-			if (parse_cpu(&p, &last) || last < first)
-				goto inval;
-		}
-		for (c = first; c <= last; c++) {
-			if (n == cap) {
-				cap = cap ? 2 * cap : 16;
-				grown = realloc(out, cap * sizeof(*out));
-				if (!grown) {
-					free(out);
-					return -ENOMEM;
-				}
-				out = grown;
-			}
-			out[n++] = c;
-		}
-		if (!*p)
-			break;
-		if (*p != ',')
-			goto inval;
-		p++;
-	}
-	qsort(out, n, sizeof(*out), cmp_int);
-	for (i = j = 0; i < n; i++)
-		if (!j || out[j - 1] != out[i])
-			out[j++] = out[i];
-	*cpus = out;
-	return (int)j;
-inval:
-	free(out);
-	return -EINVAL;
 }
 
 struct perfctr_target *perfctr_target__new_cpus(const char *cpulist)

@@ -27,7 +27,6 @@
 
 #include "common/internal.h"
 #include "perfctr/perfdata.h"
-#include "sample/sample.h"
 #include "sys/tracefs.h"
 
 #define PERF_MAGIC2	0x32454c4946524550ULL	/* "PERFILE2" little-endian */

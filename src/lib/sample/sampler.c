@@ -14,6 +14,7 @@
 #include "common/internal.h"
 #include "core/target-internal.h"
 #include "perfctr/sampler.h"
+#include "sys/cpulist.h"
 #include "sys/sys.h"
 
 struct s_attr {
@@ -268,57 +269,6 @@ int perfctr_sampler__add_attr(struct perfctr_sampler *s,
 	return (int)(s->nr_attrs - 1);
 }
 
-/* "0-3,6" -> CPU numbers; returns how many, or -EINVAL. */
-static int parse_cpulist(const char *list, int **out)
-{
-	int *cpus = NULL;
-	size_t n = 0;
-	const char *p = list;
-
-	while (*p) {
-		char *end;
-		unsigned long a, b;
-
-		if (*p < '0' || *p > '9')
-			goto bad;
-		a = strtoul(p, &end, 10);
-		b = a;
-		p = end;
-		if (*p == '-') {
-			p++;
-			if (*p < '0' || *p > '9')
-				goto bad;
-			b = strtoul(p, &end, 10);
-			p = end;
-		}
-		if (b < a || b > 65535)
-			goto bad;
-		for (unsigned long c = a; c <= b; c++) {
-			int *nc = realloc(cpus, (n + 1) * sizeof(*nc));
-
-			if (!nc) {
-				free(cpus);
-				return -ENOMEM;
-			}
-			cpus = nc;
-			cpus[n++] = (int)c;
-		}
-		if (*p == ',')
-			p++;
-		else if (*p && *p != '\n')
-			goto bad;
-		else
-			break;
-	}
-	if (!n)
-		goto bad;
-	*out = cpus;
-	return (int)n;
-bad:
-	free(cpus);
-	return -EINVAL;
-}
-
 static int add_pos(struct perfctr_sampler *s, pid_t tid, int cpu, size_t ring)
 {
 	struct position *n = realloc(s->pos, (s->nr_pos + 1) * sizeof(*n));
@@ -357,13 +307,13 @@ static int make_positions(struct perfctr_sampler *s)
 	}
 
 	if (o->mode == PERFCTR_SAMPLER_CPUS && o->cpus && *o->cpus) {
-		nr = parse_cpulist(o->cpus, &cpus);
+		nr = pc_parse_cpulist(o->cpus, &cpus);
 	} else {
 		ret = sys_online_cpus(online, sizeof(online));
 		if (ret < 0)
 			return ret;
 		ret = 0;
-		nr = parse_cpulist(online, &cpus);
+		nr = pc_parse_cpulist(online, &cpus);
 	}
 	if (nr < 0)
 		return nr;

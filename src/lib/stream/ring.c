@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "common/internal.h"
-#include "sample/sample.h"
+#include "stream/stream.h"
 #include "sys/sys.h"
 
 struct perfctr_ring {

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "common/internal.h"
-#include "sample/sample.h"
+#include "stream/stream.h"
 
 /* Newer than some uapi headers. */
 #define SAMPLE_BRANCH_COUNTERS	(1ULL << 19)

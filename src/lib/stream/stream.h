@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1 */
-/* The sample layer's internal interfaces (not installed). */
-#ifndef PERFCTR_SAMPLE_INTERNAL_H
-#define PERFCTR_SAMPLE_INTERNAL_H
+/*
+ * The stream layer's internal interfaces (not installed).  The stream
+ * layer is the kernel's data formats (the ring, records, read formats),
+ * beneath the core objects that open counters and above sys.
+ */
+#ifndef PERFCTR_STREAM_INTERNAL_H
+#define PERFCTR_STREAM_INTERNAL_H
 
 #include "perfctr/record.h"
 #include "perfctr/ring.h"
