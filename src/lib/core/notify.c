@@ -24,7 +24,7 @@
 #include "perfctr/notify.h"
 #include "perfctr/record.h"
 #include "perfctr/ring.h"
-#include "sample/sample.h"
+#include "stream/stream.h"
 #include "sys/sys.h"
 
 _Static_assert(sizeof(struct perfctr_msg) <= PIPE_BUF,
