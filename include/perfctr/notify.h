@@ -145,8 +145,9 @@ struct perfctr_sampling {
 	 * (random & random_mask): periods stay in [reset, reset + mask]. */
 	uint64_t random_mask;
 	uint64_t random_seed;	/* 0: a fixed default seed */
-	/* Other counters (bit i: session event i) zeroed, with their
-	 * periods restarted, when this one overflows. */
+	/* Other counters (bit i: session event i < 64) zeroed, with their
+	 * periods restarted, when this one overflows; for any index see
+	 * perfctr_session__notify_reset(). */
 	uint64_t reset_mask;
 	size_t :0;
 };

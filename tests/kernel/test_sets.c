@@ -653,6 +653,112 @@ TEST(process_target_manual_switch_exact_per_set)
 	perfctr_target__delete(t);
 }
 
+/* "syscalls:sys_enter_getpid" @n times, then @tail. */
+static char *many_getpid(int n, const char *tail)
+{
+	size_t len = (size_t)n * (sizeof(TP_GETPID) + 1) + strlen(tail) + 1;
+	char *spec = malloc(len);
+
+	REQUIRE(spec);
+	spec[0] = 0;
+	for (int i = 0; i < n; i++)
+		strcat(strcat(spec, TP_GETPID), ",");
+	strcat(spec, tail);
+	return spec;
+}
+
+TEST(notifications_beyond_64_events)
+{
+	/* Events 0-63 count getpid; 64 and 65 are the group {getppid,
+	 * getpid}.  Event 64 notifies every 100 calls and records 65 and
+	 * itself, in that order: at the k-th overflow 200k and 100k. */
+	char *spec = many_getpid(64, "{" TP_GETPPID "," TP_GETPID "}");
+	struct perfctr_session *s = session_with(spec, 0);
+	struct perfctr_target *t = perfctr_target__new_self();
+	PERFCTR_OPTS(perfctr_notify_opts, qopts, .flags = PERFCTR_NOTIFY_NONBLOCK);
+	struct perfctr_msg msgs[16];
+	uint64_t values[2];
+	int n;
+
+	free(spec);
+	REQUIRE(t);
+	REQUIRE(perfctr_session__nr_events(s) == 66);
+	REQUIRE(perfctr_session__notify(s, 64, 100, NULL) == 0);
+	/* Not in its group; itself without controls has nothing to reset. */
+	CHECK_EQ_INT(perfctr_session__notify_record_events(s, 64, (size_t[]){ 3 }, 1),
+		     -EINVAL);
+	CHECK_EQ_INT(perfctr_session__notify_reset(s, 64, (size_t[]){ 65 }, 1), -EINVAL);
+	REQUIRE(perfctr_session__notify_record_events(s, 64, (size_t[]){ 65, 64 }, 2) == 0);
+	REQUIRE(perfctr_session__set_signal(s, SIGRTMIN + 6, 0) == 0);
+	REQUIRE(perfctr_session__notify_queue(s, &qopts));
+	REQUIRE(perfctr_session__attach(s, t) == 0);
+	REQUIRE(perfctr_session__start(s) == 0);
+	for (int i = 0; i < 1050; i++) {
+		do_getpid(2);
+		do_getppid(1);
+	}
+	REQUIRE(perfctr_session__stop(s) == 0);
+	n = (int)perfctr_notify__read(perfctr_session__notify_queue(s, NULL),
+				      msgs, sizeof(msgs));
+	REQUIRE(n > 0);
+	n /= (int)sizeof(msgs[0]);
+	CHECK_EQ_INT(n, 10);
+	for (int k = 1; k <= n && k <= 16; k++) {
+		const struct perfctr_msg *m = &msgs[k - 1];
+
+		CHECK_EQ_U64(m->event, 64);
+		CHECK_EQ_U64(m->ovfl_mask, 0);	/* no bit for event 64 */
+		CHECK_EQ_INT(perfctr_session__msg_values(s, m, values, 2), 2);
+		CHECK_EQ_U64(values[0], 200 * (uint64_t)k);
+		CHECK_EQ_U64(values[1], 100 * (uint64_t)k);
+	}
+	REQUIRE(perfctr_session__read(s) == 0);
+	CHECK_EQ_U64(value_of(s, 63), 2100);
+	CHECK_EQ_U64(value_of(s, 64), 1050);
+	perfctr_session__delete(s);
+	perfctr_target__delete(t);
+}
+
+TEST(switching_beyond_64_events)
+{
+	/* Set 0: 64 getpid counters and getppid (event 64); set 7: getppid
+	 * (event 65).  Each getppid switches its set away after 3 overflows
+	 * of period 100: runs of exactly 300 calls, as with few events. */
+	char *spec = many_getpid(64, TP_GETPPID);
+	struct perfctr_session *s = two_sets(spec, TP_GETPPID, 7, 0, 0);
+	struct perfctr_target *t = perfctr_target__new_self();
+	size_t ev[4];
+
+	free(spec);
+	REQUIRE(t);
+	REQUIRE(perfctr_session__switch_after(s, 64, 100, 3) == 0);
+	REQUIRE(perfctr_session__switch_after(s, 65, 100, 3) == 0);
+	REQUIRE(perfctr_session__set_signal(s, SIGRTMIN + 6, 0) == 0);
+	REQUIRE(perfctr_session__attach(s, t) == 0);
+	REQUIRE(perfctr_session__start(s) == 0);
+	do_getppid(3000 + 42);
+	REQUIRE(perfctr_session__stop(s) == 0);
+	REQUIRE(perfctr_session__read(s) == 0);
+	CHECK_EQ_U64(value_of(s, 64), 1542);
+	CHECK_EQ_U64(value_of(s, 65), 1500);
+	CHECK_EQ_U64(set_info(s, 0).runs, 6);
+	CHECK_EQ_U64(set_info(s, 7).runs, 5);
+	CHECK_EQ_U64(set_info(s, 7).overflows, 15);
+	/* Set 7's last run overflowed (event 65, which has no mask bit);
+	 * set 0's last run, the 42 calls, did not. */
+	CHECK_EQ_U64(set_info(s, 7).last_ovfl_mask, 0);
+	CHECK_EQ_INT(perfctr_session__set_last_overflows(s, 7, ev, 4), 1);
+	CHECK_EQ_U64(ev[0], 65);
+	CHECK_EQ_INT(perfctr_session__set_last_overflows(s, 0, ev, 4), 0);
+	CHECK_EQ_INT(perfctr_session__set_last_overflows(s, 9, ev, 4), -ENOENT);
+	/* Kept across a detach. */
+	REQUIRE(perfctr_session__detach(s) == 0);
+	CHECK_EQ_INT(perfctr_session__set_last_overflows(s, 7, NULL, 0), 1);
+	CHECK_EQ_INT(perfctr_session__set_last_overflows(s, 0, NULL, 0), 0);
+	perfctr_session__delete(s);
+	perfctr_target__delete(t);
+}
+
 TEST_MAIN(TEST_CASE(set_life_cycle),
 	  TEST_CASE(switch_after_overflows_sums_exact),
 	  TEST_CASE(manual_switch_and_estimates),
@@ -663,4 +769,6 @@ TEST_MAIN(TEST_CASE(set_life_cycle),
 	  TEST_CASE(notify_records_group_values),
 	  TEST_CASE(cpu_target_switches_on_wall_time_exact_sums),
 	  TEST_CASE(cpu_list_target_manual_switch_exact_per_set),
-	  TEST_CASE(process_target_manual_switch_exact_per_set))
+	  TEST_CASE(process_target_manual_switch_exact_per_set),
+	  TEST_CASE(notifications_beyond_64_events),
+	  TEST_CASE(switching_beyond_64_events))

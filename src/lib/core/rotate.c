@@ -28,6 +28,7 @@ struct rotor_event {
 	size_t group;
 	uint64_t switch_after;	/* 0: not a switch counter */
 	uint64_t run_overflows;
+	uint64_t ovfl_run;	/* its set's run of its last overflow, 0: none */
 	uint64_t slice_count;	/* scratch while a slice is closed */
 	uint64_t slice_time;
 	struct perfctr_slices slices;
@@ -373,6 +374,7 @@ int pc_rotor__overflow(struct pc_rotor *r, size_t event, uint64_t times)
 	st->stats.overflows += times;
 	if (event < 64)
 		st->stats.last_ovfl_mask |= 1ull << event;
+	ev->ovfl_run = st->stats.runs;
 	ev->run_overflows += times;
 	if (r->started && ev->set == r->active && ev->switch_after &&
 	    ev->run_overflows >= ev->switch_after) {
@@ -417,6 +419,16 @@ uint64_t pc_rotor__total_ns(const struct pc_rotor *r)
 uint64_t pc_rotor__missed(const struct pc_rotor *r)
 {
 	return atomic_load(&((struct pc_rotor *)r)->missed);
+}
+
+bool pc_rotor__overflowed_last_run(const struct pc_rotor *r, size_t event)
+{
+	const struct rotor_event *ev;
+
+	if (event >= r->nr_events || r->events[event].set == (size_t)-1)
+		return false;
+	ev = &r->events[event];
+	return ev->ovfl_run && ev->ovfl_run == r->sets[ev->set].stats.runs;
 }
 
 size_t pc_rotor__event_set(const struct pc_rotor *r, size_t event)

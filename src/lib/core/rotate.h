@@ -111,6 +111,10 @@ uint64_t pc_rotor__total_ns(const struct pc_rotor *r);
 /* pc_rotor__missed() - switches dropped because the rotor was busy. */
 uint64_t pc_rotor__missed(const struct pc_rotor *r);
 
+/* pc_rotor__overflowed_last_run() - whether @event overflowed in the last
+ * (or current) run of its set: last_ovfl_mask for any event index. */
+bool pc_rotor__overflowed_last_run(const struct pc_rotor *r, size_t event);
+
 /* pc_rotor__event_set() - set index of @event, or (size_t)-1. */
 size_t pc_rotor__event_set(const struct pc_rotor *r, size_t event);
 

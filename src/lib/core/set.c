@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -49,9 +50,14 @@ struct event_ctl {
 	bool notify;
 	bool has_sampling;
 	struct perfctr_sampling sampling;
+	/* Counters reset at its overflows: reset_mask's and those of
+	 * perfctr_session__notify_reset(), any index. */
+	size_t *reset;
+	size_t nr_reset;
 	uint64_t rng;
 	uint64_t period;		/* the sample_period asked for */
 	struct perfctr_slices carried;	/* slices of earlier attaches */
+	bool carried_last_ovfl;		/* overflowed in its set's last run */
 };
 
 /* One overflow watch: the watched counters of one group on one unit. */
@@ -153,6 +159,8 @@ void pc_sets_free(struct pc_sets *sets)
 	pc_notifier__delete(sets->notifier);
 	perfctr_notify__delete(sets->queue);
 	free(sets->defs);
+	for (size_t e = 0; e < sets->nr_ev; e++)
+		free(sets->ev[e].reset);
 	free(sets->ev);
 	free(sets);
 }
@@ -322,6 +330,25 @@ int perfctr_session__set_signal(struct perfctr_session *s, int signo, pid_t tid)
 	return 0;
 }
 
+/* The counters @idx resets at its overflows (@events, any index). */
+static int set_reset(struct perfctr_session *s, size_t idx,
+		     const size_t *events, size_t nr)
+{
+	struct event_ctl *ec = &s->sets->ev[idx];
+	size_t *copy = NULL;
+
+	if (nr) {
+		copy = malloc(nr * sizeof(*copy));
+		if (!copy)
+			return -ENOMEM;
+		memcpy(copy, events, nr * sizeof(*copy));
+	}
+	free(ec->reset);
+	ec->reset = copy;
+	ec->nr_reset = nr;
+	return 0;
+}
+
 int perfctr_session__notify(struct perfctr_session *s, size_t idx,
 			    uint64_t period, const struct perfctr_sampling *ctl)
 {
@@ -352,6 +379,20 @@ int perfctr_session__notify(struct perfctr_session *s, size_t idx,
 		       ctl->sz < sizeof(ec->sampling) ? ctl->sz : sizeof(ec->sampling));
 	ec->sampling.sz = sizeof(ec->sampling);
 	ec->rng = ec->sampling.random_seed;
+	free(ec->reset);
+	ec->reset = NULL;
+	ec->nr_reset = 0;
+	if (ec->sampling.reset_mask) {
+		size_t events[64], nr = 0;
+
+		for (size_t j = 0; j < 64; j++)
+			if ((ec->sampling.reset_mask & (1ull << j)) && j != idx &&
+			    j < s->nr_events)
+				events[nr++] = j;
+		err = set_reset(s, idx, events, nr);
+		if (err)
+			return pc_err(-err);
+	}
 	/* What a message needs from each overflow; PERF_SAMPLE_PERIOD is
 	 * left out (kernel-facts 2). */
 	s->events[idx].attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID |
@@ -399,6 +440,30 @@ int perfctr_session__notify_record(struct perfctr_session *s, size_t idx,
 		if (mask & (1ull << j))
 			events[nr++] = j;
 	return set_record(s, idx, events, nr);
+}
+
+int perfctr_session__notify_record_events(struct perfctr_session *s, size_t idx,
+					  const size_t *events, size_t nr)
+{
+	return set_record(s, idx, events, nr);
+}
+
+int perfctr_session__notify_reset(struct perfctr_session *s, size_t idx,
+				  const size_t *events, size_t nr)
+{
+	int err;
+
+	if (!s || idx >= s->nr_events || !s->sets || idx >= s->sets->nr_ev ||
+	    !s->sets->ev[idx].notify || !s->sets->ev[idx].has_sampling ||
+	    (nr && !events))
+		return pc_err(EINVAL);
+	for (size_t k = 0; k < nr; k++)
+		if (events[k] >= s->nr_events || events[k] == idx)
+			return pc_err(EINVAL);
+	if (s->attached)
+		return pc_err(EBUSY);
+	err = set_reset(s, idx, events, nr);
+	return err ? pc_err(-err) : 0;
 }
 
 int perfctr_session__msg_values(const struct perfctr_session *s,
@@ -728,10 +793,11 @@ static void period_control(struct pc_sets *sets, struct pc_ovf *ovf,
 		pc_notifier__set_twin_period(sets->notifier, e, w->unit, period, on);
 		pc_ovf__set_next(ovf, i, event_value(c, e, w->unit) + period);
 	}
-	for (size_t j = 0; j < c->nr_events && j < 64; j++) {
+	for (size_t k = 0; k < ec->nr_reset; k++) {
+		size_t j = ec->reset[k];
 		int ofd;
 
-		if (!(ctl->reset_mask & (1ull << j)) || j == e)
+		if (j >= c->nr_events)
 			continue;
 		ofd = pc_counters_fd(c, j, w->unit);
 		if (ofd >= 0)
@@ -1068,9 +1134,17 @@ static void fold_accounting(struct perfctr_session *s)
 		if (st.runs)
 			c->last_ovfl_mask = st.last_ovfl_mask;
 	}
-	for (size_t e = 0; e < s->nr_events && e < sets->nr_ev; e++)
+	for (size_t e = 0; e < s->nr_events && e < sets->nr_ev; e++) {
+		size_t r = pc_rotor__event_set(sets->rotor, e);
+		struct pc_rotor_set_stats st;
+
 		perfctr_slices__merge(&sets->ev[e].carried,
 				      pc_rotor__slices(sets->rotor, e));
+		if (r != (size_t)-1 && !pc_rotor__set_stats(sets->rotor, r, &st) &&
+		    st.runs)
+			sets->ev[e].carried_last_ovfl =
+				pc_rotor__overflowed_last_run(sets->rotor, e);
+	}
 	sets->carried_missed += pc_rotor__missed(sets->rotor);
 }
 
@@ -1252,6 +1326,45 @@ int perfctr_session__set_info(const struct perfctr_session *s, uint16_t id,
 	out.last_ovfl_mask = st.last_ovfl_mask;
 	memcpy(info, &out, info->sz < sizeof(out) ? info->sz : sizeof(out));
 	return 0;
+}
+
+int perfctr_session__set_last_overflows(const struct perfctr_session *s,
+					uint16_t id, size_t *events, size_t n)
+{
+	const struct pc_sets *sets;
+	size_t found = 0;
+	bool now = false;
+	int i;
+
+	if (!s || (n && !events))
+		return pc_err(EINVAL);
+	sets = s->sets;
+	i = find_def(sets, id);
+	if (i < 0)
+		return pc_err(ENOENT);
+	if (!sets)
+		return 0;
+	/* This attach's runs when it made any, else the carried ones. */
+	if (sets->rotor && sets->rotor_set[i] != (size_t)-1) {
+		struct pc_rotor_set_stats st;
+
+		now = !pc_rotor__set_stats(sets->rotor, sets->rotor_set[i], &st) &&
+		      st.runs;
+	}
+	for (size_t e = 0; e < s->nr_events && e < sets->nr_ev; e++) {
+		bool hit;
+
+		if (event_set(s, e) != id)
+			continue;
+		hit = now ? pc_rotor__overflowed_last_run(sets->rotor, e)
+			  : sets->ev[e].carried_last_ovfl;
+		if (!hit)
+			continue;
+		if (found < n)
+			events[found] = e;
+		found++;
+	}
+	return found > INT_MAX ? INT_MAX : (int)found;
 }
 
 int perfctr_session__estimate(const struct perfctr_session *s, size_t idx,
