@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 # perfctr — libperfctr and perfex.
 #
 #   make                 library (static + shared), perfex, perfctr.pc
@@ -154,7 +155,9 @@ endif
 $(PERFEX): $(PERFEX_OBJS) $(STATIC_LIB)
 	$(CC) $(LDFLAGS) -no-pie $(PERFEX_LDFLAGS) -o $@ $(PERFEX_OBJS) $(STATIC_LIB) $(PERFEX_LIBS)
 
-pc_text = printf 'prefix=%s\nlibdir=%s\nincludedir=%s\n\nName: perfctr\nDescription: performance-monitoring counters on perf_event_open\nVersion: %s\nLibs: -L$${libdir} -lperfctr\nLibs.private: %s\nCflags: -I$${includedir}\n' \
+# License: is read by pkgconf 1.9 and later (`pkgconf --license perfctr`);
+# older pkg-config and pkgconf ignore fields they do not know.
+pc_text = printf 'prefix=%s\nlibdir=%s\nincludedir=%s\n\nName: perfctr\nDescription: performance-monitoring counters on perf_event_open\nVersion: %s\nLicense: LGPL-2.1 OR BSD-2-Clause\nLibs: -L$${libdir} -lperfctr\nLibs.private: %s\nCflags: -I$${includedir}\n' \
 	    '$(PREFIX)' '$(LIBDIR)' '$(INCLUDEDIR)' '$(VERSION)' '$(LDLIBS)'
 
 # Regenerated whenever PREFIX (or anything else in it) changes.

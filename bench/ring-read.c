@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * bench/ring-read: how fast our ring consumer drains records, against a
  * minimal raw consumer on the same ring in the same run.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * bench/set-switch: what one set switch of our rotation costs, against one
  * raw DISABLE + ENABLE ioctl pair measured in the same run; and the

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * bench/vperfctr-read: the cost of reading 1 and 4 counters of the
  * calling thread through the vperfctr API, against the raw system calls

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * libperfctr — counts: a raw 64-bit value with the time the event was
  * enabled and the time it actually ran on a counter, kept apart from the

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * libperfctr — perfctr_info(): what this machine can count, the modern
  * form of the seed's sys_perfctr_info().  Every feature is probed by

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * libperfctr — derived metrics: CPUs utilised, rates per second, IPC and
  * CPI, miss ratios, computed from counts the caller has read.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * libperfctr — perf.data files: a writer and a reader of perf's own file
  * format (magic "PERFILE2"), so that perf report / perf script read what we

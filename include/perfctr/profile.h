@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * libperfctr — profiles: samples aggregated by sort keys (comm, dso, sym,
  * pid, tid, cpu), with call graphs from callchains, folded stacks in

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * libperfctr — typed records: decoding of the records a ring (or a
  * perf.data file) carries, PERF_RECORD_SAMPLE with every sample_type bit

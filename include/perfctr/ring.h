@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * libperfctr — rings: the perf mmap ring buffer of one event fd (and of
  * every fd redirected into it with SET_OUTPUT).

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * libperfctr — samplers: sampling events opened on a target with their
  * rings, ready for perfctr_ring_poll() and a perf.data writer.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * libperfctr — virtual per-thread counters: the seeds' vperfctr API
  * (seed 000 "virtual.txt", seed 001), with the seeds' names and meanings,

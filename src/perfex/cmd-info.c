@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * perfex info — what this machine can count, and what to do about what it
  * cannot: the seed's sys_perfctr_info() for people (and, with -j, for

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * perfex list — the events this machine offers, from perfctr_event_list():
  * generic hardware and cache events (where a PMU counts them), software

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * perfex record — sample a command (or running tasks, or CPUs) into a
  * perf.data file that perf report and perfex report both read.

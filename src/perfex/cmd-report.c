@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * perfex report — summarise a perf.data file (ours or perf's): a flat
  * profile per event with percentages of the event's total period, call

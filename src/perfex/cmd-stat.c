@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * perfex stat — counting mode, the default: run a command (or watch a
  * process, a thread or CPUs) and report its counts, as the seeds' perfex

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /* Small helpers for perfex's JSON documents (info, list). */
 #ifndef PERFEX_JSON_OUT_H
 #define PERFEX_JSON_OUT_H

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * perfex — one binary, a dispatch table of subcommands.  Without a
  * subcommand perfex counts (`perfex [options] -- command`), like the

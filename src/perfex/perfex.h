@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * perfex — shared declarations of the subcommands.  Each subcommand lives
  * in its own file (cmd-<name>.c) and uses the public libperfctr API only.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * perfex stat with event sets: each -e is one set, rotated by
  * --switch-interval MS (of the command's run time) and/or

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * perfex counting mode — what cmd-stat.c (options, targets, the run loop)
  * and stat-print.c (human, CSV and JSON output) share.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* The sample walk of `perfex report` and `perfex script` (see walk.h). */
 #include <errno.h>
 #include <inttypes.h>

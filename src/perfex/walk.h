@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * The sample walk shared by `perfex report` and `perfex script`: open a
  * perf.data file, follow its side-band records (MMAP/MMAP2, COMM, FORK,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """The harness of the CLI tests: the same ok / FAIL / skip lines as the C
 harness (tests/lib/test.h), read by tests/run.
 

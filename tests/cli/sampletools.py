@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """Helpers shared by the sampling CLI tests (test_record.py, test_report.py):
 recording with perfex or perf into temporary files, and reading reports of
 both tools back as numbers."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """Helpers of the perfex counting-mode tests (tests/cli/test_stat*.py)."""
 import csv
 import ctypes

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """The build's promises: `make install` honours PREFIX and DESTDIR, the
 shared library exports only perfctr_/vperfctr_ symbols through its version
 node, and a program builds against the installed tree with pkg-config."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """The perfex dispatcher: --version, help, help of a subcommand, and the
 exit code of an unknown subcommand (src/perfex/perfex.h)."""
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """perfex info: the text report and the JSON document against /proc, sysfs
 and the library's own perfctr_info(); --help equal to `help info`; usage
 errors; tracefs absent (in a private mount namespace) and an unprivileged

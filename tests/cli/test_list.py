@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """perfex list: the JSON document parses and holds what tracefs and sysfs
 hold (syscalls:sys_enter_getppid under topic syscalls, the software
 events, the PMUs' named events); the text groups tracepoints by

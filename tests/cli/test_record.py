@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """perfex record: exact sample counts from tracepoints, the right tids and
 cpus, targets already running (-p, -t), CPU lists, signals (SIGINT finishes
 a valid file, SIGUSR2 snapshots), overwrite rings, option errors, and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """perfex --regions: the table per region of a program using the region
 markers (examples/regions.c: two threads, each N times "work" around
 "calls" with 10 getppid() calls and "spin").  With the getppid tracepoint

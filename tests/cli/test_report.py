@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """perfex report and perfex script: files written by perf record read and
 agreed with perf report; sort keys; call graphs; folded stacks and the SVG
 flame graph well-formed; bad input gives a clear message and the

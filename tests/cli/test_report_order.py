@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """perfex report and perfex script follow a file's records in time order,
 not file order: a recorder writes ring by ring, so a sample may come in
 the file before the MMAP2 or COMM (from another CPU's ring) that happened

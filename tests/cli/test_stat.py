@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """perfex counting mode: exact counts, the three output formats, -r
 statistics, -I intervals, exit status, --help and --version."""
 import csv

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """perfex counting mode: every failure of perfex's own gives its message
 (git style: "perfex: ..." lowercase, a hint with the cure) and its exit
 code (src/perfex/perfex.h, docs/perfex.1)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """perfex with event sets: each -e one set, rotated by --switch-after
 N:EVENT or --switch-interval MS; per-set runs and active time, estimates
 with errors and the share counted, in human and JSON output."""

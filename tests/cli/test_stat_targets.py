@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """perfex counting mode on other targets: -p, -t, -a, -C, -A, --per-thread,
 --filter; and against perf stat where perf is installed."""
 import os

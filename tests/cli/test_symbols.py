@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """Symbol names in `perfex report` and `perfex script`: functions of the
 vDSO (symbolised from perfex's own vDSO, read in memory, when it is the
 recorded one) and C++ names (demangled through libstdc++'s __cxa_demangle

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * libFuzzer target: the perf.data reader.  The input is a whole file,
  * copied into a buffer of exactly its size; every accessor runs and every

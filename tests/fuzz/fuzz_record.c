@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * libFuzzer target: record decoding.  The first 32 bytes choose the
  * attr (sample_type, read_format, branch_sample_type with HW_INDEX,

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * Shared pieces of the hardware-tier tests (tests/kernel/test_hw_*.c).
  * They run for real in the PMU lane (arm64 kernel under QEMU, emulated

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * Helpers of the session tests (tests/kernel/test_session*.c): sessions
  * built from a specification, exact tracepoint counts, a running workload

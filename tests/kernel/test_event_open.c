@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * The event layer against the kernel: specifications parsed from this
  * machine's own sysfs and tracefs (not fixtures) open with

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Hardware tier, counting: exact instruction counts, cycles, events the
  * PMU lacks, kernel multiplexing with scaling, and a group larger than the

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Hardware tier: event specifications parsed from the machine's own sysfs
  * (named events of the core PMU, pmu/term/ syntax through its format/

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Hardware tier, overflow: signals, i-mode suspend and resume, and
  * sampling, with exact counts.  All on the cycle counter: under QEMU an

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Hardware tier, perfex: the default events of `perfex -- command` count
  * cycles and instructions and give the IPC metric where a hardware PMU

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Hardware tier: the sampler and ring on the cycle counter, in the PMU
  * lane (arm64 guest, -icount shift=0: one instruction is one cycle, so the

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Hardware tier, through the session API: a cycles+instructions group
  * counts a fixed-length loop exactly, more instruction events than the PMU

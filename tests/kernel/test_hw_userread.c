@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Hardware tier, the fast read path: a counter read from user space
  * through the event's mmap'd page (offset + the hardware counter, under

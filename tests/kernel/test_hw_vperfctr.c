@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Hardware tier, the library's self-monitoring path for real: vperfctr
  * counters on the armv8 PMU, read in user space by vperfctr_read_fast()

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * perfctr_info() against the machine: every value is checked against
  * /proc and sysfs read here independently, every feature against a probe

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Kernel tier: the internal overflow module (core/overflow.h) on exact
  * events.  syscalls:sys_enter_getppid counts each syscall(SYS_getppid)

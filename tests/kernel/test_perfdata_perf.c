@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Kernel tier: perf.data interchange with perf itself.  A file we record
  * (getppid tracepoint, period 100, N calls: exactly N/100 samples) must

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Kernel tier: region markers (perfctr/region.h) with exact events.
  * PERFCTR_EVENTS is the getppid tracepoint, which the markers themselves

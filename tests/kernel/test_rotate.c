@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Kernel tier: set rotation (core/rotate.h) on exact events, over a
  * counters view (core/counters.h) of plain fds.  The calling

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Kernel tier: sampling controls (core/sampctl.h, perfctr_sampling) on
  * exact events.  The calling thread overflows a getppid tracepoint; the

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Sessions on this process: exact tracepoint counts for the calling
  * thread, groups read at once, start/stop/reset, detach and re-attach,

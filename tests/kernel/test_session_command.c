@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Sessions on other processes: a command held before exec (counting from
  * its exec, inherited over fork, threads and exec), a running process

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * No file descriptor leaks: 10,000 session life cycles in one process,
  * with successful attaches, failed strict attaches and command targets.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Event sets, rotation, notifications and sampling controls through the
  * public session API.  The exact cases monitor the calling thread: its

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Targets on their own: units of each kind, CPU lists, the held command
  * (release, exit status, exec failures told apart).  Counting through

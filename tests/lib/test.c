@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/hw_breakpoint.h>

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * The test harness of the C test programs.  A program lists its cases;
  * each case passes, fails (with file:line and a message) or skips with its

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Counts: scaling, fraction, sums and deltas on synthetic values.  The
  * kernel here never multiplexes (kernel-facts.md item 1), so this is where

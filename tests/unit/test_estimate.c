@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* Unit tests of the slice estimates (core/estimate.c) on synthetic slices. */
 #include <math.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Unit tests of the event layer: one table of {specification, fixture,
  * expected encoding or expected error}, run against the fixture sysfs and

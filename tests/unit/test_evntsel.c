@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* Unit tests of the raw evntsel rules (core/evntsel.h), one row per case,
  * for both architectures on any host. */
 #include <errno.h>

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Unit tests of the fast read (core/fastread.h) against a synthetic
  * perf_event_mmap_page.  The reader under test is the library's own

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * perfctr_info_ext() on a fixture tree of a hybrid machine (an Intel part
  * with cpu_core on CPUs 0-15 and cpu_atom on 16-39, CPUs 4-7 offline, an

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* Unit tests of the derived metrics (metric/): which metrics appear, with
  * which values, and which are withheld because their events did not count
  * over the same time. */

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* Unit tests of the notification queue (core/notify.c): no perf events,
  * messages pushed by hand. */
 #include <errno.h>

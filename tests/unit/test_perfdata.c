@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Unit tests of the perf.data writer and reader: a file written with
  * fixed feature strings is checked byte by byte in its header, read back

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* Unit tests of profile aggregation: sort keys, rows, call graphs, folded
  * stacks and the flame graph, on synthetic samples with known answers. */
 #include <errno.h>

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Unit tests of record decoding: records are encoded here word by word as
  * the kernel lays them out, decoded, and compared field by field; every

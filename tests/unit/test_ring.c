@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Unit tests of the ring consumer against synthetic buffers: the test
  * plays the kernel (writes records, moves data_head / aux_head) and

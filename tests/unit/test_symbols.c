@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* Unit tests of symbolisation: kallsyms fixtures, maps, this very
  * program's own ELF symbols through /proc/self/maps, its vDSO read in
  * memory, and C++ names. */

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * pcwork — workloads whose events are known exactly, for tests, the demo
  * and benchmarks.  Commands run in order, so they compose:

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /* Helpers shared by every layer of the library; not installed. */
 #ifndef PERFCTR_INTERNAL_H
 #define PERFCTR_INTERNAL_H

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Counts: the raw value beside the kernel's enabled/running times, and the
  * arithmetic on them.  Pure functions, async-signal-safe.

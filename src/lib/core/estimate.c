@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Estimates of partly counted events, with an error from the spread of the
  * per-slice rates.  The method, its assumptions and its limits are in

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* Raw evntsel words: see evntsel.h, and seeds 001 (x86 rules) and 003
  * (the P6 PerfEvtSel layout). */
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * Raw hardware control words (the seeds' evntsel[]) validated and turned
  * into perf_event_attrs (internal).  Pure: the architecture is a

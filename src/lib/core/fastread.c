@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* The machine's counter and timestamp readers for the fast read: see
  * fastread.h for the algorithm. */
 #include "core/fastread.h"

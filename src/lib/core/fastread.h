@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * The fast read (internal): a counter's value computed in user space from
  * its mmap'd perf_event_mmap_page, the modern form of the seed's

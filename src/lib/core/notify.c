@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Notification queues.  The queue is a pipe: each message is one write of
  * 64 bytes, which the kernel keeps whole (writes up to PIPE_BUF are

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* Set rotation by toggling group leaders: see rotate.h. */
 #include <errno.h>
 #include <stdlib.h>

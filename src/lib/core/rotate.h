@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * The rotor: round-robin switching between event sets by enabling and
  * disabling group leaders, with per-set accounting (runs, active time,

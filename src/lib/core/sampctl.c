@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* Sampling controls: period jitter, short and long resets, resets of other
  * counters.  See sampctl.h and perfctr_sampling in notify.h. */
 #include "common/internal.h"

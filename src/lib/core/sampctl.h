@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * Applying sampling controls (struct perfctr_sampling) to open counters
  * after an overflow.  Internal.  Every function here is async-signal-safe:

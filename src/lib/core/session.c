@@ -1,19 +1,18 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * Sessions: groups of events opened on every unit of a target, read with
- * one read() per group and unit.  See session-internal.h for the model.
+ * Sessions: groups of events counted on every unit of a target, a policy
+ * over the counter engine (what is opened how, when it counts, sums over
+ * units and attaches).  See session-internal.h for the model.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "common/internal.h"
 #include "core/session-internal.h"
 #include "core/set-internal.h"
 #include "core/target-internal.h"
 #include "sys/cpulist.h"
-#include "sys/sys.h"
 
 struct perfctr_session *perfctr_session__new(const struct perfctr_session_opts *opts)
 {
@@ -49,38 +48,6 @@ struct perfctr_session *perfctr_session__new(const struct perfctr_session_opts *
 	return s;
 }
 
-static void close_slots(struct perfctr_session *s)
-{
-	size_t e, u;
-
-	if (!s->slots)
-		return;
-	/* Members before leaders: closing a leader first would turn its
-	 * members into singleton events for a moment. */
-	for (e = 0; e < s->nr_events; e++) {
-		for (u = 0; u < s->nr_units; u++) {
-			struct pc_slot *slot = pc_slot(s, e, u);
-
-			if (slot->fd >= 0 && slot->fd != *pc_group_fd(s, s->events[e].group, u)) {
-				close(slot->fd);
-				slot->fd = -1;
-			}
-		}
-	}
-	for (e = 0; e < s->nr_events; e++) {
-		for (u = 0; u < s->nr_units; u++) {
-			struct pc_slot *slot = pc_slot(s, e, u);
-
-			if (slot->fd >= 0) {
-				close(slot->fd);
-				slot->fd = -1;
-			}
-		}
-	}
-	for (e = 0; e < s->nr_groups * s->nr_units; e++)
-		s->group_fds[e] = -1;
-}
-
 void perfctr_session__delete(struct perfctr_session *s)
 {
 	size_t i;
@@ -89,7 +56,7 @@ void perfctr_session__delete(struct perfctr_session *s)
 		return;
 	if (s->attached)
 		pc_sets_detach(s);	/* sets hook */
-	close_slots(s);
+	pc_engine__delete(s->engine);
 	pc_sets_free(s->sets);		/* sets hook */
 	for (i = 0; i < s->nr_events; i++) {
 		free(s->events[i].name);
@@ -102,23 +69,22 @@ void perfctr_session__delete(struct perfctr_session *s)
 		free(s->groups[i].members);
 	free(s->events);
 	free(s->groups);
-	free(s->units);
-	free(s->slots);
-	free(s->group_fds);
 	free(s->carried);
 	free(s->has_carried);
-	free(s->read_buf);
 	free(s->sysfs_root);
 	free(s->tracefs_root);
 	free(s);
 }
 
-/* A fresh slot: not open, nothing counted yet. */
-static void slot_init(struct pc_slot *slot)
+struct pc_slot *pc_session_no_slot(void)
 {
-	memset(slot, 0, sizeof(*slot));
-	slot->fd = -1;
-	slot->count.status = PERFCTR_COUNT_NOT_COUNTED;
+	static struct pc_slot none;
+
+	/* Whatever a caller did to the last one. */
+	memset(&none, 0, sizeof(none));
+	none.fd = -1;
+	none.count.status = PERFCTR_COUNT_NOT_COUNTED;
+	return &none;
 }
 
 /*
@@ -149,20 +115,6 @@ static int reserve(struct perfctr_session *s, size_t add_events, size_t add_grou
 	s->has_carried = p;
 	for (i = s->nr_events; i < ne; i++)
 		s->has_carried[i] = false;
-	if (s->nr_units) {
-		p = realloc(s->slots, ne * s->nr_units * sizeof(*s->slots));
-		if (!p)
-			return -ENOMEM;
-		s->slots = p;
-		for (i = s->nr_events * s->nr_units; i < ne * s->nr_units; i++)
-			slot_init(&s->slots[i]);
-		p = realloc(s->group_fds, (ng ? ng : 1) * s->nr_units * sizeof(*s->group_fds));
-		if (!p)
-			return -ENOMEM;
-		s->group_fds = p;
-		for (i = s->nr_groups * s->nr_units; i < ng * s->nr_units; i++)
-			s->group_fds[i] = -1;
-	}
 	return 0;
 }
 
@@ -312,187 +264,75 @@ int perfctr_session__add_events(struct perfctr_session *s, const char *spec,
 	return n < 0 ? pc_err(-n) : n;
 }
 
-bool pc_open_err_is_unsupported(int err)
-{
-	switch (err) {
-	case ENOENT:		/* no such generic event on this PMU */
-	case EOPNOTSUPP:	/* a feature the PMU lacks (sampling, exclude_*) */
-	case ENODEV:		/* no such PMU, or not on this CPU */
-	case EINVAL:		/* an encoding or group this PMU refuses */
-	case ENOSPC:		/* breakpoint slots are full */
-	case E2BIG:		/* attr too new for this kernel */
-	case ENXIO:
-	case ENOSYS:
-		return true;
-	default:
-		return false;
-	}
-}
-
-static bool cpu_allowed(const struct pc_event *ev, int cpu)
-{
-	int i;
-
-	if (!ev->cpus || cpu < 0)
-		return true;
-	for (i = 0; i < ev->nr_cpus; i++)
-		if (ev->cpus[i] == cpu)
-			return true;
-	return false;
-}
-
-/* The attr a slot is opened with: the session decides these fields. */
-static void open_attr(const struct perfctr_session *s, const struct pc_event *ev,
-		      const struct pc_unit *unit, bool leads, bool held,
+/* The attr an event is given to the engine with: the session decides
+ * these fields; the engine then adapts them to who leads on each unit. */
+static void open_attr(const struct perfctr_session *s, size_t e, bool held,
 		      struct perf_event_attr *attr)
 {
-	bool inherit = (s->flags & PERFCTR_SESSION_INHERIT) ||
-		       pc_target_inherits(s->target);
+	const struct pc_event *ev = &s->events[e];
+	bool leads = s->groups[ev->group].members[0] == e;
 
 	*attr = ev->attr;
 	attr->size = sizeof(*attr);
 	attr->read_format = PC_READ_FORMAT;
-	/* inherit only means something for a task; the kernel refuses it
-	 * with some PMUs in CPU-wide mode. */
-	attr->inherit = inherit && unit->tid >= 0;
-	if (leads) {
-		/* Always opened disabled, even with ENABLE_ON_ATTACH: a
-		 * tracepoint filter can only be set on an open event, and
-		 * until it is, the event would count everyone's calls.  The
-		 * leaders are enabled once every counter is open and
-		 * filtered, so that all groups also start together. */
-		attr->disabled = 1;
-		attr->enable_on_exec = held;
-		/* Sets hook: with rotation only the first set starts at exec. */
-		if (held && !pc_sets_counts_at_exec(s, (size_t)(ev - s->events)))
-			attr->enable_on_exec = 0;
-	} else {
-		attr->disabled = 0;
-		attr->enable_on_exec = 0;
-	}
+	attr->inherit = (s->flags & PERFCTR_SESSION_INHERIT) ||
+			pc_target_inherits(s->target);
+	/* Leaders are always opened disabled, even with ENABLE_ON_ATTACH: a
+	 * tracepoint filter can only be set on an open event, and until it
+	 * is, the event would count everyone's calls.  The leaders are
+	 * enabled once every counter is open and filtered, so that all
+	 * groups also start together. */
+	attr->disabled = leads;
+	/* Sets hook: with rotation only the first set starts at exec. */
+	attr->enable_on_exec = leads && held && pc_sets_counts_at_exec(s, e);
 }
 
-/*
- * Open every slot of the session on the units in @units, into the arrays
- * @slots and @group_fds (laid out for @nr_units).  On failure everything
- * opened is closed and -errno returned.
- */
-static int open_all(struct perfctr_session *s, struct pc_unit *units,
-		    size_t nr_units, struct pc_slot *slots, int *group_fds)
+/* A new engine with the session's events on @s->target, opened. */
+static int open_engine(struct perfctr_session *s, struct pc_engine **out)
 {
-	bool held = pc_target_is_held(s->target);
-	bool process = perfctr_target__kind(s->target) == PERFCTR_TARGET_PROCESS;
-	bool strict = s->flags & PERFCTR_SESSION_STRICT;
-	size_t g, u, m, alive = 0;
-	int err = 0;
+	struct perfctr_target *t = s->target;
+	bool held = pc_target_is_held(t);
+	unsigned int flags = 0;
+	struct pc_engine *engine;
+	size_t e;
+	int err;
 
-	for (u = 0; u < nr_units; u++) {
-		bool gone = false;
+	engine = pc_engine__new(t);
+	if (!engine)
+		return -errno;
+	for (e = 0; e < s->nr_events; e++) {
+		const struct pc_event *ev = &s->events[e];
+		struct perf_event_attr attr;
+		struct pc_engine_event desc = {
+			.attr = &attr,
+			.leader = ev->leader,
+			.filter = ev->filter,
+			.cpus = ev->cpus,
+			.nr_cpus = (size_t)ev->nr_cpus,
+		};
 
-		for (g = 0; g < s->nr_groups && !gone; g++) {
-			const struct pc_group *grp = &s->groups[g];
-			int *gfd = &group_fds[g * nr_units + u];
-
-			for (m = 0; m < grp->nr_members; m++) {
-				size_t e = grp->members[m];
-				struct pc_event *ev = &s->events[e];
-				struct pc_slot *slot = &slots[e * nr_units + u];
-				struct perf_event_attr attr;
-				int fd;
-
-				if (!cpu_allowed(ev, units[u].cpu)) {
-					slot->open_err = ENODEV;
-					slot->count.status = PERFCTR_COUNT_NOT_SUPPORTED;
-					slot->count.errnum = ENODEV;
-					if (strict) {
-						err = -ENODEV;
-						goto fail;
-					}
-					continue;
-				}
-				open_attr(s, ev, &units[u], *gfd < 0, held, &attr);
-				fd = sys_perf_event_open(&attr, units[u].tid,
-							 units[u].cpu, *gfd, 0);
-				if (fd == -ESRCH && process) {
-					/* This thread ended between the listing
-					 * and now: nothing of it to count. */
-					gone = true;
-					break;
-				}
-				if (fd < 0) {
-					if (strict || !pc_open_err_is_unsupported(-fd)) {
-						err = fd;
-						pr_debug("cannot open '%s' on tid %d cpu %d: %s\n",
-							 ev->name, (int)units[u].tid,
-							 units[u].cpu, strerror(-fd));
-						goto fail;
-					}
-					slot->open_err = -fd;
-					slot->count.status = PERFCTR_COUNT_NOT_SUPPORTED;
-					slot->count.errnum = -fd;
-					continue;
-				}
-				slot->fd = fd;
-				if (*gfd < 0)
-					*gfd = fd;
-				err = sys_perf_id(fd, &slot->id);
-				if (err)
-					goto fail;
-				if (ev->filter) {
-					err = sys_perf_set_filter(fd, ev->filter);
-					if (err)
-						goto fail;
-				}
-			}
-		}
-		if (gone) {
-			size_t e;
-
-			units[u].gone = true;
-			for (e = 0; e < s->nr_events; e++) {
-				struct pc_slot *slot = &slots[e * nr_units + u];
-
-				if (slot->fd >= 0)
-					close(slot->fd);
-				slot_init(slot);
-			}
-			for (g = 0; g < s->nr_groups; g++)
-				group_fds[g * nr_units + u] = -1;
-		} else {
-			alive++;
-		}
+		open_attr(s, e, held, &attr);
+		err = pc_engine__add(engine, &desc);
+		if (err < 0)
+			goto fail;
 	}
-	if (!alive) {
-		err = -ESRCH;
+	if (s->flags & PERFCTR_SESSION_STRICT)
+		flags |= PC_ENGINE_STRICT;
+	if ((s->flags & PERFCTR_SESSION_ENABLE_ON_ATTACH) && !held)
+		flags |= PC_ENGINE_ENABLE;
+	/* The fast read serves the thread that reads its own counters. */
+	if (perfctr_target__kind(t) == PERFCTR_TARGET_SELF ||
+	    (perfctr_target__kind(t) == PERFCTR_TARGET_THREAD &&
+	     perfctr_target__pid(t) == pc_self_tid()))
+		flags |= PC_ENGINE_MMAP;
+	err = pc_engine__open(engine, flags);
+	if (err)
 		goto fail;
-	}
+	*out = engine;
 	return 0;
 fail:
-	for (u = 0; u < s->nr_events * nr_units; u++) {
-		if (slots[u].fd >= 0) {
-			close(slots[u].fd);
-			slots[u].fd = -1;
-		}
-	}
+	pc_engine__delete(engine);
 	return err;
-}
-
-static int grow_read_buf(struct perfctr_session *s)
-{
-	size_t g, words = 0;
-	uint64_t *buf;
-
-	for (g = 0; g < s->nr_groups; g++)
-		if (3 + 2 * s->groups[g].nr_members > words)
-			words = 3 + 2 * s->groups[g].nr_members;
-	if (words <= s->read_buf_words)
-		return 0;
-	buf = realloc(s->read_buf, words * sizeof(*buf));
-	if (!buf)
-		return -ENOMEM;
-	s->read_buf = buf;
-	s->read_buf_words = words;
-	return 0;
 }
 
 static void carry(struct perfctr_session *s, size_t e, const struct perfctr_count *c)
@@ -507,10 +347,8 @@ static void carry(struct perfctr_session *s, size_t e, const struct perfctr_coun
 
 int perfctr_session__attach(struct perfctr_session *s, struct perfctr_target *target)
 {
-	struct pc_unit *units = NULL;
-	struct pc_slot *slots = NULL;
-	int *group_fds = NULL;
-	size_t nu, i, e, u;
+	struct pc_engine *engine = NULL;
+	size_t e, u;
 	int err;
 
 	if (!s || !target)
@@ -519,42 +357,13 @@ int perfctr_session__attach(struct perfctr_session *s, struct perfctr_target *ta
 		return pc_err(EBUSY);
 	if (!s->nr_events)
 		return pc_err(EINVAL);
-	nu = perfctr_target__nr_units(target);
-	if (!nu)
+	if (!perfctr_target__nr_units(target))
 		return pc_err(ESRCH);
-	err = grow_read_buf(s);
-	if (err)
-		return pc_err(-err);
-	units = calloc(nu, sizeof(*units));
-	slots = calloc(s->nr_events * nu, sizeof(*slots));
-	group_fds = malloc(s->nr_groups * nu * sizeof(*group_fds));
-	if (!units || !slots || !group_fds) {
-		err = -ENOMEM;
-		goto fail;
-	}
-	for (u = 0; u < nu; u++)
-		perfctr_target__unit(target, u, &units[u].tid, &units[u].cpu);
-	for (i = 0; i < s->nr_events * nu; i++)
-		slot_init(&slots[i]);
-	for (i = 0; i < s->nr_groups * nu; i++)
-		group_fds[i] = -1;
-
 	s->target = target;
-	err = open_all(s, units, nu, slots, group_fds);
-	if (!err && (s->flags & PERFCTR_SESSION_ENABLE_ON_ATTACH) &&
-	    !pc_target_is_held(target)) {
-		for (i = 0; i < s->nr_groups * nu && !err; i++)
-			if (group_fds[i] >= 0)
-				err = sys_perf_enable(group_fds[i], false);
-		if (err) {
-			for (i = 0; i < s->nr_events * nu; i++)
-				if (slots[i].fd >= 0)
-					close(slots[i].fd);
-		}
-	}
+	err = open_engine(s, &engine);
 	if (err) {
 		s->target = NULL;
-		goto fail;
+		return pc_err(-err);
 	}
 
 	/* Committed: the last attach's counts join the carried sums. */
@@ -562,117 +371,39 @@ int perfctr_session__attach(struct perfctr_session *s, struct perfctr_target *ta
 		for (u = 0; u < s->nr_units; u++)
 			if (!s->units[u].gone)
 				carry(s, e, &pc_slot(s, e, u)->count);
-	free(s->units);
-	free(s->slots);
-	free(s->group_fds);
-	s->units = units;
-	s->slots = slots;
-	s->group_fds = group_fds;
-	s->nr_units = nu;
+	pc_engine__delete(s->engine);
+	s->engine = engine;
+	s->units = pc_engine__units(engine);
+	s->nr_units = pc_engine__nr_units(engine);
+	s->group_fds = pc_engine__leader_fds(engine);
 	s->attached = true;
 	for (e = 0; e < s->nr_events; e++) {
-		struct pc_event *ev = &s->events[e];
-		bool leads = s->groups[ev->group].members[0] == e;
-
-		open_attr(s, ev, &units[0], leads, pc_target_is_held(target),
-			  &ev->attr);
+		open_attr(s, e, pc_target_is_held(target), &s->events[e].attr);
+		/* As opened on the first unit. */
+		if (s->units[0].tid < 0)
+			s->events[e].attr.inherit = 0;
 	}
 	/* Sets hook: rotation, overflow signals, notification rings. */
 	err = pc_sets_attach(s);
 	if (err) {
-		close_slots(s);
+		pc_engine__close(engine);
 		s->attached = false;
 		s->target = NULL;
 		return pc_err(-err);
-	}
-	return 0;
-fail:
-	free(units);
-	free(slots);
-	free(group_fds);
-	return pc_err(-err);
-}
-
-int pc_session_read_group(struct perfctr_session *s, size_t g, size_t u)
-{
-	const struct pc_group *grp = &s->groups[g];
-	int fd = *pc_group_fd(s, g, u);
-	uint64_t *buf = s->read_buf;
-	uint64_t nr, enabled, running, i;
-	ssize_t n;
-
-	if (fd < 0)
-		return 0;
-	n = sys_perf_read(fd, buf, (3 + 2 * grp->nr_members) * sizeof(*buf));
-	if (n < 0)
-		return (int)n;
-	/* { nr, time_enabled, time_running, { value, id }[nr] } */
-	nr = buf[0];
-	if ((size_t)n < 3 * sizeof(*buf) || nr > grp->nr_members ||
-	    (size_t)n < (3 + 2 * nr) * sizeof(*buf))
-		return -EIO;
-	enabled = buf[1];
-	running = buf[2];
-	for (i = 0; i < nr; i++) {
-		uint64_t value = buf[3 + 2 * i], id = buf[4 + 2 * i];
-		size_t m;
-
-		for (m = 0; m < grp->nr_members; m++) {
-			struct pc_slot *slot = pc_slot(s, grp->members[m], u);
-
-			if (slot->fd < 0 || slot->id != id)
-				continue;
-			slot->count.value = value;
-			slot->count.time_enabled = enabled;
-			slot->count.time_running = running;
-			slot->count.status = running ? PERFCTR_COUNT_OK :
-					     PERFCTR_COUNT_NOT_COUNTED;
-			slot->count.errnum = 0;
-			break;
-		}
 	}
 	return 0;
 }
 
 int perfctr_session__read(struct perfctr_session *s)
 {
-	size_t g, u;
-	int err = 0;
+	int err;
 
 	if (!s)
 		return pc_err(EINVAL);
 	if (!s->attached)
 		return 0;
-	for (u = 0; u < s->nr_units; u++) {
-		for (g = 0; g < s->nr_groups; g++) {
-			int rc = pc_session_read_group(s, g, u);
-
-			/* A CPU that went offline: keep its last values. */
-			if (rc && rc != -ENODEV && !err)
-				err = rc;
-		}
-	}
+	err = pc_engine__read(s->engine);
 	return err ? pc_err(-err) : 0;
-}
-
-/* One ioctl per group leader and unit; the first error is returned, the
- * other leaders are still done. */
-static int for_each_leader(struct perfctr_session *s, int (*op)(int fd, bool group),
-			   bool group)
-{
-	size_t i;
-	int err = 0;
-
-	for (i = 0; i < s->nr_groups * s->nr_units; i++) {
-		int rc;
-
-		if (s->group_fds[i] < 0)
-			continue;
-		rc = op(s->group_fds[i], group);
-		if (rc && !err)
-			err = rc;
-	}
-	return err;
 }
 
 int perfctr_session__start(struct perfctr_session *s)
@@ -690,7 +421,7 @@ int perfctr_session__start(struct perfctr_session *s)
 	if (pc_sets_rotating(s))	/* sets hook: only the active set */
 		err = pc_sets_start(s);
 	else
-		err = for_each_leader(s, sys_perf_enable, false);
+		err = pc_engine__enable(s->engine);
 	return err ? pc_err(-err) : 0;
 }
 
@@ -705,7 +436,7 @@ int perfctr_session__stop(struct perfctr_session *s)
 	if (pc_sets_rotating(s))	/* sets hook: closes the run's slice */
 		err = pc_sets_stop(s);
 	else
-		err = for_each_leader(s, sys_perf_disable, false);
+		err = pc_engine__disable(s->engine);
 	return err ? pc_err(-err) : 0;
 }
 
@@ -718,16 +449,16 @@ static void zero_count(struct perfctr_count *c)
 
 int perfctr_session__reset(struct perfctr_session *s)
 {
-	size_t i;
+	size_t i, u;
 	int err = 0;
 
 	if (!s)
 		return pc_err(EINVAL);
-	/* RESET with the group flag does reach members of other PMUs. */
 	if (s->attached)
-		err = for_each_leader(s, sys_perf_reset, true);
-	for (i = 0; i < s->nr_events * s->nr_units; i++)
-		zero_count(&s->slots[i].count);
+		err = pc_engine__reset(s->engine);
+	for (i = 0; i < s->nr_events; i++)
+		for (u = 0; u < s->nr_units; u++)
+			zero_count(&pc_slot(s, i, u)->count);
 	for (i = 0; i < s->nr_events; i++)
 		s->has_carried[i] = false;
 	return err ? pc_err(-err) : 0;
@@ -743,7 +474,7 @@ int perfctr_session__detach(struct perfctr_session *s)
 		return pc_err(ENOTCONN);
 	pc_sets_detach(s);		/* sets hook: stop, fold accounting */
 	err = perfctr_session__read(s);
-	close_slots(s);
+	pc_engine__close(s->engine);
 	s->attached = false;
 	s->target = NULL;
 	return err;

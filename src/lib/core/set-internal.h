@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * The session's hooks into sets, rotation and notifications (set.c).  The
  * session calls these at the points of its life cycle; each is a no-op

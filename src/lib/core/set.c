@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Event sets in a session: the set definitions, switch policies,
  * notifications and sampling controls per event, and their realisation at

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * What the session needs to know about a target beyond its public
  * accessors.  Not installed.
@@ -19,6 +19,16 @@ bool pc_target_is_held(const struct perfctr_target *target);
 /* True when counters on this target must inherit to new threads and
  * children whatever the session flags say (process and command). */
 bool pc_target_inherits(const struct perfctr_target *target);
+
+/* The flags perf_event_open(2) needs for this target's units, beside
+ * PERF_FLAG_FD_CLOEXEC (a cgroup target's PERF_FLAG_PID_CGROUP, whose
+ * units' tid is then the cgroup's fd).  0 for every kind today. */
+unsigned long pc_target_open_flags(const struct perfctr_target *target);
+
+/* True when a unit's thread may have ended between the listing of the
+ * threads and the open (process targets): ESRCH then means "gone", not
+ * failure. */
+bool pc_target_units_may_vanish(const struct perfctr_target *target);
 
 /*
  * The threads of process @pid as they are now (/proc/PID/task): the main

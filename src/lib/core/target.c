@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Targets: what a session counts, as a list of (thread, cpu) units.
  *
@@ -841,4 +841,15 @@ bool pc_target_inherits(const struct perfctr_target *target)
 {
 	return target->kind == PERFCTR_TARGET_PROCESS ||
 	       target->kind == PERFCTR_TARGET_COMMAND;
+}
+
+unsigned long pc_target_open_flags(const struct perfctr_target *target)
+{
+	(void)target;
+	return 0;
+}
+
+bool pc_target_units_may_vanish(const struct perfctr_target *target)
+{
+	return target->kind == PERFCTR_TARGET_PROCESS;
 }

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Hardware breakpoints: mem:ADDR[/LEN][:rwx][:mods].  Checked here as the
  * kernel would check them: on x86 (kernel-facts) lengths 1/2/4/8, aligned,

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* The evlist object: an ordered list of attrs with names and groups. */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * The evlist object's private layout, shared by the files of the event
  * layer (the parser appends through pc_evlist_push()).  Not installed.

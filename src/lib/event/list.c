@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* perfctr_event_list(): every event a machine (or fixture tree) offers. */
 #include <errno.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* Generic hardware, software and cache event names (see names.h). */
 #include <linux/perf_event.h>
 #include <stdio.h>

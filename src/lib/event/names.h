@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * The symbolic event names perf users know: generic hardware, software and
  * generic cache events, spelled and aliased as perf spells them.

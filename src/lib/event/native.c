@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* libpfm4 native event names (see native.h). */
 #include <errno.h>
 #include <string.h>

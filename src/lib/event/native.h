@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * Native (vendor) event names through libpfm4, when the build has it:
  * "INST_RETIRED:ANY_P", "inst_retired.any_p", "skl::UOPS_ISSUED:ANY:u".

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * The parser's shared state, used by the files of the event layer: the
  * grammar (parse.c), tracepoints (tracepoint.c), PMU terms (pmu_terms.c),

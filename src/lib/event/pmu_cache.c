@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* The parser's view of sysfs PMUs: loaded once per parse, by name. */
 #include <errno.h>
 #include <pthread.h>

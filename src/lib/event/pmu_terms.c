@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * PMU events: "pmu/term=value,.../", "pmu/eventname/", bare names found in
  * a PMU's events/, and the validation of raw encodings.  Terms are placed

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /* "did you mean ...?": the closest known name by edit distance. */
 #ifndef PERFCTR_EVENT_SUGGEST_H
 #define PERFCTR_EVENT_SUGGEST_H

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* Tracepoint events "sys:name", with fnmatch wildcards in either part. */
 #include <errno.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Derived metrics from counts, computed only from events that counted over
  * the same time (see include/perfctr/metric.h).

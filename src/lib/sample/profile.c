@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Profiles: flat rows by sort keys, call-graph trees per row, and one
  * stack tree (comm, then frames from the outermost caller to the leaf)

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * The sampler: sampling events opened on the positions of a mode (one
  * per CPU, or one per thread), one ring per position with every other

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Symbolisation: per-process address spaces from mmap records, DSOs with
  * lazily loaded ELF symbol tables, the kernel from kallsyms.

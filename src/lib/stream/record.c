@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Typed records: decoding of PERF_RECORD_SAMPLE (every sample_type bit,
  * in the order the kernel writes them) and of the side-band records with

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * The stream layer's internal interfaces (not installed).  The stream
  * layer is the kernel's data formats (the ring, records, read formats),

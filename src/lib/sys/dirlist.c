@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* Sorted directory listings (see dirlist.h). */
 #include <dirent.h>
 #include <stdbool.h>

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /* A sorted listing of one directory, for sysfs and tracefs discovery. */
 #ifndef PERFCTR_SYS_DIRLIST_H
 #define PERFCTR_SYS_DIRLIST_H

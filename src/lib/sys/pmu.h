@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * PMU discovery from sysfs: <root>/bus/event_source/devices/<pmu>/ with
  * its type, format/ fields, events/ (with .scale and .unit), cpumask or

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * The sys layer: the kernel interface and nothing else.  Thin wrappers
  * around perf_event_open(2), its ioctls and mmap; no policy.  Every

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* tracefs discovery (see tracefs.h). */
 #include <dirent.h>
 #include <errno.h>

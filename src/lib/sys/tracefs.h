@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * tracefs discovery: where it is mounted, tracepoint ids, and a sorted walk
  * over every tracepoint.  Reads files only; the library never mounts.

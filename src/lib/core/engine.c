@@ -1,0 +1,846 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * The counter engine: events x units of a target.  See engine.h.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/internal.h"
+#include "core/engine.h"
+#include "core/fastread.h"
+#include "core/target-internal.h"
+#include "stream/readfmt.h"
+#include "sys/sys.h"
+
+struct eng_event {
+	struct perf_event_attr attr;
+	size_t leader;
+	size_t group;
+	char *filter;
+	int *cpus;
+	size_t nr_cpus;
+};
+
+struct eng_group {
+	size_t *members;	/* event indices, the first event first */
+	size_t nr_members;
+};
+
+struct pc_engine {
+	struct pc_unit *units;
+	size_t nr_units;
+	unsigned long open_flags;	/* the target's, for every open */
+	bool units_may_vanish;
+
+	struct eng_event *events;
+	size_t nr_events;
+	struct eng_group *groups;
+	size_t nr_groups;
+	size_t max_members;
+
+	unsigned int flags;		/* enum pc_engine_flags, of the open */
+	bool opened;			/* pc_engine__open() succeeded once */
+	struct pc_slot *slots;		/* nr_events * nr_units, from open */
+	int *leader_fds;		/* nr_groups * nr_units */
+	/* Per (group, unit): every open member has a user page. */
+	bool *fast;
+
+	/* Scratch of one group read, sized at open for the largest. */
+	void *read_buf;
+	struct pc_readfmt_entry *entries;
+	const volatile struct perf_event_mmap_page **pages;
+	struct pc_page_value *values;
+	size_t *page_event;
+};
+
+/* ------------------------------------------------------------------ */
+
+static __thread pid_t cached_tid;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void forget_tid(void)
+{
+	cached_tid = 0;
+}
+
+static void register_atfork(void)
+{
+	pthread_atfork(NULL, NULL, forget_tid);
+}
+
+pid_t pc_self_tid(void)
+{
+	if (!cached_tid) {
+		pthread_once(&atfork_once, register_atfork);
+		cached_tid = (pid_t)syscall(SYS_gettid);
+	}
+	return cached_tid;
+}
+
+bool pc_open_err_is_unsupported(int err)
+{
+	switch (err) {
+	case ENOENT:		/* no such generic event on this PMU */
+	case EOPNOTSUPP:	/* a feature the PMU lacks (sampling, exclude_*) */
+	case ENODEV:		/* no such PMU, or not on this CPU */
+	case EINVAL:		/* an encoding or group this PMU refuses */
+	case ENOSPC:		/* breakpoint slots are full */
+	case E2BIG:		/* attr too new for this kernel */
+	case ENXIO:
+	case ENOSYS:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Building. */
+
+struct pc_engine *pc_engine__new(const struct perfctr_target *target)
+{
+	struct pc_engine *e;
+	size_t u, nu;
+
+	if (!target) {
+		errno = EINVAL;
+		return NULL;
+	}
+	nu = perfctr_target__nr_units(target);
+	if (!nu) {
+		errno = ESRCH;
+		return NULL;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->units = calloc(nu, sizeof(*e->units));
+	if (!e->units) {
+		free(e);
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (u = 0; u < nu; u++)
+		perfctr_target__unit(target, u, &e->units[u].tid,
+				     &e->units[u].cpu);
+	e->nr_units = nu;
+	e->open_flags = pc_target_open_flags(target);
+	e->units_may_vanish = pc_target_units_may_vanish(target);
+	return e;
+}
+
+void pc_engine__delete(struct pc_engine *e)
+{
+	size_t i;
+
+	if (!e)
+		return;
+	pc_engine__close(e);
+	for (i = 0; i < e->nr_events; i++) {
+		free(e->events[i].filter);
+		free(e->events[i].cpus);
+	}
+	for (i = 0; i < e->nr_groups; i++)
+		free(e->groups[i].members);
+	free(e->events);
+	free(e->groups);
+	free(e->units);
+	free(e->slots);
+	free(e->leader_fds);
+	free(e->fast);
+	free(e->read_buf);
+	free(e->entries);
+	free(e->pages);
+	free(e->values);
+	free(e->page_event);
+	free(e);
+}
+
+int pc_engine__add(struct pc_engine *e, const struct pc_engine_event *ev)
+{
+	size_t idx, g;
+	struct eng_event *n;
+	size_t *members;
+	bool failed = false;
+	void *p;
+
+	if (!e || !ev || !ev->attr)
+		return -EINVAL;
+	if (e->opened)
+		return -EBUSY;
+	idx = e->nr_events;
+	if (ev->leader > idx ||
+	    (ev->leader < idx && e->events[ev->leader].leader != ev->leader))
+		return -EINVAL;
+	p = realloc(e->events, (idx + 1) * sizeof(*e->events));
+	if (!p)
+		return -ENOMEM;
+	e->events = p;
+	if (ev->leader == idx) {
+		p = realloc(e->groups, (e->nr_groups + 1) * sizeof(*e->groups));
+		if (!p)
+			return -ENOMEM;
+		e->groups = p;
+		g = e->nr_groups;
+		e->groups[g].members = NULL;
+		e->groups[g].nr_members = 0;
+	} else {
+		g = e->events[ev->leader].group;
+	}
+	members = realloc(e->groups[g].members,
+			  (e->groups[g].nr_members + 1) * sizeof(*members));
+	if (!members)
+		return -ENOMEM;	/* a new group is not counted yet */
+	e->groups[g].members = members;
+
+	n = &e->events[idx];
+	memset(n, 0, sizeof(*n));
+	n->attr = *ev->attr;
+	n->attr.size = sizeof(n->attr);
+	n->leader = ev->leader;
+	n->group = g;
+	n->filter = pc_strdup_or_null(ev->filter, &failed);
+	if (ev->cpus && ev->nr_cpus) {
+		n->cpus = malloc(ev->nr_cpus * sizeof(*n->cpus));
+		if (n->cpus) {
+			memcpy(n->cpus, ev->cpus, ev->nr_cpus * sizeof(*n->cpus));
+			n->nr_cpus = ev->nr_cpus;
+		} else {
+			failed = true;
+		}
+	}
+	if (failed) {
+		free(n->filter);
+		free(n->cpus);
+		if (g == e->nr_groups) {
+			free(members);
+			e->groups[g].members = NULL;
+		}
+		return -ENOMEM;
+	}
+	members[e->groups[g].nr_members++] = idx;
+	if (g == e->nr_groups)
+		e->nr_groups++;
+	if (e->groups[g].nr_members > e->max_members)
+		e->max_members = e->groups[g].nr_members;
+	e->nr_events++;
+	return (int)idx;
+}
+
+/* ------------------------------------------------------------------ */
+/* Opening and closing. */
+
+static void slot_init(struct pc_slot *slot)
+{
+	memset(slot, 0, sizeof(*slot));
+	slot->fd = -1;
+	slot->count.status = PERFCTR_COUNT_NOT_COUNTED;
+}
+
+static void slot_unsupported(struct pc_slot *slot, int err)
+{
+	slot->open_err = err;
+	slot->count.status = PERFCTR_COUNT_NOT_SUPPORTED;
+	slot->count.errnum = err;
+}
+
+static bool cpu_allowed(const struct eng_event *ev, int cpu)
+{
+	size_t i;
+
+	if (!ev->cpus || cpu < 0)
+		return true;
+	for (i = 0; i < ev->nr_cpus; i++)
+		if (ev->cpus[i] == cpu)
+			return true;
+	return false;
+}
+
+/* Only a page that can ever give a value is worth the mapping (and the
+ * kernel's updates of it at every ioctl). */
+static bool wants_page(const struct pc_engine *e, const struct eng_event *ev,
+		       const struct pc_unit *unit)
+{
+	return (e->flags & PC_ENGINE_MMAP) && unit->cpu < 0 && unit->tid >= 0 &&
+	       !ev->attr.inherit && ev->attr.type != PERF_TYPE_SOFTWARE &&
+	       ev->attr.type != PERF_TYPE_TRACEPOINT &&
+	       ev->attr.type != PERF_TYPE_BREAKPOINT;
+}
+
+static void close_slot(struct pc_slot *slot)
+{
+	if (slot->page) {
+		sys_perf_munmap((void *)slot->page, 0);
+		slot->page = NULL;
+	}
+	if (slot->fd >= 0) {
+		close(slot->fd);
+		slot->fd = -1;
+	}
+}
+
+/* Close unit @u's fds, members before leaders: closing a leader first
+ * would turn its members into singleton events for a moment. */
+static void close_unit(struct pc_engine *e, size_t u)
+{
+	size_t ev, g;
+
+	for (ev = 0; ev < e->nr_events; ev++) {
+		struct pc_slot *slot = &e->slots[ev * e->nr_units + u];
+
+		if (slot->fd >= 0 &&
+		    slot->fd != e->leader_fds[e->events[ev].group * e->nr_units + u])
+			close_slot(slot);
+	}
+	for (ev = 0; ev < e->nr_events; ev++)
+		close_slot(&e->slots[ev * e->nr_units + u]);
+	for (g = 0; g < e->nr_groups; g++)
+		e->leader_fds[g * e->nr_units + u] = -1;
+}
+
+void pc_engine__close(struct pc_engine *e)
+{
+	size_t u;
+
+	if (!e || !e->slots)
+		return;
+	for (u = 0; u < e->nr_units; u++)
+		close_unit(e, u);
+}
+
+/* The attr an event is opened with on @unit; see engine.h. */
+static void open_attr(const struct pc_engine *e, const struct eng_event *ev,
+		      const struct pc_unit *unit, bool leads,
+		      struct perf_event_attr *attr)
+{
+	*attr = ev->attr;
+	attr->size = sizeof(*attr);
+	if (unit->tid < 0)
+		attr->inherit = 0;
+	if (leads) {
+		attr->disabled = 1;
+		attr->enable_on_exec =
+			e->events[e->groups[ev->group].members[0]].attr.enable_on_exec;
+	} else {
+		attr->disabled = 0;
+		attr->enable_on_exec = 0;
+	}
+}
+
+/* Open group @g on unit @u.  Return 0, 1 when the unit's thread is gone,
+ * or -errno. */
+static int open_group(struct pc_engine *e, size_t g, size_t u)
+{
+	const struct eng_group *grp = &e->groups[g];
+	const struct pc_unit *unit = &e->units[u];
+	int *lfd = &e->leader_fds[g * e->nr_units + u];
+	bool strict = e->flags & PC_ENGINE_STRICT;
+	size_t m;
+	int err;
+
+	for (m = 0; m < grp->nr_members; m++) {
+		size_t ev = grp->members[m];
+		const struct eng_event *event = &e->events[ev];
+		struct pc_slot *slot = &e->slots[ev * e->nr_units + u];
+		struct perf_event_attr attr;
+		int fd;
+
+		if (!cpu_allowed(event, unit->cpu)) {
+			slot_unsupported(slot, ENODEV);
+			if (strict)
+				return -ENODEV;
+			continue;
+		}
+		open_attr(e, event, unit, *lfd < 0, &attr);
+		fd = sys_perf_event_open(&attr, unit->tid, unit->cpu, *lfd,
+					 e->open_flags);
+		if (fd == -ESRCH && e->units_may_vanish)
+			return 1;
+		if (fd < 0) {
+			pr_debug("cannot open event %zu (type %u, config %#llx) "
+				 "on tid %d cpu %d: %s\n", ev, attr.type,
+				 (unsigned long long)attr.config,
+				 (int)unit->tid, unit->cpu, strerror(-fd));
+			if (strict || !pc_open_err_is_unsupported(-fd))
+				return fd;
+			slot_unsupported(slot, -fd);
+			continue;
+		}
+		slot->fd = fd;
+		if (*lfd < 0)
+			*lfd = fd;
+		err = sys_perf_id(fd, &slot->id);
+		if (err)
+			return err;
+		if (event->filter) {
+			err = sys_perf_set_filter(fd, event->filter);
+			if (err)
+				return err;
+		}
+		/* No page is no error: the read falls back to read(2). */
+		if (wants_page(e, event, unit))
+			slot->page = sys_perf_mmap(fd, 0, false, NULL);
+	}
+	return 0;
+}
+
+static int alloc_open_state(struct pc_engine *e)
+{
+	size_t n = e->nr_events * e->nr_units, i;
+	size_t bytes = pc_readfmt_size(PERF_FORMAT_GROUP | PC_READFMT_KNOWN,
+				       e->max_members);
+
+	e->slots = malloc(n * sizeof(*e->slots));
+	e->leader_fds = malloc(e->nr_groups * e->nr_units * sizeof(*e->leader_fds));
+	e->fast = calloc(e->nr_groups * e->nr_units, sizeof(*e->fast));
+	e->read_buf = malloc(bytes);
+	e->entries = malloc(e->max_members * sizeof(*e->entries));
+	e->pages = malloc(e->max_members * sizeof(*e->pages));
+	e->values = malloc(e->max_members * sizeof(*e->values));
+	e->page_event = malloc(e->max_members * sizeof(*e->page_event));
+	if (!e->slots || !e->leader_fds || !e->fast || !e->read_buf ||
+	    !e->entries || !e->pages || !e->values || !e->page_event)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		slot_init(&e->slots[i]);
+	for (i = 0; i < e->nr_groups * e->nr_units; i++)
+		e->leader_fds[i] = -1;
+	return 0;
+}
+
+static void free_open_state(struct pc_engine *e)
+{
+	free(e->slots);
+	free(e->leader_fds);
+	free(e->fast);
+	free(e->read_buf);
+	free(e->entries);
+	free(e->pages);
+	free(e->values);
+	free(e->page_event);
+	e->slots = NULL;
+	e->leader_fds = NULL;
+	e->fast = NULL;
+	e->read_buf = NULL;
+	e->entries = NULL;
+	e->pages = NULL;
+	e->values = NULL;
+	e->page_event = NULL;
+}
+
+/* Whether group @g on unit @u can be read from its pages alone. */
+static bool group_fast(const struct pc_engine *e, size_t g, size_t u)
+{
+	const struct eng_group *grp = &e->groups[g];
+	size_t m, open = 0;
+
+	for (m = 0; m < grp->nr_members; m++) {
+		const struct pc_slot *slot =
+			&e->slots[grp->members[m] * e->nr_units + u];
+
+		if (slot->fd < 0)
+			continue;
+		if (!slot->page)
+			return false;
+		open++;
+	}
+	return open > 0;
+}
+
+int pc_engine__open(struct pc_engine *e, unsigned int flags)
+{
+	size_t u, g, alive = 0;
+	int err;
+
+	if (!e || !e->nr_events)
+		return -EINVAL;
+	if (e->opened)
+		return -EBUSY;
+	e->flags = flags;
+	err = alloc_open_state(e);
+	if (err)
+		goto fail;
+	for (u = 0; u < e->nr_units; u++) {
+		int rc = 0;
+
+		for (g = 0; g < e->nr_groups && !rc; g++)
+			rc = open_group(e, g, u);
+		if (rc < 0) {
+			err = rc;
+			goto fail;
+		}
+		if (rc > 0) {
+			size_t ev;
+
+			close_unit(e, u);
+			for (ev = 0; ev < e->nr_events; ev++)
+				slot_init(&e->slots[ev * e->nr_units + u]);
+			e->units[u].gone = true;
+			continue;
+		}
+		alive++;
+	}
+	if (!alive) {
+		err = -ESRCH;
+		goto fail;
+	}
+	for (g = 0; g < e->nr_groups; g++)
+		for (u = 0; u < e->nr_units; u++)
+			e->fast[g * e->nr_units + u] = group_fast(e, g, u);
+	if (flags & PC_ENGINE_ENABLE) {
+		err = pc_engine__enable(e);
+		if (err)
+			goto fail;
+	}
+	e->opened = true;
+	return 0;
+fail:
+	if (e->slots && e->leader_fds)
+		pc_engine__close(e);
+	free_open_state(e);
+	for (u = 0; u < e->nr_units; u++)
+		e->units[u].gone = false;
+	return err;
+}
+
+/* ------------------------------------------------------------------ */
+/* Shape. */
+
+size_t pc_engine__nr_events(const struct pc_engine *e)
+{
+	return e ? e->nr_events : 0;
+}
+
+size_t pc_engine__nr_units(const struct pc_engine *e)
+{
+	return e ? e->nr_units : 0;
+}
+
+size_t pc_engine__nr_groups(const struct pc_engine *e)
+{
+	return e ? e->nr_groups : 0;
+}
+
+const struct pc_unit *pc_engine__unit(const struct pc_engine *e, size_t u)
+{
+	return e && u < e->nr_units ? &e->units[u] : NULL;
+}
+
+const struct pc_unit *pc_engine__units(const struct pc_engine *e)
+{
+	return e ? e->units : NULL;
+}
+
+size_t pc_engine__group_of(const struct pc_engine *e, size_t ev)
+{
+	return e && ev < e->nr_events ? e->events[ev].group : (size_t)-1;
+}
+
+size_t pc_engine__group_size(const struct pc_engine *e, size_t g)
+{
+	return e && g < e->nr_groups ? e->groups[g].nr_members : 0;
+}
+
+size_t pc_engine__group_member(const struct pc_engine *e, size_t g, size_t m)
+{
+	if (!e || g >= e->nr_groups || m >= e->groups[g].nr_members)
+		return (size_t)-1;
+	return e->groups[g].members[m];
+}
+
+const struct perf_event_attr *pc_engine__attr(const struct pc_engine *e,
+					      size_t ev)
+{
+	return e && ev < e->nr_events ? &e->events[ev].attr : NULL;
+}
+
+struct pc_slot *pc_engine__slot(const struct pc_engine *e, size_t ev, size_t u)
+{
+	if (!e || !e->slots || ev >= e->nr_events || u >= e->nr_units)
+		return NULL;
+	return &e->slots[ev * e->nr_units + u];
+}
+
+int pc_engine__fd(const struct pc_engine *e, size_t ev, size_t u)
+{
+	const struct pc_slot *slot = pc_engine__slot(e, ev, u);
+
+	return slot ? slot->fd : -1;
+}
+
+int pc_engine__leader_fd(const struct pc_engine *e, size_t g, size_t u)
+{
+	if (!e || !e->leader_fds || g >= e->nr_groups || u >= e->nr_units)
+		return -1;
+	return e->leader_fds[g * e->nr_units + u];
+}
+
+int *pc_engine__leader_fds(const struct pc_engine *e)
+{
+	return e ? e->leader_fds : NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Toggling. */
+
+static int op_fd(int fd, enum pc_engine_op op)
+{
+	switch (op) {
+	case PC_ENGINE_OP_ENABLE:
+		return sys_perf_enable(fd, false);
+	case PC_ENGINE_OP_DISABLE:
+		return sys_perf_disable(fd, false);
+	case PC_ENGINE_OP_RESET:
+		/* RESET with the group flag does reach members of other
+		 * PMUs (unlike ENABLE). */
+		return sys_perf_reset(fd, true);
+	}
+	return -EINVAL;
+}
+
+static int for_each_leader(struct pc_engine *e, enum pc_engine_op op)
+{
+	size_t i;
+	int err = 0;
+
+	if (!e)
+		return -EINVAL;
+	if (!e->leader_fds)
+		return 0;
+	for (i = 0; i < e->nr_groups * e->nr_units; i++) {
+		int rc;
+
+		if (e->leader_fds[i] < 0)
+			continue;
+		rc = op_fd(e->leader_fds[i], op);
+		if (rc && !err)
+			err = rc;
+	}
+	return err;
+}
+
+int pc_engine__enable(struct pc_engine *e)
+{
+	return for_each_leader(e, PC_ENGINE_OP_ENABLE);
+}
+
+int pc_engine__disable(struct pc_engine *e)
+{
+	return for_each_leader(e, PC_ENGINE_OP_DISABLE);
+}
+
+int pc_engine__reset(struct pc_engine *e)
+{
+	return for_each_leader(e, PC_ENGINE_OP_RESET);
+}
+
+int pc_engine__toggle_group(struct pc_engine *e, size_t g, size_t u,
+			    enum pc_engine_op op)
+{
+	size_t first, last, i;
+	int err = 0;
+
+	if (!e || g >= e->nr_groups ||
+	    (u != PC_ENGINE_ALL_UNITS && u >= e->nr_units))
+		return -EINVAL;
+	if (!e->leader_fds)
+		return 0;
+	first = u == PC_ENGINE_ALL_UNITS ? 0 : u;
+	last = u == PC_ENGINE_ALL_UNITS ? e->nr_units : u + 1;
+	for (i = first; i < last; i++) {
+		int fd = e->leader_fds[g * e->nr_units + i], rc;
+
+		if (fd < 0)
+			continue;
+		rc = op_fd(fd, op);
+		if (rc && !err)
+			err = rc;
+	}
+	return err;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reading. */
+
+/* @counted: the answer has no running time (a format without it); a
+ * counter that answered counted, then. */
+static void set_count(struct pc_slot *slot, uint64_t value, uint64_t enabled,
+		      uint64_t running, bool counted, uint64_t lost)
+{
+	slot->count.value = value;
+	slot->count.time_enabled = enabled;
+	slot->count.time_running = running;
+	slot->count.status = running || counted ? PERFCTR_COUNT_OK :
+			     PERFCTR_COUNT_NOT_COUNTED;
+	slot->count.errnum = 0;
+	slot->lost = lost;
+}
+
+/* The read_format of group @g: its first event's (members share it). */
+static uint64_t group_format(const struct pc_engine *e, size_t g)
+{
+	return e->events[e->groups[g].members[0]].attr.read_format;
+}
+
+static bool no_running(uint64_t fmt)
+{
+	return !(fmt & PERF_FORMAT_TOTAL_TIME_RUNNING);
+}
+
+int pc_engine__decode_group(struct pc_engine *e, size_t g, size_t u,
+			    const void *buf, size_t len)
+{
+	const struct eng_group *grp;
+	struct pc_readfmt head;
+	uint64_t fmt;
+	size_t i, k, m;
+	int n;
+
+	if (!e || !e->slots || g >= e->nr_groups || u >= e->nr_units)
+		return -EINVAL;
+	grp = &e->groups[g];
+	fmt = group_format(e, g);
+	if (!(fmt & PERF_FORMAT_GROUP))
+		return -EINVAL;
+	n = pc_readfmt_decode(fmt, buf, len, &head, e->entries, grp->nr_members);
+	if (n < 0)
+		return n;
+	/* The kernel answers for the members that are open, in the order
+	 * they joined: k walks the open members, for a match by position
+	 * when there are no ids and as the first guess when there are. */
+	for (i = 0, k = 0; i < (size_t)n; i++) {
+		const struct pc_readfmt_entry *ent = &e->entries[i];
+		struct pc_slot *hit = NULL;
+
+		while (k < grp->nr_members &&
+		       e->slots[grp->members[k] * e->nr_units + u].fd < 0)
+			k++;
+		if (k < grp->nr_members) {
+			struct pc_slot *s = &e->slots[grp->members[k] * e->nr_units + u];
+
+			if (!(fmt & PERF_FORMAT_ID) || s->id == ent->id)
+				hit = s;
+			k++;
+		}
+		for (m = 0; !hit && (fmt & PERF_FORMAT_ID) &&
+			    m < grp->nr_members; m++) {
+			struct pc_slot *s = &e->slots[grp->members[m] * e->nr_units + u];
+
+			if (s->fd >= 0 && s->id == ent->id)
+				hit = s;
+		}
+		if (hit)
+			set_count(hit, ent->value, head.time_enabled,
+				  head.time_running, no_running(fmt), ent->lost);
+	}
+	return 0;
+}
+
+/* Each open member read on its own (a format without GROUP). */
+static int read_each(struct pc_engine *e, size_t g, size_t u, uint64_t fmt)
+{
+	const struct eng_group *grp = &e->groups[g];
+	size_t size = pc_readfmt_size(fmt, 1), m;
+	int err = 0;
+
+	for (m = 0; m < grp->nr_members; m++) {
+		struct pc_slot *slot = &e->slots[grp->members[m] * e->nr_units + u];
+		struct pc_readfmt head;
+		struct pc_readfmt_entry ent;
+		ssize_t len;
+		int n;
+
+		if (slot->fd < 0)
+			continue;
+		len = sys_perf_read(slot->fd, e->read_buf, size);
+		n = len < 0 ? (int)len :
+		    pc_readfmt_decode(fmt, e->read_buf, (size_t)len, &head, &ent, 1);
+		if (n < 0) {
+			if (!err)
+				err = n;
+			continue;
+		}
+		set_count(slot, ent.value, head.time_enabled, head.time_running,
+			  no_running(fmt), ent.lost);
+	}
+	return err;
+}
+
+/* The fast read of group @g on unit @u.  True when every member's page
+ * gave a value and current times. */
+static bool read_fast(struct pc_engine *e, size_t g, size_t u)
+{
+	const struct eng_group *grp = &e->groups[g];
+	size_t m, n = 0, i;
+
+	if (e->units[u].tid != pc_self_tid())
+		return false;
+	for (m = 0; m < grp->nr_members; m++) {
+		const struct pc_slot *slot =
+			&e->slots[grp->members[m] * e->nr_units + u];
+
+		if (slot->fd < 0)
+			continue;
+		e->pages[n] = slot->page;
+		e->page_event[n++] = grp->members[m];
+	}
+	if (!pc_fastread_pages((const volatile struct perf_event_mmap_page *const *)e->pages,
+			       n, true, e->values))
+		return false;
+	for (i = 0; i < n; i++)
+		if (!e->values[i].times)
+			return false;
+	for (i = 0; i < n; i++)
+		set_count(&e->slots[e->page_event[i] * e->nr_units + u],
+			  e->values[i].value, e->values[i].time_enabled,
+			  e->values[i].time_running, false, 0);
+	return true;
+}
+
+int pc_engine__read_group(struct pc_engine *e, size_t g, size_t u)
+{
+	uint64_t fmt;
+	ssize_t len;
+	int fd;
+
+	if (!e || g >= e->nr_groups || u >= e->nr_units)
+		return -EINVAL;
+	if (!e->leader_fds)
+		return 0;
+	fd = e->leader_fds[g * e->nr_units + u];
+	if (fd < 0)
+		return 0;
+	if (e->fast[g * e->nr_units + u] && read_fast(e, g, u))
+		return 0;
+	fmt = group_format(e, g);
+	if (!(fmt & PERF_FORMAT_GROUP))
+		return read_each(e, g, u, fmt);
+	len = sys_perf_read(fd, e->read_buf,
+			    pc_readfmt_size(fmt, e->groups[g].nr_members));
+	if (len < 0)
+		return (int)len;
+	return pc_engine__decode_group(e, g, u, e->read_buf, (size_t)len);
+}
+
+int pc_engine__read(struct pc_engine *e)
+{
+	size_t g, u;
+	int err = 0;
+
+	if (!e)
+		return -EINVAL;
+	for (u = 0; u < e->nr_units; u++) {
+		for (g = 0; g < e->nr_groups; g++) {
+			int rc = pc_engine__read_group(e, g, u);
+
+			/* A CPU that went offline: keep its last values. */
+			if (rc && rc != -ENODEV && !err)
+				err = rc;
+		}
+	}
+	return err;
+}
