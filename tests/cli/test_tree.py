@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
-"""The source tree's own rules, checked on the files git tracks: every
-source file carries the project's SPDX line, the licence texts it names are
-shipped, and perfctr.pc states the licence.  Each failure names the files."""
+"""The source tree's own rules: every source file git tracks carries the
+project's SPDX line, the licence texts it names are shipped, perfctr.pc
+states the licence, and the version script names exactly the symbols the
+public headers declare PERFCTR_API and the shared library exports.  Each
+failure names the files or symbols."""
 import fnmatch
 import os
 import re
@@ -122,6 +124,109 @@ def pkg_config_file_states_the_licence():
     r = subprocess.run(["pkg-config", "--modversion", "perfctr"],
                        capture_output=True, text=True, env=env)
     check(r.returncode == 0 and r.stdout.strip() == fields["Version"], r)
+
+
+def strip_c_comments(text):
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    return re.sub(r"//[^\n]*", "", text)
+
+
+def declared_api():
+    """{name: header} of every PERFCTR_API declaration in include/perfctr/."""
+    names = {}
+    inc = os.path.join(TOP, "include", "perfctr")
+    for header in sorted(os.listdir(inc)):
+        if not header.endswith(".h"):
+            continue
+        text = strip_c_comments(open(os.path.join(inc, header)).read())
+        text = re.sub(r"^\s*#.*$", "", text, flags=re.M)
+        for m in re.finditer(r"\bPERFCTR_API\b([^;{]*)", text):
+            decl = m.group(1)
+            call = re.search(r"(\w+)\s*\(", decl)
+            name = call.group(1) if call else re.findall(r"\w+", decl)[-1]
+            names[name] = header
+    return names
+
+
+def version_map():
+    """({name: node}, [globs]) of the global names in libperfctr.map."""
+    text = strip_c_comments(open(os.path.join(TOP, "src", "lib",
+                                              "libperfctr.map")).read())
+    names, globs = {}, []
+    for node, body in re.findall(r"([\w.]+)\s*\{(.*?)\}[^;]*;", text, re.S):
+        part = re.split(r"\blocal\s*:", body)[0]
+        part = re.sub(r"\bglobal\s*:", "", part)
+        for name in (n.strip() for n in part.split(";")):
+            if not name:
+                continue
+            if re.search(r"[*?\[]", name):
+                globs.append("%s in %s" % (name, node))
+            names[name] = node
+    return names, globs
+
+
+def exported_symbols():
+    """{name: version} of the shared library's defined dynamic symbols."""
+    lib = os.path.join(BUILD, "libperfctr.so")
+    if not os.path.exists(lib):
+        skip("%s is not built (make lib)" % lib)
+    if not shutil.which("nm"):
+        skip("nm is not installed (binutils)")
+    r = subprocess.run(["nm", "-D", "--defined-only", lib],
+                       capture_output=True, text=True)
+    check(r.returncode == 0, r.stderr)
+    symbols = {}
+    for line in r.stdout.splitlines():
+        fields = line.split()
+        if len(fields) < 3 or fields[1] == "A":
+            continue        # the version node's own absolute symbol
+        name, _, version = fields[2].partition("@")
+        symbols[name] = version.lstrip("@")
+    return symbols
+
+
+def differences(left_name, left, right_name, right):
+    out = []
+    only = sorted(set(left) - set(right))
+    if only:
+        out.append("in %s, not in %s: %s" % (left_name, right_name,
+                                              " ".join(only)))
+    only = sorted(set(right) - set(left))
+    if only:
+        out.append("in %s, not in %s: %s" % (right_name, left_name,
+                                              " ".join(only)))
+    return out
+
+
+@case
+def version_map_names_every_symbol_without_globs():
+    names, globs = version_map()
+    check(names, "no global name in src/lib/libperfctr.map")
+    check(not globs, "globs in src/lib/libperfctr.map: %s" % ", ".join(globs))
+
+
+@case
+def version_map_matches_the_headers():
+    names, _ = version_map()
+    declared = declared_api()
+    diff = differences("include/perfctr/*.h (PERFCTR_API)", declared,
+                       "src/lib/libperfctr.map", names)
+    check(not diff, "; ".join(diff) + " (a public function is declared "
+          "PERFCTR_API in its header and listed by name in the map)")
+
+
+@case
+def version_map_matches_the_shared_library():
+    names, _ = version_map()
+    exported = exported_symbols()
+    diff = differences("src/lib/libperfctr.map", names,
+                       "the dynamic symbols of libperfctr.so", exported)
+    wrong = sorted("%s@%s (map: %s)" % (n, exported[n], names[n])
+                   for n in set(names) & set(exported)
+                   if exported[n] != names[n])
+    if wrong:
+        diff.append("versioned unlike the map: " + " ".join(wrong))
+    check(not diff, "; ".join(diff))
 
 
 run_cases()
