@@ -27,6 +27,7 @@
 #include "core/sampctl.h"
 #include "core/session-internal.h"
 #include "core/set-internal.h"
+#include "stream/readfmt.h"
 #include "core/target-internal.h"
 #include "perfctr/set.h"
 #include "sys/sys.h"
@@ -34,7 +35,7 @@
 /* Counters with an overflow role in one group (pc_ovf's limit). */
 #define MAX_WATCHED PC_OVF_MAX_COUNTERS
 /* Members of a group read on the stack of a signal handler. */
-#define MAX_MEMBERS 256
+#define MAX_MEMBERS 128
 
 struct set_def {
 	uint16_t id;
@@ -578,84 +579,86 @@ static const struct set_def *active_def(const struct pc_sets *sets)
 
 /*
  * What the policies (rotor, overflow control, notifier) see of the
- * session: core/counters.h.  This is the only part of the attach
- * machinery that knows the session's insides; built at attach, freed at
- * detach.
+ * session's counters: core/counters.h over the counter engine that holds
+ * them (core/engine.h).  Built at attach, freed at detach.
  */
 struct view_arrays {
 	size_t *event_group;
 	const struct perf_event_attr **event_attr;
+	size_t *members;		/* every group's, group after group */
 	const size_t **group_members;
 	size_t *group_nr_members;
 	pid_t *unit_tid;
 	int *unit_cpu;
 };
 
-/* Async-signal-safe. */
+/* Async-signal-safe: one ioctl on the leader fd. */
 static int view_toggle(void *ctx, size_t group, size_t unit, bool on)
 {
-	const struct perfctr_session *s = ctx;
-	int fd = *pc_group_fd(s, group, unit);
-
-	if (fd < 0)
-		return 0;
-	return on ? sys_perf_enable(fd, false) : sys_perf_disable(fd, false);
+	return pc_engine__toggle_group(ctx, group, unit,
+				       on ? PC_ENGINE_OP_ENABLE : PC_ENGINE_OP_DISABLE);
 }
 
 /*
- * Async-signal-safe (read(2) into the stack).  The session's read format
- * is PC_READ_FORMAT: nr, time enabled, time running, then a value and an
- * id per member open on the unit, which the ids match to members.
+ * Async-signal-safe: a read(2) of the leader into the stack, decoded by
+ * the one read-format decoder, entries matched to members by id.  Not
+ * pc_engine__read_group(), whose buffer and slots the session's own reads
+ * use at the same time.
  */
 static int view_read(void *ctx, size_t group, size_t unit,
 		     struct pc_group_values *out)
 {
-	const struct perfctr_session *s = ctx;
-	const struct pc_group *grp = &s->groups[group];
-	uint64_t buf[3 + 2 * MAX_MEMBERS];
-	int fd = *pc_group_fd(s, group, unit), saved = errno;
+	struct pc_engine *e = ctx;
+	size_t nr = pc_engine__group_size(e, group);
+	uint64_t buf[3 + 3 * MAX_MEMBERS];
+	struct pc_readfmt_entry entries[MAX_MEMBERS];
+	struct pc_readfmt head;
+	int fd = pc_engine__leader_fd(e, group, unit), saved = errno, got;
+	uint64_t format;
 	ssize_t n;
 
 	if (fd < 0)
 		return -ENOENT;
-	if (grp->nr_members > MAX_MEMBERS || out->nr_members < grp->nr_members)
+	if (nr > MAX_MEMBERS || out->nr_members < nr)
 		return -E2BIG;
-	n = read(fd, buf, (3 + 2 * grp->nr_members) * sizeof(uint64_t));
+	format = pc_engine__attr(e, pc_engine__group_member(e, group, 0))->read_format;
+	n = read(fd, buf, pc_readfmt_size(format, nr));
 	if (n < 0) {
 		n = -errno;
 		errno = saved;
 		return (int)n;
 	}
-	if (n < (ssize_t)(3 * sizeof(uint64_t)) || buf[0] > grp->nr_members ||
-	    (size_t)n < (3 + 2 * buf[0]) * sizeof(uint64_t))
-		return -EIO;
-	out->time_enabled = buf[1];
-	out->time_running = buf[2];
-	for (size_t m = 0; m < grp->nr_members; m++) {
+	got = pc_readfmt_decode(format, buf, (size_t)n, &head, entries, MAX_MEMBERS);
+	if (got < 0)
+		return got;
+	out->time_enabled = head.time_enabled;
+	out->time_running = head.time_running;
+	for (size_t m = 0; m < nr; m++) {
+		const struct pc_slot *slot =
+			pc_engine__slot(e, pc_engine__group_member(e, group, m), unit);
+
 		out->value[m] = 0;
 		out->present[m] = false;
-	}
-	for (uint64_t i = 0; i < buf[0]; i++)
-		for (size_t m = 0; m < grp->nr_members; m++) {
-			const struct pc_slot *slot = pc_slot(s, grp->members[m], unit);
-
-			if (slot->fd >= 0 && slot->id == buf[4 + 2 * i]) {
-				out->value[m] = buf[3 + 2 * i];
+		for (int i = 0; slot && slot->fd >= 0 && i < got; i++)
+			if (entries[i].id == slot->id) {
+				out->value[m] = entries[i].value;
 				out->present[m] = true;
 				break;
 			}
-		}
+	}
 	return 0;
 }
 
 static int view_fd(void *ctx, size_t event, size_t unit)
 {
-	return pc_slot(ctx, event, unit)->fd;
+	return pc_engine__fd(ctx, event, unit);
 }
 
 static uint64_t view_id(void *ctx, size_t event, size_t unit)
 {
-	return pc_slot(ctx, event, unit)->id;
+	const struct pc_slot *slot = pc_engine__slot(ctx, event, unit);
+
+	return slot ? slot->id : 0;
 }
 
 static const struct pc_counters_ops view_ops = {
@@ -672,6 +675,7 @@ static void free_view(struct pc_sets *sets)
 	if (a) {
 		free(a->event_group);
 		free(a->event_attr);
+		free(a->members);
 		free(a->group_members);
 		free(a->group_nr_members);
 		free(a->unit_tid);
@@ -682,46 +686,50 @@ static void free_view(struct pc_sets *sets)
 	memset(&sets->view, 0, sizeof(sets->view));
 }
 
-static int build_view(struct perfctr_session *s)
+static int build_view(struct pc_sets *sets, struct pc_engine *e)
 {
-	struct pc_sets *sets = s->sets;
-	size_t ne = s->nr_events ? s->nr_events : 1;
-	size_t ng = s->nr_groups ? s->nr_groups : 1;
-	size_t nu = s->nr_units ? s->nr_units : 1;
+	size_t ne = pc_engine__nr_events(e), ng = pc_engine__nr_groups(e);
+	size_t nu = pc_engine__nr_units(e);
+	const struct pc_unit *units = pc_engine__units(e);
 	struct view_arrays *a = calloc(1, sizeof(*a));
+	size_t k = 0;
 
 	sets->arrays = a;
 	if (!a)
 		return -ENOMEM;
-	a->event_group = calloc(ne, sizeof(*a->event_group));
-	a->event_attr = calloc(ne, sizeof(*a->event_attr));
-	a->group_members = calloc(ng, sizeof(*a->group_members));
-	a->group_nr_members = calloc(ng, sizeof(*a->group_nr_members));
-	a->unit_tid = calloc(nu, sizeof(*a->unit_tid));
-	a->unit_cpu = calloc(nu, sizeof(*a->unit_cpu));
-	if (!a->event_group || !a->event_attr || !a->group_members ||
-	    !a->group_nr_members || !a->unit_tid || !a->unit_cpu) {
+	a->event_group = calloc(ne + 1, sizeof(*a->event_group));
+	a->event_attr = calloc(ne + 1, sizeof(*a->event_attr));
+	a->members = calloc(ne + 1, sizeof(*a->members));
+	a->group_members = calloc(ng + 1, sizeof(*a->group_members));
+	a->group_nr_members = calloc(ng + 1, sizeof(*a->group_nr_members));
+	a->unit_tid = calloc(nu + 1, sizeof(*a->unit_tid));
+	a->unit_cpu = calloc(nu + 1, sizeof(*a->unit_cpu));
+	if (!a->event_group || !a->event_attr || !a->members ||
+	    !a->group_members || !a->group_nr_members || !a->unit_tid ||
+	    !a->unit_cpu) {
 		free_view(sets);
 		return -ENOMEM;
 	}
-	for (size_t e = 0; e < s->nr_events; e++) {
-		a->event_group[e] = s->events[e].group;
-		a->event_attr[e] = &s->events[e].attr;
+	for (size_t ev = 0; ev < ne; ev++) {
+		a->event_group[ev] = pc_engine__group_of(e, ev);
+		a->event_attr[ev] = pc_engine__attr(e, ev);
 	}
-	for (size_t g = 0; g < s->nr_groups; g++) {
-		a->group_members[g] = s->groups[g].members;
-		a->group_nr_members[g] = s->groups[g].nr_members;
+	for (size_t g = 0; g < ng; g++) {
+		a->group_members[g] = &a->members[k];
+		a->group_nr_members[g] = pc_engine__group_size(e, g);
+		for (size_t m = 0; m < a->group_nr_members[g] && k < ne; m++)
+			a->members[k++] = pc_engine__group_member(e, g, m);
 	}
-	for (size_t u = 0; u < s->nr_units; u++) {
-		a->unit_tid[u] = s->units[u].tid;
-		a->unit_cpu[u] = s->units[u].cpu;
+	for (size_t u = 0; u < nu; u++) {
+		a->unit_tid[u] = units[u].tid;
+		a->unit_cpu[u] = units[u].cpu;
 	}
 	sets->view = (struct pc_counters){
 		.ops = &view_ops,
-		.ctx = s,
-		.nr_events = s->nr_events,
-		.nr_groups = s->nr_groups,
-		.nr_units = s->nr_units,
+		.ctx = e,
+		.nr_events = ne,
+		.nr_groups = ng,
+		.nr_units = nu,
 		.unit_tid = a->unit_tid,
 		.unit_cpu = a->unit_cpu,
 		.event_group = a->event_group,
@@ -842,15 +850,20 @@ static void on_clock(struct pc_ovf *ovf, uint64_t new_mask,
 	pc_rotor__switch(cw->sets->rotor);
 }
 
-/* The clock's count now (its own fd, PERF_FORMAT_GROUP: nr, value). */
+/* The clock's count now (its own fd, read as PERF_FORMAT_GROUP). */
 static uint64_t clock_value(int fd)
 {
 	uint64_t buf[2];
+	struct pc_readfmt head;
+	struct pc_readfmt_entry entry;
 	int saved = errno;
 	ssize_t n = read(fd, buf, sizeof(buf));
 
 	errno = saved;
-	return n == (ssize_t)sizeof(buf) ? buf[1] : 0;
+	if (n < 0 || pc_readfmt_decode(PERF_FORMAT_GROUP, buf, (size_t)n, &head,
+				       &entry, 1) != 1)
+		return 0;
+	return entry.value;
 }
 
 /* Twins count when their counter's set counts.  Signal context too. */
@@ -986,11 +999,13 @@ static int open_clock(struct pc_sets *sets, pid_t owner)
 	}
 	sets->clock.sets = sets;
 	sets->clock.period = first;
-	oc = (struct pc_ovf_counter){ .fd = sets->clock.fd, .period = first,
-				      .value_pos = 1 };
+	oc = (struct pc_ovf_counter){
+		.fd = sets->clock.fd, .period = first,
+		.value_pos = (unsigned int)pc_readfmt_value_word(attr.read_format, 0) };
 	memset(&desc, 0, sizeof(desc));
 	desc.read_fd = sets->clock.fd;
-	desc.read_words = 2;
+	desc.read_words = (unsigned int)(pc_readfmt_size(attr.read_format, 1) /
+					 sizeof(uint64_t));
 	desc.nr_counters = 1;
 	desc.counters = &oc;
 	desc.signo = sets->signo ? sets->signo : SIGIO;
@@ -1035,6 +1050,7 @@ static int watch_groups(struct pc_sets *sets, pid_t owner)
 			struct watch *w = &sets->watches[sets->nr_watches];
 			struct pc_ovf_desc desc;
 			int gfd = leader_fd(c, g, u);
+			uint64_t format = c->event_attr[c->group_members[g][0]]->read_format;
 			size_t k = 0;
 
 			if (gfd < 0)
@@ -1053,7 +1069,8 @@ static int watch_groups(struct pc_sets *sets, pid_t owner)
 					/* Where the group read has its value. */
 					counters[w->nr] = (struct pc_ovf_counter){
 						.fd = fd, .period = ec->period,
-						.value_pos = (unsigned int)(3 + 2 * k) };
+						.value_pos = (unsigned int)
+							pc_readfmt_value_word(format, k) };
 					w->events[w->nr++] = e;
 				}
 				k++;
@@ -1065,7 +1082,8 @@ static int watch_groups(struct pc_sets *sets, pid_t owner)
 			w->unit = u;
 			memset(&desc, 0, sizeof(desc));
 			desc.read_fd = gfd;
-			desc.read_words = (unsigned int)(3 + 2 * k);
+			desc.read_words = (unsigned int)
+				(pc_readfmt_size(format, k) / sizeof(uint64_t));
 			desc.nr_counters = w->nr;
 			desc.counters = counters;
 			desc.signo = sets->signo ? sets->signo : SIGIO;
@@ -1091,7 +1109,7 @@ int pc_sets_attach(struct perfctr_session *s)
 		return 0;
 	err = sync_events(s);
 	if (!err)
-		err = build_view(s);
+		err = build_view(sets, s->engine);
 	if (err)
 		return err;
 	sets->target_pid = perfctr_target__pid(s->target);
