@@ -21,6 +21,7 @@
 
 #include "common/internal.h"
 #include "core/counters.h"
+#include "core/estimate.h"
 #include "core/notifier.h"
 #include "core/overflow.h"
 #include "core/rotate.h"
@@ -1290,8 +1291,7 @@ void pc_sets_adjust_count(const struct perfctr_session *s, size_t idx,
 	if (!s->sets || !(s->sets->rotated || s->sets->rotor))
 		return;
 	whole = whole_time(s, unit);
-	if (whole > count->time_enabled)
-		count->time_enabled = whole;
+	count->time_enabled = pc_estimate_whole_time(count->time_enabled, whole);
 }
 
 int perfctr_session__set_info(const struct perfctr_session *s, uint16_t id,
@@ -1389,9 +1389,10 @@ int perfctr_session__estimate(const struct perfctr_session *s, size_t idx,
 			      struct perfctr_estimate *est)
 {
 	const struct pc_sets *sets;
-	struct perfctr_slices slices;
-	double shared = 0.0;
+	struct perfctr_slices *all;
 	uint64_t total = 0;
+	size_t nr;
+	int ret;
 
 	if (!s || idx >= s->nr_events || !est)
 		return pc_err(EINVAL);
@@ -1401,21 +1402,17 @@ int perfctr_session__estimate(const struct perfctr_session *s, size_t idx,
 		struct perfctr_count c;
 
 		perfctr_session__count(s, idx, &c);
-		memset(&slices, 0, sizeof(slices));
-		perfctr_slices__add(&slices, c.value, c.time_running);
-		return perfctr_slices__estimate(&slices, c.time_enabled, est);
+		return pc_estimate_multiplexed(c.value, c.time_running,
+					       c.time_enabled, est);
 	}
-	for (size_t e = 0; e < s->nr_events && e < sets->nr_ev; e++) {
-		struct perfctr_slices all = sets->ev[e].carried;
-		double v;
-
+	nr = s->nr_events < sets->nr_ev ? s->nr_events : sets->nr_ev;
+	all = calloc(nr, sizeof(*all));
+	if (!all)
+		return pc_err(ENOMEM);
+	for (size_t e = 0; e < nr; e++) {
+		all[e] = sets->ev[e].carried;
 		if (sets->rotor)
-			perfctr_slices__merge(&all, pc_rotor__slices(sets->rotor, e));
-		v = perfctr_slices__shared_rel_var(&all);
-		if (v > shared)
-			shared = v;
-		if (e == idx)
-			slices = all;
+			perfctr_slices__merge(&all[e], pc_rotor__slices(sets->rotor, e));
 	}
 	for (size_t d = 0; d < sets->nr_defs; d++) {
 		total += sets->defs[d].carried.unit_ns;
@@ -1426,5 +1423,7 @@ int perfctr_session__estimate(const struct perfctr_session *s, size_t idx,
 				total += st.unit_ns;
 		}
 	}
-	return perfctr_slices__estimate_shared(&slices, total, shared, est);
+	ret = pc_estimate_rotated(all, nr, idx, total, est);
+	free(all);
+	return ret;
 }
