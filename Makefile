@@ -19,6 +19,7 @@ LIBDIR      ?= $(PREFIX)/lib
 INCLUDEDIR  ?= $(PREFIX)/include
 BINDIR      ?= $(PREFIX)/bin
 MANDIR      ?= $(PREFIX)/share/man
+DATADIR     ?= $(PREFIX)/share
 DESTDIR     ?=
 O           ?= build
 
@@ -48,6 +49,7 @@ HAVE_LIBPFM := $(call probe,perfmon/pfmlib.h,-lpfm)
 HAVE_LIBDW  := $(call probe,elfutils/libdwfl.h,-ldw -lelf)
 HAVE_LIBELF := $(call probe,gelf.h,-lelf)
 HAVE_ZLIB   := $(call probe,zlib.h,-lz)
+HAVE_JSONC  := $(call probe,json-c/json.h,-ljson-c)
 ifeq ($(HAVE_LIBPFM),1)
 BASE_CFLAGS += -DHAVE_LIBPFM=1
 LDLIBS      += -lpfm
@@ -63,6 +65,12 @@ endif
 ifeq ($(HAVE_ZLIB),1)
 BASE_CFLAGS += -DHAVE_ZLIB=1
 LDLIBS      += -lz
+endif
+# The metric tables are JSON (src/lib/metric/): without json-c there are no
+# metrics at all, perfex says so.
+ifeq ($(HAVE_JSONC),1)
+BASE_CFLAGS += -DHAVE_JSONC=1
+LDLIBS      += -ljson-c
 endif
 
 ALL_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS)
@@ -92,7 +100,32 @@ PC_FILE     := $(O)/perfctr.pc
 .SUFFIXES:
 .SECONDARY:
 
-all: lib $(PERFEX) $(PC_FILE)
+all: lib $(PERFEX) $(PC_FILE) pmu-events
+
+# The kernel tree's PMU event and metric tables (tools/perf/pmu-events/arch,
+# GPL-2.0 data), imported from Debian's linux-source package into the build
+# tree and installed under $(DATADIR)/perfctr: read at run time, never
+# compiled into the library.  Without the package the build goes on and
+# only the generic and the user's metrics exist.
+PMU_EVENTS_SRC ?= /usr/src/linux-source-6.12.tar.xz
+PMU_EVENTS     := $(O)/share/perfctr/pmu-events
+.PHONY: pmu-events
+ifneq ($(wildcard $(PMU_EVENTS_SRC)),)
+pmu-events: $(PMU_EVENTS)/SOURCE
+$(PMU_EVENTS)/SOURCE: $(PMU_EVENTS_SRC) scripts/import-pmu-events
+	scripts/import-pmu-events $(PMU_EVENTS) $(PMU_EVENTS_SRC)
+else
+pmu-events:
+	@echo "note: $(PMU_EVENTS_SRC) not found: no CPU model metric tables (scripts/install-deps installs linux-source-6.12)"
+endif
+
+# The built-in generic metric table, a JSON file of the tree, as a C string.
+$(O)/gen/metric-generic.inc: src/lib/metric/generic.json
+	@mkdir -p $(dir $@)
+	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@.tmp
+	mv $@.tmp $@
+$(O)/src/lib/metric/table.o: $(O)/gen/metric-generic.inc
+$(O)/src/lib/metric/table.o: ALL_CFLAGS += -I$(O)/gen -DPERFCTR_DATADIR=\"$(DATADIR)/perfctr\"
 
 lib: $(STATIC_LIB) $(SHARED_LIB)
 
@@ -231,6 +264,11 @@ install: all
 	install -m 755 $(PERFEX) $(DESTDIR)$(BINDIR)/
 	for f in docs/*.1; do [ -e "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(MANDIR)/man1/ || true; done
 	for f in docs/*.3; do [ -e "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(MANDIR)/man3/ || true; done
+	if [ -d $(PMU_EVENTS) ]; then \
+		install -d $(DESTDIR)$(DATADIR)/perfctr && \
+		rm -rf $(DESTDIR)$(DATADIR)/perfctr/pmu-events && \
+		cp -R $(PMU_EVENTS) $(DESTDIR)$(DATADIR)/perfctr/; \
+	fi
 
 # Fuzzers (libFuzzer, clang): each target is built with the library's
 # sources instrumented alongside.  `make fuzz-run` runs each one for
@@ -246,9 +284,9 @@ FUZZ_CFLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Isrc/lib \
 .PHONY: fuzz fuzz-run
 fuzz: $(FUZZ_BINS)
 
-$(O)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS)
+$(O)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(O)/gen/metric-generic.inc
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(filter -DHAVE_%,$(BASE_CFLAGS)) -o $@ $< $(LIB_SRCS) $(LDLIBS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -I$(O)/gen $(filter -DHAVE_%,$(BASE_CFLAGS)) -o $@ $< $(LIB_SRCS) $(LDLIBS)
 
 fuzz-run: fuzz
 	@pass=0; fail=0; \

@@ -84,6 +84,132 @@ PERFCTR_API int perfctr_metric__compute(const struct perfctr_metric_input *in,
 					struct perfctr_metric *out,
 					size_t max_out);
 
+
+/*
+ * Metric tables: the metrics and events of the CPU model's pmu-events
+ * tables (the kernel tree's tools/perf/pmu-events/arch, imported at build
+ * time and installed as data under share/perfctr/pmu-events), the built-in
+ * table of generic metrics, and metric files of the user's own, all in the
+ * pmu-events JSON form.  The model's table is chosen as perf's mapfile.csv
+ * says: on x86 by "vendor-family-model[-stepping]" against its regular
+ * expressions, on arm64 by MIDR (variant and revision ignored).
+ *
+ * A metric named in several places is taken from the last one: the user's
+ * files, then the model's table, then the generic table.
+ *
+ * Thread safety: a table object is used by one thread at a time; distinct
+ * objects are independent.
+ */
+struct perfctr_metrics;
+
+enum perfctr_metrics_flags {
+	PERFCTR_METRICS_NO_ENV = 1 << 0,	/* ignore PERFCTR_METRICS_PATH */
+	PERFCTR_METRICS_NO_MODEL = 1 << 1,	/* no CPU model table */
+};
+
+struct perfctr_metrics_opts {
+	size_t sz;
+	/* pmu-events tree (with <arch>/mapfile.csv); NULL: the first tree in
+	 * PERFCTR_METRICS_PATH, else the installed one. */
+	const char *data_dir;
+	/* Prefix of /proc and /sys (a fixture tree), NULL for the host's. */
+	const char *root;
+	/* Select as if the CPU were this one ("AuthenticAMD-26-2-0" or an
+	 * arm64 MIDR "0x00000000410fd0c0"); NULL: the CPU's own identity. */
+	const char *cpuid;
+	/* Metric files of the user's own, added after the tables. */
+	const char *const *files;
+	size_t nr_files;
+	unsigned int flags;	/* enum perfctr_metrics_flags */
+};
+
+#define PERFCTR_METRICS_OPTS_SIZE_V1 56
+_Static_assert(sizeof(struct perfctr_metrics_opts) == PERFCTR_METRICS_OPTS_SIZE_V1,
+	       "ABI: perfctr_metrics_opts");
+
+/* One metric's definition, as its table gives it. */
+struct perfctr_metric_def {
+	const char *name;	/* MetricName */
+	const char *expr;	/* MetricExpr */
+	const char *groups;	/* MetricGroup, ';'-separated, "" when none */
+	const char *desc;	/* BriefDescription, "" when none */
+	const char *unit;	/* ScaleUnit without its factor ("%", "GHz") */
+	double scale;		/* ScaleUnit's factor, 1 when none */
+	const char *threshold;	/* MetricThreshold, NULL when none */
+	const char *constraint;	/* MetricConstraint, NULL when none */
+	const char *source;	/* "generic", the model ("x86/amdzen5") or the
+				 * file it came from */
+};
+
+/* Where a parse or plan error is: which metric, which byte of its
+ * expression (-1: none), and what. */
+struct perfctr_metric_error {
+	char metric[96];
+	int pos;
+	char msg[192];
+};
+
+/**
+ * perfctr_metrics__new() - load the tables for this CPU (or opts->cpuid).
+ * @opts: may be NULL.
+ *
+ * Only the selected model's files are parsed.  A missing data directory or
+ * a CPU without a table is not an error: the object then has the generic
+ * and the user's metrics, and perfctr_metrics__missing() says why there is
+ * no model table.
+ *
+ * Return: the object, or NULL with errno: EINVAL (bad opts), ENOENT (a
+ * user file that does not exist), EBADMSG (a file that is not pmu-events
+ * JSON; a warning names it and the place), ENOTSUP (built without a JSON
+ * library), ENOMEM.
+ */
+PERFCTR_API struct perfctr_metrics *
+perfctr_metrics__new(const struct perfctr_metrics_opts *opts);
+
+/** perfctr_metrics__delete() - free @m (NULL is ignored). */
+PERFCTR_API void perfctr_metrics__delete(struct perfctr_metrics *m);
+
+/** perfctr_metrics__cpuid() - the identity the table was selected by. */
+PERFCTR_API const char *perfctr_metrics__cpuid(const struct perfctr_metrics *m);
+
+/** perfctr_metrics__model() - the model's table ("x86/amdzen5"), or NULL. */
+PERFCTR_API const char *perfctr_metrics__model(const struct perfctr_metrics *m);
+
+/**
+ * perfctr_metrics__missing() - why there is no model table (a sentence
+ * naming the data directory or the CPU), or NULL when there is one.
+ */
+PERFCTR_API const char *perfctr_metrics__missing(const struct perfctr_metrics *m);
+
+/** perfctr_metrics__nr() - how many metrics there are. */
+PERFCTR_API size_t perfctr_metrics__nr(const struct perfctr_metrics *m);
+
+/**
+ * perfctr_metrics__def() - the definition of metric @i (0 <= @i < nr).
+ * The strings stay valid as long as @m.
+ * Return: 0, or -EINVAL (NULL argument, @i out of range).
+ */
+PERFCTR_API int perfctr_metrics__def(const struct perfctr_metrics *m, size_t i,
+				     struct perfctr_metric_def *def);
+
+/**
+ * perfctr_metrics__find() - the index of the metric named @name (case
+ * insensitive), or -ENOENT.
+ */
+PERFCTR_API int perfctr_metrics__find(const struct perfctr_metrics *m,
+				      const char *name);
+
+/**
+ * perfctr_metrics__check() - parse metric @i's expression (and its
+ * threshold) and resolve every name in it: a metric, duration_time, or an
+ * event of the tables or this machine's generic events.
+ * @err: filled on failure (may be NULL).
+ * Return: 0, -EINVAL (does not parse), -ENOENT (a name that resolves to
+ * nothing; @err names it and its position).
+ */
+PERFCTR_API int perfctr_metrics__check(struct perfctr_metrics *m, size_t i,
+				       struct perfctr_metric_error *err);
+
 #ifdef __cplusplus
 }
 #endif

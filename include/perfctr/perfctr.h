@@ -21,5 +21,6 @@
 #include <perfctr/record.h>
 #include <perfctr/perfdata.h>
 #include <perfctr/sampler.h>
+#include <perfctr/reader.h>
 
 #endif /* PERFCTR_PERFCTR_H */

@@ -124,21 +124,21 @@ struct perfctr_perfdata_writer_opts {
 };
 
 /**
- * perfctr_perfdata_writer__new() - create (truncate) @path, mode 0600
+ * perfctr_perfdata_writer__open() - create (truncate) @path, mode 0600
  * (samples can reveal what a program does; perf uses 0600 too).
  * Return: the writer, NULL + errno.
  */
 PERFCTR_API struct perfctr_perfdata_writer *
-perfctr_perfdata_writer__new(const char *path,
-			     const struct perfctr_perfdata_writer_opts *opts);
+perfctr_perfdata_writer__open(const char *path,
+			      const struct perfctr_perfdata_writer_opts *opts);
 
 /**
- * perfctr_perfdata_writer__new_fd() - write into @fd (seekable, positioned
+ * perfctr_perfdata_writer__open_fd() - write into @fd (seekable, positioned
  * anywhere: the file starts at offset 0).  The writer does not close @fd.
  */
 PERFCTR_API struct perfctr_perfdata_writer *
-perfctr_perfdata_writer__new_fd(int fd,
-				const struct perfctr_perfdata_writer_opts *opts);
+perfctr_perfdata_writer__open_fd(int fd,
+				 const struct perfctr_perfdata_writer_opts *opts);
 
 /**
  * perfctr_perfdata_writer__add_attr() - declare an event: its attr (as

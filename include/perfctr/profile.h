@@ -1,22 +1,23 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * libperfctr — profiles: samples aggregated by sort keys (comm, dso, sym,
- * pid, tid, cpu), with call graphs from callchains, folded stacks in
- * FlameGraph's format ("a;b;c count") and a self-contained interactive
- * SVG flame graph.
+ * pid, tid, cpu), with call graphs from callchains and a tree of every
+ * distinct stack, walked through node iterators.  Drawing them (call-graph
+ * text, folded stacks, flame graphs) is left to the tools: perfex report
+ * has all three.
  *
  * A profile knows nothing about files or symbol tables: the caller hands
  * it samples whose frames are already resolved (see symbols.h), so the
  * same code serves perf.data files, live rings and tests.
  *
- * Thread safety: a profile is not synchronised; use it from one thread.
+ * Thread safety: a profile is not synchronised; use it from one thread at
+ * a time.  Different profiles may be used from different threads.
  */
 #ifndef PERFCTR_PROFILE_H
 #define PERFCTR_PROFILE_H
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <sys/types.h>
 
 #include <perfctr/common.h>
@@ -135,45 +136,96 @@ struct perfctr_profile_entry {
 PERFCTR_API int perfctr_profile__entry(struct perfctr_profile *prof, size_t idx,
 				       struct perfctr_profile_entry *entry);
 
-/**
- * perfctr_profile__print_callgraph() - the call graph of row @idx as an
- * indented tree on @out, each branch with its share of the row (percent
- * of the total weight when @absolute).  Branches under @min_percent are
- * folded away.  Return: 0, -ERANGE, -EINVAL when the profile has no
- * call graphs.
+/*
+ * The trees of a profile, walked node by node.
+ *
+ * A profile keeps two kinds of tree:
+ *
+ * - the stack tree (perfctr_profile__stack_root()): a root, under it one
+ *   node per comm, under each comm the outermost callers, and so on down
+ *   to the sampled frames.  Its weights count samples (not periods), as
+ *   FlameGraph's folded stacks do; every profile has one.
+ * - one call graph per row of the flat profile
+ *   (perfctr_profile__callgraph_root()), when the profile was made with a
+ *   call-graph order: under the row's root, the sampled frame and its
+ *   callers (PERFCTR_CALLGRAPH_CALLEE) or the outermost caller and the
+ *   frames it called down to the sampled one (PERFCTR_CALLGRAPH_CALLER).
+ *   Its weights are the samples' weights (periods).
+ *
+ * Children come in one documented order: heaviest first (total), equal
+ * totals by name (strcmp), then the most recently made first (the larger
+ * first_seen).  A tool that draws in another order (FlameGraph sorts by
+ * name) sorts the children itself; first_seen makes its ties stable.
+ *
+ * Nodes are values: a struct perfctr_profile_node is filled by the calls
+ * below and handed back to perfctr_profile__child().  Its handle stays
+ * valid while the profile lives; its other fields are a snapshot, which an
+ * add after the call makes stale (fetch the node again).  Iterating
+ * orders the children of a whole tree at the first call after an add
+ * (O(n log n) in the tree's nodes), then each call is O(1).
  */
-PERFCTR_API int perfctr_profile__print_callgraph(struct perfctr_profile *prof,
-						 size_t idx, FILE *out,
-						 double min_percent);
+enum perfctr_profile_node_kind {
+	PERFCTR_PROFILE_NODE_ROOT,	/* a tree's root: no name */
+	PERFCTR_PROFILE_NODE_COMM,	/* stack tree, depth 1: a comm */
+	PERFCTR_PROFILE_NODE_FRAME,	/* a frame of a stack */
+};
 
-/**
- * perfctr_profile__write_folded() - every distinct stack once, as
- * "comm;outermost;...;leaf samples" lines (FlameGraph's folded format;
- * counts are samples, not weights), in tree order with siblings sorted
- * by name.  Kernel frames carry a "_[k]" suffix; ';' in names becomes ':'.
- * Return: lines written, or -errno from the stream.
- */
-PERFCTR_API int perfctr_profile__write_folded(struct perfctr_profile *prof,
-					      FILE *out);
-
-struct perfctr_flame_opts {
+struct perfctr_profile_node {
 	size_t sz;
-	const char *title;	/* NULL: "Flame Graph" */
-	const char *subtitle;	/* NULL: none */
-	unsigned int width;	/* pixels; 0: 1200 */
-	const char *unit;	/* "samples" when NULL */
+	/* Where the node is, for perfctr_profile__child(); opaque. */
+	uint64_t handle;
+	enum perfctr_profile_node_kind kind;
+	/* ROOT: NULL.  COMM: the comm (":<tid>" when the sample had none).
+	 * FRAME: the symbol, or when unresolved the DSO-relative address as
+	 * "0x%016" PRIx64.  Valid while the profile lives. */
+	const char *name;
+	/* FRAME: the DSO as the sample named it, NULL when it named none
+	 * (then the flat profile shows "[unknown]").  Otherwise NULL. */
+	const char *dso;
+	/* Weight at and under the node, and of the samples that ended at
+	 * it (stack tree: sample counts; call graphs: weights). */
+	uint64_t total;
+	uint64_t self;
+	/* The ordinal (from 1) of the first sample that reached the node
+	 * (0 for the stack tree's root).  Unique among siblings. */
+	uint64_t first_seen;
+	size_t nr_children;
+	bool resolved;		/* FRAME: name is a symbol */
+	bool kernel;		/* FRAME: a kernel frame */
 	size_t :0;
 };
 
 /**
- * perfctr_profile__write_flame_svg() - a self-contained SVG flame graph of
- * the sample counts (well-formed XML, inline script: click to zoom, Ctrl-F or the Search
- * button to highlight matches, Reset Zoom).
- * Return: 0 or -errno from the stream.
+ * perfctr_profile__stack_root() - the root of the stack tree.
+ * @root: filled; @root->sz set by the caller (PERFCTR_OPTS style).
+ * Its total is the number of samples added.
+ * Return: 0, -EINVAL (NULL argument, @root->sz too small for the handle).
  */
-PERFCTR_API int perfctr_profile__write_flame_svg(struct perfctr_profile *prof,
-						 FILE *out,
-						 const struct perfctr_flame_opts *opts);
+PERFCTR_API int perfctr_profile__stack_root(struct perfctr_profile *prof,
+					    struct perfctr_profile_node *root);
+
+/**
+ * perfctr_profile__callgraph_root() - the root of row @idx's call graph
+ * (rows as perfctr_profile__entry() numbers them).  Its total is the
+ * row's weight.
+ * Return: 0, -EINVAL (the profile has no call graphs, or a NULL
+ * argument), -ERANGE (no row @idx), -ENOMEM (sorting the rows).
+ */
+PERFCTR_API int perfctr_profile__callgraph_root(struct perfctr_profile *prof,
+						size_t idx,
+						struct perfctr_profile_node *root);
+
+/**
+ * perfctr_profile__child() - child @i of @parent, in the order above.
+ * @parent: a node filled by one of these calls on the same profile.
+ * @child: filled; @child->sz set by the caller.  May be @parent.
+ * Return: 0, -ERANGE (@i >= the number of children), -EINVAL (a NULL
+ * argument or a handle of no node), -ENOMEM (ordering the tree).
+ */
+PERFCTR_API int perfctr_profile__child(struct perfctr_profile *prof,
+				       const struct perfctr_profile_node *parent,
+				       size_t i,
+				       struct perfctr_profile_node *child);
 
 #ifdef __cplusplus
 }

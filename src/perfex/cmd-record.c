@@ -917,7 +917,7 @@ static int start_writer(struct record *rec, int argc, char **argv)
 		wopts.argc = argc + 1;
 		wopts.argv = cmdline;
 	}
-	rec->writer = perfctr_perfdata_writer__new(rec->output, &wopts);
+	rec->writer = perfctr_perfdata_writer__open(rec->output, &wopts);
 	free(cmdline);
 	if (!rec->writer) {
 		perfex_error("cannot create '%s': %s", rec->output, strerror(errno));

@@ -11,8 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <perfctr/perfctr.h>
+#include <perfctr/reader.h>
+
 #include "perfex.h"
-#include "walk.h"
+#include "report.h"
 
 static const char usage_text[] =
 "usage: perfex report [options]\n"
@@ -54,27 +57,25 @@ struct report {
 	bool saw_callchain;
 };
 
-static int add_sample(struct walk *w, const struct walk_sample *ws, void *ctx)
+static int add_sample(struct report *rep, const struct perfctr_reader_sample *rs)
 {
-	struct report *rep = ctx;
-	const struct perfctr_sample *s = ws->sample;
+	const struct perfctr_sample *s = rs->sample;
 	struct perfctr_profile_sample ps = {
 		.sz = sizeof(ps),
-		.comm = ws->comm,
-		.pid = (pid_t)s->pid,
-		.tid = (pid_t)s->tid,
+		.comm = rs->comm,
+		.pid = rs->pid,
+		.tid = rs->tid,
 		.cpu = (s->type & PERF_SAMPLE_CPU) ? (int32_t)s->cpu : -1,
 		.weight = s->period ? s->period : 1,
-		.frames = ws->frames,
-		.nr_frames = ws->nr_frames,
+		.frames = rs->frames,
+		.nr_frames = rs->nr_frames,
 	};
 
-	(void)w;
-	if (ws->attr_idx >= rep->nr_profiles)
+	if (rs->event_idx >= rep->nr_profiles)
 		return 0;
-	if (ws->nr_frames > 1)
+	if (rs->nr_frames > 1)
 		rep->saw_callchain = true;
-	if (perfctr_profile__add(rep->profiles[ws->attr_idx], &ps)) {
+	if (perfctr_profile__add(rep->profiles[rs->event_idx], &ps)) {
 		perfex_error("out of memory");
 		return PERFEX_EXIT_INTERNAL;
 	}
@@ -117,15 +118,17 @@ static const char *cell(const struct report *rep,
 	}
 }
 
-static void print_header(struct walk *w, const struct report *rep)
+static void print_header(struct perfctr_reader *rd, const struct report *rep)
 {
-	struct perfctr_perfdata *pd = walk_file(w);
-	const struct walk_stats *st = walk_stats(w);
+	struct perfctr_perfdata *pd = perfctr_reader__perfdata(rd);
+	struct perfctr_reader_stats stats = { .sz = sizeof(stats) };
+	const struct perfctr_reader_stats *st = &stats;
 	const char *host = perfctr_perfdata__string(pd, PERFCTR_FEAT_HOSTNAME);
 	const char *os = perfctr_perfdata__string(pd, PERFCTR_FEAT_OSRELEASE);
 	const char *const *argv;
 	int argc = perfctr_perfdata__cmdline(pd, &argv), i;
 
+	perfctr_reader__stats(rd, SIZE_MAX, &stats);
 	printf("# perfex report of '%s'\n", rep->input);
 	if (host || os)
 		printf("# recorded on %s, Linux %s\n", host ? host : "?",
@@ -147,20 +150,21 @@ static void print_header(struct walk *w, const struct report *rep)
 	printf("#\n");
 }
 
-static void print_table(struct walk *w, struct report *rep, size_t idx)
+static void print_table(struct perfctr_reader *rd, struct report *rep, size_t idx)
 {
 	struct perfctr_profile *prof = rep->profiles[idx];
 	size_t n = perfctr_profile__nr_entries(prof), i, k;
 	size_t width[PERFCTR_SORT_NR];
 	uint64_t total = perfctr_profile__weight(prof);
-	const struct walk_stats *st = walk_stats(w);
+	struct perfctr_reader_stats st = { .sz = sizeof(st) };
 	char buf[1024];
 
+	perfctr_reader__stats(rd, idx, &st);
 	printf("# Samples: %" PRIu64 " of event '%s'\n",
-	       perfctr_profile__samples(prof), walk_attr_name(w, idx));
+	       perfctr_profile__samples(prof), perfctr_reader__event_name(rd, idx));
 	printf("# Event count (approx.): %" PRIu64 "\n", total);
-	if (st->lost_per_attr[idx])
-		printf("# Lost: %" PRIu64 "\n", st->lost_per_attr[idx]);
+	if (st.lost)
+		printf("# Lost: %" PRIu64 "\n", st.lost);
 	printf("#\n");
 	for (k = 0; k < rep->nr_keys; k++)
 		width[k] = strlen(column_title(rep->keys[k]));
@@ -203,8 +207,8 @@ static void print_table(struct walk *w, struct report *rep, size_t idx)
 			       cell(rep, &e, k, buf, sizeof(buf)));
 		printf("\n");
 		if (rep->callgraph != PERFCTR_CALLGRAPH_NONE)
-			perfctr_profile__print_callgraph(prof, i, stdout,
-							 rep->percent_limit);
+			report_print_callgraph(prof, i, stdout,
+					       rep->percent_limit);
 	}
 	printf("\n");
 }
@@ -228,20 +232,23 @@ static void json_string(const char *s)
 /* A side-band-only event (the dummy event that overwrite and snapshot
  * recording read COMM/MMAP records through) with no samples: not shown,
  * as it is no event the user asked for. */
-static bool tracking_only(struct walk *w, const struct report *rep, size_t a)
+static bool tracking_only(struct perfctr_reader *rd, const struct report *rep, size_t a)
 {
-	const struct perf_event_attr *attr = walk_attr(w, a);
+	const struct perf_event_attr *attr = perfctr_reader__event_attr(rd, a);
 
 	return attr && attr->type == PERF_TYPE_SOFTWARE &&
 	       attr->config == PERF_COUNT_SW_DUMMY &&
 	       !perfctr_profile__samples(rep->profiles[a]);
 }
 
-static void print_json(struct walk *w, struct report *rep)
+static void print_json(struct perfctr_reader *rd, struct report *rep)
 {
-	const struct walk_stats *st = walk_stats(w);
+	struct perfctr_reader_stats stats = { .sz = sizeof(stats) };
+	struct perfctr_reader_stats ev = { .sz = sizeof(ev) };
+	const struct perfctr_reader_stats *st = &stats;
 	size_t a, i, k, shown;
 
+	perfctr_reader__stats(rd, SIZE_MAX, &stats);
 	printf("{\"input\": ");
 	json_string(rep->input);
 	printf(", \"samples\": %" PRIu64 ", \"lost\": %" PRIu64
@@ -255,13 +262,14 @@ static void print_json(struct walk *w, struct report *rep)
 		uint64_t total = perfctr_profile__weight(prof);
 		size_t n = perfctr_profile__nr_entries(prof);
 
-		if (tracking_only(w, rep, a))
+		if (tracking_only(rd, rep, a))
 			continue;
+		perfctr_reader__stats(rd, a, &ev);
 		printf("%s\n {\"event\": ", shown++ ? "," : "");
-		json_string(walk_attr_name(w, a));
+		json_string(perfctr_reader__event_name(rd, a));
 		printf(", \"samples\": %" PRIu64 ", \"period\": %" PRIu64
 		       ", \"lost\": %" PRIu64 ", \"rows\": [",
-		       perfctr_profile__samples(prof), total, st->lost_per_attr[a]);
+		       perfctr_profile__samples(prof), total, ev.lost);
 		for (i = 0; i < n; i++) {
 			struct perfctr_profile_entry e = { .sz = sizeof(e) };
 
@@ -283,13 +291,13 @@ static void print_json(struct walk *w, struct report *rep)
 
 /* The profile of the folded stacks and the flame graph: the event
  * --event names, or the first that has samples (NULL: none has). */
-static struct perfctr_profile *chosen_profile(struct walk *w, struct report *rep,
+static struct perfctr_profile *chosen_profile(struct perfctr_reader *rd, struct report *rep,
 					      size_t *idx)
 {
 	size_t a;
 
 	for (a = 0; a < rep->nr_profiles; a++) {
-		if (rep->event ? !strcmp(walk_attr_name(w, a), rep->event)
+		if (rep->event ? !strcmp(perfctr_reader__event_name(rd, a), rep->event)
 			       : perfctr_profile__samples(rep->profiles[a]) > 0) {
 			*idx = a;
 			return rep->profiles[a];
@@ -299,7 +307,7 @@ static struct perfctr_profile *chosen_profile(struct walk *w, struct report *rep
 }
 
 /* --event names an event of the file?  Otherwise say which there are. */
-static int check_event(struct walk *w, const struct report *rep)
+static int check_event(struct perfctr_reader *rd, const struct report *rep)
 {
 	char names[512];
 	size_t a, n = 0;
@@ -308,18 +316,18 @@ static int check_event(struct walk *w, const struct report *rep)
 		return 0;
 	names[0] = '\0';
 	for (a = 0; a < rep->nr_profiles; a++) {
-		if (!strcmp(walk_attr_name(w, a), rep->event))
+		if (!strcmp(perfctr_reader__event_name(rd, a), rep->event))
 			return 0;
 		if (n < sizeof(names))
 			n += (size_t)snprintf(names + n, sizeof(names) - n, "%s'%s'",
-					      a ? ", " : "", walk_attr_name(w, a));
+					      a ? ", " : "", perfctr_reader__event_name(rd, a));
 	}
 	perfex_error("no event '%s' in '%s'", rep->event, rep->input);
 	perfex_hint("the events there are %s", names);
 	return PERFEX_EXIT_USAGE;
 }
 
-static int write_flame(struct walk *w, struct report *rep)
+static int write_flame(struct perfctr_reader *rd, struct report *rep)
 {
 	char subtitle[512];
 	struct perfctr_profile *prof;
@@ -327,21 +335,21 @@ static int write_flame(struct walk *w, struct report *rep)
 	FILE *f;
 	int err;
 
-	prof = chosen_profile(w, rep, &idx);
+	prof = chosen_profile(rd, rep, &idx);
 	f = fopen(rep->flame, "we");
 	if (!f) {
 		perfex_error("cannot create '%s': %s", rep->flame, strerror(errno));
 		return PERFEX_EXIT_IO;
 	}
 	snprintf(subtitle, sizeof(subtitle), "event '%s' in %s",
-		 prof ? walk_attr_name(w, idx) : "-", rep->input);
+		 prof ? perfctr_reader__event_name(rd, idx) : "-", rep->input);
 	{
-		PERFCTR_OPTS(perfctr_flame_opts, fopts, .subtitle = subtitle);
+		struct report_flame_opts fopts = { .subtitle = subtitle };
 		struct perfctr_profile *empty = NULL;
 
 		if (!prof)
 			prof = empty = perfctr_profile__new(NULL);
-		err = prof ? perfctr_profile__write_flame_svg(prof, f, &fopts) : -ENOMEM;
+		err = prof ? report_write_flame_svg(prof, f, &fopts) : -ENOMEM;
 		perfctr_profile__delete(empty);
 	}
 	if (fclose(f) || err) {
@@ -376,8 +384,10 @@ int cmd_report(int argc, char **argv)
 		.keys = { PERFCTR_SORT_COMM, PERFCTR_SORT_DSO, PERFCTR_SORT_SYM },
 		.nr_keys = 3,
 	};
-	struct walk_opts wopts = { 0 };
-	struct walk *w;
+	PERFCTR_OPTS(perfctr_reader_opts, ropts, .callchain = true);
+	struct perfctr_reader_sample rs = { .sz = sizeof(rs) };
+	struct perfctr_reader_stats stats = { .sz = sizeof(stats) };
+	struct perfctr_reader *rd;
 	int c, ret = 0, r;
 	size_t a;
 
@@ -432,7 +442,7 @@ int cmd_report(int argc, char **argv)
 			rep.kallsyms = optarg;
 			break;
 		case OPT_NO_DEMANGLE:
-			wopts.no_demangle = true;
+			ropts.no_demangle = true;
 			break;
 		case OPT_LIMIT: {
 			char *end;
@@ -463,18 +473,15 @@ int cmd_report(int argc, char **argv)
 		return PERFEX_EXIT_USAGE;
 	}
 
-	wopts.input = rep.input;
-	wopts.kallsyms = rep.kallsyms;
-	wopts.callchain = true;
-	wopts.symbols = true;
-	w = walk_open(&wopts, &ret);
-	if (!w)
+	ropts.kallsyms = rep.kallsyms;
+	rd = perfex_reader_open(rep.input, &ropts, &ret);
+	if (!rd)
 		return ret;
-	rep.nr_profiles = walk_nr_attrs(w);
+	rep.nr_profiles = perfctr_reader__nr_events(rd);
 	rep.profiles = calloc(rep.nr_profiles + 1, sizeof(*rep.profiles));
 	for (a = 0; rep.profiles && a < rep.nr_profiles; a++) {
-		/* Frame strings come from the walk's symbols object: they
-		 * stay put while the profiles live. */
+		/* Frame strings come from the reader's symbols object:
+		 * they stay put while the profiles live. */
 		PERFCTR_OPTS(perfctr_profile_opts, popts, .keys = rep.keys,
 			     .nr_keys = rep.nr_keys, .callgraph = rep.callgraph,
 			     .stable_strings = true);
@@ -488,40 +495,49 @@ int cmd_report(int argc, char **argv)
 		ret = PERFEX_EXIT_INTERNAL;
 		goto out;
 	}
-	ret = check_event(w, &rep);
+	ret = check_event(rd, &rep);
 	if (ret)
 		goto out;
-	ret = walk_run(w, add_sample, &rep);
-	if (ret)
+	while ((r = perfctr_reader__next(rd, &rs)) > 0) {
+		ret = add_sample(&rep, &rs);
+		if (ret)
+			goto out;
+	}
+	if (r < 0) {
+		ret = perfex_reader_error(rep.input, r);
 		goto out;
+	}
+	perfctr_reader__stats(rd, SIZE_MAX, &stats);
 	if (rep.callgraph != PERFCTR_CALLGRAPH_NONE && !rep.saw_callchain &&
-	    walk_stats(w)->samples)
+	    stats.samples)
 		fprintf(stderr, "perfex: note: '%s' has no callchains (record with -g)\n",
 			rep.input);
 	if (rep.flame) {
-		ret = write_flame(w, &rep);
+		ret = write_flame(rd, &rep);
 		if (ret)
 			goto out;
 	}
 	if (rep.folded) {
 		size_t idx;
-		struct perfctr_profile *prof = chosen_profile(w, &rep, &idx);
+		struct perfctr_profile *prof = chosen_profile(rd, &rep, &idx);
 
-		if (prof && perfctr_profile__write_folded(prof, stdout) < 0) {
-			perfex_error("cannot write the folded stacks: %s", strerror(errno));
+		r = prof ? report_write_folded(prof, stdout) : 0;
+		if (r < 0) {
+			perfex_error("cannot write the folded stacks: %s",
+				     strerror(-r));
 			ret = PERFEX_EXIT_IO;
 		}
 		goto out;
 	}
 	if (rep.json) {
-		print_json(w, &rep);
+		print_json(rd, &rep);
 		goto out;
 	}
-	print_header(w, &rep);
+	print_header(rd, &rep);
 	for (a = 0; a < rep.nr_profiles; a++)
-		if (!tracking_only(w, &rep, a))
-			print_table(w, &rep, a);
-	if (!walk_stats(w)->samples)
+		if (!tracking_only(rd, &rep, a))
+			print_table(rd, &rep, a);
+	if (!stats.samples)
 		printf("# no samples\n");
 out:
 	if (fflush(stdout) && !ret) {
@@ -531,6 +547,6 @@ out:
 	for (a = 0; rep.profiles && a < rep.nr_profiles; a++)
 		perfctr_profile__delete(rep.profiles[a]);
 	free(rep.profiles);
-	walk_close(w);
+	perfctr_reader__close(rd);
 	return ret;
 }

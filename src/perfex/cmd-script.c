@@ -12,8 +12,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <perfctr/perfctr.h>
+#include <perfctr/reader.h>
+
 #include "perfex.h"
-#include "walk.h"
 
 static const char usage_text[] =
 "usage: perfex script [options]\n"
@@ -31,12 +33,12 @@ struct script {
 	bool callchain;
 };
 
-static void print_loc(struct walk *w, pid_t pid, uint64_t ip, bool kernel,
+static void print_loc(struct perfctr_reader *rd, pid_t pid, uint64_t ip, bool kernel,
 		      uint64_t shown_ip)
 {
 	struct perfctr_symbol_loc loc = { .sz = sizeof(loc) };
 
-	perfctr_symbols__resolve(walk_symbols(w), pid, ip, kernel, 0, &loc);
+	perfctr_symbols__resolve(perfctr_reader__symbols(rd), pid, ip, kernel, 0, &loc);
 	printf("%16" PRIx64 " ", shown_ip);
 	if (loc.sym)
 		printf("%s+0x%" PRIx64, loc.sym,
@@ -46,9 +48,9 @@ static void print_loc(struct walk *w, pid_t pid, uint64_t ip, bool kernel,
 	printf(" (%s)\n", loc.dso);
 }
 
-static int print_sample(struct walk *w, const struct walk_sample *ws, void *ctx)
+static void print_sample(struct perfctr_reader *rd, const struct script *sc,
+			 const struct perfctr_reader_sample *ws)
 {
-	const struct script *sc = ctx;
 	const struct perfctr_sample *s = ws->sample;
 	char comm[32];
 
@@ -72,7 +74,7 @@ static int print_sample(struct walk *w, const struct walk_sample *ws, void *ctx)
 		printf("-: ");
 	printf("%10" PRIu64 " %s: ", s->period, ws->event);
 	if (s->type & PERF_SAMPLE_IP)
-		print_loc(w, (pid_t)s->pid, s->ip, ws->kernel, s->ip);
+		print_loc(rd, (pid_t)s->pid, s->ip, ws->kernel, s->ip);
 	else
 		printf("-\n");
 	if (sc->callchain && (s->type & PERF_SAMPLE_CALLCHAIN)) {
@@ -90,11 +92,10 @@ static int print_sample(struct walk *w, const struct walk_sample *ws, void *ctx)
 				continue;
 			}
 			printf("%24s", "");
-			print_loc(w, (pid_t)s->pid, ip > 0 ? ip - 1 : ip, kernel, ip);
+			print_loc(rd, (pid_t)s->pid, ip > 0 ? ip - 1 : ip, kernel, ip);
 		}
 		printf("\n");
 	}
-	return 0;
 }
 
 int cmd_script(int argc, char **argv)
@@ -108,26 +109,29 @@ int cmd_script(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct walk_opts wopts = { .input = "perf.data", .symbols = true };
+	PERFCTR_OPTS(perfctr_reader_opts, ropts);
+	struct perfctr_reader_sample rs = { .sz = sizeof(rs) };
+	struct perfctr_reader_stats st = { .sz = sizeof(st) };
+	const char *input = "perf.data";
 	struct script sc = { 0 };
-	struct walk *w;
-	int c, ret;
+	struct perfctr_reader *rd;
+	int c, ret, r;
 
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":i:gh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
-			wopts.input = optarg;
+			input = optarg;
 			break;
 		case 'g':
 			sc.callchain = true;
 			break;
 		case OPT_KALLSYMS:
-			wopts.kallsyms = optarg;
+			ropts.kallsyms = optarg;
 			break;
 		case OPT_NO_DEMANGLE:
-			wopts.no_demangle = true;
+			ropts.no_demangle = true;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -141,17 +145,21 @@ int cmd_script(int argc, char **argv)
 		fputs(usage_text, stderr);
 		return PERFEX_EXIT_USAGE;
 	}
-	w = walk_open(&wopts, &ret);
-	if (!w)
+	rd = perfex_reader_open(input, &ropts, &ret);
+	if (!rd)
 		return ret;
-	ret = walk_run(w, print_sample, &sc);
-	if (!ret && walk_stats(w)->lost + walk_stats(w)->lost_samples)
+	while ((r = perfctr_reader__next(rd, &rs)) > 0)
+		print_sample(rd, &sc, &rs);
+	if (r < 0)
+		ret = perfex_reader_error(input, r);
+	perfctr_reader__stats(rd, SIZE_MAX, &st);
+	if (!ret && st.lost + st.lost_samples)
 		fprintf(stderr, "perfex: %" PRIu64 " samples were lost while recording\n",
-			walk_stats(w)->lost + walk_stats(w)->lost_samples);
+			st.lost + st.lost_samples);
 	if (fflush(stdout) && !ret) {
 		perfex_error("cannot write: %s", strerror(errno));
 		ret = PERFEX_EXIT_IO;
 	}
-	walk_close(w);
+	perfctr_reader__close(rd);
 	return ret;
 }

@@ -52,4 +52,15 @@ void perfex_unknown_option(char *const *argv);
  */
 int perfex_json_options(int argc, char **argv, const char *usage, bool *json);
 
+struct perfctr_reader;
+struct perfctr_reader_opts;
+/* perfctr_reader__open() of @input that says why it failed: NULL with
+ * *@exit_code set (0 on success). */
+struct perfctr_reader *perfex_reader_open(const char *input,
+					  const struct perfctr_reader_opts *opts,
+					  int *exit_code);
+/* Say what perfctr_reader__next()'s error @err (< 0) means; returns the
+ * exit status. */
+int perfex_reader_error(const char *input, int err);
+
 #endif /* PERFEX_H */

@@ -106,7 +106,7 @@ TEST(perf_reads_our_file)
 	if (perfctr_sampler__open(s))
 		test_skip("cannot open the tracepoint: %s", strerror(errno));
 	snprintf(file, sizeof(file), "/tmp/pctest-ours-%d.data", (int)getpid());
-	writer = perfctr_perfdata_writer__new(file, NULL);
+	writer = perfctr_perfdata_writer__open(file, NULL);
 	REQUIRE(writer);
 	nr_ids = perfctr_sampler__ids(s, 0, &ids);
 	REQUIRE(perfctr_perfdata_writer__add_attr(writer, perfctr_sampler__attr(s, 0),

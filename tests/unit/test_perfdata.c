@@ -72,7 +72,7 @@ static size_t write_sample_file(uint64_t *records_out, size_t *nr_records)
 	size_t n = 0;
 
 	b.config = PERF_COUNT_SW_TASK_CLOCK;
-	w = perfctr_perfdata_writer__new(path, &o);
+	w = perfctr_perfdata_writer__open(path, &o);
 	REQUIRE(w);
 	CHECK_EQ_INT(perfctr_perfdata_writer__add_attr(w, &a, "cpu-clock", ids_a, 2), 0);
 	CHECK_EQ_INT(perfctr_perfdata_writer__add_attr(w, &b, "task-clock", ids_b, 1), 1);
@@ -246,7 +246,7 @@ TEST(unfinished_file_is_refused)
 	tmp_path();
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	REQUIRE(fd >= 0);
-	w = perfctr_perfdata_writer__new_fd(fd, &o);
+	w = perfctr_perfdata_writer__open_fd(fd, &o);
 	REQUIRE(w);
 	{
 		uint64_t rec[2] = { 0, 0 };
@@ -383,7 +383,7 @@ TEST(windows_read_every_record)
 	uint64_t total = 0;
 
 	tmp_path();
-	w = perfctr_perfdata_writer__new(path, &o);
+	w = perfctr_perfdata_writer__open(path, &o);
 	REQUIRE(w);
 	CHECK_EQ_INT(perfctr_perfdata_writer__add_attr(w, &a, NULL, NULL, 0), 0);
 	for (size_t i = 0; i < NR; i++) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
-/* Unit tests of profile aggregation: sort keys, rows, call graphs, folded
- * stacks and the flame graph, on synthetic samples with known answers. */
+/* Unit tests of profile aggregation: sort keys, rows, and the trees (call
+ * graphs, the stack tree) through their iterators, on synthetic samples
+ * with known answers. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,95 +164,125 @@ TEST(tid_and_cpu_keys)
 	perfctr_profile__delete(p);
 }
 
-static char *capture(void (*fn)(struct perfctr_profile *, FILE *),
-		     struct perfctr_profile *p)
+#define NODE(n) struct perfctr_profile_node n = { .sz = sizeof(n) }
+
+/* Child @i of @parent, checked against name, total and self. */
+static struct perfctr_profile_node child(struct perfctr_profile *p,
+					 const struct perfctr_profile_node *parent,
+					 size_t i, const char *name,
+					 uint64_t total, uint64_t self)
 {
-	/* Static: GCC's dangling-pointer check misreads open_memstream. */
-	static char *buf;
-	static size_t len;
-	FILE *f;
+	NODE(n);
 
-	buf = NULL;
-	f = open_memstream(&buf, &len);
-
-	REQUIRE(f);
-	fn(p, f);
-	fclose(f);
-	return buf;
+	CHECK_EQ_INT(perfctr_profile__child(p, parent, i, &n), 0);
+	CHECK_STR(n.name, name);
+	CHECK_EQ_U64(n.total, total);
+	CHECK_EQ_U64(n.self, self);
+	return n;
 }
 
-static void do_folded(struct perfctr_profile *p, FILE *f)
-{
-	CHECK_EQ_INT(perfctr_profile__write_folded(p, f), 4);
-}
-
-TEST(folded_stacks)
+TEST(stack_tree_iterators)
 {
 	struct perfctr_profile *p = fill(NULL, 0, PERFCTR_CALLGRAPH_NONE);
-	char *out = capture(do_folded, p);
+	struct perfctr_profile_node w, x, main_, k, u, work;
+	NODE(root);
 
-	CHECK_STR(out,
-		  "w;main;getppid;do_syscall_64_[k] 1\n"
-		  "w;main;other;spin 2\n"
-		  "w;main;work;spin 6\n"
-		  "x;[unknown] 1\n");
-	free(out);
+	CHECK_EQ_INT(perfctr_profile__stack_root(p, &root), 0);
+	CHECK_EQ_INT(root.kind, PERFCTR_PROFILE_NODE_ROOT);
+	CHECK(root.name == NULL);
+	CHECK_EQ_U64(root.total, 10);
+	REQUIRE(root.nr_children == 2);
+	/* Heaviest first. */
+	w = child(p, &root, 0, "w", 9, 0);
+	CHECK_EQ_INT(w.kind, PERFCTR_PROFILE_NODE_COMM);
+	x = child(p, &root, 1, "x", 1, 0);
+	REQUIRE(w.nr_children == 1);
+	main_ = child(p, &w, 0, "main", 9, 0);
+	CHECK_EQ_INT(main_.kind, PERFCTR_PROFILE_NODE_FRAME);
+	CHECK_STR(main_.dso, "/bin/w");
+	CHECK(main_.resolved && !main_.kernel);
+	REQUIRE(main_.nr_children == 3);
+	work = child(p, &main_, 0, "work", 6, 0);
+	child(p, &work, 0, "spin", 6, 6);
+	child(p, &main_, 1, "other", 2, 0);
+	k = child(p, &main_, 2, "getppid", 1, 0);
+	k = child(p, &k, 0, "do_syscall_64", 1, 1);
+	CHECK(k.kernel && k.resolved);
+	CHECK_STR(k.dso, "[kernel.kallsyms]");
+	CHECK_EQ_U64(k.nr_children, 0);
+	/* An unresolved frame: its address, and no DSO named. */
+	u = child(p, &x, 0, "0x0000000000001234", 1, 1);
+	CHECK(!u.resolved && u.dso == NULL);
+	CHECK_EQ_INT(perfctr_profile__child(p, &main_, 3, &u), -ERANGE);
+	/* The tree's order follows later samples: "other" overtakes "work". */
+	add(p, "w", 102, 1, chain_b, 3, 5);
+	CHECK_EQ_INT(perfctr_profile__stack_root(p, &root), 0);
+	w = child(p, &root, 0, "w", 14, 0);
+	main_ = child(p, &w, 0, "main", 14, 0);
+	child(p, &main_, 0, "other", 7, 0);
+	child(p, &main_, 1, "work", 6, 0);
 	perfctr_profile__delete(p);
 }
 
-static void do_graph(struct perfctr_profile *p, FILE *f)
+/* Equal totals: by name, then the most recently made first. */
+TEST(children_order_ties)
 {
-	CHECK_EQ_INT(perfctr_profile__print_callgraph(p, 0, f, 0.0), 0);
+	static const struct perfctr_frame fa[] = { F("b", "/x"), F("top", "/x") };
+	static const struct perfctr_frame fb[] = { F("a", "/x"), F("top", "/x") };
+	static const struct perfctr_frame fc[] = { F("a", "/y"), F("top", "/x") };
+	struct perfctr_profile_node c0, c1, c2, top, comm;
+	struct perfctr_profile *p = perfctr_profile__new(NULL);
+	NODE(root);
+
+	REQUIRE(p);
+	add(p, "t", 1, 0, fa, 2, 1);
+	add(p, "t", 1, 0, fb, 2, 1);
+	add(p, "t", 1, 0, fc, 2, 1);
+	CHECK_EQ_INT(perfctr_profile__stack_root(p, &root), 0);
+	comm = child(p, &root, 0, "t", 3, 0);
+	top = child(p, &comm, 0, "top", 3, 0);
+	c0 = child(p, &top, 0, "a", 1, 1);
+	c1 = child(p, &top, 1, "a", 1, 1);
+	c2 = child(p, &top, 2, "b", 1, 1);
+	CHECK_STR(c0.dso, "/y");
+	CHECK_STR(c1.dso, "/x");
+	CHECK(c0.first_seen == 3 && c1.first_seen == 2 && c2.first_seen == 1);
+	perfctr_profile__delete(p);
 }
 
 TEST(callgraph_callee_and_caller)
 {
 	static const enum perfctr_sort_key keys[] = { PERFCTR_SORT_SYM };
 	struct perfctr_profile *p = fill(keys, 1, PERFCTR_CALLGRAPH_CALLEE);
-	char *out = capture(do_graph, p);
+	struct perfctr_profile_node spin, work;
+	NODE(root);
 
-	/* spin: 80% of all, 60% through work, 20% through other. */
-	CHECK(strstr(out, "---spin\n") != NULL);
-	CHECK(strstr(out, "|--60.00%--work\n") != NULL);
-	CHECK(strstr(out, " --20.00%--other\n") != NULL);
-	CHECK(strstr(out, "main") != NULL);
-	CHECK(strstr(out, "work") < strstr(out, "other"));
-	free(out);
+	/* Row 0 is spin: 8 of 10; its callers 6 through work, 2 other. */
+	CHECK_EQ_INT(perfctr_profile__callgraph_root(p, 0, &root), 0);
+	CHECK_EQ_INT(root.kind, PERFCTR_PROFILE_NODE_ROOT);
+	CHECK_EQ_U64(root.total, 8);
+	REQUIRE(root.nr_children == 1);
+	spin = child(p, &root, 0, "spin", 8, 0);
+	REQUIRE(spin.nr_children == 2);
+	work = child(p, &spin, 0, "work", 6, 0);
+	child(p, &spin, 1, "other", 2, 0);
+	/* The outermost caller is where callee-order samples end. */
+	child(p, &work, 0, "main", 6, 6);
+	CHECK_EQ_INT(perfctr_profile__callgraph_root(p, 9, &root), -ERANGE);
 	perfctr_profile__delete(p);
 
 	p = fill(keys, 1, PERFCTR_CALLGRAPH_CALLER);
-	out = capture(do_graph, p);
-	/* Caller order starts from main. */
-	CHECK(strstr(out, "---main\n") != NULL);
-	CHECK(strstr(out, "|--60.00%--work\n") != NULL);
-	free(out);
+	CHECK_EQ_INT(perfctr_profile__callgraph_root(p, 0, &root), 0);
+	spin = child(p, &root, 0, "main", 8, 0);
+	work = child(p, &spin, 0, "work", 6, 0);
+	child(p, &work, 0, "spin", 6, 6);
+	child(p, &spin, 1, "other", 2, 0);
 	perfctr_profile__delete(p);
 
 	p = fill(keys, 1, PERFCTR_CALLGRAPH_NONE);
-	CHECK_EQ_INT(perfctr_profile__print_callgraph(p, 0, stdout, 0), -EINVAL);
-	perfctr_profile__delete(p);
-}
-
-static void do_svg(struct perfctr_profile *p, FILE *f)
-{
-	PERFCTR_OPTS(perfctr_flame_opts, opts, .title = "t <&> \"q\"");
-
-	CHECK_EQ_INT(perfctr_profile__write_flame_svg(p, f, &opts), 0);
-}
-
-TEST(flame_svg)
-{
-	struct perfctr_profile *p = fill(NULL, 0, PERFCTR_CALLGRAPH_NONE);
-	char *out = capture(do_svg, p);
-
-	CHECK(!strncmp(out, "<?xml", 5));
-	CHECK(strstr(out, "</svg>\n") != NULL);
-	CHECK(strstr(out, "t &lt;&amp;&gt; &quot;q&quot;") != NULL);
-	CHECK(strstr(out, "<title>all (10 samples, 100.00%)</title>") != NULL);
-	CHECK(strstr(out, "<title>spin (6 samples, 60.00%)</title>") != NULL);
-	CHECK(strstr(out, "<title>do_syscall_64_[k] (1 samples, 10.00%)</title>") != NULL);
-	CHECK(strstr(out, "<![CDATA[") != NULL);
-	free(out);
+	CHECK_EQ_INT(perfctr_profile__callgraph_root(p, 0, &root), -EINVAL);
+	root.sz = 4;
+	CHECK_EQ_INT(perfctr_profile__stack_root(p, &root), -EINVAL);
 	perfctr_profile__delete(p);
 }
 
@@ -272,6 +303,6 @@ TEST(bad_arguments)
 
 TEST_MAIN(TEST_CASE(sort_keys_parse), TEST_CASE(flat_rows),
 	  TEST_CASE(rows_follow_text_not_pointers),
-	  TEST_CASE(tid_and_cpu_keys), TEST_CASE(folded_stacks),
-	  TEST_CASE(callgraph_callee_and_caller), TEST_CASE(flame_svg),
-	  TEST_CASE(bad_arguments))
+	  TEST_CASE(tid_and_cpu_keys), TEST_CASE(stack_tree_iterators),
+	  TEST_CASE(children_order_ties),
+	  TEST_CASE(callgraph_callee_and_caller), TEST_CASE(bad_arguments))

@@ -281,8 +281,8 @@ static void writer_free(struct perfctr_perfdata_writer *w)
 }
 
 struct perfctr_perfdata_writer *
-perfctr_perfdata_writer__new_fd(int fd,
-				const struct perfctr_perfdata_writer_opts *opts)
+perfctr_perfdata_writer__open_fd(int fd,
+				 const struct perfctr_perfdata_writer_opts *opts)
 {
 	struct perfctr_perfdata_writer *w;
 	struct file_header hdr;
@@ -359,8 +359,8 @@ nomem:
 }
 
 struct perfctr_perfdata_writer *
-perfctr_perfdata_writer__new(const char *path,
-			     const struct perfctr_perfdata_writer_opts *opts)
+perfctr_perfdata_writer__open(const char *path,
+			      const struct perfctr_perfdata_writer_opts *opts)
 {
 	struct perfctr_perfdata_writer *w;
 	int fd;
@@ -372,7 +372,7 @@ perfctr_perfdata_writer__new(const char *path,
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return NULL;
-	w = perfctr_perfdata_writer__new_fd(fd, opts);
+	w = perfctr_perfdata_writer__open_fd(fd, opts);
 	if (!w) {
 		int e = errno;
 

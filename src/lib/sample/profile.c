@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Profiles: flat rows by sort keys, call-graph trees per row, and one
- * stack tree (comm, then frames from the outermost caller to the leaf)
- * that feeds both the folded output and the flame graph.
+ * stack tree (comm, then frames from the outermost caller to the leaf),
+ * handed out through node iterators.  Drawing them (call-graph text,
+ * folded stacks, flame graphs) is the tools' business.
  *
  * Strings and frames are interned into small integer ids so that rows
  * and tree nodes compare integers, not text.
@@ -119,32 +120,48 @@ static void strtab_free(struct strtab *t)
 	free(t->slots);
 }
 
-/* A frame: (name, dso, kernel) interned as one id. */
+/* A frame: (name, dso, kernel) interned as one id.  What the first
+ * sample of the frame said of it is kept for the iterators: whether the
+ * name is a symbol, and whether it named a DSO at all. */
 struct frame_rec {
 	uint32_t name;
 	uint32_t dso;
-	uint32_t flame;		/* the name shown in stacks ("sym_[k]") */
 	bool kernel;
+	bool resolved;
+	bool has_dso;
 };
 
 /* ---- trees ---- */
 
+enum node_kind { NODE_ROOT, NODE_COMM, NODE_FRAME };
+
 struct node {
-	uint32_t id;		/* frame id, or comm string id at depth 1 */
+	uint32_t id;		/* frame id, or comm string id (NODE_COMM) */
 	uint32_t first_child;
 	uint32_t next_sibling;
 	uint32_t nr_children;
 	uint64_t weight;	/* everything under and at this node */
 	uint64_t self;		/* samples that ended here */
 	uint64_t samples;
+	uint64_t first_seen;	/* samples added before the node's first */
+	uint8_t kind;		/* enum node_kind */
 };
 
+/*
+ * The children of every node in iteration order, made on demand: node i's
+ * children are kids[kid_start[i] .. kid_start[i + 1]).  Adding a sample
+ * changes weights, hence orders: it marks the index stale.
+ */
 struct tree {
 	struct node *nodes;
 	size_t nr, cap;
+	uint32_t *kid_start;
+	uint32_t *kids;
+	bool indexed;
 };
 
-static int64_t tree_new_node(struct tree *t, uint32_t id)
+/* @seen: the number of samples added before the one making the node. */
+static int64_t tree_new_node(struct tree *t, uint32_t id, uint64_t seen)
 {
 	struct node *n;
 
@@ -161,10 +178,13 @@ static int64_t tree_new_node(struct tree *t, uint32_t id)
 	memset(n, 0, sizeof(*n));
 	n->id = id;
 	n->first_child = n->next_sibling = NO_NODE;
+	n->first_seen = seen;
+	n->kind = NODE_FRAME;
 	return (int64_t)t->nr++;
 }
 
-static int64_t tree_child(struct tree *t, uint32_t parent, uint32_t id)
+static int64_t tree_child(struct tree *t, uint32_t parent, uint32_t id,
+			  uint64_t seen)
 {
 	uint32_t c;
 	int64_t n;
@@ -173,9 +193,10 @@ static int64_t tree_child(struct tree *t, uint32_t parent, uint32_t id)
 	     c = t->nodes[c].next_sibling)
 		if (t->nodes[c].id == id)
 			return c;
-	n = tree_new_node(t, id);
+	n = tree_new_node(t, id, seen);
 	if (n < 0)
 		return n;
+	t->indexed = false;
 	t->nodes[n].next_sibling = t->nodes[parent].first_child;
 	t->nodes[parent].first_child = (uint32_t)n;
 	t->nodes[parent].nr_children++;
@@ -337,11 +358,12 @@ struct perfctr_profile *perfctr_profile__new(const struct perfctr_profile_opts *
 		}
 	}
 	prof->unknown_dso = strtab_intern(&prof->strs, "[unknown]");
-	if (prof->unknown_dso < 0 || tree_new_node(&prof->stacks, 0) < 0) {
+	if (prof->unknown_dso < 0 || tree_new_node(&prof->stacks, 0, 0) < 0) {
 		perfctr_profile__delete(prof);
 		errno = ENOMEM;
 		return NULL;
 	}
+	prof->stacks.nodes[0].kind = NODE_ROOT;
 	return prof;
 }
 
@@ -361,7 +383,11 @@ void perfctr_profile__delete(struct perfctr_profile *prof)
 	free(prof->frame_slots);
 	free(prof->fcache);
 	free(prof->graphs.nodes);
+	free(prof->graphs.kid_start);
+	free(prof->graphs.kids);
 	free(prof->stacks.nodes);
+	free(prof->stacks.kid_start);
+	free(prof->stacks.kids);
 	strtab_free(&prof->strs);
 	free(prof);
 }
@@ -390,13 +416,6 @@ static int frame_slots_grow(struct perfctr_profile *prof)
 	prof->frame_slots = slots;
 	prof->frame_nslots = n;
 	return 0;
-}
-
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash && slash[1] ? slash + 1 : path;
 }
 
 static int64_t intern_frame_slow(struct perfctr_profile *prof,
@@ -433,7 +452,7 @@ static int64_t intern_frame_slow(struct perfctr_profile *prof,
 				 const struct perfctr_frame *f)
 {
 	char buf[512];
-	int64_t name, dso, flame;
+	int64_t name, dso;
 	struct frame_rec *rec;
 	size_t h;
 
@@ -455,19 +474,6 @@ static int64_t intern_frame_slow(struct perfctr_profile *prof,
 				return prof->frame_slots[h] - 1;
 		}
 	}
-	/* The stack name: FlameGraph's conventions. */
-	if (f->sym)
-		snprintf(buf, sizeof(buf), "%s%s", f->sym, f->kernel ? "_[k]" : "");
-	else
-		snprintf(buf, sizeof(buf), "[%s]%s",
-			 f->dso ? base_name(f->dso) : "unknown",
-			 f->kernel ? "_[k]" : "");
-	for (char *p = buf; *p; p++)
-		if (*p == ';' || *p == '\n')
-			*p = ':';
-	flame = strtab_intern(&prof->strs, buf);
-	if (flame < 0)
-		return -ENOMEM;
 	if ((prof->nr_frames + 1) * 2 > prof->frame_nslots &&
 	    frame_slots_grow(prof))
 		return -ENOMEM;
@@ -483,8 +489,9 @@ static int64_t intern_frame_slow(struct perfctr_profile *prof,
 	rec = &prof->frames[prof->nr_frames];
 	rec->name = (uint32_t)name;
 	rec->dso = (uint32_t)dso;
-	rec->flame = (uint32_t)flame;
 	rec->kernel = f->kernel;
+	rec->resolved = f->sym != NULL;
+	rec->has_dso = f->dso != NULL;
 	for (h = frame_hash(name, dso, f->kernel) & (prof->frame_nslots - 1);
 	     prof->frame_slots[h]; h = (h + 1) & (prof->frame_nslots - 1))
 		;
@@ -670,12 +677,15 @@ int perfctr_profile__add(struct perfctr_profile *prof,
 	prof->samples++;
 	prof->weight += sample->weight;
 	prof->sorted = false;
+	prof->graphs.indexed = false;
+	prof->stacks.indexed = false;
 
 	if (prof->callgraph != PERFCTR_CALLGRAPH_NONE) {
 		if (e->graph_root == NO_NODE) {
-			node = tree_new_node(&prof->graphs, 0);
+			node = tree_new_node(&prof->graphs, 0, prof->samples);
 			if (node < 0)
 				return pc_err(ENOMEM);
+			prof->graphs.nodes[node].kind = NODE_ROOT;
 			e->graph_root = (uint32_t)node;
 		}
 		node = e->graph_root;
@@ -685,7 +695,8 @@ int perfctr_profile__add(struct perfctr_profile *prof,
 			uint32_t id = prof->callgraph == PERFCTR_CALLGRAPH_CALLEE ?
 				      ids[i] : ids[nr - 1 - i];
 
-			node = tree_child(&prof->graphs, (uint32_t)node, id);
+			node = tree_child(&prof->graphs, (uint32_t)node, id,
+					  prof->samples);
 			if (node < 0)
 				return pc_err(ENOMEM);
 			prof->graphs.nodes[node].weight += sample->weight;
@@ -695,13 +706,15 @@ int perfctr_profile__add(struct perfctr_profile *prof,
 
 	/* The stack tree: all -> comm -> outermost ... leaf.  It counts
 	 * samples, as FlameGraph's collapse of perf script does. */
-	node = tree_child(&prof->stacks, 0, (uint32_t)comm);
+	node = tree_child(&prof->stacks, 0, (uint32_t)comm, prof->samples);
 	if (node < 0)
 		return pc_err(ENOMEM);
+	prof->stacks.nodes[node].kind = NODE_COMM;
 	prof->stacks.nodes[0].weight++;
 	prof->stacks.nodes[node].weight++;
 	for (i = nr; i-- > 0;) {
-		node = tree_child(&prof->stacks, (uint32_t)node, ids[i]);
+		node = tree_child(&prof->stacks, (uint32_t)node, ids[i],
+				  prof->samples);
 		if (node < 0)
 			return pc_err(ENOMEM);
 		prof->stacks.nodes[node].weight++;
@@ -735,10 +748,9 @@ static int entry_text_cmp(const struct perfctr_profile *prof,
 	return 0;
 }
 
-static const struct perfctr_profile *sort_prof;
-
-static int order_cmp(const void *a, const void *b)
+static int order_cmp(const void *a, const void *b, void *ctx)
 {
+	const struct perfctr_profile *sort_prof = ctx;
 	const struct entry *x = &sort_prof->entries[*(const uint32_t *)a];
 	const struct entry *y = &sort_prof->entries[*(const uint32_t *)b];
 
@@ -762,11 +774,9 @@ static int profile_sort(struct perfctr_profile *prof)
 	prof->order = order;
 	for (i = 0; i < prof->nr_entries; i++)
 		order[i] = (uint32_t)i;
-	/* qsort has no context argument in C11; the profile is not shared
-	 * between threads (see the header), so a static is enough. */
-	sort_prof = prof;
-	qsort(order, prof->nr_entries, sizeof(*order), order_cmp);
-	sort_prof = NULL;
+	/* qsort_r (GNU, also in musl): two profiles may sort at once in
+	 * two threads. */
+	qsort_r(order, prof->nr_entries, sizeof(*order), order_cmp, prof);
 	prof->sorted = true;
 	return 0;
 }
@@ -804,429 +814,188 @@ int perfctr_profile__entry(struct perfctr_profile *prof, size_t idx,
 	return 0;
 }
 
-/* ---- call graph printing ---- */
 
-static const char *frame_name(const struct perfctr_profile *prof, uint32_t id)
-{
-	return prof->strs.strs[prof->frames[id].name];
-}
+/* ---- tree iterators ---- */
 
-struct child_ref {
+/* The handle of a node: which tree (bit 32) and the node's index. */
+#define HANDLE_STACKS (1ULL << 32)
+
+struct kid_ref {
 	uint32_t node;
 	uint64_t weight;
+	uint64_t first_seen;
 	const char *name;
 };
 
-static int child_cmp(const void *a, const void *b)
+/* The order documented in profile.h: heaviest first, then by name, then
+ * the most recent first (siblings never share first_seen: one sample
+ * makes at most one node per depth). */
+static int kid_cmp(const void *a, const void *b)
 {
-	const struct child_ref *x = a, *y = b;
+	const struct kid_ref *x = a, *y = b;
+	int c;
 
 	if (x->weight != y->weight)
 		return x->weight > y->weight ? -1 : 1;
-	return strcmp(x->name, y->name);
+	c = strcmp(x->name, y->name);
+	if (c)
+		return c;
+	return x->first_seen > y->first_seen ? -1 : x->first_seen < y->first_seen;
 }
 
-/* Children of @node, heaviest first; caller frees.  NULL if none/ENOMEM. */
-static struct child_ref *sorted_children(const struct perfctr_profile *prof,
-					 const struct tree *t, uint32_t node,
-					 size_t *nr, bool by_flame_name)
+static const char *node_name(const struct perfctr_profile *prof,
+			     const struct node *n)
 {
-	struct child_ref *refs;
-	size_t n = 0;
+	switch (n->kind) {
+	case NODE_COMM:
+		return prof->strs.strs[n->id];
+	case NODE_FRAME:
+		return prof->strs.strs[prof->frames[n->id].name];
+	default:
+		return NULL;
+	}
+}
+
+static int tree_index(const struct perfctr_profile *prof, struct tree *t)
+{
+	uint32_t *start, *kids, c;
+	struct kid_ref *refs = NULL;
+	size_t i, pos = 0, cap = 0, n;
+
+	if (t->indexed)
+		return 0;
+	start = realloc(t->kid_start, (t->nr + 1) * sizeof(*start));
+	if (!start)
+		return -ENOMEM;
+	t->kid_start = start;
+	kids = realloc(t->kids, (t->nr + 1) * sizeof(*kids));
+	if (!kids)
+		return -ENOMEM;
+	t->kids = kids;
+	for (i = 0; i < t->nr; i++) {
+		start[i] = (uint32_t)pos;
+		n = t->nodes[i].nr_children;
+		if (!n)
+			continue;
+		if (n > cap) {
+			struct kid_ref *r = realloc(refs, n * sizeof(*r));
+
+			if (!r) {
+				free(refs);
+				return -ENOMEM;
+			}
+			refs = r;
+			cap = n;
+		}
+		n = 0;
+		for (c = t->nodes[i].first_child; c != NO_NODE;
+		     c = t->nodes[c].next_sibling) {
+			refs[n].node = c;
+			refs[n].weight = t->nodes[c].weight;
+			refs[n].first_seen = t->nodes[c].first_seen;
+			refs[n].name = node_name(prof, &t->nodes[c]);
+			n++;
+		}
+		qsort(refs, n, sizeof(*refs), kid_cmp);
+		while (n--)
+			kids[pos + n] = refs[n].node;
+		pos += t->nodes[i].nr_children;
+	}
+	start[t->nr] = (uint32_t)pos;
+	free(refs);
+	t->indexed = true;
+	return 0;
+}
+
+static void fill_node(struct perfctr_profile *prof, bool stacks, uint32_t idx,
+		      struct perfctr_profile_node *node)
+{
+	struct tree *t = stacks ? &prof->stacks : &prof->graphs;
+	const struct node *n = &t->nodes[idx];
+	struct perfctr_profile_node out;
+	uint64_t under = 0;
 	uint32_t c;
 
-	*nr = 0;
-	if (!t->nodes[node].nr_children)
-		return NULL;
-	refs = malloc(t->nodes[node].nr_children * sizeof(*refs));
-	if (!refs)
-		return NULL;
-	for (c = t->nodes[node].first_child; c != NO_NODE; c = t->nodes[c].next_sibling) {
-		refs[n].node = c;
-		refs[n].weight = by_flame_name ? 0 : t->nodes[c].weight;
-		refs[n].name = by_flame_name && node == 0 ?
-			prof->strs.strs[t->nodes[c].id] :
-			by_flame_name ? prof->strs.strs[prof->frames[t->nodes[c].id].flame] :
-			frame_name(prof, t->nodes[c].id);
-		n++;
+	memset(&out, 0, sizeof(out));
+	out.sz = node->sz;
+	out.handle = (stacks ? HANDLE_STACKS : 0) | idx;
+	out.kind = n->kind == NODE_ROOT ? PERFCTR_PROFILE_NODE_ROOT :
+		   n->kind == NODE_COMM ? PERFCTR_PROFILE_NODE_COMM :
+		   PERFCTR_PROFILE_NODE_FRAME;
+	out.name = node_name(prof, n);
+	if (n->kind == NODE_FRAME) {
+		const struct frame_rec *f = &prof->frames[n->id];
+
+		out.dso = f->has_dso ? prof->strs.strs[f->dso] : NULL;
+		out.resolved = f->resolved;
+		out.kernel = f->kernel;
 	}
-	qsort(refs, n, sizeof(*refs), child_cmp);
-	*nr = n;
-	return refs;
+	out.total = n->weight;
+	if (stacks) {
+		out.self = n->self;
+	} else {
+		/* Call graphs keep no self weight: it is what the children
+		 * do not carry. */
+		for (c = n->first_child; c != NO_NODE; c = t->nodes[c].next_sibling)
+			under += t->nodes[c].weight;
+		out.self = n->weight - under;
+	}
+	out.first_seen = n->first_seen;
+	out.nr_children = n->nr_children;
+	memcpy(node, &out, node->sz < sizeof(out) ? node->sz : sizeof(out));
 }
 
-static void print_graph(const struct perfctr_profile *prof, uint32_t node,
-			uint64_t total, double min_percent, FILE *out,
-			char *prefix, size_t plen, size_t pcap)
+#define NODE_SZ_MIN (offsetof(struct perfctr_profile_node, handle) + \
+		     sizeof(uint64_t))
+
+int perfctr_profile__stack_root(struct perfctr_profile *prof,
+				struct perfctr_profile_node *root)
 {
-	const struct tree *t = &prof->graphs;
-	struct child_ref *kids;
-	size_t nr, i;
-
-	for (;;) {
-		kids = sorted_children(prof, t, node, &nr, false);
-		if (!nr)
-			return;
-		/* A straight line: the child carries all of the parent. */
-		if (nr == 1 && kids[0].weight == t->nodes[node].weight) {
-			fprintf(out, "%.*s%s\n", (int)plen, prefix, kids[0].name);
-			node = kids[0].node;
-			free(kids);
-			continue;
-		}
-		break;
-	}
-	for (i = 0; i < nr; i++) {
-		double pct = total ? 100.0 * kids[i].weight / total : 0.0;
-		bool last = i + 1 == nr;
-		size_t add;
-
-		if (pct < min_percent)
-			continue;
-		fprintf(out, "%.*s|\n", (int)plen, prefix);
-		fprintf(out, "%.*s%s--%.2f%%--%s\n", (int)plen, prefix,
-			last ? " " : "|", pct, kids[i].name);
-		/* Children of this branch line up under its name. */
-		add = 4 + (size_t)snprintf(NULL, 0, "%.2f%%", pct) + 2;
-		if (plen + add + 1 < pcap) {
-			prefix[plen] = last ? ' ' : '|';
-			memset(prefix + plen + 1, ' ', add - 1);
-			print_graph(prof, kids[i].node, total, min_percent, out,
-				    prefix, plen + add, pcap);
-		}
-	}
-	free(kids);
-}
-
-int perfctr_profile__print_callgraph(struct perfctr_profile *prof, size_t idx,
-				     FILE *out, double min_percent)
-{
-	char prefix[1024];
-	const struct entry *e;
-	uint32_t root;
-	const struct tree *t = &prof->graphs;
-	size_t indent = 12;
-
-	if (!prof || !out)
+	if (!prof || !root || root->sz < NODE_SZ_MIN)
 		return pc_err(EINVAL);
-	if (prof->callgraph == PERFCTR_CALLGRAPH_NONE)
+	fill_node(prof, true, 0, root);
+	return 0;
+}
+
+int perfctr_profile__callgraph_root(struct perfctr_profile *prof, size_t idx,
+				    struct perfctr_profile_node *root)
+{
+	const struct entry *e;
+
+	if (!prof || !root || root->sz < NODE_SZ_MIN ||
+	    prof->callgraph == PERFCTR_CALLGRAPH_NONE)
 		return pc_err(EINVAL);
 	if (profile_sort(prof))
 		return pc_err(ENOMEM);
 	if (idx >= prof->nr_entries)
 		return pc_err(ERANGE);
 	e = &prof->entries[prof->order[idx]];
-	root = e->graph_root;
-	if (root == NO_NODE || t->nodes[root].first_child == NO_NODE)
-		return 0;
-	memset(prefix, ' ', sizeof(prefix));
-	fprintf(out, "%*s|\n", (int)indent, "");
-	/* The first frame hangs off "---"; the rest lines up after it. */
-	{
-		struct child_ref *kids;
-		size_t nr, i;
-
-		kids = sorted_children(prof, t, root, &nr, false);
-		for (i = 0; i < nr; i++) {
-			double pct = prof->weight ? 100.0 * kids[i].weight / prof->weight : 0;
-
-			if (nr > 1)
-				fprintf(out, "%*s---%.2f%%--%s\n", (int)indent, "",
-					pct, kids[i].name);
-			else
-				fprintf(out, "%*s---%s\n", (int)indent, "",
-					kids[i].name);
-			print_graph(prof, kids[i].node, prof->weight, min_percent,
-				    out, prefix, indent + 3, sizeof(prefix));
-		}
-		free(kids);
-	}
-	fputc('\n', out);
-	return ferror(out) ? pc_err(EIO) : 0;
+	/* Every row of a call-graph profile has its root: the sample that
+	 * made the row made it. */
+	fill_node(prof, false, e->graph_root, root);
+	return 0;
 }
 
-/* ---- folded stacks ---- */
-
-static int write_folded(const struct perfctr_profile *prof, uint32_t node,
-			char **path, size_t len, size_t *cap, FILE *out, int *lines)
+int perfctr_profile__child(struct perfctr_profile *prof,
+			   const struct perfctr_profile_node *parent, size_t i,
+			   struct perfctr_profile_node *child)
 {
-	const struct tree *t = &prof->stacks;
-	struct child_ref *kids;
-	size_t nr, i;
-	int err = 0;
+	bool stacks;
+	struct tree *t;
+	uint64_t idx;
 
-	if (t->nodes[node].self && len) {
-		fprintf(out, "%.*s %" PRIu64 "\n", (int)len, *path,
-			t->nodes[node].self);
-		(*lines)++;
-	}
-	kids = sorted_children(prof, t, node, &nr, true);
-	if (!kids && t->nodes[node].nr_children)
-		return -ENOMEM;
-	for (i = 0; i < nr && !err; i++) {
-		size_t nlen = strlen(kids[i].name), need = len + 1 + nlen + 1;
-
-		if (need > *cap) {
-			size_t ncap = *cap * 2 > need ? *cap * 2 : need;
-			char *p = realloc(*path, ncap);
-
-			if (!p) {
-				err = -ENOMEM;
-				break;
-			}
-			*path = p;
-			*cap = ncap;
-		}
-		if (len)
-			(*path)[len] = ';';
-		memcpy(*path + len + (len ? 1 : 0), kids[i].name, nlen);
-		err = write_folded(prof, kids[i].node, path,
-				   len + (len ? 1 : 0) + nlen, cap, out, lines);
-	}
-	free(kids);
-	return err;
-}
-
-int perfctr_profile__write_folded(struct perfctr_profile *prof, FILE *out)
-{
-	size_t cap = 4096;
-	char *path;
-	int lines = 0, err;
-
-	if (!prof || !out)
+	if (!prof || !parent || !child || parent->sz < NODE_SZ_MIN ||
+	    child->sz < NODE_SZ_MIN)
 		return pc_err(EINVAL);
-	path = malloc(cap);
-	if (!path)
+	stacks = parent->handle & HANDLE_STACKS;
+	idx = parent->handle & ~HANDLE_STACKS;
+	t = stacks ? &prof->stacks : &prof->graphs;
+	if (idx >= t->nr)
+		return pc_err(EINVAL);
+	if (tree_index(prof, t))
 		return pc_err(ENOMEM);
-	err = write_folded(prof, 0, &path, 0, &cap, out, &lines);
-	free(path);
-	if (err)
-		return pc_err(-err);
-	if (fflush(out) || ferror(out))
-		return pc_err(EIO);
-	return lines;
-}
-
-/* ---- flame graph ---- */
-
-#define FRAME_HEIGHT 16
-#define FONT_SIZE 12
-#define PAD_TOP 60
-#define PAD_BOTTOM 40
-#define PAD_SIDE 10
-
-static void xml_escape(FILE *out, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '&': fputs("&amp;", out); break;
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '"': fputs("&quot;", out); break;
-		case '\'': fputs("&apos;", out); break;
-		default:
-			/* Control characters are not allowed in XML 1.0. */
-			if ((unsigned char)*s < 0x20 && *s != '\t')
-				fputc('?', out);
-			else
-				fputc(*s, out);
-		}
-	}
-}
-
-static size_t tree_depth(const struct tree *t, uint32_t node)
-{
-	size_t best = 0;
-	uint32_t c;
-
-	for (c = t->nodes[node].first_child; c != NO_NODE; c = t->nodes[c].next_sibling) {
-		size_t d = tree_depth(t, c);
-
-		if (d > best)
-			best = d;
-	}
-	return best + 1;
-}
-
-/* Warm colours from the name, so a function keeps its colour across runs;
- * kernel frames a little more orange. */
-static void frame_color(const char *name, char *buf, size_t size)
-{
-	uint64_t h = hash_bytes(name);
-	bool kernel = strstr(name, "_[k]") != NULL;
-	unsigned r = 205 + (unsigned)(h % 50);
-	unsigned g = (kernel ? 120 : 60) + (unsigned)((h >> 8) % 130);
-	unsigned b = (unsigned)((h >> 16) % 55);
-
-	snprintf(buf, size, "rgb(%u,%u,%u)", r, g, b);
-}
-
-struct flame_ctx {
-	const struct perfctr_profile *prof;
-	FILE *out;
-	double scale;		/* pixels per weight unit */
-	uint64_t total;
-	size_t depth;		/* rows */
-	unsigned int height;
-	const char *unit;
-};
-
-static void flame_frame(struct flame_ctx *c, uint32_t node, const char *name,
-			uint64_t start, size_t depth)
-{
-	const struct tree *t = &c->prof->stacks;
-	const struct node *n = &t->nodes[node];
-	double x = PAD_SIDE + start * c->scale, w = n->weight * c->scale;
-	double y = c->height - PAD_BOTTOM - (depth + 1) * (double)FRAME_HEIGHT;
-	struct child_ref *kids;
-	size_t nr, i, fit;
-	uint64_t off = start;
-	char color[32];
-
-	/* Frames thinner than a tenth of a pixel vanish, with their children. */
-	if (w < 0.1)
-		return;
-	frame_color(name, color, sizeof(color));
-	fprintf(c->out, "<g class=\"f\" data-s=\"%" PRIu64 "\" data-e=\"%" PRIu64
-		"\" data-d=\"%zu\"><title>", start, start + n->weight, depth);
-	xml_escape(c->out, name);
-	fprintf(c->out, " (%" PRIu64 " %s, %.2f%%)</title>", n->weight, c->unit,
-		c->total ? 100.0 * n->weight / c->total : 0.0);
-	fprintf(c->out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" "
-		"fill=\"%s\" rx=\"2\" ry=\"2\"/>", x, y, w, FRAME_HEIGHT - 1,
-		color);
-	fprintf(c->out, "<text x=\"%.2f\" y=\"%.1f\">", x + 3, y + FRAME_HEIGHT - 4);
-	/* About 7 pixels per character at this font size. */
-	fit = w > 20 ? (size_t)((w - 6) / 7) : 0;
-	if (fit >= strlen(name)) {
-		xml_escape(c->out, name);
-	} else if (fit > 2) {
-		char tmp[512];
-
-		snprintf(tmp, sizeof(tmp), "%.*s..", (int)(fit - 2), name);
-		xml_escape(c->out, tmp);
-	}
-	fputs("</text></g>\n", c->out);
-
-	/* Children in name order, as FlameGraph draws them. */
-	kids = sorted_children(c->prof, t, node, &nr, true);
-	for (i = 0; i < nr; i++) {
-		flame_frame(c, kids[i].node, kids[i].name, off, depth + 1);
-		off += t->nodes[kids[i].node].weight;
-	}
-	free(kids);
-}
-
-static const char flame_script[] =
-"var svg=document.documentElement,frames=[],total=0,zoomed=null,searching=null;\n"
-"function attr(g,n){return parseFloat(g.getAttribute('data-'+n));}\n"
-"function init(){var gs=document.getElementsByClassName('f');\n"
-" for(var i=0;i<gs.length;i++){var g=gs[i];var r=g.getElementsByTagName('rect')[0];\n"
-"  var t=g.getElementsByTagName('text')[0];\n"
-"  frames.push({g:g,r:r,t:t,s:attr(g,'s'),e:attr(g,'e'),d:attr(g,'d'),\n"
-"   name:g.getElementsByTagName('title')[0].textContent.replace(/ \\([^(]*\\)$/,'')});\n"
-"  g.addEventListener('click',function(ev){zoom(this);},false);\n"
-"  g.addEventListener('mouseover',function(){details(this);},false);\n"
-"  g.addEventListener('mouseout',function(){details(null);},false);}\n"
-" total=frames.length?frames[0].e:0;\n"
-" document.getElementById('reset').addEventListener('click',function(){unzoom();});\n"
-" document.getElementById('search').addEventListener('click',function(){search();});\n"
-" window.addEventListener('keydown',function(e){if((e.ctrlKey||e.metaKey)&&e.keyCode===70){e.preventDefault();search();}},false);}\n"
-"function find(g){for(var i=0;i<frames.length;i++)if(frames[i].g===g)return frames[i];return null;}\n"
-"function details(g){var d=document.getElementById('details');\n"
-" d.textContent=g?g.getElementsByTagName('title')[0].textContent:' ';}\n"
-"function fit(f,w){var n=f.name,c=Math.floor((w-6)/7);\n"
-" if(w<=20||c<3){f.t.textContent='';return;}\n"
-" f.t.textContent=n.length<=c?n:n.substring(0,c-2)+'..';}\n"
-"function place(f,x,w){f.r.setAttribute('x',x);f.r.setAttribute('width',w);\n"
-" f.t.setAttribute('x',x+3);fit(f,w);f.g.style.display='';}\n"
-"function zoom(g){var z=find(g);if(!z)return;zoomed=z;\n"
-" var W=WIDTH-2*PAD,span=z.e-z.s;\n"
-" for(var i=0;i<frames.length;i++){var f=frames[i];\n"
-"  if(f.d<=z.d&&f.s<=z.s&&f.e>=z.e){place(f,PAD,W);f.g.style.opacity=f===z?'1':'0.6';}\n"
-"  else if(f.d>z.d&&f.s>=z.s&&f.e<=z.e){place(f,PAD+(f.s-z.s)*W/span,(f.e-f.s)*W/span);f.g.style.opacity='1';}\n"
-"  else f.g.style.display='none';}\n"
-" document.getElementById('reset').style.opacity='1';}\n"
-"function unzoom(){zoomed=null;var W=WIDTH-2*PAD;\n"
-" for(var i=0;i<frames.length;i++){var f=frames[i];\n"
-"  place(f,PAD+f.s*W/total,(f.e-f.s)*W/total);f.g.style.opacity='1';}\n"
-" document.getElementById('reset').style.opacity='0.2';}\n"
-"function search(){var term=window.prompt('Search for (regular expression):','');\n"
-" var m=document.getElementById('matched');\n"
-" for(var i=0;i<frames.length;i++){var f=frames[i];\n"
-"  if(f.orig){f.r.setAttribute('fill',f.orig);f.orig=null;}}\n"
-" if(!term){m.textContent=' ';return;}\n"
-" var re;try{re=new RegExp(term);}catch(e){m.textContent='bad expression';return;}\n"
-" var hit=[];for(var i=0;i<frames.length;i++){var f=frames[i];\n"
-"  if(re.test(f.name)){f.orig=f.r.getAttribute('fill');f.r.setAttribute('fill','rgb(230,0,230)');hit.push(f);}}\n"
-" hit.sort(function(a,b){return a.s-b.s||b.e-a.e;});\n"
-" var covered=0,end=-1;for(var i=0;i<hit.length;i++){var f=hit[i];\n"
-"  if(f.s>=end){covered+=f.e-f.s;end=f.e;}else if(f.e>end){covered+=f.e-end;end=f.e;}}\n"
-" m.textContent='Matched: '+(total?(100*covered/total).toFixed(2):'0')+'%';}\n"
-"window.addEventListener('load',init,false);\n";
-
-int perfctr_profile__write_flame_svg(struct perfctr_profile *prof, FILE *out,
-				     const struct perfctr_flame_opts *opts)
-{
-	struct flame_ctx c;
-	const char *title, *subtitle;
-	unsigned int width;
-
-	if (!prof || !out || !pc_opts_valid(opts, sizeof(*opts)))
-		return pc_err(EINVAL);
-	title = PC_OPTS_GET(opts, title, NULL);
-	subtitle = PC_OPTS_GET(opts, subtitle, NULL);
-	width = PC_OPTS_GET(opts, width, 0);
-	if (!title)
-		title = "Flame Graph";
-	if (width < 200)
-		width = 1200;
-	memset(&c, 0, sizeof(c));
-	c.prof = prof;
-	c.out = out;
-	c.unit = PC_OPTS_GET(opts, unit, NULL);
-	if (!c.unit)
-		c.unit = "samples";
-	c.total = prof->stacks.nodes[0].weight;
-	c.depth = tree_depth(&prof->stacks, 0);
-	c.height = (unsigned)(c.depth * FRAME_HEIGHT + PAD_TOP + PAD_BOTTOM);
-	c.scale = c.total ? (double)(width - 2 * PAD_SIDE) / c.total : 0;
-
-	fprintf(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
-		"<svg version=\"1.1\" width=\"%u\" height=\"%u\" "
-		"viewBox=\"0 0 %u %u\" xmlns=\"http://www.w3.org/2000/svg\">\n",
-		width, c.height, width, c.height);
-	fprintf(out, "<style type=\"text/css\">"
-		"text{font-family:Verdana,sans-serif;font-size:%dpx;fill:rgb(0,0,0);}"
-		".f:hover rect{stroke:black;stroke-width:0.5;cursor:pointer;}"
-		"#title{font-size:17px;text-anchor:middle;}"
-		"#subtitle{text-anchor:middle;fill:rgb(90,90,90);}"
-		"#reset,#search{cursor:pointer;}"
-		"</style>\n", FONT_SIZE);
-	fprintf(out, "<script type=\"text/ecmascript\"><![CDATA[\nvar WIDTH=%u,PAD=%d;\n%s]]></script>\n",
-		width, PAD_SIDE, flame_script);
-	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%u\" height=\"%u\" fill=\"rgb(248,248,240)\"/>\n",
-		width, c.height);
-	fprintf(out, "<text id=\"title\" x=\"%u\" y=\"24\">", width / 2);
-	xml_escape(out, title);
-	fputs("</text>\n", out);
-	if (subtitle) {
-		fprintf(out, "<text id=\"subtitle\" x=\"%u\" y=\"44\">", width / 2);
-		xml_escape(out, subtitle);
-		fputs("</text>\n", out);
-	}
-	fprintf(out, "<text id=\"reset\" x=\"%d\" y=\"24\" style=\"opacity:0.2\">Reset Zoom</text>\n",
-		PAD_SIDE);
-	fprintf(out, "<text id=\"search\" x=\"%u\" y=\"24\" text-anchor=\"end\">Search</text>\n",
-		width - PAD_SIDE);
-	fprintf(out, "<text id=\"matched\" x=\"%u\" y=\"%u\" text-anchor=\"end\"> </text>\n",
-		width - PAD_SIDE, c.height - 15);
-	fprintf(out, "<text id=\"details\" x=\"%d\" y=\"%u\"> </text>\n",
-		PAD_SIDE, c.height - 15);
-	if (c.total)
-		flame_frame(&c, 0, "all", 0, 0);
-	fputs("</svg>\n", out);
-	if (fflush(out) || ferror(out))
-		return pc_err(EIO);
+	if (i >= (size_t)(t->kid_start[idx + 1] - t->kid_start[idx]))
+		return pc_err(ERANGE);
+	fill_node(prof, stacks, t->kids[t->kid_start[idx] + i], child);
 	return 0;
 }

@@ -1,13 +1,20 @@
-// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
-/* The sample walk of `perfex report` and `perfex script` (see walk.h). */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * The perf.data sample reader (see reader.h): the file's side-band records
+ * model the recorded processes (comm per thread, maps per process, through
+ * a symbols object) and every sample is handed over in time order with
+ * its frames resolved.
+ */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "perfex.h"
-#include "walk.h"
+#include "perfctr/reader.h"
+#include "common/internal.h"
+
+#define WALK_MAX_FRAMES PERFCTR_READER_MAX_FRAMES
 
 struct comm_slot {
 	int32_t tid;		/* 0: empty (tid 0 is the idle task: kept apart) */
@@ -25,8 +32,24 @@ struct rcache_slot {
 	struct perfctr_frame frame;
 };
 
-struct walk {
-	struct walk_opts opts;
+struct walk_order;
+
+/* What the reader has counted. */
+struct walk_stats {
+	uint64_t records;
+	uint64_t samples;
+	uint64_t bad_samples;
+	uint64_t lost;
+	uint64_t lost_samples;
+	uint64_t *samples_per_attr;	/* nr_attrs entries */
+	uint64_t *lost_per_attr;
+};
+
+/* Where the second pass stands. */
+enum walk_state { WALK_READING, WALK_DRAINING, WALK_DONE };
+
+struct perfctr_reader {
+	bool callchain, dso_only;
 	struct rcache_slot *rcache;
 	struct perfctr_perfdata *pd;
 	const struct perfctr_decoder *dec;
@@ -35,6 +58,11 @@ struct walk {
 	char **names;		/* per attr */
 	size_t *time_off;	/* per attr: where a sample has its time */
 	size_t nr_attrs;
+
+	struct walk_order *order;
+	enum walk_state state;
+	int error;		/* sticky, once the second pass failed */
+	void *handed;		/* the held record last handed over */
 
 	struct comm_slot *comms;
 	size_t comm_cap, nr_comms;
@@ -46,7 +74,7 @@ static uint64_t tid_hash(int32_t tid)
 	return (uint64_t)(uint32_t)tid * 0x9E3779B97F4A7C15ULL >> 17;
 }
 
-static struct comm_slot *comm_slot(struct walk *w, int32_t tid, bool create)
+static struct comm_slot *comm_slot(struct perfctr_reader *w, int32_t tid, bool create)
 {
 	size_t h, mask;
 
@@ -84,7 +112,7 @@ static struct comm_slot *comm_slot(struct walk *w, int32_t tid, bool create)
 	return &w->comms[h];
 }
 
-static void set_comm(struct walk *w, int32_t tid, const char *comm)
+static void set_comm(struct perfctr_reader *w, int32_t tid, const char *comm)
 {
 	struct comm_slot *slot;
 
@@ -97,7 +125,7 @@ static void set_comm(struct walk *w, int32_t tid, const char *comm)
 		snprintf(slot->comm, sizeof(slot->comm), "%s", comm);
 }
 
-static const char *get_comm(struct walk *w, int32_t tid)
+static const char *get_comm(struct perfctr_reader *w, int32_t tid)
 {
 	struct comm_slot *slot;
 
@@ -137,110 +165,7 @@ static char *attr_fallback_name(const struct perf_event_attr *attr)
 
 static size_t time_offset(const struct perf_event_attr *attr);
 
-struct walk *walk_open(const struct walk_opts *opts, int *exit_code)
-{
-	PERFCTR_OPTS(perfctr_symbols_opts, sopts, .kallsyms = opts->kallsyms,
-		     .no_demangle = opts->no_demangle);
-	struct walk *w = calloc(1, sizeof(*w));
-	size_t i;
-
-	*exit_code = PERFEX_EXIT_INTERNAL;
-	if (!w)
-		return NULL;
-	w->opts = *opts;
-	w->pd = perfctr_perfdata__open(opts->input, NULL);
-	if (!w->pd) {
-		int err = errno;
-
-		*exit_code = PERFEX_EXIT_IO;
-		if (err == EINVAL)
-			perfex_error("'%s' is not a perf.data file (or it is damaged)",
-				     opts->input);
-		else if (err == EOPNOTSUPP)
-			perfex_error("cannot read '%s': pipe-mode or foreign-endian perf.data is not supported",
-				     opts->input);
-		else
-			perfex_error("cannot open '%s': %s", opts->input,
-				     strerror(err));
-		if (err == ENOENT)
-			perfex_hint("record one with 'perfex record -- COMMAND', or name it with -i");
-		free(w);
-		return NULL;
-	}
-	w->dec = perfctr_perfdata__decoder(w->pd);
-	w->nr_attrs = perfctr_perfdata__nr_attrs(w->pd);
-	/* What the symbols need to know of the recorded machine: whether
-	 * our vDSO is the one it had. */
-	sopts.osrelease = perfctr_perfdata__string(w->pd, PERFCTR_FEAT_OSRELEASE);
-	w->syms = perfctr_symbols__new(&sopts);
-	for (i = 0; w->syms && i < perfctr_perfdata__nr_build_ids(w->pd); i++) {
-		struct perfctr_build_id bid;
-
-		if (!perfctr_perfdata__build_id(w->pd, i, &bid) && bid.size &&
-		    bid.filename)
-			perfctr_symbols__set_build_id(w->syms, bid.filename,
-						      bid.id, bid.size);
-	}
-	w->names = calloc(w->nr_attrs + 1, sizeof(*w->names));
-	w->stats.samples_per_attr = calloc(w->nr_attrs + 1, sizeof(uint64_t));
-	w->stats.lost_per_attr = calloc(w->nr_attrs + 1, sizeof(uint64_t));
-	w->time_off = calloc(w->nr_attrs + 1, sizeof(*w->time_off));
-	w->rcache = calloc(RCACHE_SIZE, sizeof(*w->rcache));	/* optional */
-	if (!w->dec || !w->syms || !w->names || !w->stats.samples_per_attr ||
-	    !w->stats.lost_per_attr || !w->time_off) {
-		perfex_error("cannot read '%s': %s", opts->input,
-			     w->dec ? strerror(ENOMEM) : "no events in the file");
-		*exit_code = w->dec ? PERFEX_EXIT_INTERNAL : PERFEX_EXIT_IO;
-		walk_close(w);
-		return NULL;
-	}
-	for (i = 0; i < w->nr_attrs; i++) {
-		const char *name = perfctr_perfdata__attr_name(w->pd, i);
-
-		w->names[i] = name ? strdup(name) :
-			      attr_fallback_name(perfctr_perfdata__attr(w->pd, i));
-		if (!w->names[i]) {
-			perfex_error("out of memory");
-			walk_close(w);
-			return NULL;
-		}
-		w->time_off[i] = time_offset(perfctr_perfdata__attr(w->pd, i));
-	}
-	*exit_code = 0;
-	return w;
-}
-
-void walk_close(struct walk *w)
-{
-	size_t i;
-
-	if (!w)
-		return;
-	for (i = 0; w->names && i < w->nr_attrs; i++)
-		free(w->names[i]);
-	free(w->names);
-	free(w->time_off);
-	free(w->stats.samples_per_attr);
-	free(w->stats.lost_per_attr);
-	free(w->comms);
-	free(w->rcache);
-	perfctr_symbols__delete(w->syms);
-	perfctr_perfdata__close(w->pd);
-	free(w);
-}
-
-size_t walk_nr_attrs(const struct walk *w) { return w->nr_attrs; }
-const char *walk_attr_name(const struct walk *w, size_t idx) { return w->names[idx]; }
-const struct walk_stats *walk_stats(const struct walk *w) { return &w->stats; }
-struct perfctr_perfdata *walk_file(struct walk *w) { return w->pd; }
-struct perfctr_symbols *walk_symbols(struct walk *w) { return w->syms; }
-
-const struct perf_event_attr *walk_attr(const struct walk *w, size_t idx)
-{
-	return perfctr_perfdata__attr(w->pd, idx);
-}
-
-static void resolve(struct walk *w, pid_t pid, uint64_t ip, bool kernel,
+static void resolve(struct perfctr_reader *w, pid_t pid, uint64_t ip, bool kernel,
 		    struct perfctr_frame *f)
 {
 	struct perfctr_symbol_loc loc = { .sz = sizeof(loc) };
@@ -259,7 +184,7 @@ static void resolve(struct walk *w, pid_t pid, uint64_t ip, bool kernel,
 	}
 
 	perfctr_symbols__resolve(w->syms, pid, ip, kernel,
-				 w->opts.symbols ? 0 : PERFCTR_RESOLVE_DSO_ONLY,
+				 w->dso_only ? PERFCTR_RESOLVE_DSO_ONLY : 0,
 				 &loc);
 	f->dso = loc.dso;
 	f->sym = loc.sym;
@@ -274,13 +199,21 @@ static void resolve(struct walk *w, pid_t pid, uint64_t ip, bool kernel,
 	}
 }
 
-static void rcache_clear(struct walk *w)
+static void rcache_clear(struct perfctr_reader *w)
 {
 	if (w->rcache)
 		memset(w->rcache, 0, RCACHE_SIZE * sizeof(*w->rcache));
 }
 
-static void build_frames(struct walk *w, const struct perfctr_sample *s,
+/* The frames of a sample handed over. */
+struct walk_sample {
+	struct perfctr_frame frames[WALK_MAX_FRAMES];
+	uint64_t ips[WALK_MAX_FRAMES];
+	size_t nr_frames;
+	bool kernel;
+};
+
+static void build_frames(struct perfctr_reader *w, const struct perfctr_sample *s,
 			 struct walk_sample *ws)
 {
 	uint16_t cpumode = s->misc & PERF_RECORD_MISC_CPUMODE_MASK;
@@ -289,7 +222,7 @@ static void build_frames(struct walk *w, const struct perfctr_sample *s,
 
 	ws->kernel = kernel;
 	ws->nr_frames = 0;
-	if (w->opts.callchain && (s->type & PERF_SAMPLE_CALLCHAIN) &&
+	if (w->callchain && (s->type & PERF_SAMPLE_CALLCHAIN) &&
 	    s->callchain_nr) {
 		bool ctx_kernel = kernel;
 
@@ -308,6 +241,7 @@ static void build_frames(struct walk *w, const struct perfctr_sample *s,
 			 * the call itself is one byte before. */
 			resolve(w, s->pid, ws->nr_frames ? ip - 1 : ip,
 				ctx_kernel, &ws->frames[ws->nr_frames]);
+			ws->ips[ws->nr_frames] = ip;
 			if (ws->nr_frames)
 				ws->frames[ws->nr_frames].addr++;
 			ws->nr_frames++;
@@ -315,6 +249,7 @@ static void build_frames(struct walk *w, const struct perfctr_sample *s,
 	}
 	if (!ws->nr_frames) {
 		resolve(w, s->pid, s->ip, kernel, &ws->frames[0]);
+		ws->ips[0] = s->ip;
 		ws->nr_frames = 1;
 	}
 }
@@ -342,6 +277,14 @@ static void build_frames(struct walk *w, const struct perfctr_sample *s,
  * interval, so the heap holds about one interval's samples.
  */
 
+/* The time a record is ordered by: untimed records (synthesised ones) keep
+ * their place after the latest time read before them. */
+struct walk_clock {
+	uint64_t last;		/* latest time of any record */
+	uint64_t last_sample;	/* latest time of a sample */
+	bool started;
+};
+
 /* A side-band record kept from the first pass. */
 struct walk_side {
 	uint64_t time;
@@ -366,6 +309,10 @@ struct walk_order {
 	size_t nr_held, held_cap;
 	struct perfctr_sample sample;
 	struct walk_sample ws;
+	/* The second pass. */
+	uint64_t cursor;
+	uint64_t ripe;		/* nothing unread is older than this */
+	struct walk_clock clock;
 };
 
 static bool key_before(uint64_t t1, uint64_t c1, uint64_t t2, uint64_t c2)
@@ -397,7 +344,7 @@ static size_t time_offset(const struct perf_event_attr *attr)
 
 /* A record's time, 0 when it has none (or cannot be decoded).  Both passes
  * must compute exactly the same: this is the only place that does. */
-static uint64_t record_time(struct walk *w, const struct perf_event_header *hdr)
+static uint64_t record_time(struct perfctr_reader *w, const struct perf_event_header *hdr)
 {
 	uint64_t time = 0;
 
@@ -419,14 +366,6 @@ static uint64_t record_time(struct walk *w, const struct perf_event_header *hdr)
 	}
 	return time;
 }
-
-/* The time a record is ordered by: untimed records (synthesised ones) keep
- * their place after the latest time read before them. */
-struct walk_clock {
-	uint64_t last;		/* latest time of any record */
-	uint64_t last_sample;	/* latest time of a sample */
-	bool started;
-};
 
 static uint64_t clock_tick(struct walk_clock *c, uint64_t time)
 {
@@ -473,7 +412,7 @@ static int keep_side(struct walk_order *o, const struct perf_event_header *hdr,
 	return 0;
 }
 
-static void count_lost(struct walk *w, const struct perf_event_header *hdr)
+static void count_lost(struct perfctr_reader *w, const struct perf_event_header *hdr)
 {
 	struct perfctr_record rec = { .sz = sizeof(rec) };
 	int r;
@@ -491,7 +430,7 @@ static void count_lost(struct walk *w, const struct perf_event_header *hdr)
 }
 
 /* The first pass.  Return: 0, -ENOMEM, -EINVAL (a malformed record). */
-static int scan(struct walk *w, struct walk_order *o)
+static int scan(struct perfctr_reader *w, struct walk_order *o)
 {
 	const struct perf_event_header *hdr;
 	struct walk_clock clock = { 0 };
@@ -540,7 +479,7 @@ static int scan(struct walk *w, struct walk_order *o)
 }
 
 /* Side-band record @s changes the model of the recorded processes. */
-static void apply_side(struct walk *w, struct walk_order *o,
+static void apply_side(struct perfctr_reader *w, struct walk_order *o,
 		       const struct walk_side *s)
 {
 	const struct perf_event_header *hdr = (const void *)(o->side_buf + s->off);
@@ -589,14 +528,14 @@ static void apply_side(struct walk *w, struct walk_order *o,
 }
 
 /* Sample @hdr, ordered at (@time, @cursor): the side-band records before
- * it take effect, then it goes to @cb.  @decoded: 1 when o->sample holds
- * @hdr decoded already, -1 when its decoding failed, 0 to decode it now. */
-static int emit(struct walk *w, struct walk_order *o,
+ * it take effect, then it is decoded (@decoded: 1 when o->sample holds
+ * @hdr decoded already, -1 when its decoding failed, 0 to decode it now)
+ * and its frames resolved.  Return: 1, or 0 when it is undecodable. */
+static int emit(struct perfctr_reader *w, struct walk_order *o,
 		const struct perf_event_header *hdr, int decoded, uint64_t time,
-		uint64_t cursor, walk_cb_t cb, void *ctx)
+		uint64_t cursor)
 {
 	struct perfctr_sample *sample = &o->sample;
-	struct walk_sample *ws = &o->ws;
 
 	while (o->next_side < o->nr_side &&
 	       key_before(o->side[o->next_side].time,
@@ -611,15 +550,8 @@ static int emit(struct walk *w, struct walk_order *o,
 	w->stats.samples++;
 	if (sample->attr_idx < w->nr_attrs)
 		w->stats.samples_per_attr[sample->attr_idx]++;
-	if (!cb)
-		return 0;
-	ws->sample = sample;
-	ws->attr_idx = sample->attr_idx;
-	ws->event = sample->attr_idx < w->nr_attrs ?
-		    w->names[sample->attr_idx] : "?";
-	ws->comm = get_comm(w, (int32_t)sample->tid);
-	build_frames(w, sample, ws);
-	return cb(w, ws, ctx);
+	build_frames(w, sample, &o->ws);
+	return 1;
 }
 
 static bool held_before(const struct walk_held *a, const struct walk_held *b)
@@ -656,13 +588,12 @@ static int hold(struct walk_order *o, const struct perf_event_header *hdr,
 	return 0;
 }
 
-/* Hand over the oldest held sample. */
-static int emit_held(struct walk *w, struct walk_order *o, walk_cb_t cb,
-		     void *ctx)
+/* Hand over the oldest held sample: emit()'s return.  Its record stays
+ * in w->handed until the next call, as the sample points into it. */
+static int emit_held(struct perfctr_reader *w, struct walk_order *o)
 {
 	struct walk_held top = o->held[0], last = o->held[--o->nr_held];
 	size_t i = 0, child;
-	int ret;
 
 	while ((child = 2 * i + 1) < o->nr_held) {
 		if (child + 1 < o->nr_held &&
@@ -675,100 +606,279 @@ static int emit_held(struct walk *w, struct walk_order *o, walk_cb_t cb,
 	}
 	if (o->nr_held)
 		o->held[i] = last;
-	ret = emit(w, o, top.rec, 0, top.time, top.cursor, cb, ctx);
-	free(top.rec);
-	return ret;
+	w->handed = top.rec;
+	return emit(w, o, top.rec, 0, top.time, top.cursor);
 }
 
 static void order_free(struct walk_order *o)
 {
 	size_t i;
 
+	if (!o)
+		return;
 	for (i = 0; i < o->nr_held; i++)
 		free(o->held[i].rec);
 	free(o->held);
 	free(o->side);
 	free(o->side_buf);
+	free(o);
 }
 
-/* The second pass.  Return: 0, a callback's non-zero value, -ENOMEM,
- * -EINVAL. */
-static int replay(struct walk *w, struct walk_order *o, walk_cb_t cb, void *ctx)
+/*
+ * The second pass, one sample per call: a sample read is handed over at
+ * once when nothing older can still come, otherwise held; held samples go
+ * out, oldest first, as soon as they are ripe; at the end of the file the
+ * rest go out, then the side-band records after the last sample apply.
+ * Return: 1 (o->sample and o->ws hold the sample), 0 at the end, -ENOMEM,
+ * -EBADMSG, or -errno of the file.
+ */
+static int replay_next(struct perfctr_reader *w, struct walk_order *o)
 {
 	const struct perf_event_header *hdr;
-	struct walk_clock clock = { 0 };
-	uint64_t cursor = 0, at, time, ripe;
-	int r, ret = 0, decoded;
+	uint64_t at, time;
+	int r, decoded;
 
-	for (;;) {
-		at = cursor;
-		r = perfctr_perfdata__next(w->pd, &cursor, &hdr);
-		if (r <= 0)
+	while (w->state == WALK_READING) {
+		if (o->nr_held && o->held[0].time <= o->ripe) {
+			if (emit_held(w, o))
+				return 1;
+			free(w->handed);
+			w->handed = NULL;
+			continue;
+		}
+		at = o->cursor;
+		r = perfctr_perfdata__next(w->pd, &o->cursor, &hdr);
+		if (r < 0)
+			return r == -ENOMEM ? -ENOMEM :
+			       r == -EINVAL ? -EBADMSG : r;
+		if (!r) {
+			w->state = WALK_DRAINING;
 			break;
+		}
 		if (hdr->type >= PERF_RECORD_MAX)
 			continue;
 		w->stats.records++;
 		if (hdr->type != PERF_RECORD_SAMPLE) {
-			clock_tick(&clock, record_time(w, hdr));
+			clock_tick(&o->clock, record_time(w, hdr));
 			continue;
 		}
-		/* Decoded once, for its time and for the callback; a decoded
+		/* Decoded once, for its time and to hand it over; a decoded
 		 * sample's time is the one record_time() reads. */
 		decoded = perfctr_decoder__sample(w->dec, hdr, &o->sample) ? -1 : 1;
 		if (decoded > 0)
 			time = o->sample.type & PERF_SAMPLE_TIME ? o->sample.time : 0;
 		else
 			time = record_time(w, hdr);
-		time = clock_tick(&clock, time);
-		if (time > clock.last_sample)
-			clock.last_sample = time;
+		time = clock_tick(&o->clock, time);
+		if (time > o->clock.last_sample)
+			o->clock.last_sample = time;
 		/* Every sample still unread is at least this old. */
-		ripe = clock.last_sample >= o->lateness ?
-		       clock.last_sample - o->lateness : 0;
-		if (!o->nr_held && time <= ripe)
-			ret = emit(w, o, hdr, decoded, time, at, cb, ctx);
-		else
-			ret = hold(o, hdr, time, at);
-		while (!ret && o->nr_held && o->held[0].time <= ripe)
-			ret = emit_held(w, o, cb, ctx);
-		if (ret)
-			return ret;
+		o->ripe = o->clock.last_sample >= o->lateness ?
+			  o->clock.last_sample - o->lateness : 0;
+		if (!o->nr_held && time <= o->ripe) {
+			if (emit(w, o, hdr, decoded, time, at))
+				return 1;
+		} else if (hold(o, hdr, time, at)) {
+			return -ENOMEM;
+		}
 	}
-	if (r < 0)
-		return r == -ENOMEM ? -ENOMEM : -EINVAL;
-	while (o->nr_held) {
-		ret = emit_held(w, o, cb, ctx);
-		if (ret)
-			return ret;
+	while (w->state == WALK_DRAINING) {
+		if (o->nr_held) {
+			if (emit_held(w, o))
+				return 1;
+			free(w->handed);
+			w->handed = NULL;
+			continue;
+		}
+		while (o->next_side < o->nr_side)
+			apply_side(w, o, &o->side[o->next_side++]);
+		w->state = WALK_DONE;
 	}
-	while (o->next_side < o->nr_side)
-		apply_side(w, o, &o->side[o->next_side++]);
 	return 0;
 }
 
-int walk_run(struct walk *w, walk_cb_t cb, void *ctx)
+int perfctr_reader__next(struct perfctr_reader *w,
+			 struct perfctr_reader_sample *out)
 {
-	struct walk_order *o = calloc(1, sizeof(*o));
+	struct perfctr_reader_sample s;
+	struct walk_order *o;
 	int r;
 
-	if (!o) {
-		perfex_error("out of memory");
-		return PERFEX_EXIT_INTERNAL;
+	if (!w || !out || out->sz < offsetof(struct perfctr_reader_sample, nr_frames) +
+				    sizeof(size_t))
+		return pc_err(EINVAL);
+	if (w->error)
+		return pc_err(w->error);
+	free(w->handed);
+	w->handed = NULL;
+	o = w->order;
+	r = replay_next(w, o);
+	if (r < 0) {
+		w->error = -r;
+		return pc_err(-r);
 	}
-	o->sample.sz = sizeof(o->sample);
-	r = scan(w, o);
 	if (!r)
-		r = replay(w, o, cb, ctx);
-	order_free(o);
-	free(o);
-	if (r == -ENOMEM) {
-		perfex_error("out of memory");
-		return PERFEX_EXIT_INTERNAL;
+		return 0;
+	memset(&s, 0, sizeof(s));
+	s.sz = out->sz;
+	s.sample = &o->sample;
+	s.event_idx = o->sample.attr_idx;
+	s.event = o->sample.attr_idx < w->nr_attrs ?
+		  w->names[o->sample.attr_idx] : "?";
+	s.comm = get_comm(w, (int32_t)o->sample.tid);
+	s.pid = (pid_t)o->sample.pid;
+	s.tid = (pid_t)o->sample.tid;
+	s.kernel = o->ws.kernel;
+	s.frames = o->ws.frames;
+	s.ips = o->ws.ips;
+	s.nr_frames = o->ws.nr_frames;
+	memcpy(out, &s, out->sz < sizeof(s) ? out->sz : sizeof(s));
+	return 1;
+}
+
+/* ---- the reader object ---- */
+
+struct perfctr_reader *perfctr_reader__open(const char *path,
+					    const struct perfctr_reader_opts *opts)
+{
+	PERFCTR_OPTS(perfctr_symbols_opts, sopts);
+	struct perfctr_reader *w;
+	size_t i;
+	int err;
+
+	if (!path || !pc_opts_valid(opts, sizeof(*opts))) {
+		errno = EINVAL;
+		return NULL;
 	}
-	if (r == -EINVAL) {
-		perfex_error("'%s' is damaged: a record of the data section makes no sense",
-			     w->opts.input);
-		return PERFEX_EXIT_IO;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->callchain = PC_OPTS_GET(opts, callchain, false);
+	w->dso_only = PC_OPTS_GET(opts, dso_only, false);
+	sopts.kallsyms = PC_OPTS_GET(opts, kallsyms, NULL);
+	sopts.no_demangle = PC_OPTS_GET(opts, no_demangle, false);
+	w->pd = perfctr_perfdata__open(path, NULL);
+	if (!w->pd) {
+		err = errno;
+		goto fail;
 	}
-	return r;
+	w->dec = perfctr_perfdata__decoder(w->pd);
+	w->nr_attrs = perfctr_perfdata__nr_attrs(w->pd);
+	if (!w->dec) {
+		err = ENODATA;
+		goto fail;
+	}
+	/* What the symbols need to know of the recorded machine: whether
+	 * our vDSO is the one it had. */
+	sopts.osrelease = perfctr_perfdata__string(w->pd, PERFCTR_FEAT_OSRELEASE);
+	w->syms = perfctr_symbols__new(&sopts);
+	for (i = 0; w->syms && i < perfctr_perfdata__nr_build_ids(w->pd); i++) {
+		struct perfctr_build_id bid;
+
+		if (!perfctr_perfdata__build_id(w->pd, i, &bid) && bid.size &&
+		    bid.filename)
+			perfctr_symbols__set_build_id(w->syms, bid.filename,
+						      bid.id, bid.size);
+	}
+	w->names = calloc(w->nr_attrs + 1, sizeof(*w->names));
+	w->stats.samples_per_attr = calloc(w->nr_attrs + 1, sizeof(uint64_t));
+	w->stats.lost_per_attr = calloc(w->nr_attrs + 1, sizeof(uint64_t));
+	w->time_off = calloc(w->nr_attrs + 1, sizeof(*w->time_off));
+	w->rcache = calloc(RCACHE_SIZE, sizeof(*w->rcache));	/* optional */
+	w->order = calloc(1, sizeof(*w->order));
+	err = ENOMEM;
+	if (!w->syms || !w->names || !w->stats.samples_per_attr ||
+	    !w->stats.lost_per_attr || !w->time_off || !w->order)
+		goto fail;
+	for (i = 0; i < w->nr_attrs; i++) {
+		const char *name = perfctr_perfdata__attr_name(w->pd, i);
+
+		w->names[i] = name ? strdup(name) :
+			      attr_fallback_name(perfctr_perfdata__attr(w->pd, i));
+		if (!w->names[i])
+			goto fail;
+		w->time_off[i] = time_offset(perfctr_perfdata__attr(w->pd, i));
+	}
+	w->order->sample.sz = sizeof(w->order->sample);
+	err = -scan(w, w->order);
+	if (err) {
+		err = err == ENOMEM ? ENOMEM : EBADMSG;
+		goto fail;
+	}
+	return w;
+fail:
+	perfctr_reader__close(w);
+	errno = err;
+	return NULL;
+}
+
+void perfctr_reader__close(struct perfctr_reader *w)
+{
+	size_t i;
+
+	if (!w)
+		return;
+	for (i = 0; w->names && i < w->nr_attrs; i++)
+		free(w->names[i]);
+	free(w->names);
+	free(w->time_off);
+	free(w->stats.samples_per_attr);
+	free(w->stats.lost_per_attr);
+	free(w->comms);
+	free(w->rcache);
+	free(w->handed);
+	order_free(w->order);
+	perfctr_symbols__delete(w->syms);
+	perfctr_perfdata__close(w->pd);
+	free(w);
+}
+
+size_t perfctr_reader__nr_events(const struct perfctr_reader *w)
+{
+	return w ? w->nr_attrs : 0;
+}
+
+const char *perfctr_reader__event_name(const struct perfctr_reader *w,
+				       size_t idx)
+{
+	return w && idx < w->nr_attrs ? w->names[idx] : NULL;
+}
+
+const struct perf_event_attr *
+perfctr_reader__event_attr(const struct perfctr_reader *w, size_t idx)
+{
+	return w && idx < w->nr_attrs ? perfctr_perfdata__attr(w->pd, idx) : NULL;
+}
+
+int perfctr_reader__stats(const struct perfctr_reader *w, size_t idx,
+			  struct perfctr_reader_stats *stats)
+{
+	struct perfctr_reader_stats st;
+
+	if (!w || !stats || (idx != SIZE_MAX && idx >= w->nr_attrs))
+		return pc_err(EINVAL);
+	memset(&st, 0, sizeof(st));
+	st.sz = stats->sz;
+	if (idx == SIZE_MAX) {
+		st.records = w->stats.records;
+		st.samples = w->stats.samples;
+		st.bad_samples = w->stats.bad_samples;
+		st.lost = w->stats.lost;
+		st.lost_samples = w->stats.lost_samples;
+	} else {
+		st.samples = w->stats.samples_per_attr[idx];
+		st.lost = w->stats.lost_per_attr[idx];
+	}
+	memcpy(stats, &st, stats->sz < sizeof(st) ? stats->sz : sizeof(st));
+	return 0;
+}
+
+struct perfctr_perfdata *perfctr_reader__perfdata(struct perfctr_reader *w)
+{
+	return w ? w->pd : NULL;
+}
+
+struct perfctr_symbols *perfctr_reader__symbols(struct perfctr_reader *w)
+{
+	return w ? w->syms : NULL;
 }

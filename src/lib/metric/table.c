@@ -1,0 +1,1228 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * Metric tables in the pmu-events JSON form (see include/perfctr/metric.h):
+ * the model's tables chosen through mapfile.csv, the built-in generic
+ * table, the user's files.  The JSON documents stay parsed for the life of
+ * the object and the definitions point into them: loading copies nothing.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/internal.h"
+#include "event/names.h"
+#include "metric/table.h"
+
+#ifndef PERFCTR_DATADIR
+#define PERFCTR_DATADIR "/usr/local/share/perfctr"
+#endif
+
+#ifdef HAVE_JSONC
+#include <json-c/json.h>
+#endif
+
+/* The built-in generic table (src/lib/metric/generic.json), as a string. */
+static const char generic_json[] =
+#include "metric-generic.inc"
+	;
+
+struct def_rec {
+	struct perfctr_metric_def def;
+	struct pc_mx *mx, *threshold;
+	bool parsed, threshold_parsed;
+	char unit[64];
+};
+
+struct ev_rec {
+	const char *name;
+	const void *obj;	/* its JSON object */
+	const void *std;	/* the arch standard event it refers to, or NULL */
+};
+
+struct perfctr_metrics {
+	char root[PATH_MAX];
+	char cpuid[96];
+	char model[128];
+	char missing[PATH_MAX + 160];
+	void **docs;		/* parsed documents, released at delete */
+	size_t nr_docs;
+	struct def_rec *defs;
+	size_t nr_defs;
+	struct ev_rec *events;
+	size_t nr_events;
+	bool events_sorted;
+	char **sources;		/* names of the user's files */
+	size_t nr_sources;
+	void **std;		/* arm64's arch standard entries */
+	size_t nr_std;
+	/* literals, read once */
+	bool have_topology;
+	double num_cpus, num_cpus_online, num_cores, num_packages, num_dies;
+	double smt_on, slots, tsc_freq;
+};
+
+/* ---- CPU identity ---- */
+
+const char *pc_metrics_arch_of(const char *cpuid)
+{
+	return !strncmp(cpuid, "0x", 2) ? "arm64" : "x86";
+}
+
+static void read_cpuid(struct perfctr_metrics *m)
+{
+	char path[PATH_MAX + 64], line[256], vendor[64] = "";
+	unsigned int family = 0, model = 0, stepping = 0;
+	bool have_family = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path),
+		 "%s/sys/devices/system/cpu/cpu0/regs/identification/midr_el1",
+		 m->root);
+	if (pc_read_file(path, line, sizeof(line)) > 0) {
+		pc_strlcpy(m->cpuid, line, sizeof(m->cpuid));
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/proc/cpuinfo", m->root);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+
+		if (!colon)
+			continue;
+		if (!strncmp(line, "vendor_id", 9))
+			sscanf(colon + 1, " %63s", vendor);
+		else if (!strncmp(line, "cpu family", 10))
+			have_family = sscanf(colon + 1, "%u", &family) == 1;
+		else if (!strncmp(line, "model\t", 6) || !strncmp(line, "model ", 6))
+			sscanf(colon + 1, "%u", &model);
+		else if (!strncmp(line, "stepping", 8))
+			sscanf(colon + 1, "%u", &stepping);
+		else if (line[0] == '\n' && vendor[0])
+			break;		/* the first processor is enough */
+	}
+	fclose(f);
+	if (vendor[0] && have_family)
+		snprintf(m->cpuid, sizeof(m->cpuid), "%s-%u-%X-%X", vendor,
+			 family, model, stepping);
+}
+
+#define MIDR_IGNORED 0x00f0000fULL	/* variant [23:20], revision [3:0] */
+
+bool pc_metrics_cpuid_match(const char *pattern, const char *cpuid)
+{
+	char *anchored, *no_stepping, *dash;
+	regex_t re;
+	bool match;
+	size_t len;
+
+	if (!strncmp(cpuid, "0x", 2)) {
+		unsigned long long a, b;
+		char *end;
+
+		errno = 0;
+		a = strtoull(pattern, &end, 16);
+		if (errno || *end)
+			return false;
+		b = strtoull(cpuid, &end, 16);
+		if (errno || *end)
+			return false;
+		return (a & ~MIDR_IGNORED) == (b & ~MIDR_IGNORED);
+	}
+	len = strlen(pattern);
+	anchored = malloc(len + 5);
+	if (!anchored)
+		return false;
+	snprintf(anchored, len + 5, "^(%s)$", pattern);
+	if (regcomp(&re, anchored, REG_EXTENDED | REG_NOSUB)) {
+		free(anchored);
+		return false;
+	}
+	free(anchored);
+	match = !regexec(&re, cpuid, 0, NULL, 0);
+	/* A pattern without a stepping matches every stepping. */
+	if (!match && (no_stepping = strdup(cpuid))) {
+		dash = strrchr(no_stepping, '-');
+		if (dash && strchr(no_stepping, '-') != dash &&
+		    strchr(no_stepping, '-') != strrchr(no_stepping, '-')) {
+			*dash = '\0';
+			match = !regexec(&re, no_stepping, 0, NULL, 0);
+		}
+		free(no_stepping);
+	}
+	regfree(&re);
+	return match;
+}
+
+/* The model directory mapfile.csv gives for @cpuid, into @out. */
+static int select_model(const char *tree, const char *cpuid, char *out,
+			size_t size)
+{
+	char path[PATH_MAX], line[512];
+	const char *arch = pc_metrics_arch_of(cpuid);
+	int found = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s/mapfile.csv", tree, arch);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (found < 0 && fgets(line, sizeof(line), f)) {
+		char *fields[4], *save = NULL, *tok;
+		int n = 0;
+
+		if (line[0] == '#' || !strncmp(line, "Family-model", 12))
+			continue;
+		line[strcspn(line, "\r\n")] = '\0';
+		for (tok = strtok_r(line, ",", &save); tok && n < 4;
+		     tok = strtok_r(NULL, ",", &save))
+			fields[n++] = tok;
+		if (n < 4 || strcmp(fields[3], "core"))
+			continue;
+		if (pc_metrics_cpuid_match(fields[0], cpuid)) {
+			snprintf(out, size, "%s/%s", arch, fields[2]);
+			found = 0;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* ---- JSON documents ---- */
+
+#ifdef HAVE_JSONC
+
+static const char *field(const void *obj, const char *key)
+{
+	struct json_object *v;
+
+	if (!obj || !json_object_object_get_ex(obj, key, &v))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+static int keep_doc(struct perfctr_metrics *m, struct json_object *doc)
+{
+	void **docs = realloc(m->docs, (m->nr_docs + 1) * sizeof(*docs));
+
+	if (!docs) {
+		json_object_put(doc);
+		return -ENOMEM;
+	}
+	m->docs = docs;
+	m->docs[m->nr_docs++] = doc;
+	return 0;
+}
+
+static struct json_object *parse_text(const char *text, size_t len,
+				      const char *what)
+{
+	struct json_tokener *tok = json_tokener_new();
+	struct json_object *doc;
+	enum json_tokener_error jerr;
+
+	if (!tok)
+		return NULL;
+	doc = json_tokener_parse_ex(tok, text, (int)len);
+	jerr = json_tokener_get_error(tok);
+	if (!doc || jerr != json_tokener_success) {
+		if (jerr == json_tokener_continue)
+			pr_warn("%s: not JSON (it ends inside a value)\n", what);
+		else
+			pr_warn("%s: not JSON (%s at byte %zu)\n", what,
+				json_tokener_error_desc(jerr),
+				(size_t)json_tokener_get_parse_end(tok));
+		if (doc)
+			json_object_put(doc);
+		doc = NULL;
+		errno = EBADMSG;
+	}
+	json_tokener_free(tok);
+	return doc;
+}
+
+static struct json_object *parse_file(const char *path)
+{
+	struct json_object *doc;
+	struct stat st;
+	char *text;
+	FILE *f = fopen(path, "re");
+	size_t got;
+
+	if (!f)
+		return NULL;
+	if (fstat(fileno(f), &st) || st.st_size > (64 << 20)) {
+		fclose(f);
+		errno = EFBIG;
+		return NULL;
+	}
+	text = malloc((size_t)st.st_size + 1);
+	if (!text) {
+		fclose(f);
+		errno = ENOMEM;
+		return NULL;
+	}
+	got = fread(text, 1, (size_t)st.st_size, f);
+	fclose(f);
+	doc = parse_text(text, got, path);
+	free(text);
+	return doc;
+}
+
+static void parse_scale_unit(struct def_rec *d, const char *su)
+{
+	char *end;
+	double scale;
+
+	d->def.scale = 1.0;
+	d->def.unit = "";
+	if (!su || !*su)
+		return;
+	scale = strtod(su, &end);
+	if (end == su)
+		scale = 1.0;
+	while (*end == ' ')
+		end++;
+	d->def.scale = scale;
+	pc_strlcpy(d->unit, end, sizeof(d->unit));
+	d->def.unit = d->unit;
+}
+
+static const void *find_std(const struct perfctr_metrics *m, const char *name,
+			    const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < m->nr_std; i++) {
+		const char *n = field(m->std[i], key);
+
+		if (n && !strcasecmp(n, name))
+			return m->std[i];
+	}
+	return NULL;
+}
+
+static int add_def(struct perfctr_metrics *m, const void *obj, const void *std,
+		   const char *source)
+{
+	struct def_rec *defs, *d;
+	const char *v;
+
+#define GET(key) ((v = field(obj, key)) ? v : field(std, key))
+	if (!GET("MetricName") || !GET("MetricExpr"))
+		return 0;
+	if (m->nr_defs % 64 == 0) {
+		defs = realloc(m->defs, (m->nr_defs + 64) * sizeof(*defs));
+		if (!defs)
+			return -ENOMEM;
+		m->defs = defs;
+	}
+	d = &m->defs[m->nr_defs++];
+	memset(d, 0, sizeof(*d));
+	d->def.name = GET("MetricName");
+	d->def.expr = GET("MetricExpr");
+	d->def.groups = GET("MetricGroup") ? v : "";
+	d->def.desc = GET("BriefDescription") ? v : "";
+	d->def.threshold = GET("MetricThreshold");
+	d->def.constraint = GET("MetricConstraint");
+	d->def.source = source;
+	parse_scale_unit(d, GET("ScaleUnit"));
+#undef GET
+	return 0;
+}
+
+static int add_event(struct perfctr_metrics *m, const void *obj,
+		     const void *std)
+{
+	const char *name = field(obj, "EventName");
+	struct ev_rec *evs;
+
+	if (!name)
+		name = field(std, "EventName");
+	if (!name)
+		return 0;
+	if (m->nr_events % 256 == 0) {
+		evs = realloc(m->events, (m->nr_events + 256) * sizeof(*evs));
+		if (!evs)
+			return -ENOMEM;
+		m->events = evs;
+	}
+	m->events[m->nr_events].name = name;
+	m->events[m->nr_events].obj = obj;
+	m->events[m->nr_events].std = std;
+	m->nr_events++;
+	m->events_sorted = false;
+	return 0;
+}
+
+/* Every entry of one document: metrics, events, and arm64's references
+ * to the arch standard ones. */
+static int add_doc(struct perfctr_metrics *m, struct json_object *doc,
+		   const char *source)
+{
+	size_t i, n;
+	int err;
+
+	if (!json_object_is_type(doc, json_type_array))
+		return 0;	/* metricgroups.json: descriptions only */
+	n = json_object_array_length(doc);
+	for (i = 0; i < n; i++) {
+		struct json_object *o = json_object_array_get_idx(doc, i);
+		const char *ref = field(o, "ArchStdEvent");
+		const void *std = NULL;
+
+		if (!json_object_is_type(o, json_type_object))
+			continue;
+		if (ref) {
+			std = find_std(m, ref, "EventName");
+			if (!std)
+				std = find_std(m, ref, "MetricName");
+			if (!std) {
+				pr_debug("%s: no arch standard entry '%s'\n",
+					 source, ref);
+				continue;
+			}
+		}
+		/* An entry may be both (an uncore event with its metric). */
+		err = add_def(m, o, std, source);
+		if (!err)
+			err = add_event(m, o, std);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static bool is_json_name(const char *name)
+{
+	size_t len = strlen(name);
+
+	return len > 5 && !strcmp(name + len - 5, ".json") && name[0] != '.';
+}
+
+static int str_ptr_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int sorted_json_files(const char *dir, char ***out, size_t *nr)
+{
+	struct dirent *de;
+	char **names = NULL;
+	size_t n = 0;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		char **more;
+
+		if (!is_json_name(de->d_name))
+			continue;
+		more = realloc(names, (n + 1) * sizeof(*names));
+		if (!more || !(more[n] = strdup(de->d_name))) {
+			names = more ? more : names;
+			while (n)
+				free(names[--n]);
+			free(names);
+			closedir(d);
+			return -ENOMEM;
+		}
+		names = more;
+		n++;
+	}
+	closedir(d);
+	qsort(names, n, sizeof(*names), str_ptr_cmp);
+	*out = names;
+	*nr = n;
+	return 0;
+}
+
+/* arm64's arch standard events and metrics: the arch directory's own
+ * files, which models refer to by ArchStdEvent. */
+static int load_std(struct perfctr_metrics *m, const char *archdir)
+{
+	char **names = NULL, path[PATH_MAX];
+	size_t nr = 0, i, j;
+	int err = sorted_json_files(archdir, &names, &nr);
+
+	if (err)
+		return err == -ENOENT ? 0 : err;
+	for (i = 0; i < nr && !err; i++) {
+		struct json_object *doc;
+
+		if (snprintf(path, sizeof(path), "%s/%s", archdir, names[i]) >=
+		    (int)sizeof(path))
+			continue;
+		doc = parse_file(path);
+		if (!doc)
+			continue;
+		if ((err = keep_doc(m, doc)))
+			break;
+		if (!json_object_is_type(doc, json_type_array))
+			continue;
+		for (j = 0; j < json_object_array_length(doc); j++) {
+			void **std = realloc(m->std, (m->nr_std + 1) * sizeof(*std));
+
+			if (!std) {
+				err = -ENOMEM;
+				break;
+			}
+			m->std = std;
+			m->std[m->nr_std++] = json_object_array_get_idx(doc, j);
+		}
+	}
+	for (i = 0; i < nr; i++)
+		free(names[i]);
+	free(names);
+	return err;
+}
+
+static int load_model(struct perfctr_metrics *m, const char *tree)
+{
+	char dir[PATH_MAX + 160], path[PATH_MAX + 400];
+	char **names = NULL;
+	size_t nr = 0, i;
+	int err;
+
+	snprintf(dir, sizeof(dir), "%s/%s", tree, m->model);
+	if (!strncmp(m->model, "arm64/", 6)) {
+		snprintf(path, sizeof(path), "%s/arm64", tree);
+		if ((err = load_std(m, path)))
+			return err;
+	}
+	if ((err = sorted_json_files(dir, &names, &nr)))
+		return err;
+	for (i = 0; i < nr && !err; i++) {
+		struct json_object *doc;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		doc = parse_file(path);
+		if (!doc) {
+			pr_warn("cannot load '%s': %s\n", path, strerror(errno));
+			continue;
+		}
+		err = keep_doc(m, doc);
+		if (!err)
+			err = add_doc(m, doc, m->model);
+	}
+	for (i = 0; i < nr; i++)
+		free(names[i]);
+	free(names);
+	return err;
+}
+
+static int load_user_file(struct perfctr_metrics *m, const char *path)
+{
+	struct json_object *doc = parse_file(path);
+	char *source, **sources;
+	int err;
+
+	if (!doc) {
+		err = errno ? -errno : -EBADMSG;
+		pr_warn("cannot load metrics file '%s': %s\n", path,
+			strerror(-err));
+		return err;
+	}
+	if (!json_object_is_type(doc, json_type_array)) {
+		pr_warn("metrics file '%s': not a JSON array of pmu-events "
+			"entries\n", path);
+		json_object_put(doc);
+		return -EBADMSG;
+	}
+	if ((err = keep_doc(m, doc)))
+		return err;
+	/* Definitions point at their source: it must outlive the call. */
+	if (!(source = strdup(path)))
+		return -ENOMEM;
+	sources = realloc(m->sources, (m->nr_sources + 1) * sizeof(*sources));
+	if (!sources) {
+		free(source);
+		return -ENOMEM;
+	}
+	m->sources = sources;
+	m->sources[m->nr_sources++] = source;
+	return add_doc(m, doc, source);
+}
+
+static int load_generic(struct perfctr_metrics *m)
+{
+	struct json_object *doc = parse_text(generic_json, strlen(generic_json),
+					     "built-in generic metrics");
+	int err;
+
+	if (!doc)
+		return -EBADMSG;
+	if ((err = keep_doc(m, doc)))
+		return err;
+	return add_doc(m, doc, "generic");
+}
+
+static void free_docs(struct perfctr_metrics *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nr_docs; i++)
+		json_object_put(m->docs[i]);
+}
+
+#else /* !HAVE_JSONC */
+
+static const char *field(const void *obj, const char *key)
+{
+	return NULL;
+}
+
+static void free_docs(struct perfctr_metrics *m)
+{
+}
+
+#endif /* HAVE_JSONC */
+
+/* A directory of PERFCTR_METRICS_PATH that is a pmu-events tree. */
+static bool is_tree(const char *dir, const char *arch)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s/mapfile.csv", dir, arch);
+	return !access(path, R_OK);
+}
+
+struct perfctr_metrics *perfctr_metrics__new(const struct perfctr_metrics_opts *opts)
+{
+#ifndef HAVE_JSONC
+	(void)opts;
+	errno = ENOTSUP;
+	return NULL;
+#else
+	const char *data_dir = PC_OPTS_GET(opts, data_dir, NULL);
+	const char *root = PC_OPTS_GET(opts, root, NULL);
+	const char *cpuid = PC_OPTS_GET(opts, cpuid, NULL);
+	const char *const *files = PC_OPTS_GET(opts, files, NULL);
+	size_t nr_files = PC_OPTS_GET(opts, nr_files, 0);
+	unsigned int flags = PC_OPTS_GET(opts, flags, 0);
+	const char *env = flags & PERFCTR_METRICS_NO_ENV ? NULL :
+			  getenv("PERFCTR_METRICS_PATH");
+	char *env_copy = NULL, *save = NULL, *entry;
+	char tree[PATH_MAX];
+	struct perfctr_metrics *m;
+	size_t i;
+	int err = 0;
+
+	if (!pc_opts_valid(opts, sizeof(struct perfctr_metrics_opts)) ||
+	    (nr_files && !files)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	pc_strlcpy(m->root, root && strcmp(root, "/") ? root : "", sizeof(m->root));
+	if (cpuid)
+		pc_strlcpy(m->cpuid, cpuid, sizeof(m->cpuid));
+	else
+		read_cpuid(m);
+
+	err = load_generic(m);
+
+	tree[0] = '\0';
+	if (data_dir)
+		pc_strlcpy(tree, data_dir, sizeof(tree));
+	if (env && !(env_copy = strdup(env)))
+		err = err ? err : -ENOMEM;
+	for (entry = env_copy ? strtok_r(env_copy, ":", &save) : NULL;
+	     entry && !tree[0]; entry = strtok_r(NULL, ":", &save))
+		if (m->cpuid[0] && is_tree(entry, pc_metrics_arch_of(m->cpuid)))
+			pc_strlcpy(tree, entry, sizeof(tree));
+	if (!tree[0])
+		pc_strlcpy(tree, PERFCTR_DATADIR "/pmu-events", sizeof(tree));
+
+	if (!err && !(flags & PERFCTR_METRICS_NO_MODEL)) {
+		struct stat st;
+		int sel;
+
+		if (!m->cpuid[0])
+			snprintf(m->missing, sizeof(m->missing),
+				 "the CPU's identity is unknown (no vendor and "
+				 "family in %s/proc/cpuinfo, no arm64 MIDR)",
+				 m->root);
+		else if (stat(tree, &st))
+			snprintf(m->missing, sizeof(m->missing),
+				 "no pmu-events tables in '%s' (the build imports "
+				 "them from Debian's linux-source-6.12)", tree);
+		else if ((sel = select_model(tree, m->cpuid, m->model,
+					     sizeof(m->model))) < 0)
+			snprintf(m->missing, sizeof(m->missing),
+				 "no table for CPU '%s' in %s/%s/mapfile.csv%s",
+				 m->cpuid, tree, pc_metrics_arch_of(m->cpuid),
+				 sel == -ENOENT ? "" : " (cannot read it)");
+		else
+			err = load_model(m, tree);
+		if (!m->model[0] || m->missing[0])
+			m->model[0] = '\0';
+	}
+	/* The rest of PERFCTR_METRICS_PATH: metric files and directories. */
+	if (env_copy) {
+		free(env_copy);
+		env_copy = strdup(env);
+		if (!env_copy)
+			err = err ? err : -ENOMEM;
+	}
+	for (entry = env_copy ? strtok_r(env_copy, ":", &save) : NULL;
+	     entry && !err; entry = strtok_r(NULL, ":", &save)) {
+		struct stat st;
+
+		if (stat(entry, &st))
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			char **names = NULL, path[PATH_MAX + 256];
+			size_t nr = 0, j;
+
+			if (m->cpuid[0] && is_tree(entry,
+						   pc_metrics_arch_of(m->cpuid)))
+				continue;
+			if (sorted_json_files(entry, &names, &nr))
+				continue;
+			for (j = 0; j < nr; j++) {
+				snprintf(path, sizeof(path), "%s/%s", entry,
+					 names[j]);
+				if (!err)
+					err = load_user_file(m, path);
+				free(names[j]);
+			}
+			free(names);
+		} else {
+			err = load_user_file(m, entry);
+		}
+	}
+	free(env_copy);
+	for (i = 0; i < nr_files && !err; i++)
+		err = load_user_file(m, files[i]);
+	if (err) {
+		perfctr_metrics__delete(m);
+		errno = -err;
+		return NULL;
+	}
+	return m;
+#endif
+}
+
+struct perfctr_metrics *pc_metrics_new_model(const char *tree,
+					     const char *model)
+{
+#ifndef HAVE_JSONC
+	errno = ENOTSUP;
+	return NULL;
+#else
+	struct perfctr_metrics *m = calloc(1, sizeof(*m));
+	int err;
+
+	if (!m)
+		return NULL;
+	pc_strlcpy(m->model, model, sizeof(m->model));
+	err = load_generic(m);
+	if (!err)
+		err = load_model(m, tree);
+	if (err) {
+		perfctr_metrics__delete(m);
+		errno = -err;
+		return NULL;
+	}
+	return m;
+#endif
+}
+
+void perfctr_metrics__delete(struct perfctr_metrics *m)
+{
+	size_t i;
+
+	if (!m)
+		return;
+	for (i = 0; i < m->nr_defs; i++) {
+		pc_mx_free(m->defs[i].mx);
+		pc_mx_free(m->defs[i].threshold);
+	}
+	free_docs(m);
+	free(m->docs);
+	free(m->defs);
+	free(m->events);
+	free(m->std);
+	for (i = 0; i < m->nr_sources; i++)
+		free(m->sources[i]);
+	free(m->sources);
+	free(m);
+}
+
+const char *perfctr_metrics__cpuid(const struct perfctr_metrics *m)
+{
+	return m ? m->cpuid : NULL;
+}
+
+const char *perfctr_metrics__model(const struct perfctr_metrics *m)
+{
+	return m && m->model[0] ? m->model : NULL;
+}
+
+const char *perfctr_metrics__missing(const struct perfctr_metrics *m)
+{
+	return m && m->missing[0] ? m->missing : NULL;
+}
+
+size_t perfctr_metrics__nr(const struct perfctr_metrics *m)
+{
+	return m ? m->nr_defs : 0;
+}
+
+int perfctr_metrics__def(const struct perfctr_metrics *m, size_t i,
+			 struct perfctr_metric_def *def)
+{
+	if (!m || !def || i >= m->nr_defs)
+		return pc_err(EINVAL);
+	*def = m->defs[i].def;
+	return 0;
+}
+
+int perfctr_metrics__find(const struct perfctr_metrics *m, const char *name)
+{
+	size_t i;
+
+	if (!m || !name)
+		return pc_err(EINVAL);
+	for (i = m->nr_defs; i-- > 0;)
+		if (!strcasecmp(m->defs[i].def.name, name))
+			return (int)i;
+	return pc_err(ENOENT);
+}
+
+static void set_error(struct perfctr_metric_error *err, const char *metric,
+		      int pos, const char *msg)
+{
+	if (!err)
+		return;
+	pc_strlcpy(err->metric, metric, sizeof(err->metric));
+	err->pos = pos;
+	pc_strlcpy(err->msg, msg, sizeof(err->msg));
+}
+
+const struct pc_mx *pc_metrics_expr(struct perfctr_metrics *m, size_t i,
+				    struct perfctr_metric_error *err)
+{
+	struct def_rec *d = &m->defs[i];
+	struct pc_mx_error perr;
+
+	if (!d->parsed) {
+		d->mx = pc_mx_parse(d->def.expr, 0, &perr);
+		d->parsed = true;
+		if (!d->mx)
+			set_error(err, d->def.name, perr.pos, perr.msg);
+		return d->mx;
+	}
+	if (!d->mx)
+		set_error(err, d->def.name, -1, "its expression does not parse");
+	return d->mx;
+}
+
+const struct pc_mx *pc_metrics_threshold(struct perfctr_metrics *m, size_t i,
+					 struct perfctr_metric_error *err)
+{
+	struct def_rec *d = &m->defs[i];
+	struct pc_mx_error perr;
+
+	if (!d->def.threshold)
+		return NULL;
+	if (!d->threshold_parsed) {
+		d->threshold = pc_mx_parse(d->def.threshold, 0, &perr);
+		d->threshold_parsed = true;
+		if (!d->threshold) {
+			char msg[sizeof(perr.msg) + 32];
+
+			snprintf(msg, sizeof(msg), "in its threshold: %s",
+				 perr.msg);
+			set_error(err, d->def.name, perr.pos, msg);
+		}
+	}
+	return d->threshold;
+}
+
+static int ev_cmp(const void *a, const void *b)
+{
+	return strcasecmp(((const struct ev_rec *)a)->name,
+			  ((const struct ev_rec *)b)->name);
+}
+
+static const char *ev_field(const struct ev_rec *e, const char *key)
+{
+	const char *v = field(e->obj, key);
+
+	return v ? v : field(e->std, key);
+}
+
+/* The kernel's PMU names for the tables' Unit names of uncore PMUs. */
+static const struct {
+	const char *unit;
+	const char *pmu;
+} units[] = {
+	{ "L3PMC", "amd_l3" }, { "DFPMC", "amd_df" }, { "UMCPMC", "amd_umc" },
+	{ "cpu_core", "cpu_core" }, { "cpu_atom", "cpu_atom" },
+	{ "cpu", NULL }, { "core", NULL },
+};
+
+static const char *unit_pmu(const char *unit)
+{
+	static __thread char buf[64];
+	size_t i;
+
+	if (!unit)
+		return NULL;
+	for (i = 0; i < ARRAY_SIZE(units); i++)
+		if (!strcasecmp(units[i].unit, unit))
+			return units[i].pmu;
+	/* Intel's uncore units are named as the kernel's PMUs, less a prefix
+	 * ("CHA" is uncore_cha_0, uncore_cha_1...). */
+	snprintf(buf, sizeof(buf), "uncore_%s", unit);
+	for (char *c = buf; *c; c++)
+		*c = (char)tolower((unsigned char)*c);
+	return buf;
+}
+
+/* Append ",term=value" for a field that is present and non-zero. */
+static void term(char *buf, size_t size, const char *term_name,
+		 const char *value)
+{
+	size_t len = strlen(buf);
+
+	if (!value || !*value || !strcmp(value, "0") || !strcmp(value, "0x0") ||
+	    !strcmp(value, "0x00"))
+		return;
+	snprintf(buf + len, size - len, "%s%s=%s",
+		 buf[len - 1] == '/' ? "" : ",", term_name, value);
+}
+
+/*
+ * Events the kernel itself publishes in sysfs under these names, which the
+ * x86 tables use without defining them.
+ */
+static const struct {
+	const char *name;
+	const char *spec;
+} kernel_events[] = {
+	{ "TSC", "msr/tsc/" }, { "APERF", "msr/aperf/" },
+	{ "MPERF", "msr/mperf/" }, { "SMI", "msr/smi/" },
+	{ "PPERF", "msr/pperf/" },
+	{ "cycles-t", "cpu/cycles-t/" }, { "cycles-ct", "cpu/cycles-ct/" },
+	{ "tx-start", "cpu/tx-start/" }, { "el-start", "cpu/el-start/" },
+	{ "tx-commit", "cpu/tx-commit/" }, { "el-commit", "cpu/el-commit/" },
+	{ "tx-abort", "cpu/tx-abort/" }, { "el-abort", "cpu/el-abort/" },
+	{ "slots", "cpu/slots/" },
+	{ "topdown-retiring", "cpu/topdown-retiring/" },
+	{ "topdown-bad-spec", "cpu/topdown-bad-spec/" },
+	{ "topdown-fe-bound", "cpu/topdown-fe-bound/" },
+	{ "topdown-be-bound", "cpu/topdown-be-bound/" },
+	{ "topdown-heavy-ops", "cpu/topdown-heavy-ops/" },
+	{ "topdown-br-mispredict", "cpu/topdown-br-mispredict/" },
+	{ "topdown-fetch-lat", "cpu/topdown-fetch-lat/" },
+	{ "topdown-mem-bound", "cpu/topdown-mem-bound/" },
+};
+
+int pc_metrics_event(struct perfctr_metrics *m, const char *name,
+		     struct pc_mevent *ev)
+{
+	struct ev_rec key = { .name = name }, *e, std_rec;
+	const char *code, *pmu, *msr_index;
+	size_t i;
+	bool arm;
+
+	if (!m || !name)
+		return pc_err(EINVAL);
+	if (!m->events_sorted) {
+		qsort(m->events, m->nr_events, sizeof(*m->events), ev_cmp);
+		m->events_sorted = true;
+	}
+	e = m->nr_events ? bsearch(&key, m->events, m->nr_events,
+				   sizeof(*m->events), ev_cmp) : NULL;
+	arm = !strncmp(m->model, "arm64", 5);
+	/* Arm's architected events are the PMU's own wherever it implements
+	 * them (the kernel lists them in sysfs): a model need not repeat. */
+	if (!e && arm && (std_rec.obj = find_std(m, name, "EventName")) &&
+	    field(std_rec.obj, "EventCode")) {
+		std_rec.name = field(std_rec.obj, "EventName");
+		std_rec.std = NULL;
+		e = &std_rec;
+	}
+	if (!e) {
+		for (i = 0; i < ARRAY_SIZE(kernel_events); i++)
+			if (!arm && !strcasecmp(kernel_events[i].name, name)) {
+				ev->name = kernel_events[i].name;
+				ev->pmu = NULL;
+				pc_strlcpy(ev->spec, kernel_events[i].spec,
+					   sizeof(ev->spec));
+				return 0;
+			}
+		return pc_err(ENOENT);
+	}
+	ev->name = e->name;
+	pmu = unit_pmu(ev_field(e, "Unit"));
+	ev->pmu = pmu;
+	code = ev_field(e, "EventCode");
+	if (ev_field(e, "ConfigCode"))
+		code = ev_field(e, "ConfigCode");
+	if (arm && !pmu) {
+		/* The arm PMU's name differs between machines; the raw code is
+		 * the event number on every one of them. */
+		snprintf(ev->spec, sizeof(ev->spec), "r%s",
+			 code && !strncmp(code, "0x", 2) ? code + 2 : code ? code : "0");
+		return 0;
+	}
+	snprintf(ev->spec, sizeof(ev->spec), "%s/", pmu ? pmu : "cpu");
+	term(ev->spec, sizeof(ev->spec), "event", code ? code : "0");
+	if (strlen(ev->spec) == strlen(pmu ? pmu : "cpu") + 1)
+		term(ev->spec, sizeof(ev->spec), "event", "0x0");
+	term(ev->spec, sizeof(ev->spec), "umask", ev_field(e, "UMask"));
+	term(ev->spec, sizeof(ev->spec), "cmask", ev_field(e, "CounterMask"));
+	term(ev->spec, sizeof(ev->spec), "inv", ev_field(e, "Invert"));
+	term(ev->spec, sizeof(ev->spec), "edge", ev_field(e, "EdgeDetect"));
+	term(ev->spec, sizeof(ev->spec), "any", ev_field(e, "AnyThread"));
+	msr_index = ev_field(e, "MSRIndex");
+	if (msr_index && ev_field(e, "MSRValue")) {
+		if (!strcasecmp(msr_index, "0x3F6"))
+			term(ev->spec, sizeof(ev->spec), "ldlat",
+			     ev_field(e, "MSRValue"));
+		else if (!strcasecmp(msr_index, "0x3F7"))
+			term(ev->spec, sizeof(ev->spec), "frontend",
+			     ev_field(e, "MSRValue"));
+		else if (strcasecmp(msr_index, "0x00") && strcmp(msr_index, "0"))
+			term(ev->spec, sizeof(ev->spec), "offcore_rsp",
+			     ev_field(e, "MSRValue"));
+	}
+	snprintf(ev->spec + strlen(ev->spec), sizeof(ev->spec) - strlen(ev->spec),
+		 ",name=%s/", e->name);
+	return 0;
+}
+
+bool pc_metrics_generic_event(const char *name)
+{
+	uint64_t config;
+	size_t len = strcspn(name, ":");
+
+	return pc_symbol_find(name, len) || pc_cache_decode(name, len, &config);
+}
+
+static bool is_modifiers(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!strchr("ukhHGpSDIWPe", *s))
+			return false;
+	return true;
+}
+
+const char *pc_metrics_strip_mods(char *name)
+{
+	char *colon = strrchr(name, ':');
+
+	if (colon && is_modifiers(colon + 1)) {
+		*colon = '\0';
+		return colon + 1;
+	}
+	return "";
+}
+
+/* ---- literals ---- */
+
+static double count_list(const char *list)
+{
+	double n = 0;
+	const char *s = list;
+
+	while (*s) {
+		char *end;
+		unsigned long a = strtoul(s, &end, 10), b = a;
+
+		if (end == s)
+			break;
+		if (*end == '-')
+			b = strtoul(end + 1, &end, 10);
+		n += (double)(b - a + 1);
+		s = *end == ',' ? end + 1 : end;
+	}
+	return n;
+}
+
+static double sysfs_count(struct perfctr_metrics *m, const char *file)
+{
+	char path[PATH_MAX + 64], buf[4096];
+
+	snprintf(path, sizeof(path), "%s/sys/devices/system/cpu/%s", m->root,
+		 file);
+	if (pc_read_file(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	return count_list(buf);
+}
+
+/* Distinct values of one topology file over the online CPUs. */
+static double distinct_topology(struct perfctr_metrics *m, const char *file,
+				double cpus)
+{
+	char path[PATH_MAX + 96], buf[256];
+	char seen[64][256];
+	size_t nr_seen = 0, j;
+	int cpu;
+
+	for (cpu = 0; cpu < (int)cpus && cpu < 4096; cpu++) {
+		snprintf(path, sizeof(path),
+			 "%s/sys/devices/system/cpu/cpu%d/topology/%s", m->root,
+			 cpu, file);
+		if (pc_read_file(path, buf, sizeof(buf)) <= 0)
+			continue;
+		for (j = 0; j < nr_seen; j++)
+			if (!strcmp(seen[j], buf))
+				break;
+		if (j == nr_seen && nr_seen < ARRAY_SIZE(seen))
+			pc_strlcpy(seen[nr_seen++], buf, sizeof(seen[0]));
+	}
+	return nr_seen ? (double)nr_seen : 1;
+}
+
+static void read_topology(struct perfctr_metrics *m)
+{
+	char path[PATH_MAX + 64], buf[64];
+
+	m->have_topology = true;
+	m->num_cpus = sysfs_count(m, "possible");
+	m->num_cpus_online = sysfs_count(m, "online");
+	if (!m->num_cpus_online)
+		m->num_cpus_online = 1;
+	if (!m->num_cpus)
+		m->num_cpus = m->num_cpus_online;
+	snprintf(path, sizeof(path), "%s/sys/devices/system/cpu/smt/active",
+		 m->root);
+	m->smt_on = pc_read_file(path, buf, sizeof(buf)) > 0 && buf[0] == '1';
+	m->num_packages = distinct_topology(m, "physical_package_id",
+					    m->num_cpus_online);
+	m->num_dies = distinct_topology(m, "die_id", m->num_cpus_online) *
+		      m->num_packages;
+	m->num_cores = distinct_topology(m, "core_cpus_list",
+					 m->num_cpus_online);
+	snprintf(path, sizeof(path),
+		 "%s/sys/bus/event_source/devices/cpu/caps/slots", m->root);
+	m->slots = pc_read_file(path, buf, sizeof(buf)) > 0 ? strtod(buf, NULL) : 0;
+	if (!m->slots) {
+		snprintf(path, sizeof(path),
+			 "%s/sys/bus/event_source/devices/cpu_core/caps/slots",
+			 m->root);
+		m->slots = pc_read_file(path, buf, sizeof(buf)) > 0 ?
+			   strtod(buf, NULL) : 0;
+	}
+	snprintf(path, sizeof(path),
+		 "%s/sys/devices/system/cpu/cpu0/cpufreq/base_frequency", m->root);
+	m->tsc_freq = pc_read_file(path, buf, sizeof(buf)) > 0 ?
+		      strtod(buf, NULL) * 1e3 : 0;
+}
+
+int pc_metrics_literal(struct perfctr_metrics *m, const char *name,
+		       double *value)
+{
+	if (!m->have_topology)
+		read_topology(m);
+	if (!strcmp(name, "smt_on"))
+		*value = m->smt_on;
+	else if (!strcmp(name, "num_cpus"))
+		*value = m->num_cpus;
+	else if (!strcmp(name, "num_cpus_online"))
+		*value = m->num_cpus_online;
+	else if (!strcmp(name, "num_cores"))
+		*value = m->num_cores;
+	else if (!strcmp(name, "num_dies"))
+		*value = m->num_dies;
+	else if (!strcmp(name, "num_packages"))
+		*value = m->num_packages;
+	else if (!strcmp(name, "slots"))
+		*value = m->slots;
+	else if (!strcmp(name, "system_tsc_freq"))
+		*value = m->tsc_freq;
+	else if (!strcmp(name, "core_wide"))
+		/* Counts of one thread stand for its core only without SMT. */
+		*value = !m->smt_on;
+	else
+		return pc_err(ENOENT);
+	return 0;
+}
+
+/* ---- checking ---- */
+
+struct check_ctx {
+	struct perfctr_metrics *m;
+	size_t self;
+	const char *missing;	/* the first name that resolves to nothing */
+	int depth;
+};
+
+static int check_lookup(void *ctxp, enum pc_mx_ref ref, const char *id,
+			double *value)
+{
+	struct check_ctx *ctx = ctxp;
+	struct pc_mevent ev;
+	char base[256];
+
+	*value = 1;
+	if (ref == PC_MX_LITERAL)
+		return pc_metrics_literal(ctx->m, id, value) ? -ENOENT : 0;
+	if (ref == PC_MX_CPUID || ref == PC_MX_HAS_EVENT)
+		return 0;
+	if (!strcmp(id, "duration_time"))
+		return 0;
+	pc_strlcpy(base, id, sizeof(base));
+	if (strchr(base, '@') || strchr(base, '/'))
+		return 0;	/* a PMU event spelled out: the event layer's */
+	pc_metrics_strip_mods(base);
+	if (strchr(base, ':'))
+		return 0;	/* a tracepoint: tracefs says at open time */
+	if (perfctr_metrics__find(ctx->m, base) >= 0 ||
+	    !pc_metrics_event(ctx->m, base, &ev) ||
+	    pc_metrics_generic_event(base))
+		return 0;
+	ctx->missing = id;
+	return -ENOENT;
+}
+
+int perfctr_metrics__check(struct perfctr_metrics *m, size_t i,
+			   struct perfctr_metric_error *err)
+{
+	const struct pc_mx *mx;
+	size_t k;
+
+	if (!m || i >= m->nr_defs)
+		return pc_err(EINVAL);
+	mx = pc_metrics_expr(m, i, err);
+	if (!mx)
+		return pc_err(EINVAL);
+	if (m->defs[i].def.threshold && !pc_metrics_threshold(m, i, err))
+		return pc_err(EINVAL);
+	for (k = 0; k < pc_mx_nr_ids(mx); k++) {
+		struct check_ctx ctx = { .m = m, .self = i };
+		double v;
+		char msg[sizeof(err->msg)];
+
+		if (check_lookup(&ctx, PC_MX_VALUE, pc_mx_id(mx, k), &v) < 0) {
+			snprintf(msg, sizeof(msg),
+				 "'%s' is neither a metric nor an event of %s",
+				 pc_mx_id(mx, k),
+				 m->model[0] ? m->model : "the generic table");
+			set_error(err, m->defs[i].def.name, pc_mx_id_pos(mx, k),
+				  msg);
+			return pc_err(ENOENT);
+		}
+	}
+	return 0;
+}

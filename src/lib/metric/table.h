@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/* The metric tables' internals shared by table.c, plan.c and metric.c. */
+#ifndef PERFCTR_METRIC_TABLE_H
+#define PERFCTR_METRIC_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <perfctr/metric.h>
+
+#include "metric/expr.h"
+
+/* The arch of a CPU identity: "x86" or "arm64". */
+const char *pc_metrics_arch_of(const char *cpuid);
+
+/* Whether x86 identity @cpuid matches mapfile pattern @pattern (an
+ * extended regular expression over the whole identity, with or without
+ * its stepping); for arm64, whether the MIDRs are equal once variant and
+ * revision are masked off. */
+bool pc_metrics_cpuid_match(const char *pattern, const char *cpuid);
+
+/* The generic table and model @model ("x86/amdzen5") of pmu-events tree
+ * @tree, whatever the CPU (the tests walk every model). */
+struct perfctr_metrics *pc_metrics_new_model(const char *tree,
+					     const char *model);
+
+/* The parsed expression of metric @i (parsed on first use), or NULL with
+ * @err filled. */
+const struct pc_mx *pc_metrics_expr(struct perfctr_metrics *m, size_t i,
+				    struct perfctr_metric_error *err);
+/* Same for its MetricThreshold: NULL without an error when it has none. */
+const struct pc_mx *pc_metrics_threshold(struct perfctr_metrics *m, size_t i,
+					 struct perfctr_metric_error *err);
+
+/* An event of the tables, by name (case insensitive). */
+struct pc_mevent {
+	const char *name;
+	const char *pmu;	/* PMU it counts on ("cpu", "amd_l3"), from
+				 * Unit; NULL for the core PMU */
+	char spec[256];		/* in perfex's event syntax */
+};
+/* Return 0 with @ev filled, or -ENOENT. */
+int pc_metrics_event(struct perfctr_metrics *m, const char *name,
+		     struct pc_mevent *ev);
+
+/* The value of literal @name (#smt_on...), from the (fixture) root. */
+int pc_metrics_literal(struct perfctr_metrics *m, const char *name,
+		       double *value);
+
+/* Cut a modifier suffix (":u", ":ppp") off @name in place; return the
+ * modifiers (pointing past the cut, in @name's storage), "" when none. */
+const char *pc_metrics_strip_mods(char *name);
+
+/* The generic events the kernel knows by name (cycles, instructions,
+ * task-clock...): counted without any table. */
+bool pc_metrics_generic_event(const char *name);
+
+#endif /* PERFCTR_METRIC_TABLE_H */
