@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * libperfctr — perfctr_info(): what this machine can count, the modern
- * form of the seed's sys_perfctr_info().  Every feature is probed by
- * trying it (a short perf_event_open), never guessed from a kernel version.
+ * form of the original perfctr driver's sys_perfctr_info().  Every
+ * feature is probed by trying it (a short perf_event_open), never guessed
+ * from a kernel version.
  *
  * Thread safety: perfctr_info() is thread-safe.
  */
@@ -45,7 +46,7 @@ struct perfctr_info {
 	size_t :0;
 };
 
-/* The seed's perfctr_cpu_mask: a bitmap of 32-bit words. */
+/* The original driver's perfctr_cpu_mask: a bitmap of 32-bit words. */
 struct perfctr_cpu_mask {
 	uint32_t nrwords;
 	uint32_t mask[];
@@ -72,9 +73,10 @@ struct perfctr_info_opts {
 /**
  * perfctr_info() - describe the machine.
  * @info:      filled when non-NULL (sz set by the caller).
- * @cpus:      when non-NULL, the online CPUs, with the seed's protocol: the
- *             caller sets nrwords to the words allocated; the needed number
- *             is written back; if it is larger, -EOVERFLOW and no mask.
+ * @cpus:      when non-NULL, the online CPUs, with the original driver's
+ *             protocol: the caller sets nrwords to the words allocated;
+ *             the needed number is written back; if it is larger,
+ *             -EOVERFLOW and no mask.
  * @forbidden: same protocol: CPUs on which events cannot count (offline, or
  *             without the core PMU on hybrid parts).
  *

@@ -131,8 +131,8 @@ PERFCTR_API int perfctr_notify__restart(struct perfctr_notify *queue);
  * Sampling controls of one overflow counter (perfmon2's pfarg_pmd reset
  * fields).  A period is a number of events between overflows; a new one is
  * applied with PERF_EVENT_IOC_PERIOD while the counter is briefly disabled,
- * which makes the kernel count a whole new period from there
- * (kernel-facts 6).
+ * which makes the kernel count a whole new period from there (changed
+ * while running, the old period would finish first).
  */
 struct perfctr_sampling {
 	size_t sz;

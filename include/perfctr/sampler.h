@@ -3,7 +3,7 @@
  * libperfctr — samplers: sampling events opened on a target with their
  * rings, ready for perfctr_ring_poll() and a perf.data writer.
  *
- * Modes (seed 004):
+ * Modes (those of perf's ring buffers):
  *  - DEFAULT:    a task (every thread it has now) and its future
  *                children and threads (inherit); one event per thread,
  *                CPU and attr, one ring per CPU.  Threads that the task
@@ -32,7 +32,7 @@
  *    event, added by open as the last attr (named "dummy");
  *  - PERF_SAMPLE_PERIOD is removed from software and tracepoint events
  *    with a fixed period: the kernel then samples them on *every* event
- *    whatever the period (kernel-facts item 2).  The decoder fills
+ *    whatever the period (perf record is affected too).  The decoder fills
  *    sample.period from the attr instead.
  *
  * Thread safety: not synchronised; one thread uses a sampler at a time.
@@ -84,7 +84,8 @@ struct perfctr_sampler_opts {
 	/* Start counting at the task's next exec (for a command held before
 	 * exec); otherwise perfctr_sampler__enable() starts it. */
 	bool enable_on_exec;
-	/* Keep PERF_SAMPLE_PERIOD even where kernel-facts item 2 applies. */
+	/* Keep PERF_SAMPLE_PERIOD even on the fixed-period software and
+	 * tracepoint events it makes sample on every event (see above). */
 	bool keep_sample_period;
 	/* Carry the side-band records (the attrs' mmap, mmap2, comm,
 	 * comm_exec, task, context_switch, ... bits) on a dummy software

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
- * libperfctr — virtual per-thread counters: the seeds' vperfctr API
- * (seed 000 "virtual.txt", seed 001), with the seeds' names and meanings,
- * on perf_event_open(2).
+ * libperfctr — virtual per-thread counters: the vperfctr API of the
+ * original perfctr kernel driver, with its names and meanings, on
+ * perf_event_open(2).
  *
  * A thread's state holds an optional TSC sum (the thread's virtual TSC:
  * TSC ticks while it ran, the msr PMU's `tsc` event) and up to
@@ -62,16 +62,16 @@
 extern "C" {
 #endif
 
-/* Counters per state: the x86 layout's 18 (seed 001). */
+/* Counters per state: the original driver's x86 layout's 18. */
 #define VPERFCTR_NR_PMCS 18
 
-/* The seed's sums: the TSC and one per counter, 64 bits each. */
+/* The original driver's sums: the TSC and one per counter, 64 bits each. */
 struct perfctr_sum_ctrs {
 	uint64_t tsc;
 	uint64_t pmc[VPERFCTR_NR_PMCS];
 };
 
-/* The seed's control data (seed 001, x86 layout without the P4 part). */
+/* The original driver's control data (x86 layout without the P4 part). */
 struct perfctr_cpu_control {
 	unsigned int tsc_on;	/* count the thread's virtual TSC */
 	unsigned int nractrs;	/* a-mode counters: 0 .. nractrs-1 */
@@ -206,10 +206,11 @@ PERFCTR_API int vperfctr_iresume(struct vperfctr *vperfctr);
 PERFCTR_API unsigned int vperfctr_ovf_mask(const struct vperfctr *vperfctr);
 
 /**
- * vperfctr_si_pmc_ovf_mask() - the seed's si_pmc_ovf_mask: for a signal
- * handler's siginfo, the overflow mask of the state whose counter sent it
- * (0 when the signal is not a vperfctr overflow).  Processes the overflow
- * (suspension included) if the library's handler did not.
+ * vperfctr_si_pmc_ovf_mask() - the original driver's si_pmc_ovf_mask: for
+ * a signal handler's siginfo, the overflow mask of the state whose
+ * counter sent it (0 when the signal is not a vperfctr overflow).
+ * Processes the overflow (suspension included) if the library's handler
+ * did not.
  * Async-signal-safe.
  */
 PERFCTR_API unsigned int vperfctr_si_pmc_ovf_mask(const siginfo_t *si);

@@ -12,20 +12,10 @@
 #include <perfctr/perfctr.h>
 
 #include "json-out.h"
+#include "options.h"
 #include "perfex.h"
 
 #define INFO_SCHEMA_VERSION 1
-
-static const char info_usage[] =
-	"usage: perfex info [-j]\n"
-	"\n"
-	"Describe what this machine can count: the CPU, the PMUs and their\n"
-	"counters, the features probed by trying them, the permission level and\n"
-	"what it allows, the CPUs where events cannot count, tracefs, the\n"
-	"kernel's limits and the optional libraries perfex was built with.\n"
-	"\n"
-	"  -j, --json   one JSON document (fields in docs/json-info.md)\n"
-	"  -h, --help   this text\n";
 
 struct feature {
 	uint32_t bit;
@@ -546,12 +536,12 @@ int cmd_info(int argc, char **argv)
 	bool json;
 	int status, err;
 
-	status = perfex_json_options(argc, argv, info_usage, &json);
+	status = perfex_json_options(PERFEX_CMD_INFO, argc, argv, &json);
 	if (status >= 0)
 		return status;
 	if (optind < argc) {
 		perfex_error("unexpected argument '%s'", argv[optind]);
-		fputs(info_usage, stderr);
+		perfex_hint("perfex info --help lists the options");
 		return PERFEX_EXIT_USAGE;
 	}
 	err = load(&m);

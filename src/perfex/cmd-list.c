@@ -16,25 +16,10 @@
 #include <perfctr/perfctr.h>
 
 #include "json-out.h"
+#include "options.h"
 #include "perfex.h"
 
 #define LIST_SCHEMA_VERSION 1
-
-static const char list_usage[] =
-	"usage: perfex list [-j] [FILTER]\n"
-	"\n"
-	"List the events this machine offers: generic hardware and cache events\n"
-	"(where a PMU counts them), software events, tracepoints grouped by\n"
-	"subsystem, the named events of sysfs PMUs with their descriptions, and\n"
-	"the raw (rNNNN) and breakpoint (mem:ADDR) syntaxes.\n"
-	"\n"
-	"FILTER keeps the events whose name or description contains it (case\n"
-	"ignored), or, when it has * ? or [, whose name matches it as a glob\n"
-	"(syscalls:sys_enter_*).  A class name alone keeps a class: hw, cache,\n"
-	"sw, tracepoint, pmu (or hardware, software, tracepoints).\n"
-	"\n"
-	"  -j, --json   one JSON document (fields in docs/json-list.md)\n"
-	"  -h, --help   this text\n";
 
 struct kind_desc {
 	enum perfctr_event_kind kind;
@@ -282,13 +267,13 @@ int cmd_list(int argc, char **argv)
 	int status, err;
 
 	memset(&l, 0, sizeof(l));
-	status = perfex_json_options(argc, argv, list_usage, &json);
+	status = perfex_json_options(PERFEX_CMD_LIST, argc, argv, &json);
 	if (status >= 0)
 		return status;
 	if (argc - optind > 1) {
 		perfex_error("unexpected argument '%s' (one FILTER at most)",
 			     argv[optind + 1]);
-		fputs(list_usage, stderr);
+		perfex_hint("perfex list --help lists the options");
 		return PERFEX_EXIT_USAGE;
 	}
 	if (optind < argc) {

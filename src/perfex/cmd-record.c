@@ -15,7 +15,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <linux/perf_event.h>
 #include <poll.h>
@@ -36,35 +35,8 @@
 #include <perfctr/sampler.h>
 #include <perfctr/symbols.h>
 
+#include "options.h"
 #include "perfex.h"
-
-static const char usage_text[] =
-"usage: perfex record [options] [--] [command [args]]\n"
-"\n"
-"  -e, --event EVENTS     events to sample (default: cycles where a hardware\n"
-"                         PMU exists, else cpu-clock)\n"
-"  -c, --count PERIOD     one sample every PERIOD events\n"
-"  -F, --freq HZ          about HZ samples per second (default 4000; tracepoints\n"
-"                         and breakpoints default to -c 1)\n"
-"  -g, --call-graph       record callchains (frame pointers)\n"
-"  -p, --pid PID          sample the running process PID, its threads and\n"
-"                         the threads and children it starts\n"
-"  -t, --tid TID          sample the running thread TID\n"
-"  -a, --all-cpus         sample every task on every CPU\n"
-"  -C, --cpu CPUS         sample every task on the CPUs of the list (0-3,6)\n"
-"  -m, --mmap-pages N     data pages per ring, a power of two (default 64)\n"
-"  -o, --output FILE      the file to write (default: perf.data)\n"
-"      --overwrite        overwrite (flight-recorder) rings: the newest\n"
-"                         window is written at the end\n"
-"      --snapshot         overwrite rings; each SIGUSR2 writes the window\n"
-"                         recorded since the previous one\n"
-"  -q, --quiet            no summary on stderr\n"
-"  -h, --help             this text\n"
-"\n"
-"Without a command, -p/-t/-a/-C record until SIGINT (or until the tasks end).\n"
-"Exit status: the command's, or 126/127 when it cannot run, 129 bad option,\n"
-"130 bad event, 131 permission, 133 no such task or CPU, 134 output failure,\n"
-"135 other failures.\n";
 
 static volatile sig_atomic_t stop_signal;
 static volatile sig_atomic_t snapshot_requests;
@@ -85,6 +57,7 @@ struct record {
 	size_t pages;
 	const char *output;
 	bool overwrite, snapshot, quiet;
+	int targets;		/* of -p, -t, -a and -C */
 	char **command;
 	int command_argc;
 
@@ -760,128 +733,109 @@ static int add_events(struct record *rec)
 	return 0;
 }
 
-static int parse_u64_arg(const char *opt, const char *s, uint64_t *out)
+static int parse_u64_arg(const struct perfex_parse *p, uint64_t *out)
 {
 	char *end;
 	unsigned long long v;
 
 	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || *end || end == s || *s == '-' || !v) {
-		perfex_error("bad value '%s' for %s: a positive number is needed", s, opt);
-		return PERFEX_EXIT_USAGE;
-	}
+	v = strtoull(p->arg, &end, 0);
+	if (errno || *end || end == p->arg || *p->arg == '-' || !v)
+		return perfex_opt_error(p, "expects a positive number (not '%s')",
+					p->arg);
 	*out = v;
-	return 0;
+	return -1;
+}
+
+static int record_option(struct perfex_parse *p, void *ctx)
+{
+	struct record *rec = ctx;
+	uint64_t v;
+	int r;
+
+	switch (p->opt->id) {
+	case OPT_EVENT:
+		rec->events = p->arg;
+		break;
+	case OPT_COUNT:
+		return parse_u64_arg(p, &rec->period);
+	case OPT_FREQ:
+		return parse_u64_arg(p, &rec->freq);
+	case OPT_CALL_GRAPH:
+		rec->callgraph = true;
+		break;
+	case OPT_PID:
+	case OPT_TID:
+		if ((r = parse_u64_arg(p, &v)) >= 0)
+			return r;
+		if (v > INT32_MAX)
+			return perfex_opt_error(p, "expects a %s id (not '%s')",
+						p->opt->id == OPT_PID ? "process" :
+						"thread", p->arg);
+		if (p->opt->id == OPT_PID)
+			rec->pid = (pid_t)v;
+		else
+			rec->tid = (pid_t)v;
+		rec->targets++;
+		break;
+	case OPT_ALL_CPUS:
+		rec->all_cpus = true;
+		rec->targets++;
+		break;
+	case OPT_CPU:
+		rec->cpus = p->arg;
+		rec->targets++;
+		break;
+	case OPT_MMAP_PAGES:
+		if ((r = parse_u64_arg(p, &v)) >= 0)
+			return r;
+		if (v & (v - 1) || v > (1u << 20))
+			return perfex_opt_error(p, "expects a power of two "
+						"number of pages (not '%s')", p->arg);
+		rec->pages = (size_t)v;
+		break;
+	case OPT_OUTPUT:
+		rec->output = p->arg;
+		break;
+	case OPT_OVERWRITE:
+		rec->overwrite = true;
+		break;
+	case OPT_SNAPSHOT:
+		rec->snapshot = true;
+		rec->overwrite = true;
+		break;
+	case OPT_QUIET:
+		rec->quiet = true;
+		break;
+	default:
+		break;
+	}
+	return -1;
 }
 
 static int parse_args(struct record *rec, int argc, char **argv)
 {
-	enum { OPT_OVERWRITE = 256, OPT_SNAPSHOT };
-	static const struct option longopts[] = {
-		{ "event", required_argument, NULL, 'e' },
-		{ "count", required_argument, NULL, 'c' },
-		{ "freq", required_argument, NULL, 'F' },
-		{ "call-graph", no_argument, NULL, 'g' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "tid", required_argument, NULL, 't' },
-		{ "all-cpus", no_argument, NULL, 'a' },
-		{ "cpu", required_argument, NULL, 'C' },
-		{ "mmap-pages", required_argument, NULL, 'm' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "overwrite", no_argument, NULL, OPT_OVERWRITE },
-		{ "snapshot", no_argument, NULL, OPT_SNAPSHOT },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	uint64_t v;
-	int c, targets = 0, r;
+	struct perfex_parse p;
+	int r;
 
-	optind = 1;
-	opterr = 0;
-	/* '+': options end at the command's name. */
-	while ((c = getopt_long(argc, argv, "+:e:c:F:gp:t:aC:m:o:qh", longopts,
-				NULL)) != -1) {
-		switch (c) {
-		case 'e':
-			rec->events = optarg;
-			break;
-		case 'c':
-			if ((r = parse_u64_arg("-c", optarg, &rec->period)))
-				return r;
-			break;
-		case 'F':
-			if ((r = parse_u64_arg("-F", optarg, &rec->freq)))
-				return r;
-			break;
-		case 'g':
-			rec->callgraph = true;
-			break;
-		case 'p':
-		case 't':
-			if ((r = parse_u64_arg(c == 'p' ? "-p" : "-t", optarg, &v)))
-				return r;
-			if (v > INT32_MAX) {
-				perfex_error("bad %s '%s'", c == 'p' ? "pid" : "tid", optarg);
-				return PERFEX_EXIT_USAGE;
-			}
-			if (c == 'p')
-				rec->pid = (pid_t)v;
-			else
-				rec->tid = (pid_t)v;
-			targets++;
-			break;
-		case 'a':
-			rec->all_cpus = true;
-			targets++;
-			break;
-		case 'C':
-			rec->cpus = optarg;
-			targets++;
-			break;
-		case 'm':
-			if ((r = parse_u64_arg("-m", optarg, &v)))
-				return r;
-			if (v & (v - 1) || v > (1u << 20)) {
-				perfex_error("bad value '%s' for -m: the number of pages must be a power of two", optarg);
-				return PERFEX_EXIT_USAGE;
-			}
-			rec->pages = (size_t)v;
-			break;
-		case 'o':
-			rec->output = optarg;
-			break;
-		case OPT_OVERWRITE:
-			rec->overwrite = true;
-			break;
-		case OPT_SNAPSHOT:
-			rec->snapshot = true;
-			rec->overwrite = true;
-			break;
-		case 'q':
-			rec->quiet = true;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return -1;
-		default:	/* ':' or an unknown option */
-			return perfex_option_error(c, argv, usage_text);
-		}
-	}
+	/* Options end at the command's name. */
+	r = perfex_options_parse(&p, PERFEX_CMD_RECORD, argc, argv, true,
+				 record_option, rec);
+	if (r >= 0)
+		return r == 0 ? -1 : r;
 	if (rec->period && rec->freq) {
 		perfex_error("-c and -F exclude each other");
 		return PERFEX_EXIT_USAGE;
 	}
-	if (targets > 1) {
+	if (rec->targets > 1) {
 		perfex_error("-p, -t, -a and -C exclude each other");
 		return PERFEX_EXIT_USAGE;
 	}
 	rec->command = argv + optind;
 	rec->command_argc = argc - optind;
-	if (!rec->command_argc && !targets) {
+	if (!rec->command_argc && !rec->targets) {
 		perfex_error("nothing to record: give a command, or -p, -t, -a or -C");
-		fputs(usage_text, stderr);
+		perfex_hint("perfex record --help lists the options");
 		return PERFEX_EXIT_USAGE;
 	}
 	if (rec->command_argc && (rec->pid || rec->tid)) {

@@ -19,51 +19,44 @@
 #include <perfctr/perfctr.h>
 #include <perfctr/region.h>
 
+#include "options.h"
 #include "perfex.h"
 
-static void usage(FILE *out)
+struct regions_opts {
+	const char *events, *keep;
+};
+
+static int regions_option(struct perfex_parse *p, void *ctx)
 {
-	fprintf(out,
-		"usage: perfex --regions [-e EVENTS] [-o FILE] [--] command [args]\n\n"
-		"  -e EVENTS   events to count in each region (default: instructions:u,\n"
-		"              cycles:u with a hardware PMU, else task-clock,page-faults)\n"
-		"  -o FILE     keep the results file (text, docs/regions.md)\n\n"
-		"The command marks its regions with perfctr_region_begin() and\n"
-		"perfctr_region_end() (perfctr/region.h).\n");
+	struct regions_opts *o = ctx;
+
+	if (p->opt->id == OPT_EVENT)
+		o->events = p->arg;
+	else if (p->opt->id == OPT_OUTPUT)
+		o->keep = p->arg;
+	return -1;
 }
 
 int cmd_regions(int argc, char **argv)
 {
-	const char *events = NULL, *keep = NULL;
+	const char *events, *keep;
 	char tmp[] = "/tmp/perfex-regions-XXXXXX";
 	const char *path;
 	int i, status, rc, fd;
 	pid_t pid;
+	struct regions_opts o = { 0 };
+	struct perfex_parse p;
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--")) {
-			i++;
-			break;
-		}
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			usage(stdout);
-			return 0;
-		}
-		if (!strcmp(argv[i], "-e") && i + 1 < argc) {
-			events = argv[++i];
-		} else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
-			keep = argv[++i];
-		} else if (argv[i][0] == '-') {
-			perfex_error("unknown option '%s' for --regions", argv[i]);
-			usage(stderr);
-			return PERFEX_EXIT_USAGE;
-		} else {
-			break;
-		}
-	}
+	rc = perfex_options_parse(&p, PERFEX_CMD_REGIONS, argc, argv, true,
+				  regions_option, &o);
+	if (rc >= 0)
+		return rc;
+	events = o.events;
+	keep = o.keep;
+	i = optind;
 	if (i >= argc) {
 		perfex_error("--regions needs a command to run");
-		usage(stderr);
+		perfex_hint("perfex --regions --help lists the options");
 		return PERFEX_EXIT_USAGE;
 	}
 	if (keep) {

@@ -5,7 +5,6 @@
  * graphs from the callchains, folded stacks, an SVG flame graph, JSON.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,33 +13,9 @@
 #include <perfctr/perfctr.h>
 #include <perfctr/reader.h>
 
+#include "options.h"
 #include "perfex.h"
 #include "report.h"
-
-static const char usage_text[] =
-"usage: perfex report [options]\n"
-"\n"
-"  -i, --input FILE        the perf.data file to read (default: perf.data)\n"
-"  -s, --sort KEYS         sort keys, comma-separated, among comm, dso, sym,\n"
-"                          pid, tid, cpu (default: comm,dso,sym)\n"
-"  -g, --call-graph ORDER  call graphs under each row: callee (the sampled\n"
-"                          function's callers) or caller (from the outermost\n"
-"                          caller down)\n"
-"      --stdio             text output (the default)\n"
-"      --folded            folded stacks (FlameGraph's format) instead of the\n"
-"                          table\n"
-"      --flame FILE        write an interactive SVG flame graph to FILE\n"
-"      --event NAME        the event of the folded stacks and the flame graph\n"
-"                          (default: the first event that has samples)\n"
-"  -j, --json              JSON output\n"
-"      --percent-limit P   hide rows under P percent (default: 0)\n"
-"      --kallsyms FILE     kernel symbols from FILE (default: /proc/kallsyms)\n"
-"      --no-demangle       C++ names as the binaries spell them (mangled)\n"
-"  -h, --help              this text\n"
-"\n"
-"Folded stacks and the flame graph cover one event, as FlameGraph's\n"
-"stackcollapse does: the first that has samples, or the one --event names.\n"
-"Exit status: 0, 129 bad option, 134 missing, unreadable or damaged file.\n";
 
 struct report {
 	const char *input;
@@ -52,6 +27,7 @@ struct report {
 	const char *event;	/* of the folded stacks and flame graph */
 	const char *kallsyms;
 	double percent_limit;
+	bool no_demangle;
 	struct perfctr_profile **profiles;	/* per attr */
 	size_t nr_profiles;
 	bool saw_callchain;
@@ -360,25 +336,79 @@ static int write_flame(struct perfctr_reader *rd, struct report *rep)
 	return 0;
 }
 
+static int report_option(struct perfex_parse *p, void *ctx)
+{
+	struct report *rep = ctx;
+	int r;
+
+	switch (p->opt->id) {
+	case OPT_INPUT:
+		rep->input = p->arg;
+		break;
+	case OPT_SORT: {
+		const char *bad = NULL;
+
+		r = perfctr_sort_keys_parse(p->arg, rep->keys, PERFCTR_SORT_NR,
+					    &bad);
+		if (r < 0) {
+			perfex_error("option '%s': unknown or repeated sort key "
+				     "'%.*s' in '%s'", p->name,
+				     bad ? (int)strcspn(bad, ",") : 0,
+				     bad ? bad : "", p->arg);
+			perfex_hint("sort keys are comm, dso, sym, pid, tid, cpu");
+			return PERFEX_EXIT_USAGE;
+		}
+		rep->nr_keys = (size_t)r;
+		break;
+	}
+	case OPT_CALL_GRAPH:
+		if (!strcmp(p->arg, "caller"))
+			rep->callgraph = PERFCTR_CALLGRAPH_CALLER;
+		else if (!strcmp(p->arg, "callee"))
+			rep->callgraph = PERFCTR_CALLGRAPH_CALLEE;
+		else
+			return perfex_opt_error(p, "expects caller or callee "
+						"(not '%s')", p->arg);
+		break;
+	case OPT_JSON:
+		rep->json = true;
+		break;
+	case OPT_STDIO:
+		break;
+	case OPT_FOLDED:
+		rep->folded = true;
+		break;
+	case OPT_FLAME:
+		rep->flame = p->arg;
+		break;
+	case OPT_EVENT:
+		rep->event = p->arg;
+		break;
+	case OPT_KALLSYMS:
+		rep->kallsyms = p->arg;
+		break;
+	case OPT_NO_DEMANGLE:
+		rep->no_demangle = true;
+		break;
+	case OPT_PERCENT_LIMIT: {
+		char *end;
+
+		errno = 0;
+		rep->percent_limit = strtod(p->arg, &end);
+		if (errno || *end || end == p->arg || rep->percent_limit < 0 ||
+		    rep->percent_limit > 100)
+			return perfex_opt_error(p, "expects a percentage, 0 to "
+						"100 (not '%s')", p->arg);
+		break;
+	}
+	default:
+		break;
+	}
+	return -1;
+}
+
 int cmd_report(int argc, char **argv)
 {
-	enum { OPT_STDIO = 256, OPT_FOLDED, OPT_FLAME, OPT_KALLSYMS, OPT_LIMIT,
-	       OPT_EVENT, OPT_NO_DEMANGLE };
-	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "sort", required_argument, NULL, 's' },
-		{ "call-graph", required_argument, NULL, 'g' },
-		{ "stdio", no_argument, NULL, OPT_STDIO },
-		{ "folded", no_argument, NULL, OPT_FOLDED },
-		{ "flame", required_argument, NULL, OPT_FLAME },
-		{ "event", required_argument, NULL, OPT_EVENT },
-		{ "json", no_argument, NULL, 'j' },
-		{ "percent-limit", required_argument, NULL, OPT_LIMIT },
-		{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
-		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct report rep = {
 		.input = "perf.data",
 		.keys = { PERFCTR_SORT_COMM, PERFCTR_SORT_DSO, PERFCTR_SORT_SYM },
@@ -388,84 +418,18 @@ int cmd_report(int argc, char **argv)
 	struct perfctr_reader_sample rs = { .sz = sizeof(rs) };
 	struct perfctr_reader_stats stats = { .sz = sizeof(stats) };
 	struct perfctr_reader *rd;
-	int c, ret = 0, r;
+	struct perfex_parse p;
+	int ret = 0, r;
 	size_t a;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:s:g:jh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			rep.input = optarg;
-			break;
-		case 's': {
-			const char *bad = NULL;
-
-			r = perfctr_sort_keys_parse(optarg, rep.keys,
-						    PERFCTR_SORT_NR, &bad);
-			if (r < 0) {
-				perfex_error("unknown or repeated sort key '%.*s' in '%s'",
-					     bad ? (int)strcspn(bad, ",") : 0,
-					     bad ? bad : "", optarg);
-				perfex_hint("sort keys are comm, dso, sym, pid, tid, cpu");
-				return PERFEX_EXIT_USAGE;
-			}
-			rep.nr_keys = (size_t)r;
-			break;
-		}
-		case 'g':
-			if (!strcmp(optarg, "caller")) {
-				rep.callgraph = PERFCTR_CALLGRAPH_CALLER;
-			} else if (!strcmp(optarg, "callee")) {
-				rep.callgraph = PERFCTR_CALLGRAPH_CALLEE;
-			} else {
-				perfex_error("unknown call-graph order '%s'", optarg);
-				perfex_hint("use -g caller or -g callee");
-				return PERFEX_EXIT_USAGE;
-			}
-			break;
-		case 'j':
-			rep.json = true;
-			break;
-		case OPT_STDIO:
-			break;
-		case OPT_FOLDED:
-			rep.folded = true;
-			break;
-		case OPT_FLAME:
-			rep.flame = optarg;
-			break;
-		case OPT_EVENT:
-			rep.event = optarg;
-			break;
-		case OPT_KALLSYMS:
-			rep.kallsyms = optarg;
-			break;
-		case OPT_NO_DEMANGLE:
-			ropts.no_demangle = true;
-			break;
-		case OPT_LIMIT: {
-			char *end;
-
-			errno = 0;
-			rep.percent_limit = strtod(optarg, &end);
-			if (errno || *end || end == optarg || rep.percent_limit < 0 ||
-			    rep.percent_limit > 100) {
-				perfex_error("bad percentage '%s'", optarg);
-				return PERFEX_EXIT_USAGE;
-			}
-			break;
-		}
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
-		default:	/* ':' or an unknown option */
-			return perfex_option_error(c, argv, usage_text);
-		}
-	}
+	r = perfex_options_parse(&p, PERFEX_CMD_REPORT, argc, argv, false,
+				 report_option, &rep);
+	if (r >= 0)
+		return r;
+	ropts.no_demangle = rep.no_demangle;
 	if (optind < argc) {
 		perfex_error("unexpected argument '%s'", argv[optind]);
-		fputs(usage_text, stderr);
+		perfex_hint("perfex report --help lists the options");
 		return PERFEX_EXIT_USAGE;
 	}
 	if (rep.folded && rep.json) {

@@ -7,7 +7,6 @@
  * Fields the recording did not ask for print as '-'.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,19 +14,8 @@
 #include <perfctr/perfctr.h>
 #include <perfctr/reader.h>
 
+#include "options.h"
 #include "perfex.h"
-
-static const char usage_text[] =
-"usage: perfex script [options]\n"
-"\n"
-"  -i, --input FILE      the perf.data file to read (default: perf.data)\n"
-"  -g, --callchain       print the callchain of each sample below it\n"
-"      --kallsyms FILE   kernel symbols from FILE (default: /proc/kallsyms)\n"
-"      --no-demangle     C++ names as the binaries spell them (mangled)\n"
-"  -h, --help            this text\n"
-"\n"
-"Each line: comm pid/tid [cpu] time: period event: ip symbol+offset (dso)\n"
-"Exit status: 0, 129 bad option, 134 missing, unreadable or damaged file.\n";
 
 struct script {
 	bool callchain;
@@ -98,51 +86,56 @@ static void print_sample(struct perfctr_reader *rd, const struct script *sc,
 	}
 }
 
+struct script_opts {
+	struct script sc;
+	const char *input;
+	struct perfctr_reader_opts *ropts;
+};
+
+static int script_option(struct perfex_parse *p, void *ctx)
+{
+	struct script_opts *so = ctx;
+
+	switch (p->opt->id) {
+	case OPT_INPUT:
+		so->input = p->arg;
+		break;
+	case OPT_CALLCHAIN:
+		so->sc.callchain = true;
+		break;
+	case OPT_KALLSYMS:
+		so->ropts->kallsyms = p->arg;
+		break;
+	case OPT_NO_DEMANGLE:
+		so->ropts->no_demangle = true;
+		break;
+	default:
+		break;
+	}
+	return -1;
+}
+
 int cmd_script(int argc, char **argv)
 {
-	enum { OPT_KALLSYMS = 256, OPT_NO_DEMANGLE };
-	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "callchain", no_argument, NULL, 'g' },
-		{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
-		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	PERFCTR_OPTS(perfctr_reader_opts, ropts);
 	struct perfctr_reader_sample rs = { .sz = sizeof(rs) };
 	struct perfctr_reader_stats st = { .sz = sizeof(st) };
-	const char *input = "perf.data";
-	struct script sc = { 0 };
+	struct script_opts so = { .input = "perf.data", .ropts = &ropts };
+	const char *input;
+	struct script sc;
 	struct perfctr_reader *rd;
-	int c, ret, r;
+	struct perfex_parse p;
+	int ret, r;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:gh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			input = optarg;
-			break;
-		case 'g':
-			sc.callchain = true;
-			break;
-		case OPT_KALLSYMS:
-			ropts.kallsyms = optarg;
-			break;
-		case OPT_NO_DEMANGLE:
-			ropts.no_demangle = true;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
-		default:	/* ':' or an unknown option */
-			return perfex_option_error(c, argv, usage_text);
-		}
-	}
+	ret = perfex_options_parse(&p, PERFEX_CMD_SCRIPT, argc, argv, false,
+				   script_option, &so);
+	if (ret >= 0)
+		return ret;
+	input = so.input;
+	sc = so.sc;
 	if (optind < argc) {
 		perfex_error("unexpected argument '%s'", argv[optind]);
-		fputs(usage_text, stderr);
+		perfex_hint("perfex script --help lists the options");
 		return PERFEX_EXIT_USAGE;
 	}
 	rd = perfex_reader_open(input, &ropts, &ret);

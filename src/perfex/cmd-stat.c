@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "options.h"
 #include "perfex.h"
 #include "stat.h"
 
@@ -41,81 +42,8 @@ struct stat_options {
 	size_t nr_specs;
 	const char *output;
 	bool all_cpus;
+	struct perfex_parse parse;
 };
-
-enum {
-	OPT_PER_THREAD = 256,
-	OPT_FILTER,
-	OPT_VERSION,
-};
-
-static const struct option long_options[] = {
-	{ "event",		required_argument, NULL, 'e' },
-	{ "filter",		required_argument, NULL, OPT_FILTER },
-	{ "pid",		required_argument, NULL, 'p' },
-	{ "tid",		required_argument, NULL, 't' },
-	{ "all-cpus",		no_argument,	   NULL, 'a' },
-	{ "cpu",		required_argument, NULL, 'C' },
-	{ "no-aggr",		no_argument,	   NULL, 'A' },
-	{ "per-thread",		no_argument,	   NULL, OPT_PER_THREAD },
-	{ "interval-print",	required_argument, NULL, 'I' },
-	{ "repeat",		required_argument, NULL, 'r' },
-	{ "field-separator",	required_argument, NULL, 'x' },
-	{ "json",		no_argument,	   NULL, 'j' },
-	{ "output",		required_argument, NULL, 'o' },
-	{ "help",		no_argument,	   NULL, 'h' },
-	{ "version",		no_argument,	   NULL, OPT_VERSION },
-	{ NULL, 0, NULL, 0 },
-};
-
-static void stat_usage(FILE *out)
-{
-	fprintf(out,
-"usage: perfex [options] [--] command [args]\n"
-"       perfex stat [options] [--] command [args]\n"
-"       perfex stat [options] {-p PID | -t TID | -a | -C CPUS} [-- command]\n"
-"\n"
-"Runs the command and reports its counts (on stderr, or -o FILE).  The\n"
-"exit status is the command's (128 + N when signal N killed it).\n"
-"\n"
-"  -e, --event SPEC         events to count: names, pmu/terms/, rNNNN,\n"
-"                           subsys:tracepoint, mem:ADDR; comma lists and\n"
-"                           {groups}; may be repeated (perfex list)\n"
-"      --filter EXPR        tracepoint filter for the events of the\n"
-"                           preceding -e (\"common_pid == 42\")\n"
-"  -p, --pid PID            count process PID (all its threads) until it\n"
-"                           exits, Ctrl-C, or the command ends\n"
-"  -t, --tid TID            count thread TID (with -C: only on those CPUs)\n"
-"  -a, --all-cpus           count everything on every CPU\n"
-"  -C, --cpu CPUS           count everything on CPUS (\"0-3,6\")\n"
-"  -A, --no-aggr            one line per CPU (with -a or -C)\n"
-"      --per-thread         one line per thread (with -p or -t)\n"
-"  -I, --interval-print MS  print the counts of every MS milliseconds\n"
-"  -r, --repeat N           run the command N times: mean, stddev, min, max\n"
-"  -x, --field-separator S  CSV output with separator S\n"
-"  -j, --json               one JSON document (docs/json.md)\n"
-"  -o, --output FILE        write the counts to FILE instead of stderr\n"
-"      --switch-interval MS each -e is an event set; the sets take turns\n"
-"                           every MS ms of run time: estimates +- error\n"
-"      --switch-after N:EV  event sets taking turns after N events EV\n"
-"  -h, --help               this text\n"
-"      --version            perfex's version\n"
-"\n"
-"Default events: task-clock, context-switches, cpu-migrations, page-faults,\n"
-"cycles, instructions, branches, branch-misses.\n"
-"Exit codes of perfex's own failures: 126 not executable, 127 not found,\n"
-"129 usage, 130 event, 131 permission, 132 tracefs, 133 no such target,\n"
-"134 output, 135 other.  See perfex(1).\n");
-}
-
-static int usage_error(const char *fmt, const char *arg)
-{
-	fputs("perfex: ", stderr);
-	fprintf(stderr, fmt, arg);
-	fputc('\n', stderr);
-	perfex_hint("perfex --help lists the options");
-	return PERFEX_EXIT_USAGE;
-}
 
 static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 {
@@ -143,117 +71,158 @@ static int add_spec(struct stat_options *o, const char *text, bool is_default)
 	return 0;
 }
 
+static int usage_error(const char *msg)
+{
+	perfex_error("%s", msg);
+	perfex_hint("perfex --help lists the options");
+	return PERFEX_EXIT_USAGE;
+}
+
+/* --switch-after N:EVENT */
+static int parse_switch_after(struct perfex_parse *p, struct stat_config *cfg)
+{
+	const char *colon = strchr(p->arg, ':');
+	unsigned long v;
+	char n[24];
+
+	if (!colon || colon == p->arg || !colon[1])
+		return perfex_opt_error(p, "expects N:EVENT, e.g. "
+					"10000:syscalls:sys_enter_read (not '%s')",
+					p->arg);
+	snprintf(n, sizeof(n), "%.*s", (int)(colon - p->arg), p->arg);
+	if ((size_t)(colon - p->arg) >= sizeof(n) ||
+	    parse_uint(n, ULONG_MAX, &v) || !v)
+		return perfex_opt_error(p, "expects a positive count before "
+					"the ':' (not '%s')", n);
+	cfg->switch_after_n = v;
+	cfg->switch_after_event = colon + 1;
+	return -1;
+}
+
+static int stat_option(struct perfex_parse *p, void *ctx)
+{
+	struct stat_options *o = ctx;
+	unsigned long v;
+	int r;
+
+	switch (p->opt->id) {
+	case OPT_EVENT:
+		if (add_spec(o, p->arg, false))
+			return PERFEX_EXIT_INTERNAL;
+		break;
+	case OPT_FILTER:
+		if (!o->nr_specs)
+			return perfex_opt_error(p, "needs an -e before it");
+		o->specs[o->nr_specs - 1].filter = p->arg;
+		break;
+	case OPT_PID:
+	case OPT_TID:
+		if ((r = perfex_opt_ulong(p, 1, INT_MAX, p->opt->id == OPT_PID ?
+					  "a process id" : "a thread id", &v)) >= 0)
+			return r;
+		if (p->opt->id == OPT_PID)
+			o->cfg.pid = (pid_t)v;
+		else
+			o->cfg.tid = (pid_t)v;
+		break;
+	case OPT_ALL_CPUS:
+		o->all_cpus = true;
+		break;
+	case OPT_CPU:
+		if (!*p->arg)
+			return perfex_opt_error(p, "needs a CPU list (\"0-3,6\")");
+		o->cfg.cpus = p->arg;
+		break;
+	case OPT_NO_AGGR:
+		o->cfg.aggr = STAT_AGGR_CPU;
+		break;
+	case OPT_PER_THREAD:
+		o->cfg.aggr = STAT_AGGR_THREAD;
+		break;
+	case OPT_INTERVAL:
+		if ((r = perfex_opt_ulong(p, 10, 3600000,
+					  "milliseconds, at least 10", &v)) >= 0)
+			return r;
+		o->cfg.interval_ms = (unsigned int)v;
+		break;
+	case OPT_REPEAT:
+		if ((r = perfex_opt_ulong(p, 1, 1000000, "a count of 1 or more",
+					  &v)) >= 0)
+			return r;
+		o->cfg.repeat = (unsigned int)v;
+		break;
+	case OPT_FIELD_SEP:
+		if (!*p->arg)
+			return perfex_opt_error(p, "needs a separator (not an "
+						"empty string)");
+		o->cfg.sep = p->arg;
+		o->cfg.format = STAT_FORMAT_CSV;
+		break;
+	case OPT_JSON:
+		o->cfg.format = STAT_FORMAT_JSON;
+		break;
+	case OPT_OUTPUT:
+		o->output = p->arg;
+		break;
+	case OPT_SWITCH_INTERVAL:
+		if ((r = perfex_opt_ulong(p, 1, 3600000,
+					  "a positive number of milliseconds",
+					  &v)) >= 0)
+			return r;
+		o->cfg.switch_interval_ms = (unsigned int)v;
+		break;
+	case OPT_SWITCH_AFTER:
+		return parse_switch_after(p, &o->cfg);
+	case OPT_VERSION:
+		printf("perfex %s\n", perfctr_version());
+		return 0;
+	default:
+		break;
+	}
+	return -1;
+}
+
 /* Return -1 to go on, or the exit status. */
 static int parse_options(int argc, char **argv, struct stat_options *o)
 {
-	unsigned long v;
-	int c;
+	unsigned int modes;
+	int ret;
 
 	o->cfg.repeat = 1;
 	o->cfg.sep = ",";
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+:e:p:t:aC:AI:r:x:jo:h",
-				long_options, NULL)) != -1) {
-		switch (c) {
-		case 'e':
-			if (add_spec(o, optarg, false))
-				return PERFEX_EXIT_INTERNAL;
-			break;
-		case OPT_FILTER:
-			if (!o->nr_specs)
-				return usage_error("--filter '%s' needs an -e before it",
-						   optarg);
-			o->specs[o->nr_specs - 1].filter = optarg;
-			break;
-		case 'p':
-		case 't':
-			if (parse_uint(optarg, INT_MAX, &v) || !v)
-				return usage_error(c == 'p' ? "bad process id '%s'"
-						   : "bad thread id '%s'", optarg);
-			if (c == 'p')
-				o->cfg.pid = (pid_t)v;
-			else
-				o->cfg.tid = (pid_t)v;
-			break;
-		case 'a':
-			o->all_cpus = true;
-			break;
-		case 'C':
-			if (!*optarg)
-				return usage_error("empty CPU list%s", "");
-			o->cfg.cpus = optarg;
-			break;
-		case 'A':
-			o->cfg.aggr = STAT_AGGR_CPU;
-			break;
-		case OPT_PER_THREAD:
-			o->cfg.aggr = STAT_AGGR_THREAD;
-			break;
-		case 'I':
-			if (parse_uint(optarg, 3600000, &v) || v < 10)
-				return usage_error("bad interval '%s' (milliseconds, "
-						   "at least 10)", optarg);
-			o->cfg.interval_ms = (unsigned int)v;
-			break;
-		case 'r':
-			if (parse_uint(optarg, 1000000, &v) || !v)
-				return usage_error("bad repeat count '%s' (1 or more)",
-						   optarg);
-			o->cfg.repeat = (unsigned int)v;
-			break;
-		case 'x':
-			if (!*optarg)
-				return usage_error("empty field separator%s", "");
-			o->cfg.sep = optarg;
-			o->cfg.format = STAT_FORMAT_CSV;
-			break;
-		case 'j':
-			o->cfg.format = STAT_FORMAT_JSON;
-			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'h':
-			stat_usage(stdout);
-			return 0;
-		case OPT_VERSION:
-			printf("perfex %s\n", perfctr_version());
-			return 0;
-		case ':':
-			return usage_error("option '%s' needs an argument",
-					   argv[optind - 1]);
-		default:
-			perfex_unknown_option(argv);
-			perfex_hint("perfex --help lists the options");
-			return PERFEX_EXIT_USAGE;
-		}
-	}
+	ret = perfex_options_parse(&o->parse, PERFEX_CMD_STAT, argc, argv, true,
+				   stat_option, o);
+	if (ret >= 0)
+		return ret;
 	if (optind < argc)
 		o->cfg.command = &argv[optind];
 	if (o->all_cpus && !o->cfg.cpus)
 		o->cfg.cpus = "";
+	o->cfg.sets = o->cfg.switch_interval_ms || o->cfg.switch_after_event;
 
 	/* -t with -C: the thread only while it runs on those CPUs. */
 	if ((o->cfg.pid != 0) + (o->cfg.tid != 0) + (o->cfg.cpus != NULL) > 1 &&
 	    !(o->cfg.tid && o->cfg.cpus && o->cfg.cpus[0] && !o->cfg.pid))
-		return usage_error("choose one target: -p, -t (with or without -C), "
-				   "or -a/-C%s", "");
+		return usage_error("choose one target: -p, -t (with or without "
+				   "-C), or -a/-C");
 	if (!o->cfg.command && !o->cfg.pid && !o->cfg.tid && !o->cfg.cpus) {
-		fprintf(stderr, "perfex: no command to run\n");
+		perfex_error("no command to run");
 		perfex_hint("perfex [options] -- command [args]; perfex --help");
 		return PERFEX_EXIT_USAGE;
 	}
-	if (o->cfg.aggr == STAT_AGGR_CPU && !o->cfg.cpus)
-		return usage_error("-A needs -a or -C%s", "");
-	if (o->cfg.aggr == STAT_AGGR_THREAD && !o->cfg.pid && !o->cfg.tid)
-		return usage_error("--per-thread needs -p or -t%s", "");
-	if (o->cfg.repeat > 1 && !o->cfg.command)
-		return usage_error("-r needs a command to repeat%s", "");
+	modes = (o->cfg.command ? MODE_COMMAND : 0) |
+		(o->cfg.cpus && !o->cfg.tid ? MODE_CPUS : 0) |
+		(o->cfg.pid || o->cfg.tid ? MODE_THREADS : 0) |
+		(o->cfg.sets ? MODE_SETS : 0);
+	ret = perfex_options_check_modes(&o->parse, modes);
+	if (ret >= 0)
+		return ret;
 	if (o->cfg.repeat > 1 && o->cfg.interval_ms)
-		return usage_error("-r and -I cannot be combined%s", "");
+		return usage_error("-r and -I cannot be combined");
 	if (o->cfg.repeat > 1 && o->cfg.aggr != STAT_AGGR_GLOBAL)
-		return usage_error("-r cannot be combined with -A or --per-thread%s", "");
+		return usage_error("-r cannot be combined with -A or --per-thread");
+	if (o->cfg.sets && o->nr_specs < 2)
+		return usage_error("event sets need two -e or more (one per set)");
 	return -1;
 }
 
@@ -489,8 +458,16 @@ static void print_interval(struct run *run, double t)
 		.timestamp = (t - run->t0) / 1e9,
 	};
 
+	sigset_t rotation, old;
+
+	/* The rotation of event sets switches in the handler of the
+	 * session's signal (SIGIO): not in the middle of this read. */
+	sigemptyset(&rotation);
+	sigaddset(&rotation, SIGIO);
+	sigprocmask(SIG_BLOCK, &rotation, &old);
 	perfctr_session__read(run->session);
 	read_counts(run, run->counts, run->unit_counts);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	for (i = 0; i < n; i++)
 		perfctr_count__delta(&run->delta[i], &run->counts[i], &run->prev[i]);
 	for (i = 0; run->unit_counts && i < n * run->nr_units; i++)
@@ -633,6 +610,7 @@ struct build {
 	bool first;		/* the first run: make the rows */
 	size_t row;		/* the next row */
 	size_t *row_of;		/* session index -> row */
+	int set;		/* the set being added, -1 without sets */
 };
 
 static bool unsupported(int errnum)
@@ -672,7 +650,8 @@ static int add_to_session(struct build *b, const char *text, const char *filter,
 	struct perfctr_parse_error err = { .sz = sizeof(err), .column = -1 };
 	struct perfctr_session *s = b->s;
 	size_t before = perfctr_session__nr_events(s), k;
-	int ret = perfctr_session__add_events(s, text, &err);
+	int ret = b->set < 0 ? perfctr_session__add_events(s, text, &err) :
+		  stat_sets_add(s, &b->o->cfg, (uint16_t)b->set, text, &err);
 	int errnum = err.errnum ? err.errnum : -ret;
 
 	if (ret < 0 && mode == ADD_TRY && unsupported(errnum))
@@ -685,6 +664,7 @@ static int add_to_session(struct build *b, const char *text, const char *filter,
 				goto nomem;
 			n->session_idx = STAT_NO_IDX;
 			n->group = b->row;
+			n->set = b->set;
 			n->unsupported_errnum = errnum;
 		}
 		b->row++;
@@ -720,6 +700,7 @@ static int add_to_session(struct build *b, const char *text, const char *filter,
 			if (!n || !(n->name = strdup(perfctr_session__event_name(s, k))))
 				goto nomem;
 			n->session_idx = k;
+			n->set = b->set;
 			n->group = leader < k ? b->row_of[leader] : b->row;
 			n->is_clock = attr && attr->type == PERF_TYPE_SOFTWARE &&
 				(attr->config == PERF_COUNT_SW_TASK_CLOCK ||
@@ -772,7 +753,7 @@ static int build_session(struct stat_options *o, struct stat_report *r,
 		     .flags = PERFCTR_SESSION_INHERIT |
 			      (command_target ? PERFCTR_SESSION_ENABLE_ON_ATTACH : 0),
 		     .parse_opts = popts);
-	struct build b = { .o = o, .r = r, .first = !r->events };
+	struct build b = { .o = o, .r = r, .first = !r->events, .set = -1 };
 	size_t i;
 	int ret = -1;
 
@@ -784,6 +765,8 @@ static int build_session(struct stat_options *o, struct stat_report *r,
 	for (i = 0; i < o->nr_specs && ret < 0; i++) {
 		const struct spec *sp = &o->specs[i];
 
+		if (o->cfg.sets)
+			b.set = (int)i;	/* each -e its own set */
 		if (sp->is_default && sp->text == default_hardware) {
 			/* One parse for the four when the machine has them
 			 * (the session keeps a failed parse out entirely). */
@@ -795,6 +778,8 @@ static int build_session(struct stat_options *o, struct stat_report *r,
 		}
 	}
 	free(b.row_of);
+	if (ret < 0 && o->cfg.sets)
+		ret = stat_sets_switch_after(b.s, &o->cfg);
 	if (ret >= 0) {
 		perfctr_session__delete(b.s);
 		return ret;
@@ -992,6 +977,15 @@ static int do_run(struct stat_options *o, struct stat_report *r,
 			ret = command_error(cfg->command, -err);
 			goto out;
 		}
+		/* The first set started at the exec; the rotation starts
+		 * now. */
+		if (cfg->sets && run.watched == run.command) {
+			err = perfctr_session__start(run.session);
+			if (err < 0) {
+				ret = target_error(cfg, -err);
+				goto out;
+			}
+		}
 	}
 	err = wait_loop(&run, &sig);
 	t1 = now_ns();
@@ -1006,6 +1000,11 @@ static int do_run(struct stat_options *o, struct stat_report *r,
 	/* Detaching reads the final values, which stay readable. */
 	perfctr_session__read(run.session);
 	perfctr_session__detach(run.session);
+	if (cfg->sets && stat_sets_collect(run.session, r)) {
+		perfex_error("out of memory");
+		ret = PERFEX_EXIT_INTERNAL;
+		goto out;
+	}
 	if (cfg->interval_ms)
 		print_interval(&run, t1);
 	else
@@ -1064,9 +1063,6 @@ int cmd_stat(int argc, char **argv)
 	size_t e;
 	int ret;
 
-	/* Event sets (stat-sets.c) when a switch policy is asked for. */
-	if (stat_sets_wanted(argc, argv))
-		return stat_sets_run(argc, argv);
 	ret = parse_options(argc, argv, &o);
 	if (ret >= 0)
 		goto out;
@@ -1125,6 +1121,7 @@ out:
 	}
 	free(r.events);
 	free(r.units);
+	free(r.sets);
 	free(o.specs);
 	return ret;
 }

@@ -5,7 +5,6 @@
  * original perfex and pmcCount.  `perfex CMD --help` equals
  * `perfex help CMD`.
  */
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -51,16 +50,6 @@ void perfex_error(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-int perfex_option_error(int c, char **argv, const char *usage)
-{
-	if (c == ':')
-		perfex_error("option '%s' needs an argument", argv[optind - 1]);
-	else
-		perfex_error("unknown option '%s'", argv[optind - 1]);
-	fputs(usage, stderr);
-	return PERFEX_EXIT_USAGE;
-}
-
 void perfex_hint(const char *fmt, ...)
 {
 	va_list ap;
@@ -70,43 +59,6 @@ void perfex_hint(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-}
-
-void perfex_unknown_option(char *const *argv)
-{
-	if (optopt)
-		perfex_error("unknown option '-%c'", optopt);
-	else
-		perfex_error("unknown option '%s'", argv[optind - 1]);
-}
-
-int perfex_json_options(int argc, char **argv, const char *usage, bool *json)
-{
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-
-	*json = false;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "jh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			*json = true;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return 0;
-		default:
-			perfex_unknown_option(argv);
-			fputs(usage, stderr);
-			return PERFEX_EXIT_USAGE;
-		}
-	}
-	return -1;
 }
 
 static void usage(FILE *out)

@@ -39,18 +39,6 @@ int cmd_regions(int argc, char **argv);	/* perfex --regions -- cmd */
 void perfex_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "hint: <msg>" on stderr: the cure, when we know it. */
 void perfex_hint(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* getopt_long returned ':' (a missing argument) or an unknown option:
- * say which, print @usage on stderr; returns PERFEX_EXIT_USAGE. */
-int perfex_option_error(int c, char **argv, const char *usage);
-/* The error for the option getopt_long() just refused in @argv. */
-void perfex_unknown_option(char *const *argv);
-/*
- * The options of a subcommand that takes only --json (-j) and --help (-h):
- * sets *@json, prints @usage for --help (stdout) or a bad option (stderr).
- * Returns -1 to go on with the arguments from optind, or else the exit
- * status of the subcommand.
- */
-int perfex_json_options(int argc, char **argv, const char *usage, bool *json);
 
 struct perfctr_reader;
 struct perfctr_reader_opts;

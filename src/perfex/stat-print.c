@@ -74,10 +74,14 @@ static const char *status_name(const struct perfctr_count *c)
 	return "counted";
 }
 
-/* Metrics of one column of counts (the aggregate, or one unit). */
+/*
+ * Metrics of one column of counts (the aggregate, or one unit), between
+ * the events of @set only (-1: all): events of different sets were never
+ * counted together.
+ */
 static int view_metrics(const struct stat_report *r,
 			const struct perfctr_count *counts, double duration_ns,
-			struct perfctr_metric *out, size_t max_out)
+			int set, struct perfctr_metric *out, size_t max_out)
 {
 	struct perfctr_metric_input in[r->nr_events ? r->nr_events : 1];
 	size_t i;
@@ -87,6 +91,8 @@ static int view_metrics(const struct stat_report *r,
 		in[i].name = r->events[i].name;
 		in[i].count = counts[i];
 		in[i].group = r->events[i].group;
+		if (set >= 0 && r->events[i].set != set)
+			in[i].count.time_running = 0;	/* not a partner */
 	}
 	n = perfctr_metric__compute(in, r->nr_events, duration_ns, out, max_out);
 	if (n < 0)
@@ -167,6 +173,21 @@ static int pad(const char *s, int width)
 	return len < width ? width - len : 0;
 }
 
+/* An event set's estimate: the share counted and the error. */
+static void human_error(FILE *out, const struct stat_event *e, double frac)
+{
+	const struct perfctr_estimate *est = &e->est;
+
+	if (est->status == PERFCTR_ESTIMATE_SCALED && est->value > 0)
+		fprintf(out, "  (%.2f%% counted, +- %.2f%%)", 100.0 * frac,
+			100.0 * est->error / est->value);
+	else if (est->status == PERFCTR_ESTIMATE_SCALED)
+		fprintf(out, "  (%.2f%% counted, +- %.0f)", 100.0 * frac,
+			est->error);
+	else
+		fprintf(out, "  (%.2f%% counted, +- ?)", 100.0 * frac);
+}
+
 static void human_row(const struct stat_report *r, const char *prefix,
 		      const struct stat_event *e, const struct perfctr_count *c,
 		      const struct perfctr_metric **metrics, size_t nr_metrics,
@@ -194,7 +215,10 @@ static void human_row(const struct stat_report *r, const char *prefix,
 		fprintf(out, "%*s", pad(e->name, 32), "");
 	if (metric[0])
 		fprintf(out, " # %s", metric);
-	if (is_counted(c) && frac < 1.0)
+	if (is_counted(c) && frac < 1.0 && e->set >= 0 && !with_stats &&
+	    !r->cfg->interval_ms && !prefix[0])
+		human_error(out, e, frac);
+	else if (is_counted(c) && frac < 1.0)
 		fprintf(out, "  (%.2f%%)", 100.0 * frac);
 	if (with_stats && is_counted(c))
 		fprintf(out, "  ( +- %5.2f%% )", stddev_percent(&e->stats));
@@ -271,6 +295,16 @@ static void csv_row(const struct stat_report *r, const char *prefix,
 		}
 		fprintf(out, "%s%.6g%s%.15g%s%.15g", sep, sd, sep, mn, sep, mx);
 	}
+	if (e->set >= 0) {
+		/* The set, and the estimate's error where one is known (the
+		 * whole run, not an interval). */
+		fprintf(out, "%s%d%s", sep, e->set, sep);
+		if (!r->cfg->interval_ms && !prefix[0] && is_counted(c) &&
+		    (e->est.status == PERFCTR_ESTIMATE_SCALED ||
+		     e->est.status == PERFCTR_ESTIMATE_EXACT))
+			fprintf(out, "%.6g", e->is_clock ? e->est.error / 1e6 :
+				e->est.error * e->scale);
+	}
 	fputc('\n', out);
 }
 
@@ -280,64 +314,132 @@ typedef void stat_row_fn(const struct stat_report *r, const char *prefix,
 			 const struct perfctr_metric **metrics,
 			 size_t nr_metrics, bool with_stats);
 
+/* The sets to print in turn (set i has id i, cmd-stat.c), or without
+ * sets one pseudo-set -1 of every event. */
+static size_t nr_passes(const struct stat_report *r)
+{
+	int max = -1;
+
+	for (size_t e = 0; e < r->nr_events; e++)
+		if (r->events[e].set > max)
+			max = r->events[e].set;
+	return max < 0 ? 1 : (size_t)max + 1;
+}
+
+static int pass_set(const struct stat_report *r, size_t i)
+{
+	return r->cfg->sets ? (int)i : -1;
+}
+
+static bool in_set(const struct stat_event *e, int set)
+{
+	return set < 0 || e->set == set;
+}
+
 /*
  * One view as rows of @row_fn (human or CSV): one row per event, or per
- * event of each unit (CPU or thread) when the view is not aggregated.  A
+ * event of each unit (CPU or thread) when the view is not aggregated; with
+ * event sets, set by set (@set_header, if any, introduces each).  A
  * unit's rows begin with its label, then @unit_sep (the CSV separator) or,
  * when @unit_sep is NULL, the label padded to 16 columns and a space.
  */
 static void rows_block(struct stat_report *r, const struct stat_view *v,
 		       const char *time_prefix, bool with_stats,
-		       stat_row_fn *row_fn, const char *unit_sep)
+		       stat_row_fn *row_fn, const char *unit_sep,
+		       void (*set_header)(const struct stat_report *r, size_t i))
 {
 	struct perfctr_metric all[MAX_METRICS * (r->nr_events + 1)];
 	const struct perfctr_metric *mine[MAX_METRICS];
-	char prefix[96];
-	size_t e, u;
+	char prefix[200], set_prefix[112];
+	size_t e, u, i;
 	int nr;
 
-	if (!v->unit_counts) {
-		nr = view_metrics(r, v->counts, v->duration_ns, all,
-				  sizeof(all) / sizeof(all[0]));
-		for (e = 0; e < r->nr_events; e++) {
-			size_t n = metrics_of(all, nr, e, mine);
+	for (i = 0; i < nr_passes(r); i++) {
+		int set = pass_set(r, i);
+		const char *base = time_prefix;
 
-			row_fn(r, time_prefix, &r->events[e], &v->counts[e],
-			       mine, n, with_stats);
+		if (set >= 0 && set_header)
+			set_header(r, i);
+		/* Human intervals: the set in a column after the time. */
+		if (set >= 0 && !set_header && !unit_sep) {
+			snprintf(set_prefix, sizeof(set_prefix), "%sset %-3d ",
+				 time_prefix, set);
+			base = set_prefix;
 		}
-		return;
-	}
-	for (u = 0; u < r->nr_units; u++) {
-		const struct perfctr_count *c = &v->unit_counts[u * r->nr_events];
-		char label[64];
+		if (!v->unit_counts) {
+			nr = view_metrics(r, v->counts, v->duration_ns, set, all,
+					  sizeof(all) / sizeof(all[0]));
+			for (e = 0; e < r->nr_events; e++) {
+				size_t n = metrics_of(all, nr, e, mine);
 
-		unit_label(r, u, label, sizeof(label));
-		if (unit_sep)
-			snprintf(prefix, sizeof(prefix), "%s%s%s", time_prefix,
-				 label, unit_sep);
-		else
-			snprintf(prefix, sizeof(prefix), "%s%-16s ",
-				 time_prefix, label);
-		nr = view_metrics(r, c, v->duration_ns, all,
-				  sizeof(all) / sizeof(all[0]));
-		for (e = 0; e < r->nr_events; e++) {
-			size_t n = metrics_of(all, nr, e, mine);
+				if (in_set(&r->events[e], set))
+					row_fn(r, base, &r->events[e],
+					       &v->counts[e], mine, n, with_stats);
+			}
+			continue;
+		}
+		for (u = 0; u < r->nr_units; u++) {
+			const struct perfctr_count *c =
+				&v->unit_counts[u * r->nr_events];
+			char label[64];
 
-			row_fn(r, prefix, &r->events[e], &c[e], mine, n, false);
+			unit_label(r, u, label, sizeof(label));
+			if (unit_sep)
+				snprintf(prefix, sizeof(prefix), "%s%s%s",
+					 base, label, unit_sep);
+			else
+				snprintf(prefix, sizeof(prefix), "%s%-16s ",
+					 base, label);
+			nr = view_metrics(r, c, v->duration_ns, set, all,
+					  sizeof(all) / sizeof(all[0]));
+			for (e = 0; e < r->nr_events; e++) {
+				size_t n = metrics_of(all, nr, e, mine);
+
+				if (in_set(&r->events[e], set))
+					row_fn(r, prefix, &r->events[e], &c[e],
+					       mine, n, false);
+			}
 		}
 	}
+}
+
+/* " set 1: 12 runs, active 61.034 msec" */
+static void human_set_header(const struct stat_report *r, size_t i)
+{
+	for (size_t k = 0; k < r->nr_sets; k++) {
+		const struct stat_set *st = &r->sets[k];
+
+		if (st->id == (int)i)
+			fprintf(r->cfg->out, "%s set %d: %" PRIu64 " runs, "
+				"active %.3f msec\n", i ? "\n" : "", st->id,
+				st->runs, st->active_ns / 1e6);
+	}
+}
+
+/* view_metrics() of every set, one after the other. */
+static int all_metrics(const struct stat_report *r,
+		       const struct perfctr_count *counts, double duration_ns,
+		       struct perfctr_metric *out, size_t max_out)
+{
+	int nr = 0;
+
+	for (size_t i = 0; i < nr_passes(r) && (size_t)nr < max_out; i++)
+		nr += view_metrics(r, counts, duration_ns, pass_set(r, i),
+				   out + nr, max_out - (size_t)nr);
+	return nr;
 }
 
 static void human_block(struct stat_report *r, const struct stat_view *v,
 			const char *time_prefix, bool with_stats)
 {
-	rows_block(r, v, time_prefix, with_stats, human_row, NULL);
+	rows_block(r, v, time_prefix, with_stats, human_row, NULL,
+		   time_prefix[0] ? NULL : human_set_header);
 }
 
 static void csv_block(struct stat_report *r, const struct stat_view *v,
 		      const char *time_prefix, bool with_stats)
 {
-	rows_block(r, v, time_prefix, with_stats, csv_row, r->cfg->sep);
+	rows_block(r, v, time_prefix, with_stats, csv_row, r->cfg->sep, NULL);
 }
 
 /* ----------------------------------------------------------------- JSON */
@@ -425,6 +527,63 @@ static void json_stats(FILE *out, const struct stat_event *e)
 	fprintf(out, "]}");
 }
 
+static const char *estimate_status(int status)
+{
+	switch (status) {
+	case PERFCTR_ESTIMATE_EXACT:		return "exact";
+	case PERFCTR_ESTIMATE_SCALED:		return "scaled";
+	case PERFCTR_ESTIMATE_NO_ERROR:		return "no-error";
+	default:				return "not-counted";
+	}
+}
+
+/* An event set's estimate of a whole run (docs/estimates.md), in the
+ * fields of the former sets document. */
+static void json_estimate(FILE *out, const struct stat_event *e)
+{
+	const struct perfctr_estimate *est = &e->est;
+
+	fprintf(out, "\"value\": ");
+	json_num(out, est->value);
+	fprintf(out, ", \"error\": ");
+	json_num(out, est->error);
+	fprintf(out, ", \"counted\": %" PRIu64 ", \"time_counted_ns\": %" PRIu64
+		", \"time_total_ns\": %" PRIu64 ", \"fraction\": ", est->counted,
+		est->time_counted, est->time_total);
+	json_num(out, est->fraction);
+	fprintf(out, ", \"slices\": %" PRIu64 ", \"status\": \"%s\"",
+		est->nr_slices, estimate_status(est->status));
+}
+
+/* "sets": each set's accounting and its events' estimates. */
+static void json_sets(const struct stat_report *r, FILE *out)
+{
+	fprintf(out, ",\n  \"sets\": [");
+	for (size_t i = 0; i < r->nr_sets; i++) {
+		const struct stat_set *st = &r->sets[i];
+		bool first = true;
+
+		fprintf(out, "%s\n    {\"id\": %d, \"runs\": %" PRIu64
+			", \"active_ns\": %" PRIu64 ", \"overflows\": %" PRIu64
+			", \"events\": [", i ? "," : "", st->id, st->runs,
+			st->active_ns, st->overflows);
+		for (size_t e = 0; e < r->nr_events; e++) {
+			const struct stat_event *ev = &r->events[e];
+
+			if (ev->set != st->id)
+				continue;
+			fprintf(out, "%s\n      {\"name\": ", first ? "" : ",");
+			json_str(out, ev->name);
+			fprintf(out, ", ");
+			json_estimate(out, ev);
+			fputc('}', out);
+			first = false;
+		}
+		fprintf(out, "]}");
+	}
+	fprintf(out, "\n  ]");
+}
+
 static void json_events(struct stat_report *r, const struct stat_view *v,
 			bool with_stats, const char *indent)
 {
@@ -437,12 +596,12 @@ static void json_events(struct stat_report *r, const struct stat_view *v,
 	size_t e, u;
 	int nr;
 
-	nr = view_metrics(r, v->counts, v->duration_ns, all, per_unit);
+	nr = all_metrics(r, v->counts, v->duration_ns, all, per_unit);
 	if (v->unit_counts && r->nr_units) {
 		unit_all = calloc(r->nr_units * per_unit, sizeof(*unit_all));
 		unit_nr = calloc(r->nr_units, sizeof(*unit_nr));
 		for (u = 0; unit_all && unit_nr && u < r->nr_units; u++)
-			unit_nr[u] = view_metrics(r, &v->unit_counts[u * r->nr_events],
+			unit_nr[u] = all_metrics(r, &v->unit_counts[u * r->nr_events],
 						  v->duration_ns,
 						  &unit_all[u * per_unit], per_unit);
 	}
@@ -453,7 +612,10 @@ static void json_events(struct stat_report *r, const struct stat_view *v,
 
 		fprintf(out, "%s\n%s  {\"name\": ", e ? "," : "", indent);
 		json_str(out, ev->name);
-		fprintf(out, ", \"group\": %zu, \"unit\": ", ev->group);
+		fprintf(out, ", \"group\": %zu, ", ev->group);
+		if (ev->set >= 0)
+			fprintf(out, "\"set\": %d, ", ev->set);
+		fprintf(out, "\"unit\": ");
 		json_str(out, ev->is_clock ? "ns" : ev->unit);
 		fprintf(out, ", ");
 		json_count_fields(out, ev, &v->counts[e], mine, n, r);
@@ -531,6 +693,18 @@ static void json_begin(struct stat_report *r)
 	fprintf(out, "},\n  \"aggregation\": \"%s\",\n  \"repeat\": %u,\n"
 		"  \"interval_ms\": %u", aggr_name(cfg->aggr), cfg->repeat,
 		cfg->interval_ms);
+	if (cfg->sets) {
+		fprintf(out, ",\n  \"switch\": {\"interval_ms\": %u, \"after\": ",
+			cfg->switch_interval_ms);
+		if (cfg->switch_after_event) {
+			fprintf(out, "{\"n\": %lu, \"event\": ", cfg->switch_after_n);
+			json_str(out, cfg->switch_after_event);
+			fputc('}', out);
+		} else {
+			fputs("null", out);
+		}
+		fputc('}', out);
+	}
 	if (cfg->interval_ms)
 		fprintf(out, ",\n  \"intervals\": [");
 }
@@ -552,7 +726,8 @@ void stat_print_interval(struct stat_report *r, const struct stat_view *v)
 	switch (cfg->format) {
 	case STAT_FORMAT_HUMAN:
 		if (!printed_one)
-			fprintf(cfg->out, "#%15s %s %18s %-4s %s\n", "time",
+			fprintf(cfg->out, "#%15s %s%s %18s %-4s %s\n", "time",
+				cfg->sets ? "set     " : "",
 				cfg->aggr == STAT_AGGR_GLOBAL ? "" :
 				cfg->aggr == STAT_AGGR_CPU ? "CPU              " :
 				"thread           ",
@@ -605,8 +780,14 @@ void stat_print_final(struct stat_report *r, const struct stat_view *v)
 		human_target(r, out);
 		if (with_stats)
 			fprintf(out, " (%u runs)", r->runs_done);
+		if (cfg->sets)
+			fprintf(out, " in %zu sets", nr_passes(r));
 		fprintf(out, ":\n\n");
 		human_block(r, v, "", with_stats);
+		if (cfg->sets)
+			fprintf(out, "\n Ratios are shown only between events of "
+				"one set; events of different sets\n were never "
+				"counted together.\n");
 		fprintf(out, "\n %17.9f seconds time elapsed", r->elapsed_ns.mean / 1e9);
 		if (with_stats)
 			fprintf(out, "  ( +- %5.2f%% )", stddev_percent(&r->elapsed_ns));
@@ -641,6 +822,8 @@ void stat_print_final(struct stat_report *r, const struct stat_view *v)
 			json_num(out, r->sys_ns);
 		}
 		exit_fields(r, out);
+		if (cfg->sets)
+			json_sets(r, out);
 		fprintf(out, ",\n  \"events\": ");
 		json_events(r, v, with_stats, "  ");
 		fprintf(out, "\n}\n");

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include <perfctr/perfctr.h>
+#include <perfctr/set.h>
 
 /* Version of the JSON document of `perfex -j` (docs/json.md). */
 #define STAT_JSON_SCHEMA_VERSION 1
@@ -38,6 +39,11 @@ struct stat_config {
 	char *const *command;	/* argv of the command, or NULL */
 	pid_t pid, tid;		/* -p / -t, or 0 */
 	const char *cpus;	/* -C list, "" for -a, NULL for neither */
+	/* Event sets: each -e one set, taking turns. */
+	bool sets;
+	unsigned int switch_interval_ms;	/* --switch-interval, or 0 */
+	unsigned long switch_after_n;		/* --switch-after N:EVENT */
+	const char *switch_after_event;		/* or NULL */
 };
 
 /* Running statistics over the runs of -r (Welford's method). */
@@ -63,6 +69,16 @@ struct stat_event {
 	/* Sums over the counted runs, for the mean count that -r reports and
 	 * computes its metrics from. */
 	double raw_sum, enabled_sum, running_sum;
+	int set;		/* its event set, -1 without sets */
+	struct perfctr_estimate est; /* with sets: of the last run */
+};
+
+/* One event set (each -e with --switch-*), as of the last run. */
+struct stat_set {
+	int id;
+	uint64_t runs;		/* times it became active */
+	uint64_t active_ns;	/* time active */
+	uint64_t overflows;	/* of its counters */
 };
 
 #define STAT_NO_IDX ((size_t)-1)
@@ -91,6 +107,8 @@ struct stat_report {
 	size_t nr_events;
 	struct stat_unit *units;
 	size_t nr_units;
+	struct stat_set *sets;	/* with --switch-*, else NULL */
+	size_t nr_sets;
 	/* Final results (of the last run; with -r the stats are in events). */
 	struct stat_stats elapsed_ns;
 	double user_ns, sys_ns;
@@ -106,9 +124,13 @@ void stat_print_begin(struct stat_report *r);
 void stat_print_interval(struct stat_report *r, const struct stat_view *v);
 void stat_print_final(struct stat_report *r, const struct stat_view *v);
 
-/* stat-sets.c: each -e one event set, rotated by --switch-interval MS or
- * --switch-after N:EVENT; per-set output with estimates and errors. */
-bool stat_sets_wanted(int argc, char **argv);
-int stat_sets_run(int argc, char **argv);
+/* stat-sets.c: event sets on the session (each -e one set, taking turns
+ * by --switch-interval / --switch-after) and their accounting. */
+struct perfctr_parse_error;
+int stat_sets_add(struct perfctr_session *s, const struct stat_config *cfg,
+		  uint16_t set, const char *spec, struct perfctr_parse_error *err);
+int stat_sets_switch_after(struct perfctr_session *s,
+			   const struct stat_config *cfg);
+int stat_sets_collect(struct perfctr_session *s, struct stat_report *r);
 
 #endif /* PERFEX_STAT_H */

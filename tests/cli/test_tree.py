@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """The source tree's own rules: every source file git tracks carries the
 project's SPDX line, the licence texts it names are shipped, perfctr.pc
-states the licence, and the version script names exactly the symbols the
-public headers declare PERFCTR_API and the shared library exports.  Each
-failure names the files or symbols."""
+states the licence, the version script names exactly the symbols the
+public headers declare PERFCTR_API and the shared library exports, each
+public object family has one life cycle, and the public headers and the
+documentation point only at documents the tree ships.  Each failure names
+the files or symbols."""
 import fnmatch
+import glob
 import os
 import re
 import shutil
@@ -252,6 +255,71 @@ def each_object_family_has_one_life_cycle():
             bad.append("%s is made by __new but ended by __close" % family)
         elif "delete" in methods and made_open and not made_new:
             bad.append("%s is made by __open but freed by __delete" % family)
+    check(not bad, "; ".join(bad))
+
+
+# Notes of the project's own that are not part of the tree: a reader of
+# the headers or the documentation cannot follow a pointer to them.
+UNSHIPPED = re.compile(r"kernel-facts|\bseeds? \d{3}\b|\bthe seed's|"
+                       r"\bthe seeds'")
+TREE_PATH = re.compile(r"(?<![\w/.-])((?:docs|examples|tests|src|include|"
+                       r"bench|scripts)/[\w./*{},-]*[\w*}])")
+MAN_REF = re.compile(r"\b((?:v?perfctr|perfex)[\w-]*)(?:\\f[RP]|\s)?"
+                     r"\s*\((\d)\)")
+
+
+def braces(path):
+    """tests/unit/test_{a,b}.c -> [tests/unit/test_a.c, tests/unit/test_b.c]"""
+    m = re.search(r"\{([^{}]*)\}", path)
+    if not m:
+        return [path]
+    return [x for alt in m.group(1).split(",")
+            for x in braces(path[:m.start()] + alt + path[m.end():])]
+
+
+def man_pages():
+    """{(name, section)} that docs/ documents: each page's file name and the
+    names in its NAME section."""
+    pages = set()
+    for page in glob.glob(os.path.join(TOP, "docs", "*.[1-8]")):
+        base, section = os.path.basename(page).rsplit(".", 1)
+        pages.add((base, section))
+        text = open(page).read()
+        m = re.search(r"^\.SH NAME\n(.*?)\\-", text, re.S | re.M)
+        if m:
+            for name in re.findall(r"[\w-]+", m.group(1)):
+                pages.add((name, section))
+    return pages
+
+
+@case
+def headers_and_docs_point_only_at_shipped_documents():
+    files = sorted(glob.glob(os.path.join(TOP, "include", "perfctr", "*.h")))
+    files += sorted(glob.glob(os.path.join(TOP, "docs", "*")))
+    files.append(os.path.join(TOP, "README.md"))
+    docs = {os.path.basename(p) for p in tracked_files()}
+    pages = man_pages()
+    bad = []
+    for path in files:
+        rel = os.path.relpath(path, TOP)
+        text = open(path).read()
+        for m in UNSHIPPED.finditer(text):
+            bad.append("%s: '%s' (not in the tree)" % (rel, m.group(0)))
+        for m in TREE_PATH.finditer(text):
+            for p in braces(m.group(1).rstrip(".")):
+                if not glob.glob(os.path.join(TOP, p)):
+                    bad.append("%s: %s does not exist" % (rel, p))
+        # Documents named without their folder: Markdown anywhere, and
+        # .txt/.rst in headers (the documentation's examples name output
+        # files such as regions.txt).
+        ext = r"md|txt|rst" if rel.endswith(".h") else r"md"
+        for m in re.finditer(r"(?<![\w/.-])([\w-]+\.(?:%s))\b" % ext, text):
+            if m.group(1) not in docs:
+                bad.append("%s: %s is not in the tree" % (rel, m.group(1)))
+        for m in MAN_REF.finditer(text):
+            if (m.group(1), m.group(2)) not in pages:
+                bad.append("%s: %s(%s) is not a page in docs/"
+                           % (rel, m.group(1), m.group(2)))
     check(not bad, "; ".join(bad))
 
 

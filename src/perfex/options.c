@@ -1,0 +1,462 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * perfex's option table and the parse built from it (options.h).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+#include "perfex.h"
+
+#define STAT (1u << PERFEX_CMD_STAT)
+#define RECORD (1u << PERFEX_CMD_RECORD)
+#define REPORT (1u << PERFEX_CMD_REPORT)
+#define SCRIPT (1u << PERFEX_CMD_SCRIPT)
+#define LIST (1u << PERFEX_CMD_LIST)
+#define INFO (1u << PERFEX_CMD_INFO)
+#define REGIONS (1u << PERFEX_CMD_REGIONS)
+#define ALL (STAT | RECORD | REPORT | SCRIPT | LIST | INFO | REGIONS)
+
+/*
+ * One row per option and subcommand wording; in each subcommand's --help
+ * in this order.
+ */
+static const struct perfex_option table[] = {
+	/* ---------------------------------------------------------- stat */
+	{ STAT, OPT_EVENT, 'e', "event", "SPEC", 0, 0,
+	  "events to count: names, pmu/terms/, rNNNN,\n"
+	  "subsys:tracepoint, mem:ADDR; comma lists and\n"
+	  "{groups}; may be repeated (perfex list)" },
+	{ STAT, OPT_FILTER, 0, "filter", "EXPR", 0, 0,
+	  "tracepoint filter for the events of the\n"
+	  "preceding -e (\"common_pid == 42\")" },
+	{ STAT, OPT_PID, 'p', "pid", "PID", 0, 0,
+	  "count process PID (all its threads) until it\n"
+	  "exits, Ctrl-C, or the command ends" },
+	{ STAT, OPT_TID, 't', "tid", "TID", 0, 0,
+	  "count thread TID (with -C: only on those CPUs)" },
+	{ STAT, OPT_ALL_CPUS, 'a', "all-cpus", NULL, 0, 0,
+	  "count everything on every CPU" },
+	{ STAT, OPT_CPU, 'C', "cpu", "CPUS", 0, 0,
+	  "count everything on CPUS (\"0-3,6\")" },
+	{ STAT, OPT_NO_AGGR, 'A', "no-aggr", NULL, 0, MODE_CPUS,
+	  "one line per CPU (with -a or -C)" },
+	{ STAT, OPT_PER_THREAD, 0, "per-thread", NULL, 0, MODE_THREADS,
+	  "one line per thread (with -p or -t)" },
+	{ STAT, OPT_INTERVAL, 'I', "interval-print", "MS", 0, 0,
+	  "print the counts of every MS milliseconds" },
+	{ STAT, OPT_REPEAT, 'r', "repeat", "N", 0, MODE_COMMAND,
+	  "run the command N times: mean, stddev, min, max" },
+	{ STAT, OPT_FIELD_SEP, 'x', "field-separator", "S", 0, 0,
+	  "CSV output with separator S" },
+	{ STAT, OPT_JSON, 'j', "json", NULL, 0, 0,
+	  "one JSON document (docs/json.md)" },
+	{ STAT, OPT_OUTPUT, 'o', "output", "FILE", 0, 0,
+	  "write the counts to FILE instead of stderr" },
+	{ STAT, OPT_SWITCH_INTERVAL, 0, "switch-interval", "MS", 0, 0,
+	  "each -e is an event set; the sets take turns\n"
+	  "every MS ms (run time of a thread, wall time\n"
+	  "of CPUs): estimates +- error" },
+	{ STAT, OPT_SWITCH_AFTER, 0, "switch-after", "N:EV", 0, 0,
+	  "event sets taking turns after N events EV" },
+	{ STAT, OPT_VERSION, 0, "version", NULL, 0, 0,
+	  "perfex's version" },
+
+	/* -------------------------------------------------------- record */
+	{ RECORD, OPT_EVENT, 'e', "event", "EVENTS", 0, 0,
+	  "events to sample (default: cycles where a hardware\n"
+	  "PMU exists, else cpu-clock)" },
+	{ RECORD, OPT_COUNT, 'c', "count", "PERIOD", 0, 0,
+	  "one sample every PERIOD events" },
+	{ RECORD, OPT_FREQ, 'F', "freq", "HZ", 0, 0,
+	  "about HZ samples per second (default 4000; tracepoints\n"
+	  "and breakpoints default to -c 1)" },
+	{ RECORD, OPT_CALL_GRAPH, 'g', "call-graph", NULL, 0, 0,
+	  "record callchains (frame pointers)" },
+	{ RECORD, OPT_PID, 'p', "pid", "PID", 0, 0,
+	  "sample the running process PID, its threads and\n"
+	  "the threads and children it starts" },
+	{ RECORD, OPT_TID, 't', "tid", "TID", 0, 0,
+	  "sample the running thread TID" },
+	{ RECORD, OPT_ALL_CPUS, 'a', "all-cpus", NULL, 0, 0,
+	  "sample every task on every CPU" },
+	{ RECORD, OPT_CPU, 'C', "cpu", "CPUS", 0, 0,
+	  "sample every task on the CPUs of the list (0-3,6)" },
+	{ RECORD, OPT_MMAP_PAGES, 'm', "mmap-pages", "N", 0, 0,
+	  "data pages per ring, a power of two (default 64)" },
+	{ RECORD, OPT_OUTPUT, 'o', "output", "FILE", 0, 0,
+	  "the file to write (default: perf.data)" },
+	{ RECORD, OPT_OVERWRITE, 0, "overwrite", NULL, 0, 0,
+	  "overwrite (flight-recorder) rings: the newest\n"
+	  "window is written at the end" },
+	{ RECORD, OPT_SNAPSHOT, 0, "snapshot", NULL, 0, 0,
+	  "overwrite rings; each SIGUSR2 writes the window\n"
+	  "recorded since the previous one" },
+	{ RECORD, OPT_QUIET, 'q', "quiet", NULL, 0, 0,
+	  "no summary on stderr" },
+
+	/* -------------------------------------------------------- report */
+	{ REPORT | SCRIPT, OPT_INPUT, 'i', "input", "FILE", 0, 0,
+	  "the perf.data file to read (default: perf.data)" },
+	{ REPORT, OPT_SORT, 's', "sort", "KEYS", 0, 0,
+	  "sort keys, comma-separated, among comm, dso, sym,\n"
+	  "pid, tid, cpu (default: comm,dso,sym)" },
+	{ REPORT, OPT_CALL_GRAPH, 'g', "call-graph", "ORDER", 0, 0,
+	  "call graphs under each row: callee (the sampled\n"
+	  "function's callers) or caller (from the outermost\n"
+	  "caller down)" },
+	{ REPORT, OPT_STDIO, 0, "stdio", NULL, 0, 0,
+	  "text output (the default)" },
+	{ REPORT, OPT_FOLDED, 0, "folded", NULL, 0, 0,
+	  "folded stacks (FlameGraph's format) instead of the\n"
+	  "table" },
+	{ REPORT, OPT_FLAME, 0, "flame", "FILE", 0, 0,
+	  "write an interactive SVG flame graph to FILE" },
+	{ REPORT, OPT_EVENT, 0, "event", "NAME", 0, 0,
+	  "the event of the folded stacks and the flame graph\n"
+	  "(default: the first event that has samples)" },
+	{ REPORT, OPT_JSON, 'j', "json", NULL, 0, 0,
+	  "JSON output" },
+	{ REPORT, OPT_PERCENT_LIMIT, 0, "percent-limit", "P", 0, 0,
+	  "hide rows under P percent (default: 0)" },
+
+	/* -------------------------------------------------------- script */
+	{ SCRIPT, OPT_CALLCHAIN, 'g', "callchain", NULL, 0, 0,
+	  "print the callchain of each sample below it" },
+	{ REPORT | SCRIPT, OPT_KALLSYMS, 0, "kallsyms", "FILE", 0, 0,
+	  "kernel symbols from FILE (default: /proc/kallsyms)" },
+	{ REPORT | SCRIPT, OPT_NO_DEMANGLE, 0, "no-demangle", NULL, 0, 0,
+	  "C++ names as the binaries spell them (mangled)" },
+
+	/* ------------------------------------------------- list and info */
+	{ LIST, OPT_JSON, 'j', "json", NULL, 0, 0,
+	  "one JSON document (fields in docs/json-list.md)" },
+	{ INFO, OPT_JSON, 'j', "json", NULL, 0, 0,
+	  "one JSON document (fields in docs/json-info.md)" },
+
+	/* ------------------------------------------------------- regions */
+	{ REGIONS, OPT_EVENT, 'e', "event", "EVENTS", 0, 0,
+	  "events to count in each region (default: instructions:u,\n"
+	  "cycles:u with a hardware PMU, else task-clock,page-faults)" },
+	{ REGIONS, OPT_OUTPUT, 'o', "output", "FILE", 0, 0,
+	  "keep the results file (text, docs/regions.md)" },
+
+	/* ---------------------------------------------------- everywhere */
+	{ ALL, OPT_HELP, 'h', "help", NULL, 0, 0,
+	  "this text" },
+};
+
+#define NR_ROWS (sizeof(table) / sizeof(table[0]))
+
+_Static_assert(NR_ROWS <= sizeof(((struct perfex_parse *)0)->given),
+	       "options.h: perfex_parse.given needs more room");
+
+/* What a mode is, for "option '-A' needs -a or -C". */
+static const char *const mode_names[MODE_NR_BITS] = {
+	"a command to run",
+	"-a or -C",
+	"-p or -t",
+	"--switch-interval or --switch-after",
+};
+
+struct cmd_help {
+	const char *hint;	/* how to get the help, for error hints */
+	const char *usage;	/* before the options */
+	const char *trailer;	/* after them, or NULL */
+	int width;		/* of the option column */
+};
+
+static const struct cmd_help cmd_help[PERFEX_CMD_NR] = {
+	[PERFEX_CMD_STAT] = { "perfex --help",
+"usage: perfex [options] [--] command [args]\n"
+"       perfex stat [options] [--] command [args]\n"
+"       perfex stat [options] {-p PID | -t TID | -a | -C CPUS} [-- command]\n"
+"\n"
+"Runs the command and reports its counts (on stderr, or -o FILE).  The\n"
+"exit status is the command's (128 + N when signal N killed it).\n",
+"Default events: task-clock, context-switches, cpu-migrations, page-faults,\n"
+"cycles, instructions, branches, branch-misses.\n"
+"Exit codes of perfex's own failures: 126 not executable, 127 not found,\n"
+"129 usage, 130 event, 131 permission, 132 tracefs, 133 no such target,\n"
+"134 output, 135 other.  See perfex(1).\n", 27 },
+	[PERFEX_CMD_RECORD] = { "perfex record --help",
+"usage: perfex record [options] [--] [command [args]]\n",
+"Without a command, -p/-t/-a/-C record until SIGINT (or until the tasks end).\n"
+"Exit status: the command's, or 126/127 when it cannot run, 129 bad option,\n"
+"130 bad event, 131 permission, 133 no such task or CPU, 134 output failure,\n"
+"135 other failures.\n", 25 },
+	[PERFEX_CMD_REPORT] = { "perfex report --help",
+"usage: perfex report [options]\n",
+"Folded stacks and the flame graph cover one event, as FlameGraph's\n"
+"stackcollapse does: the first that has samples, or the one --event names.\n"
+"Exit status: 0, 129 bad option, 134 missing, unreadable or damaged file.\n",
+	  26 },
+	[PERFEX_CMD_SCRIPT] = { "perfex script --help",
+"usage: perfex script [options]\n",
+"Each line: comm pid/tid [cpu] time: period event: ip symbol+offset (dso)\n"
+"Exit status: 0, 129 bad option, 134 missing, unreadable or damaged file.\n",
+	  24 },
+	[PERFEX_CMD_LIST] = { "perfex list --help",
+"usage: perfex list [-j] [FILTER]\n"
+"\n"
+"List the events this machine offers: generic hardware and cache events\n"
+"(where a PMU counts them), software events, tracepoints grouped by\n"
+"subsystem, the named events of sysfs PMUs with their descriptions, and\n"
+"the raw (rNNNN) and breakpoint (mem:ADDR) syntaxes.\n"
+"\n"
+"FILTER keeps the events whose name or description contains it (case\n"
+"ignored), or, when it has * ? or [, whose name matches it as a glob\n"
+"(syscalls:sys_enter_*).  A class name alone keeps a class: hw, cache,\n"
+"sw, tracepoint, pmu (or hardware, software, tracepoints).\n", NULL, 15 },
+	[PERFEX_CMD_INFO] = { "perfex info --help",
+"usage: perfex info [-j]\n"
+"\n"
+"Describe what this machine can count: the CPU, the PMUs and their\n"
+"counters, the features probed by trying them, the permission level and\n"
+"what it allows, the CPUs where events cannot count, tracefs, the\n"
+"kernel's limits and the optional libraries perfex was built with.\n",
+	  NULL, 15 },
+	[PERFEX_CMD_REGIONS] = { "perfex --regions --help",
+"usage: perfex --regions [-e EVENTS] [-o FILE] [--] command [args]\n",
+"The command marks its regions with perfctr_region_begin() and\n"
+"perfctr_region_end() (perfctr/region.h).\n", 24 },
+};
+
+static bool row_of(const struct perfex_option *o, enum perfex_cmd cmd)
+{
+	return o->cmds & (1u << cmd);
+}
+
+void perfex_options_help(enum perfex_cmd cmd, FILE *out)
+{
+	const struct cmd_help *h = &cmd_help[cmd];
+
+	fputs(h->usage, out);
+	fputc('\n', out);
+	for (size_t i = 0; i < NR_ROWS; i++) {
+		const struct perfex_option *o = &table[i];
+		const char *text = o->help;
+		char head[96];
+		int n;
+
+		if (!row_of(o, cmd))
+			continue;
+		n = snprintf(head, sizeof(head), "  %c%c%s%s%s%s%s%s",
+			     o->short_name ? '-' : ' ',
+			     o->short_name ? o->short_name : ' ',
+			     o->short_name && o->long_name ? "," : " ",
+			     o->long_name ? " --" : "", o->long_name ? o->long_name : "",
+			     o->arg ? (o->flags & PERFEX_OPT_ARG_OPTIONAL ? "[=" : " ")
+				    : "",
+			     o->arg ? o->arg : "",
+			     o->arg && (o->flags & PERFEX_OPT_ARG_OPTIONAL) ? "]" : "");
+		/* A head too wide for the column gets the text below it. */
+		if (n + 1 > h->width)
+			fprintf(out, "%s\n%*s", head, h->width, "");
+		else
+			fprintf(out, "%-*s", h->width, head);
+		for (;;) {
+			size_t len = strcspn(text, "\n");
+
+			fprintf(out, "%.*s\n", (int)len, text);
+			if (!text[len])
+				break;
+			text += len + 1;
+			fprintf(out, "%*s", h->width, "");
+		}
+	}
+	if (h->trailer) {
+		fputc('\n', out);
+		fputs(h->trailer, out);
+	}
+}
+
+static void hint_help(enum perfex_cmd cmd)
+{
+	perfex_hint("%s lists the options", cmd_help[cmd].hint);
+}
+
+int perfex_opt_error(const struct perfex_parse *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "perfex: option '%s' ", p->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	hint_help(p->cmd);
+	return PERFEX_EXIT_USAGE;
+}
+
+int perfex_opt_ulong(const struct perfex_parse *p, unsigned long min,
+		     unsigned long max, const char *what, unsigned long *out)
+{
+	const char *s = p->arg ? p->arg : "";
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (!*s || *s == '-' || *s == '+' || *s == ' ' || errno || *end ||
+	    v < min || v > max)
+		return perfex_opt_error(p, "expects %s (not '%s')", what, s);
+	*out = v;
+	return -1;
+}
+
+static void set_name(struct perfex_parse *p, const struct perfex_option *o,
+		     bool as_long)
+{
+	if (as_long)
+		snprintf(p->name, sizeof(p->name), "--%s", o->long_name);
+	else
+		snprintf(p->name, sizeof(p->name), "-%c", o->short_name);
+}
+
+static const struct perfex_option *by_short(enum perfex_cmd cmd, int c)
+{
+	for (size_t i = 0; i < NR_ROWS; i++)
+		if (row_of(&table[i], cmd) && table[i].short_name == c)
+			return &table[i];
+	return NULL;
+}
+
+/* getopt_long's val of row @i (above every char). */
+#define LONG_VAL(i) (256 + (int)(i))
+
+int perfex_options_parse(struct perfex_parse *p, enum perfex_cmd cmd,
+			 int argc, char **argv, bool stop_at_arg,
+			 perfex_opt_fn *fn, void *ctx)
+{
+	struct option longopts[NR_ROWS + 1];
+	char shorts[3 + 3 * NR_ROWS + 1];
+	size_t nl = 0, ns = 0;
+	int c, ret;
+
+	memset(p, 0, sizeof(*p));
+	p->cmd = cmd;
+	if (stop_at_arg)
+		shorts[ns++] = '+';
+	shorts[ns++] = ':';
+	for (size_t i = 0; i < NR_ROWS; i++) {
+		const struct perfex_option *o = &table[i];
+		int has_arg = !o->arg ? no_argument :
+			      o->flags & PERFEX_OPT_ARG_OPTIONAL ?
+			      optional_argument : required_argument;
+
+		if (!row_of(o, cmd))
+			continue;
+		if (o->long_name)
+			longopts[nl++] = (struct option){ o->long_name, has_arg,
+							  NULL, LONG_VAL(i) };
+		if (o->short_name) {
+			shorts[ns++] = o->short_name;
+			if (has_arg == required_argument)
+				shorts[ns++] = ':';
+		}
+	}
+	longopts[nl] = (struct option){ NULL, 0, NULL, 0 };
+	shorts[ns] = '\0';
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shorts, longopts, NULL)) != -1) {
+		const struct perfex_option *o = NULL;
+		bool as_long = c >= 256;
+
+		if (c == ':' || c == '?') {
+			/* glibc: optopt is the short option, or the long
+			 * option's val, or 0 for an unknown long option. */
+			as_long = optopt >= 256;
+			o = as_long ? &table[optopt - 256] :
+			    optopt ? by_short(cmd, optopt) : NULL;
+			if (o) {
+				set_name(p, o, as_long);
+				return perfex_opt_error(p, c == ':' ?
+							"needs an argument" :
+							"takes no argument");
+			}
+			if (optopt)
+				perfex_error("unknown option '-%c'", optopt);
+			else
+				perfex_error("unknown option '%s'", argv[optind - 1]);
+			hint_help(cmd);
+			return PERFEX_EXIT_USAGE;
+		}
+		o = as_long ? &table[c - 256] : by_short(cmd, c);
+		if (!o) {
+			perfex_error("unknown option '-%c'", c);
+			hint_help(cmd);
+			return PERFEX_EXIT_USAGE;
+		}
+		set_name(p, o, as_long);
+		p->opt = o;
+		p->arg = o->arg ? optarg : NULL;
+		p->given[o - table] = as_long ? 2 : 1;
+		if (o->id == OPT_HELP) {
+			perfex_options_help(cmd, stdout);
+			return 0;
+		}
+		ret = fn(p, ctx);
+		if (ret >= 0)
+			return ret;
+	}
+	p->opt = NULL;
+	p->arg = NULL;
+	return -1;
+}
+
+int perfex_options_check_modes(const struct perfex_parse *p, unsigned int modes)
+{
+	for (size_t i = 0; i < NR_ROWS; i++) {
+		const struct perfex_option *o = &table[i];
+		char name[48];
+		bool first = true;
+
+		if (!p->given[i] || !o->modes || (o->modes & modes))
+			continue;
+		if (p->given[i] == 2)
+			snprintf(name, sizeof(name), "--%s", o->long_name);
+		else
+			snprintf(name, sizeof(name), "-%c", o->short_name);
+		fprintf(stderr, "perfex: option '%s' needs ", name);
+		for (unsigned int b = 0; b < MODE_NR_BITS; b++) {
+			if (!(o->modes & (1u << b)))
+				continue;
+			fprintf(stderr, "%s%s", first ? "" : " or ", mode_names[b]);
+			first = false;
+		}
+		fputc('\n', stderr);
+		hint_help(p->cmd);
+		return PERFEX_EXIT_USAGE;
+	}
+	return -1;
+}
+
+bool perfex_option_given(const struct perfex_parse *p, enum perfex_opt_id id)
+{
+	for (size_t i = 0; i < NR_ROWS; i++)
+		if (p->given[i] && table[i].id == id && row_of(&table[i], p->cmd))
+			return true;
+	return false;
+}
+
+static int json_option(struct perfex_parse *p, void *ctx)
+{
+	if (p->opt->id == OPT_JSON)
+		*(bool *)ctx = true;
+	return -1;
+}
+
+int perfex_json_options(enum perfex_cmd cmd, int argc, char **argv, bool *json)
+{
+	struct perfex_parse p;
+
+	*json = false;
+	return perfex_options_parse(&p, cmd, argc, argv, false, json_option,
+				    json);
+}

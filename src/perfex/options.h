@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * perfex's option table: every option of every subcommand is one row of
+ * the table in options.c (names, argument, help, which subcommands and
+ * modes accept it).  The table drives the parsing (getopt_long built from
+ * it), each subcommand's --help and tests/cli/test_options.py (every row
+ * documented in its man page and used by a test).
+ *
+ * Adding an option: a row in options.c, an id below, a case in the
+ * subcommand's handler, a .TP item in its man page and a test.
+ */
+#ifndef PERFEX_OPTIONS_H
+#define PERFEX_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+enum perfex_cmd {
+	PERFEX_CMD_STAT,
+	PERFEX_CMD_RECORD,
+	PERFEX_CMD_REPORT,
+	PERFEX_CMD_SCRIPT,
+	PERFEX_CMD_LIST,
+	PERFEX_CMD_INFO,
+	PERFEX_CMD_REGIONS,
+	PERFEX_CMD_NR
+};
+
+/* What a subcommand's handler switches on; one id may name rows of several
+ * subcommands (-o of stat and of record). */
+enum perfex_opt_id {
+	OPT_HELP = 1,
+	OPT_VERSION,
+	OPT_EVENT,
+	OPT_FILTER,
+	OPT_PID,
+	OPT_TID,
+	OPT_ALL_CPUS,
+	OPT_CPU,
+	OPT_NO_AGGR,
+	OPT_PER_THREAD,
+	OPT_INTERVAL,
+	OPT_REPEAT,
+	OPT_FIELD_SEP,
+	OPT_JSON,
+	OPT_OUTPUT,
+	OPT_SWITCH_INTERVAL,
+	OPT_SWITCH_AFTER,
+	OPT_COUNT,
+	OPT_FREQ,
+	OPT_CALL_GRAPH,
+	OPT_MMAP_PAGES,
+	OPT_OVERWRITE,
+	OPT_SNAPSHOT,
+	OPT_QUIET,
+	OPT_INPUT,
+	OPT_SORT,
+	OPT_STDIO,
+	OPT_FOLDED,
+	OPT_FLAME,
+	OPT_PERCENT_LIMIT,
+	OPT_KALLSYMS,
+	OPT_NO_DEMANGLE,
+	OPT_CALLCHAIN,
+};
+
+/*
+ * Modes: what a run of a subcommand is, known once its options are read;
+ * a row whose modes are not 0 is accepted only in one of them (the parse
+ * checks it: "option '-A' needs -a or -C").
+ */
+enum perfex_mode {
+	MODE_COMMAND = 1u << 0,	/* stat: a command is run */
+	MODE_CPUS = 1u << 1,	/* stat: -a or -C */
+	MODE_THREADS = 1u << 2,	/* stat: -p or -t */
+	MODE_SETS = 1u << 3,	/* stat: --switch-interval / --switch-after */
+	MODE_NR_BITS = 4
+};
+
+#define PERFEX_OPT_ARG_OPTIONAL 1u	/* --name[=ARG]; short form none */
+
+struct perfex_option {
+	unsigned int cmds;	/* 1u << PERFEX_CMD_x of each that takes it */
+	enum perfex_opt_id id;
+	char short_name;	/* 0: none */
+	const char *long_name;	/* without "--"; NULL: none */
+	const char *arg;	/* the argument's name in --help; NULL: none */
+	unsigned int flags;	/* PERFEX_OPT_* */
+	unsigned int modes;	/* enum perfex_mode bits; 0: every mode */
+	const char *help;	/* lines separated by '\n' */
+};
+
+/* The state of one parse, seen by the handler. */
+struct perfex_parse {
+	enum perfex_cmd cmd;
+	const struct perfex_option *opt;	/* the option being handled */
+	char name[48];		/* as given: "-I" or "--interval-print" */
+	const char *arg;	/* its argument, or NULL */
+	unsigned char given[128]; /* per row: 0, or 1 + its spelling */
+};
+
+/* Handle p->opt (with p->arg): -1 to go on, else the exit status. */
+typedef int perfex_opt_fn(struct perfex_parse *p, void *ctx);
+
+/*
+ * Parse @argv[1..] for subcommand @cmd, calling @fn for each option of the
+ * table; --help (every subcommand has it) prints the help on stdout.
+ * Options end at "--" and, when @stop_at_arg, at the first non-option
+ * (the command to run); else options and arguments may mix (getopt
+ * permutes).  optind is then the first argument.
+ * Return: -1 to go on, 0 after --help, or PERFEX_EXIT_USAGE (reported).
+ */
+int perfex_options_parse(struct perfex_parse *p, enum perfex_cmd cmd,
+			 int argc, char **argv, bool stop_at_arg,
+			 perfex_opt_fn *fn, void *ctx);
+
+/*
+ * After the parse: check each given option against the run's @modes (its
+ * mode bits).  Return: -1, or PERFEX_EXIT_USAGE after "perfex: option
+ * '-A' needs -a or -C".
+ */
+int perfex_options_check_modes(const struct perfex_parse *p, unsigned int modes);
+
+/* Whether an option of @id was given. */
+bool perfex_option_given(const struct perfex_parse *p, enum perfex_opt_id id);
+
+/* "perfex: option 'NAME' <fmt>" and the help hint; PERFEX_EXIT_USAGE. */
+int perfex_opt_error(const struct perfex_parse *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * p->arg as a decimal number in [@min, @max], else the error "option
+ * 'NAME' expects @what (not 'ARG')".  Return: -1 or PERFEX_EXIT_USAGE.
+ */
+int perfex_opt_ulong(const struct perfex_parse *p, unsigned long min,
+		     unsigned long max, const char *what, unsigned long *out);
+
+/*
+ * The options of a subcommand that takes only --json (-j) and --help (-h):
+ * sets *@json.  Returns as perfex_options_parse().
+ */
+int perfex_json_options(enum perfex_cmd cmd, int argc, char **argv, bool *json);
+
+/* The help of @cmd (usage, text, options from the table, trailer). */
+void perfex_options_help(enum perfex_cmd cmd, FILE *out);
+
+#endif /* PERFEX_OPTIONS_H */
