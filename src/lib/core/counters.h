@@ -10,11 +10,12 @@
  * and kernel id of one event on one unit (to watch its overflows, map its
  * ring, change its period).  A policy never calls into the owner beyond
  * these operations, and the owner calls into the policies, not the other
- * way round.
+ * way round.  The counter engine's view is pc_counters__of_engine()
+ * (counters.c); a test may make its own over plain fds.
  *
- * Events and groups are numbered by the owner (session event indices,
- * session group indices); members of a group are in group order, the
- * leader first.
+ * Events and groups are numbered by the owner (the engine's, which are the
+ * session's event and group indices); members of a group are in group
+ * order, the leader first.
  *
  * Async-signal-safety: toggle, read, fd and id are called from overflow
  * signal handlers (a set switch, a period change): an owner implements
@@ -29,6 +30,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+/* Members of a group a view reads at most (on a signal handler's stack). */
+#define PC_COUNTERS_MAX_MEMBERS 128
 
 /* One group read on one unit, by member position. */
 struct pc_group_values {
@@ -72,7 +76,22 @@ struct pc_counters {
 	/* Per group: its members, the leader first. */
 	const size_t *const *group_members;
 	const size_t *group_nr_members;
+	void *owned;		/* what the maker allocated for the above */
 };
+
+struct pc_engine;
+
+/*
+ * pc_counters__of_engine() - the view of engine @e's counters (its
+ * events, groups and units as they are now; toggles and reads on its
+ * fds).  The engine must outlive the view and keep its fds open while a
+ * policy uses it.  Return: 0, -EINVAL, -ENOMEM (@c then empty).
+ */
+int pc_counters__of_engine(struct pc_counters *c, struct pc_engine *e);
+
+/* pc_counters__release() - free what the view's maker allocated; @c
+ * becomes empty.  Not while a policy may use it. */
+void pc_counters__release(struct pc_counters *c);
 
 static inline int pc_counters_toggle(const struct pc_counters *c, size_t group,
 				     size_t unit, bool on)

@@ -36,7 +36,7 @@
 /* Counters with an overflow role in one group (pc_ovf's limit). */
 #define MAX_WATCHED PC_OVF_MAX_COUNTERS
 /* Members of a group read on the stack of a signal handler. */
-#define MAX_MEMBERS 128
+#define MAX_MEMBERS PC_COUNTERS_MAX_MEMBERS
 
 struct set_def {
 	uint16_t id;
@@ -79,8 +79,6 @@ struct clock_watch {
 	uint64_t period;		/* 0: off for the active set */
 };
 
-struct view_arrays;
-
 struct pc_sets {
 	struct set_def *defs;		/* sorted by id; defs[0].id == 0 */
 	size_t nr_defs;
@@ -93,8 +91,7 @@ struct pc_sets {
 	uint64_t carried_missed;
 
 	/* While attached. */
-	struct pc_counters view;	/* the session's counters */
-	struct view_arrays *arrays;	/* what view points into */
+	struct pc_counters view;	/* the engine's counters */
 	struct pc_rotor *rotor;
 	size_t *rotor_set;		/* def index -> rotor set index */
 	struct watch *watches;
@@ -576,171 +573,6 @@ static const struct set_def *active_def(const struct pc_sets *sets)
 	return NULL;
 }
 
-/* ---- the view of the session's counters ---------------------------- */
-
-/*
- * What the policies (rotor, overflow control, notifier) see of the
- * session's counters: core/counters.h over the counter engine that holds
- * them (core/engine.h).  Built at attach, freed at detach.
- */
-struct view_arrays {
-	size_t *event_group;
-	const struct perf_event_attr **event_attr;
-	size_t *members;		/* every group's, group after group */
-	const size_t **group_members;
-	size_t *group_nr_members;
-	pid_t *unit_tid;
-	int *unit_cpu;
-};
-
-/* Async-signal-safe: one ioctl on the leader fd. */
-static int view_toggle(void *ctx, size_t group, size_t unit, bool on)
-{
-	return pc_engine__toggle_group(ctx, group, unit,
-				       on ? PC_ENGINE_OP_ENABLE : PC_ENGINE_OP_DISABLE);
-}
-
-/*
- * Async-signal-safe: a read(2) of the leader into the stack, decoded by
- * the one read-format decoder, entries matched to members by id.  Not
- * pc_engine__read_group(), whose buffer and slots the session's own reads
- * use at the same time.
- */
-static int view_read(void *ctx, size_t group, size_t unit,
-		     struct pc_group_values *out)
-{
-	struct pc_engine *e = ctx;
-	size_t nr = pc_engine__group_size(e, group);
-	uint64_t buf[3 + 3 * MAX_MEMBERS];
-	struct pc_readfmt_entry entries[MAX_MEMBERS];
-	struct pc_readfmt head;
-	int fd = pc_engine__leader_fd(e, group, unit), saved = errno, got;
-	uint64_t format;
-	ssize_t n;
-
-	if (fd < 0)
-		return -ENOENT;
-	if (nr > MAX_MEMBERS || out->nr_members < nr)
-		return -E2BIG;
-	format = pc_engine__attr(e, pc_engine__group_member(e, group, 0))->read_format;
-	n = read(fd, buf, pc_readfmt_size(format, nr));
-	if (n < 0) {
-		n = -errno;
-		errno = saved;
-		return (int)n;
-	}
-	got = pc_readfmt_decode(format, buf, (size_t)n, &head, entries, MAX_MEMBERS);
-	if (got < 0)
-		return got;
-	out->time_enabled = head.time_enabled;
-	out->time_running = head.time_running;
-	for (size_t m = 0; m < nr; m++) {
-		const struct pc_slot *slot =
-			pc_engine__slot(e, pc_engine__group_member(e, group, m), unit);
-
-		out->value[m] = 0;
-		out->present[m] = false;
-		for (int i = 0; slot && slot->fd >= 0 && i < got; i++)
-			if (entries[i].id == slot->id) {
-				out->value[m] = entries[i].value;
-				out->present[m] = true;
-				break;
-			}
-	}
-	return 0;
-}
-
-static int view_fd(void *ctx, size_t event, size_t unit)
-{
-	return pc_engine__fd(ctx, event, unit);
-}
-
-static uint64_t view_id(void *ctx, size_t event, size_t unit)
-{
-	const struct pc_slot *slot = pc_engine__slot(ctx, event, unit);
-
-	return slot ? slot->id : 0;
-}
-
-static const struct pc_counters_ops view_ops = {
-	.toggle = view_toggle,
-	.read = view_read,
-	.fd = view_fd,
-	.id = view_id,
-};
-
-static void free_view(struct pc_sets *sets)
-{
-	struct view_arrays *a = sets->arrays;
-
-	if (a) {
-		free(a->event_group);
-		free(a->event_attr);
-		free(a->members);
-		free(a->group_members);
-		free(a->group_nr_members);
-		free(a->unit_tid);
-		free(a->unit_cpu);
-		free(a);
-	}
-	sets->arrays = NULL;
-	memset(&sets->view, 0, sizeof(sets->view));
-}
-
-static int build_view(struct pc_sets *sets, struct pc_engine *e)
-{
-	size_t ne = pc_engine__nr_events(e), ng = pc_engine__nr_groups(e);
-	size_t nu = pc_engine__nr_units(e);
-	const struct pc_unit *units = pc_engine__units(e);
-	struct view_arrays *a = calloc(1, sizeof(*a));
-	size_t k = 0;
-
-	sets->arrays = a;
-	if (!a)
-		return -ENOMEM;
-	a->event_group = calloc(ne + 1, sizeof(*a->event_group));
-	a->event_attr = calloc(ne + 1, sizeof(*a->event_attr));
-	a->members = calloc(ne + 1, sizeof(*a->members));
-	a->group_members = calloc(ng + 1, sizeof(*a->group_members));
-	a->group_nr_members = calloc(ng + 1, sizeof(*a->group_nr_members));
-	a->unit_tid = calloc(nu + 1, sizeof(*a->unit_tid));
-	a->unit_cpu = calloc(nu + 1, sizeof(*a->unit_cpu));
-	if (!a->event_group || !a->event_attr || !a->members ||
-	    !a->group_members || !a->group_nr_members || !a->unit_tid ||
-	    !a->unit_cpu) {
-		free_view(sets);
-		return -ENOMEM;
-	}
-	for (size_t ev = 0; ev < ne; ev++) {
-		a->event_group[ev] = pc_engine__group_of(e, ev);
-		a->event_attr[ev] = pc_engine__attr(e, ev);
-	}
-	for (size_t g = 0; g < ng; g++) {
-		a->group_members[g] = &a->members[k];
-		a->group_nr_members[g] = pc_engine__group_size(e, g);
-		for (size_t m = 0; m < a->group_nr_members[g] && k < ne; m++)
-			a->members[k++] = pc_engine__group_member(e, g, m);
-	}
-	for (size_t u = 0; u < nu; u++) {
-		a->unit_tid[u] = units[u].tid;
-		a->unit_cpu[u] = units[u].cpu;
-	}
-	sets->view = (struct pc_counters){
-		.ops = &view_ops,
-		.ctx = e,
-		.nr_events = ne,
-		.nr_groups = ng,
-		.nr_units = nu,
-		.unit_tid = a->unit_tid,
-		.unit_cpu = a->unit_cpu,
-		.event_group = a->event_group,
-		.event_attr = a->event_attr,
-		.group_members = a->group_members,
-		.group_nr_members = a->group_nr_members,
-	};
-	return 0;
-}
-
 /* ---- overflow switching and period control, over the view ----------- */
 
 /* The fd a group is toggled and read by on @unit: its first member open
@@ -919,7 +751,7 @@ static void undo_attach(struct pc_sets *sets)
 	sets->rotor = NULL;
 	free(sets->rotor_set);
 	sets->rotor_set = NULL;
-	free_view(sets);
+	pc_counters__release(&sets->view);
 }
 
 static int build_rotor(struct perfctr_session *s)
@@ -1110,7 +942,7 @@ int pc_sets_attach(struct perfctr_session *s)
 		return 0;
 	err = sync_events(s);
 	if (!err)
-		err = build_view(sets, s->engine);
+		err = pc_counters__of_engine(&sets->view, s->engine);
 	if (err)
 		return err;
 	sets->target_pid = perfctr_target__pid(s->target);
