@@ -27,7 +27,8 @@ extern "C" {
  * Every call that may grow takes a `const struct X_opts *opts` (NULL allowed)
  * whose first field is `size_t sz`.  Declare one with
  *
- *	PERFCTR_OPTS(perfctr_session_opts, opts, .inherit = true);
+ *	PERFCTR_OPTS(perfctr_session_opts, opts,
+ *		     .flags = PERFCTR_SESSION_INHERIT);
  *
  * The library accepts an older, smaller struct and rejects (EINVAL) a newer
  * one whose unknown tail is not all zero bytes.

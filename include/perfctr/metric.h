@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
- * libperfctr — derived metrics: CPUs utilised, rates per second, IPC and
- * CPI, miss ratios, computed from counts the caller has read.
+ * libperfctr — derived metrics computed from counts the caller has read:
+ * the generic ones (CPUs utilised, GHz, IPC and CPI, miss and stall
+ * ratios: the built-in table, src/lib/metric/generic.json) beside each
+ * event, rates per second, and the metrics of the CPU model's tables and
+ * the user's files (perfctr_metrics, perfctr_metric_plan below).  Every
+ * metric is an expression of perf's metric language, evaluated by one
+ * evaluator.
  *
  * A metric is computed only from events that counted over the same time:
  * both members of one kernel group (they were on the PMU together), or
@@ -10,8 +15,10 @@
  * misleading one.  Events pair by name and by modifier suffix:
  * "instructions:u" pairs with "cycles:u", never with "cycles:k".
  *
- * Pure: no system calls, no allocation.  Thread safety: every call here is
- * thread-safe and async-signal-safe.
+ * perfctr_metric__together() and perfctr_metric__compute() make no system
+ * call; the first perfctr_metric__compute() of a process parses the
+ * built-in table (once, thread-safe), later ones allocate nothing.  Both
+ * are thread-safe; neither is async-signal-safe.
  */
 #ifndef PERFCTR_METRIC_H
 #define PERFCTR_METRIC_H
@@ -209,6 +216,122 @@ PERFCTR_API int perfctr_metrics__find(const struct perfctr_metrics *m,
  */
 PERFCTR_API int perfctr_metrics__check(struct perfctr_metrics *m, size_t i,
 				       struct perfctr_metric_error *err);
+
+
+/*
+ * Metric plans: the metrics a user asked for ("-M NAME|GROUP[,...]"), the
+ * events they need scheduled into groups, and their values computed from
+ * the counts read.
+ *
+ * Each metric's events are counted in one group, so that they are
+ * measured over the same time; a group whose events another group already
+ * holds is not made again, and an event used by several metrics of one
+ * group is counted once.  A metric whose MetricConstraint is one of the
+ * NO_GROUP_EVENTS kinds has its events left ungrouped (they are then
+ * used only when each was counted all of the time).  Events of different
+ * PMUs never share a group.  Metrics that other metrics refer to are
+ * computed from the same counts, not scheduled again.
+ *
+ * Thread safety: a plan is used by one thread at a time, and with its
+ * table object (which it uses and must outlive it).
+ */
+struct perfctr_metric_plan;
+
+/**
+ * perfctr_metric_plan__new() - plan the metrics and metric groups named
+ * in @list (comma-separated, case-insensitive; a name that is both is the
+ * metric).
+ * @m:    the tables.
+ * @list: "ipc,PipelineL1".
+ * @err:  on failure, which metric (or name) and what (may be NULL).
+ *
+ * Return: the plan, or NULL with errno: EINVAL (bad argument, or an
+ * expression that does not parse), ENOENT (a name that is no metric nor
+ * group), ELOOP (metrics that refer to each other in a circle), ENOMEM.
+ * A metric naming an event this machine's tables do not know is planned
+ * all the same, without that event: perfctr_metric_plan__missing() says so.
+ */
+PERFCTR_API struct perfctr_metric_plan *
+perfctr_metric_plan__new(struct perfctr_metrics *m, const char *list,
+			 struct perfctr_metric_error *err);
+
+/** perfctr_metric_plan__delete() - free @plan (NULL is ignored). */
+PERFCTR_API void perfctr_metric_plan__delete(struct perfctr_metric_plan *plan);
+
+/** perfctr_metric_plan__nr_metrics() - metrics planned, in the order asked. */
+PERFCTR_API size_t
+perfctr_metric_plan__nr_metrics(const struct perfctr_metric_plan *plan);
+
+/** perfctr_metric_plan__def() - definition of planned metric @i.
+ * Return: 0 or -EINVAL. */
+PERFCTR_API int perfctr_metric_plan__def(const struct perfctr_metric_plan *plan,
+					 size_t i, struct perfctr_metric_def *def);
+
+/**
+ * perfctr_metric_plan__missing() - why metric @i cannot be computed on
+ * this machine before anything is counted ("event 'x' is not in the tables
+ * of x86/amdzen5"), or NULL.
+ */
+PERFCTR_API const char *
+perfctr_metric_plan__missing(const struct perfctr_metric_plan *plan, size_t i);
+
+/** perfctr_metric_plan__nr_groups() - event groups to count. */
+PERFCTR_API size_t
+perfctr_metric_plan__nr_groups(const struct perfctr_metric_plan *plan);
+
+/**
+ * perfctr_metric_plan__group() - group @g as an event list in perfctr's
+ * event syntax ("{cycles,instructions}", or "a,b" for ungrouped events),
+ * for perfctr_session__add_events(); NULL out of range.  The events are
+ * named as the metric tables name them (name=...), which is how
+ * perfctr_metric_plan__compute() finds their counts.
+ */
+PERFCTR_API const char *
+perfctr_metric_plan__group(const struct perfctr_metric_plan *plan, size_t g);
+
+/* How a metric's value came out. */
+enum perfctr_metric_status {
+	PERFCTR_METRIC_OK,		/* @value is the metric */
+	PERFCTR_METRIC_NO_EVENT,	/* an event is unknown here (see
+					 * perfctr_metric_plan__missing()) */
+	PERFCTR_METRIC_NOT_COUNTED,	/* an event was not counted (not
+					 * supported, never scheduled) */
+	PERFCTR_METRIC_NOT_TOGETHER,	/* its events were not counted over
+					 * the same time */
+	PERFCTR_METRIC_UNDEFINED,	/* a division by zero: no value */
+};
+
+struct perfctr_metric_value {
+	size_t metric;			/* index in the plan */
+	enum perfctr_metric_status status;
+	double value;			/* scaled by ScaleUnit, in def.unit */
+	int threshold;			/* 1: out of its healthy range
+					 * (MetricThreshold holds), 0: within,
+					 * -1: no threshold or no value */
+	bool multiplexed;		/* from counts that ran part of the time
+					 * (scaled; the ratio is exact) */
+	const char *event;		/* the event behind a NO_EVENT or
+					 * NOT_COUNTED status, or NULL */
+};
+
+/**
+ * perfctr_metric_plan__compute() - the value of every planned metric.
+ * @in:      counts, named as perfctr_metric_plan__group() names the events
+ *           (other events may be among them); @in[i].group equal for the
+ *           members of one group.
+ * @nr_in:   how many.
+ * @wall_ns: wall-clock time of the measurement (duration_time).
+ * @out:     one value per planned metric, in plan order.
+ * @max_out: capacity of @out.
+ *
+ * Return: the number of planned metrics (only the first @max_out are
+ * written), or -EINVAL.
+ */
+PERFCTR_API int
+perfctr_metric_plan__compute(struct perfctr_metric_plan *plan,
+			     const struct perfctr_metric_input *in,
+			     size_t nr_in, double wall_ns,
+			     struct perfctr_metric_value *out, size_t max_out);
 
 #ifdef __cplusplus
 }

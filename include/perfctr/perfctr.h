@@ -11,6 +11,8 @@
 #include <perfctr/event.h>
 #include <perfctr/target.h>
 #include <perfctr/session.h>
+#include <perfctr/notify.h>
+#include <perfctr/set.h>
 #include <perfctr/info.h>
 #include <perfctr/vperfctr.h>
 #include <perfctr/region.h>

@@ -137,7 +137,9 @@ PERFCTR_API int perfctr_session__reset(struct perfctr_session *session);
 
 /**
  * perfctr_session__read() - fetch fresh values from the kernel, one read()
- * per group and unit.  While detached it is a no-op returning 0.
+ * per group and unit; for the calling thread's own hardware counters, from
+ * their mmap'd pages in user space when every page of the group allows it
+ * (same values).  While detached it is a no-op returning 0.
  * A unit whose thread has exited keeps its last values.
  * Return: 0 or the first failed read's -errno (the others are still read;
  * a CPU gone offline, ENODEV, is not an error).

@@ -12,7 +12,8 @@ import subprocess
 import tempfile
 import time
 
-from pctest import BUILD, check, perfex, require_root, require_tracefs, skip, work
+from pctest import (BUILD, PERFEX, check, perfex, require_root, require_tracefs,
+                    skip, work)
 
 TP = "syscalls:sys_enter_getppid"
 PERF_EXIT = {"usage": 129, "event": 130, "perm": 131, "tracefs": 132,
@@ -177,3 +178,70 @@ def run_as_nobody(*args):
 def has_hw_pmu():
     return os.path.exists("/sys/bus/event_source/devices/cpu") or any(
         d.startswith("armv8") for d in os.listdir("/sys/bus/event_source/devices"))
+
+
+def need_two_cpus():
+    if os.cpu_count() < 2 or not os.path.exists("/sys/devices/system/cpu/cpu1/online") \
+            and not os.path.isdir("/sys/devices/system/cpu/cpu1"):
+        skip("needs 2 CPUs (this machine has %d)" % os.cpu_count())
+
+
+class Held:
+    """pcwork doing getppid BEFORE, then waiting for a line on stdin, then
+    getppid AFTER: a process to attach to between the two."""
+
+    def __init__(self, before, after, extra=()):
+        self.dir = tempfile.mkdtemp()
+        ready = os.path.join(self.dir, "ready")
+        self.p = subprocess.Popen(list(extra) + [work(), "getppid", str(before),
+                                  "ready", ready, "wait", "getppid", str(after)],
+                                  stdin=subprocess.PIPE, text=True)
+        wait_for(lambda: os.path.exists(ready), what="the workload")
+        self.pid = self.p.pid
+
+    def go(self):
+        self.p.stdin.write("go\n")
+        self.p.stdin.close()
+        check(self.p.wait(timeout=30) == 0)
+
+    def close(self):
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def start_perfex(*args, prefix=()):
+    """perfex -o FILE ARGS in the background (after the command PREFIX,
+    e.g. taskset): (Popen, the file to read)."""
+    out = tempfile.NamedTemporaryFile("r", suffix=".out")
+    p = subprocess.Popen(list(prefix) + [PERFEX, "-o", out.name] + list(args),
+                         stderr=subprocess.PIPE, text=True)
+    return p, out
+
+
+def count_after_attach(before, after):
+    """perfex -p on a workload held between BEFORE and AFTER calls."""
+    w = Held(before, after)
+    try:
+        p, out = start_perfex("-x,", "-e", TP, "--pid", str(w.pid))
+        # perfex holds its counter once attached: only then go on.
+        wait_counting(p.pid)
+        w.go()
+        _, err = p.communicate(timeout=30)
+        check(p.returncode == 0, err)
+        rows = [l.split(",") for l in out.read().splitlines() if l]
+        return csv_count(rows, TP)
+    finally:
+        w.close()
+
+
+_exit_calls = []
+
+
+def exit_baseline():
+    """getppid calls of the workload's way out (0, or a few when it is
+    built with a sanitizer whose leak checker asks for its parent)."""
+    if not _exit_calls:
+        _exit_calls.append(count_after_attach(0, 0))
+    return _exit_calls[0]

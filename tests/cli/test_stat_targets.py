@@ -10,74 +10,10 @@ import tempfile
 import time
 
 from pctest import PERFEX, case, check, perfex, run_cases, skip, work
-from stathelp import (TP, csv_count, getppid_baseline, json_event,
-                      need_tracepoint, run_csv, run_json, wait_counting,
-                      wait_for)
-
-
-def need_two_cpus():
-    if os.cpu_count() < 2 or not os.path.exists("/sys/devices/system/cpu/cpu1/online") \
-            and not os.path.isdir("/sys/devices/system/cpu/cpu1"):
-        skip("needs 2 CPUs (this machine has %d)" % os.cpu_count())
-
-
-class Held:
-    """pcwork doing getppid BEFORE, then waiting for a line on stdin, then
-    getppid AFTER: a process to attach to between the two."""
-
-    def __init__(self, before, after, extra=()):
-        self.dir = tempfile.mkdtemp()
-        ready = os.path.join(self.dir, "ready")
-        self.p = subprocess.Popen(list(extra) + [work(), "getppid", str(before),
-                                  "ready", ready, "wait", "getppid", str(after)],
-                                  stdin=subprocess.PIPE, text=True)
-        wait_for(lambda: os.path.exists(ready), what="the workload")
-        self.pid = self.p.pid
-
-    def go(self):
-        self.p.stdin.write("go\n")
-        self.p.stdin.close()
-        check(self.p.wait(timeout=30) == 0)
-
-    def close(self):
-        if self.p.poll() is None:
-            self.p.kill()
-            self.p.wait()
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-
-def start_perfex(*args):
-    out = tempfile.NamedTemporaryFile("r", suffix=".out")
-    p = subprocess.Popen([PERFEX, "-o", out.name] + list(args),
-                         stderr=subprocess.PIPE, text=True)
-    return p, out
-
-
-def count_after_attach(before, after):
-    """perfex -p on a workload held between BEFORE and AFTER calls."""
-    w = Held(before, after)
-    try:
-        p, out = start_perfex("-x,", "-e", TP, "--pid", str(w.pid))
-        # perfex holds its counter once attached: only then go on.
-        wait_counting(p.pid)
-        w.go()
-        _, err = p.communicate(timeout=30)
-        check(p.returncode == 0, err)
-        rows = [l.split(",") for l in out.read().splitlines() if l]
-        return csv_count(rows, TP)
-    finally:
-        w.close()
-
-
-_exit_calls = []
-
-
-def exit_baseline():
-    """getppid calls of the workload's way out (0, or a few when it is
-    built with a sanitizer whose leak checker asks for its parent)."""
-    if not _exit_calls:
-        _exit_calls.append(count_after_attach(0, 0))
-    return _exit_calls[0]
+from stathelp import (TP, Held, count_after_attach, csv_count,
+                      exit_baseline, getppid_baseline, json_event,
+                      need_tracepoint, need_two_cpus, run_csv, run_json,
+                      start_perfex, wait_counting, wait_for)
 
 
 @case

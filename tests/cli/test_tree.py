@@ -3,9 +3,10 @@
 project's SPDX line, the licence texts it names are shipped, perfctr.pc
 states the licence, the version script names exactly the symbols the
 public headers declare PERFCTR_API and the shared library exports, each
-public object family has one life cycle, and the public headers and the
-documentation point only at documents the tree ships.  Each failure names
-the files or symbols."""
+public object family has one life cycle, every public function has a doc
+comment and a man page, and the public headers and the documentation
+point only at documents the tree ships.  Each failure names the files or
+symbols."""
 import fnmatch
 import glob
 import os
@@ -321,6 +322,86 @@ def headers_and_docs_point_only_at_shipped_documents():
                 bad.append("%s: %s(%s) is not a page in docs/"
                            % (rel, m.group(1), m.group(2)))
     check(not bad, "; ".join(bad))
+
+
+@case
+def every_public_header_has_a_man_page():
+    # A page documents a header when its SYNOPSIS includes it.
+    documented = set()
+    for page in glob.glob(os.path.join(TOP, "docs", "*.3")):
+        documented |= set(re.findall(r"#include <perfctr/([\w.]+)>",
+                                     open(page).read()))
+    inc = os.path.join(TOP, "include", "perfctr")
+    headers = sorted(h for h in os.listdir(inc) if h.endswith(".h"))
+    missing = [h for h in headers if h not in documented]
+    check(not missing, "no page in docs/ includes: %s" % " ".join(missing))
+    umbrella = open(os.path.join(inc, "perfctr.h")).read()
+    left_out = [h for h in headers if h != "perfctr.h"
+                and "#include <perfctr/%s>" % h not in umbrella]
+    check(not left_out, "perfctr.h does not include: %s" % " ".join(left_out))
+
+
+def api_declarations():
+    """(header, line, name, comment) of every PERFCTR_API declaration:
+    comment is the doc comment above it, None when there is none.
+    Declarations on consecutive lines may share one comment."""
+    out = []
+    inc = os.path.join(TOP, "include", "perfctr")
+    for header in sorted(h for h in os.listdir(inc) if h.endswith(".h")):
+        lines = open(os.path.join(inc, header)).read().split("\n")
+        for i, line in enumerate(lines):
+            if not re.match(r"\s*PERFCTR_API\b", line):
+                continue
+            j, decl = i, ""
+            while j < len(lines):
+                decl += lines[j] + " "
+                if ";" in lines[j] or "{" in lines[j]:
+                    break
+                j += 1
+            call = re.search(r"(\w+)\s*\(", decl.replace("PERFCTR_API", ""))
+            if not call:
+                continue
+            k = i - 1
+            while k >= 0 and not lines[k].rstrip().endswith("*/"):
+                if not lines[k].strip() or lines[k].lstrip().startswith("#"):
+                    k = -1
+                    break
+                k -= 1
+            comment = None
+            if k >= 0:
+                start = k
+                while start >= 0 and "/*" not in lines[start]:
+                    start -= 1
+                comment = "\n".join(lines[max(start, 0):k + 1])
+            out.append((header, i + 1, call.group(1), comment))
+    return out
+
+
+@case
+def every_public_function_has_a_doc_comment():
+    # The comment directly above a declaration (or above the run of
+    # declarations it belongs to) must name the function, in full or as
+    # "__method()": a comment about something else does not count.
+    bad = []
+    for header, line, name, comment in api_declarations():
+        short = "__" + name.split("__", 1)[1] + "()" if "__" in name else None
+        if comment is None:
+            bad.append("%s:%d: %s has no doc comment" % (header, line, name))
+        elif name not in comment and not (short and short in comment):
+            bad.append("%s:%d: the comment above %s does not name it"
+                       % (header, line, name))
+    check(not bad, "; ".join(bad))
+
+
+@case
+def every_public_function_is_in_a_man_page():
+    words = set()
+    for page in glob.glob(os.path.join(TOP, "docs", "*.3")):
+        words |= set(re.findall(r"\w+", open(page).read()))
+    missing = sorted("%s (%s)" % (name, header)
+                     for header, _, name, _ in api_declarations()
+                     if name not in words)
+    check(not missing, "in no page of docs/*.3: %s" % ", ".join(missing))
 
 
 run_cases()

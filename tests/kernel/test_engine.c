@@ -149,7 +149,6 @@ TEST(group_answer_matched_by_id)
 	struct pc_engine *e;
 	struct perf_event_attr a = sw_attr(PERF_COUNT_SW_DUMMY, GROUP_FMT);
 	struct pc_slot *s[3];
-	int fd1;
 
 	e = self_engine(&t);
 	for (int i = 0; i < 3; i++)
@@ -179,17 +178,23 @@ TEST(group_answer_matched_by_id)
 			CHECK_EQ_INT(s[i]->count.status, PERFCTR_COUNT_NOT_COUNTED);
 	}
 	{
-		/* member 1 "not open": its slot keeps its state */
+		/* An id nobody has: member 1 keeps its count. */
 		const uint64_t ans[] = { 3, 50, 50, 1, 10, 2, 99, 3, 30 };
 
-		fd1 = s[1]->fd;
-		s[1]->fd = -1;
 		s[1]->count.value = 42;
 		CHECK_EQ_INT(pc_engine__decode_group(e, 0, 0, ans, sizeof(ans)), 0);
 		CHECK_EQ_U64(s[0]->count.value, 1);
 		CHECK_EQ_U64(s[1]->count.value, 42);
 		CHECK_EQ_U64(s[2]->count.value, 3);
-		s[1]->fd = fd1;
+	}
+	{
+		/* Two members answer (the third failed to open, say). */
+		const uint64_t two[] = { 2, 60, 60, 8, 10, 9, 30 };
+
+		CHECK_EQ_INT(pc_engine__decode_group(e, 0, 0, two, sizeof(two)), 0);
+		CHECK_EQ_U64(s[0]->count.value, 8);
+		CHECK_EQ_U64(s[1]->count.value, 42);
+		CHECK_EQ_U64(s[2]->count.value, 9);
 	}
 	{
 		const uint64_t too_many[] = { 4, 10, 10, 9, 10, 9, 20, 9, 30, 9, 40 };
@@ -197,7 +202,7 @@ TEST(group_answer_matched_by_id)
 
 		CHECK_EQ_INT(pc_engine__decode_group(e, 0, 0, too_many, sizeof(too_many)), -EIO);
 		CHECK_EQ_INT(pc_engine__decode_group(e, 0, 0, shorty, sizeof(shorty)), -EIO);
-		CHECK_EQ_U64(s[0]->count.value, 1);	/* the last good values */
+		CHECK_EQ_U64(s[0]->count.value, 8);	/* the last good values */
 	}
 	pc_engine__delete(e);
 	perfctr_target__delete(t);

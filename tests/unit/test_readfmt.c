@@ -15,7 +15,7 @@
 #define TR PERF_FORMAT_TOTAL_TIME_RUNNING
 #define ID PERF_FORMAT_ID
 #define GR PERF_FORMAT_GROUP
-#define LO PERF_FORMAT_LOST
+#define LO PC_READFMT_LOST
 
 /* Build the answer of @nr counters (value 100+i, id 10+i, lost i) with
  * enabled 7000, running 5000; return its words. */
@@ -166,6 +166,27 @@ TEST(empty_group_and_trailing_bytes)
 	CHECK_EQ_U64(head.time_running, 9);
 }
 
+TEST(length_of_an_answer_in_a_record)
+{
+	/* What a record walker needs: where the read part ends. */
+	const uint64_t group[] = { 2, 5, 6, 1, 11, 2, 12, 0xdead };
+	const uint64_t huge[] = { UINT64_MAX / 2, 5, 6 };
+	const uint64_t single[] = { 9, 5, 6, 77 };
+
+	CHECK_EQ_INT(pc_readfmt_length(GR | ID | TE | TR, group, sizeof(group)), 7 * 8);
+	CHECK_EQ_INT(pc_readfmt_length(GR | ID | TE | TR, group, 6 * 8), -EIO);
+	CHECK_EQ_INT(pc_readfmt_length(GR | ID | TE | TR, group, 2 * 8), -EIO);
+	CHECK_EQ_INT(pc_readfmt_length(GR | ID | TE | TR, huge, sizeof(huge)), -EIO);
+	CHECK_EQ_INT(pc_readfmt_length(ID | TE | TR, single, sizeof(single)), 4 * 8);
+	CHECK_EQ_INT(pc_readfmt_length(ID | TE | TR, single, 3 * 8), -EIO);
+	for (uint64_t fmt = 0; fmt < 32; fmt++) {
+		uint64_t w[64];
+		size_t words = build(fmt, 3, w);
+
+		CHECK_EQ_INT(pc_readfmt_length(fmt, w, sizeof(w)), (long)(words * 8));
+	}
+}
+
 TEST(unaligned_buffer)
 {
 	/* A PERF_SAMPLE_READ inside a record need not be 8-byte aligned
@@ -186,4 +207,5 @@ TEST_MAIN(TEST_CASE(every_format_round_trips),
 	  TEST_CASE(sizes_and_positions),
 	  TEST_CASE(malformed_answers_refused),
 	  TEST_CASE(empty_group_and_trailing_bytes),
+	  TEST_CASE(length_of_an_answer_in_a_record),
 	  TEST_CASE(unaligned_buffer))

@@ -28,6 +28,17 @@ struct eng_event {
 struct eng_group {
 	size_t *members;	/* event indices, the first event first */
 	size_t nr_members;
+	uint64_t fmt;		/* the first event's read_format */
+	size_t read_size;	/* bytes of its read(2), from open */
+};
+
+/* A group on a unit, as opened. */
+struct eng_gu {
+	/* The open members' slots in the order they joined: the first
+	 * leads, and the kernel answers a group read in this order. */
+	struct pc_slot **open;
+	size_t nr_open;
+	bool fast;		/* every open member has a user page */
 };
 
 struct pc_engine {
@@ -46,15 +57,20 @@ struct pc_engine {
 	bool opened;			/* pc_engine__open() succeeded once */
 	struct pc_slot *slots;		/* nr_events * nr_units, from open */
 	int *leader_fds;		/* nr_groups * nr_units */
-	/* Per (group, unit): every open member has a user page. */
-	bool *fast;
+	struct eng_gu *gu;		/* nr_groups * nr_units */
+	struct pc_slot **open_pool;	/* the gu's open lists */
 
 	/* Scratch of one group read, sized at open for the largest. */
 	void *read_buf;
 	struct pc_readfmt_entry *entries;
 	const volatile struct perf_event_mmap_page **pages;
 	struct pc_page_value *values;
-	size_t *page_event;
+	struct pc_page_snap *snaps;
+
+	/* The fast read's readers when not the machine's (tests). */
+	pc_read_pmc_t read_pmc;
+	pc_read_stamp_t read_stamp;
+	uint64_t fast_reads;
 };
 
 /* ------------------------------------------------------------------ */
@@ -133,6 +149,8 @@ struct pc_engine *pc_engine__new(const struct perfctr_target *target)
 	return e;
 }
 
+static void free_open_state(struct pc_engine *e);
+
 void pc_engine__delete(struct pc_engine *e)
 {
 	size_t i;
@@ -149,14 +167,7 @@ void pc_engine__delete(struct pc_engine *e)
 	free(e->events);
 	free(e->groups);
 	free(e->units);
-	free(e->slots);
-	free(e->leader_fds);
-	free(e->fast);
-	free(e->read_buf);
-	free(e->entries);
-	free(e->pages);
-	free(e->values);
-	free(e->page_event);
+	free_open_state(e);
 	free(e);
 }
 
@@ -188,6 +199,8 @@ int pc_engine__add(struct pc_engine *e, const struct pc_engine_event *ev)
 		g = e->nr_groups;
 		e->groups[g].members = NULL;
 		e->groups[g].nr_members = 0;
+		e->groups[g].fmt = ev->attr->read_format;
+		e->groups[g].read_size = 0;
 	} else {
 		g = e->events[ev->leader].group;
 	}
@@ -273,10 +286,10 @@ static bool wants_page(const struct pc_engine *e, const struct eng_event *ev,
 
 static void close_slot(struct pc_slot *slot)
 {
-	if (slot->page) {
+	if (slot->page && slot->page_mapped)
 		sys_perf_munmap((void *)slot->page, 0);
-		slot->page = NULL;
-	}
+	slot->page = NULL;
+	slot->page_mapped = false;
 	if (slot->fd >= 0) {
 		close(slot->fd);
 		slot->fd = -1;
@@ -298,15 +311,18 @@ static void close_unit(struct pc_engine *e, size_t u)
 	}
 	for (ev = 0; ev < e->nr_events; ev++)
 		close_slot(&e->slots[ev * e->nr_units + u]);
-	for (g = 0; g < e->nr_groups; g++)
+	for (g = 0; g < e->nr_groups; g++) {
 		e->leader_fds[g * e->nr_units + u] = -1;
+		e->gu[g * e->nr_units + u].nr_open = 0;
+		e->gu[g * e->nr_units + u].fast = false;
+	}
 }
 
 void pc_engine__close(struct pc_engine *e)
 {
 	size_t u;
 
-	if (!e || !e->slots)
+	if (!e || !e->slots || !e->leader_fds || !e->gu)
 		return;
 	for (u = 0; u < e->nr_units; u++)
 		close_unit(e, u);
@@ -356,6 +372,14 @@ static int open_group(struct pc_engine *e, size_t g, size_t u)
 			continue;
 		}
 		open_attr(e, event, unit, *lfd < 0, &attr);
+#if defined(__aarch64__)
+		/* The armv8 PMU's rdpmc format bit (config1:1): without it
+		 * the kernel gives the page no counter index. */
+		if (wants_page(e, event, unit) &&
+		    (attr.type == PERF_TYPE_HARDWARE ||
+		     attr.type == PERF_TYPE_HW_CACHE || attr.type == PERF_TYPE_RAW))
+			attr.config1 |= 0x2;
+#endif
 		fd = sys_perf_event_open(&attr, unit->tid, unit->cpu, *lfd,
 					 e->open_flags);
 		if (fd == -ESRCH && e->units_may_vanish)
@@ -382,33 +406,41 @@ static int open_group(struct pc_engine *e, size_t g, size_t u)
 				return err;
 		}
 		/* No page is no error: the read falls back to read(2). */
-		if (wants_page(e, event, unit))
+		if (wants_page(e, event, unit)) {
 			slot->page = sys_perf_mmap(fd, 0, false, NULL);
+			slot->page_mapped = slot->page != NULL;
+		}
 	}
 	return 0;
 }
 
 static int alloc_open_state(struct pc_engine *e)
 {
-	size_t n = e->nr_events * e->nr_units, i;
+	size_t n = e->nr_events * e->nr_units, ngu = e->nr_groups * e->nr_units;
 	size_t bytes = pc_readfmt_size(PERF_FORMAT_GROUP | PC_READFMT_KNOWN,
 				       e->max_members);
+	size_t i, g;
 
 	e->slots = malloc(n * sizeof(*e->slots));
-	e->leader_fds = malloc(e->nr_groups * e->nr_units * sizeof(*e->leader_fds));
-	e->fast = calloc(e->nr_groups * e->nr_units, sizeof(*e->fast));
+	e->leader_fds = malloc(ngu * sizeof(*e->leader_fds));
+	e->gu = calloc(ngu, sizeof(*e->gu));
+	e->open_pool = malloc(n * sizeof(*e->open_pool));
 	e->read_buf = malloc(bytes);
 	e->entries = malloc(e->max_members * sizeof(*e->entries));
 	e->pages = malloc(e->max_members * sizeof(*e->pages));
 	e->values = malloc(e->max_members * sizeof(*e->values));
-	e->page_event = malloc(e->max_members * sizeof(*e->page_event));
-	if (!e->slots || !e->leader_fds || !e->fast || !e->read_buf ||
-	    !e->entries || !e->pages || !e->values || !e->page_event)
+	e->snaps = malloc(e->max_members * sizeof(*e->snaps));
+	if (!e->slots || !e->leader_fds || !e->gu || !e->open_pool ||
+	    !e->read_buf || !e->entries || !e->pages || !e->values ||
+	    !e->snaps)
 		return -ENOMEM;
 	for (i = 0; i < n; i++)
 		slot_init(&e->slots[i]);
-	for (i = 0; i < e->nr_groups * e->nr_units; i++)
+	for (i = 0; i < ngu; i++)
 		e->leader_fds[i] = -1;
+	for (g = 0; g < e->nr_groups; g++)
+		e->groups[g].read_size = pc_readfmt_size(e->groups[g].fmt,
+							 e->groups[g].nr_members);
 	return 0;
 }
 
@@ -416,39 +448,53 @@ static void free_open_state(struct pc_engine *e)
 {
 	free(e->slots);
 	free(e->leader_fds);
-	free(e->fast);
+	free(e->gu);
+	free(e->open_pool);
 	free(e->read_buf);
 	free(e->entries);
 	free(e->pages);
 	free(e->values);
-	free(e->page_event);
+	free(e->snaps);
+	e->snaps = NULL;
 	e->slots = NULL;
 	e->leader_fds = NULL;
-	e->fast = NULL;
+	e->gu = NULL;
+	e->open_pool = NULL;
 	e->read_buf = NULL;
 	e->entries = NULL;
 	e->pages = NULL;
 	e->values = NULL;
-	e->page_event = NULL;
 }
 
-/* Whether group @g on unit @u can be read from its pages alone. */
-static bool group_fast(const struct pc_engine *e, size_t g, size_t u)
+/* The open lists of every group on every unit, once all is open. */
+static void list_open(struct pc_engine *e)
 {
-	const struct eng_group *grp = &e->groups[g];
-	size_t m, open = 0;
+	struct pc_slot **pool = e->open_pool;
+	size_t g, u, m;
 
-	for (m = 0; m < grp->nr_members; m++) {
-		const struct pc_slot *slot =
-			&e->slots[grp->members[m] * e->nr_units + u];
+	for (g = 0; g < e->nr_groups; g++) {
+		const struct eng_group *grp = &e->groups[g];
 
-		if (slot->fd < 0)
-			continue;
-		if (!slot->page)
-			return false;
-		open++;
+		for (u = 0; u < e->nr_units; u++) {
+			struct eng_gu *gu = &e->gu[g * e->nr_units + u];
+			bool pages = true;
+
+			gu->open = pool;
+			gu->nr_open = 0;
+			for (m = 0; m < grp->nr_members; m++) {
+				struct pc_slot *slot =
+					&e->slots[grp->members[m] * e->nr_units + u];
+
+				if (slot->fd < 0)
+					continue;
+				gu->open[gu->nr_open++] = slot;
+				if (!slot->page)
+					pages = false;
+			}
+			gu->fast = pages && gu->nr_open;
+			pool += gu->nr_open;
+		}
 	}
-	return open > 0;
 }
 
 int pc_engine__open(struct pc_engine *e, unsigned int flags)
@@ -488,9 +534,7 @@ int pc_engine__open(struct pc_engine *e, unsigned int flags)
 		err = -ESRCH;
 		goto fail;
 	}
-	for (g = 0; g < e->nr_groups; g++)
-		for (u = 0; u < e->nr_units; u++)
-			e->fast[g * e->nr_units + u] = group_fast(e, g, u);
+	list_open(e);
 	if (flags & PC_ENGINE_ENABLE) {
 		err = pc_engine__enable(e);
 		if (err)
@@ -499,7 +543,7 @@ int pc_engine__open(struct pc_engine *e, unsigned int flags)
 	e->opened = true;
 	return 0;
 fail:
-	if (e->slots && e->leader_fds)
+	if (e->slots && e->leader_fds && e->gu)
 		pc_engine__close(e);
 	free_open_state(e);
 	for (u = 0; u < e->nr_units; u++)
@@ -680,150 +724,137 @@ static void set_count(struct pc_slot *slot, uint64_t value, uint64_t enabled,
 	slot->lost = lost;
 }
 
-/* The read_format of group @g: its first event's (members share it). */
-static uint64_t group_format(const struct pc_engine *e, size_t g)
-{
-	return e->events[e->groups[g].members[0]].attr.read_format;
-}
-
 static bool no_running(uint64_t fmt)
 {
 	return !(fmt & PERF_FORMAT_TOTAL_TIME_RUNNING);
 }
 
-int pc_engine__decode_group(struct pc_engine *e, size_t g, size_t u,
-			    const void *buf, size_t len)
+/* A group answer into the open members' slots. */
+static int decode_gu(struct pc_engine *e, const struct eng_group *grp,
+		     const struct eng_gu *gu, const void *buf, size_t len)
 {
-	const struct eng_group *grp;
+	bool ids = grp->fmt & PERF_FORMAT_ID;
 	struct pc_readfmt head;
-	uint64_t fmt;
-	size_t i, k, m;
+	size_t i, m;
 	int n;
 
-	if (!e || !e->slots || g >= e->nr_groups || u >= e->nr_units)
-		return -EINVAL;
-	grp = &e->groups[g];
-	fmt = group_format(e, g);
-	if (!(fmt & PERF_FORMAT_GROUP))
-		return -EINVAL;
-	n = pc_readfmt_decode(fmt, buf, len, &head, e->entries, grp->nr_members);
+	if (!gu->nr_open)
+		return 0;
+	n = pc_readfmt_decode(grp->fmt, buf, len, &head, e->entries, gu->nr_open);
 	if (n < 0)
 		return n;
-	/* The kernel answers for the members that are open, in the order
-	 * they joined: k walks the open members, for a match by position
-	 * when there are no ids and as the first guess when there are. */
-	for (i = 0, k = 0; i < (size_t)n; i++) {
+	/* The kernel answers in the order the members joined; by id when
+	 * it did not (an id nobody has is ignored). */
+	for (i = 0; i < (size_t)n; i++) {
 		const struct pc_readfmt_entry *ent = &e->entries[i];
-		struct pc_slot *hit = NULL;
+		struct pc_slot *hit = gu->open[i];
 
-		while (k < grp->nr_members &&
-		       e->slots[grp->members[k] * e->nr_units + u].fd < 0)
-			k++;
-		if (k < grp->nr_members) {
-			struct pc_slot *s = &e->slots[grp->members[k] * e->nr_units + u];
-
-			if (!(fmt & PERF_FORMAT_ID) || s->id == ent->id)
-				hit = s;
-			k++;
-		}
-		for (m = 0; !hit && (fmt & PERF_FORMAT_ID) &&
-			    m < grp->nr_members; m++) {
-			struct pc_slot *s = &e->slots[grp->members[m] * e->nr_units + u];
-
-			if (s->fd >= 0 && s->id == ent->id)
-				hit = s;
-		}
+		for (m = 0; ids && hit && hit->id != ent->id; m++)
+			hit = m < gu->nr_open ? gu->open[m] : NULL;
 		if (hit)
 			set_count(hit, ent->value, head.time_enabled,
-				  head.time_running, no_running(fmt), ent->lost);
+				  head.time_running, no_running(grp->fmt),
+				  ent->lost);
 	}
 	return 0;
 }
 
-/* Each open member read on its own (a format without GROUP). */
-static int read_each(struct pc_engine *e, size_t g, size_t u, uint64_t fmt)
+int pc_engine__decode_group(struct pc_engine *e, size_t g, size_t u,
+			    const void *buf, size_t len)
 {
-	const struct eng_group *grp = &e->groups[g];
-	size_t size = pc_readfmt_size(fmt, 1), m;
+	if (!e || !e->gu || g >= e->nr_groups || u >= e->nr_units)
+		return -EINVAL;
+	if (!(e->groups[g].fmt & PERF_FORMAT_GROUP))
+		return -EINVAL;
+	return decode_gu(e, &e->groups[g], &e->gu[g * e->nr_units + u], buf, len);
+}
+
+/* Each open member read on its own (a format without GROUP). */
+static int read_each(struct pc_engine *e, const struct eng_group *grp,
+		     const struct eng_gu *gu)
+{
+	size_t m;
 	int err = 0;
 
-	for (m = 0; m < grp->nr_members; m++) {
-		struct pc_slot *slot = &e->slots[grp->members[m] * e->nr_units + u];
+	for (m = 0; m < gu->nr_open; m++) {
+		struct pc_slot *slot = gu->open[m];
 		struct pc_readfmt head;
 		struct pc_readfmt_entry ent;
 		ssize_t len;
 		int n;
 
-		if (slot->fd < 0)
-			continue;
-		len = sys_perf_read(slot->fd, e->read_buf, size);
+		len = sys_perf_read(slot->fd, e->read_buf, grp->read_size);
 		n = len < 0 ? (int)len :
-		    pc_readfmt_decode(fmt, e->read_buf, (size_t)len, &head, &ent, 1);
+		    pc_readfmt_decode(grp->fmt, e->read_buf, (size_t)len,
+				      &head, &ent, 1);
 		if (n < 0) {
 			if (!err)
 				err = n;
 			continue;
 		}
 		set_count(slot, ent.value, head.time_enabled, head.time_running,
-			  no_running(fmt), ent.lost);
+			  no_running(grp->fmt), ent.lost);
 	}
 	return err;
 }
 
-/* The fast read of group @g on unit @u.  True when every member's page
- * gave a value and current times. */
-static bool read_fast(struct pc_engine *e, size_t g, size_t u)
+/* The fast read of a group on the unit of thread @tid.  True when every
+ * member's page gave a value and current times. */
+static bool read_fast(struct pc_engine *e, const struct eng_gu *gu, pid_t tid)
 {
-	const struct eng_group *grp = &e->groups[g];
-	size_t m, n = 0, i;
+	const volatile struct perf_event_mmap_page *const *pages;
+	size_t i;
+	bool ok;
 
-	if (e->units[u].tid != pc_self_tid())
+	if (tid != pc_self_tid())
 		return false;
-	for (m = 0; m < grp->nr_members; m++) {
-		const struct pc_slot *slot =
-			&e->slots[grp->members[m] * e->nr_units + u];
-
-		if (slot->fd < 0)
-			continue;
-		e->pages[n] = slot->page;
-		e->page_event[n++] = grp->members[m];
-	}
-	if (!pc_fastread_pages((const volatile struct perf_event_mmap_page *const *)e->pages,
-			       n, true, e->values))
+	for (i = 0; i < gu->nr_open; i++)
+		e->pages[i] = gu->open[i]->page;
+	pages = (const volatile struct perf_event_mmap_page *const *)e->pages;
+	if (e->read_pmc)
+		ok = pc_fastread_pages_with(pages, gu->nr_open, true, e->read_pmc,
+					    e->read_stamp, e->snaps, e->values);
+	else
+		ok = pc_fastread_pages(pages, gu->nr_open, true, e->values);
+	if (!ok)
 		return false;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < gu->nr_open; i++)
 		if (!e->values[i].times)
 			return false;
-	for (i = 0; i < n; i++)
-		set_count(&e->slots[e->page_event[i] * e->nr_units + u],
-			  e->values[i].value, e->values[i].time_enabled,
-			  e->values[i].time_running, false, 0);
+	for (i = 0; i < gu->nr_open; i++)
+		set_count(gu->open[i], e->values[i].value,
+			  e->values[i].time_enabled, e->values[i].time_running,
+			  false, 0);
+	e->fast_reads++;
 	return true;
+}
+
+static int read_gu(struct pc_engine *e, size_t g, size_t u)
+{
+	const struct eng_group *grp = &e->groups[g];
+	const struct eng_gu *gu = &e->gu[g * e->nr_units + u];
+	ssize_t len;
+
+	if (!gu->nr_open)
+		return 0;
+	if (gu->fast && read_fast(e, gu, e->units[u].tid))
+		return 0;
+	if (!(grp->fmt & PERF_FORMAT_GROUP))
+		return read_each(e, grp, gu);
+	/* The first open member leads: its fd answers for the group. */
+	len = sys_perf_read(gu->open[0]->fd, e->read_buf, grp->read_size);
+	if (len < 0)
+		return (int)len;
+	return decode_gu(e, grp, gu, e->read_buf, (size_t)len);
 }
 
 int pc_engine__read_group(struct pc_engine *e, size_t g, size_t u)
 {
-	uint64_t fmt;
-	ssize_t len;
-	int fd;
-
 	if (!e || g >= e->nr_groups || u >= e->nr_units)
 		return -EINVAL;
-	if (!e->leader_fds)
+	if (!e->gu)
 		return 0;
-	fd = e->leader_fds[g * e->nr_units + u];
-	if (fd < 0)
-		return 0;
-	if (e->fast[g * e->nr_units + u] && read_fast(e, g, u))
-		return 0;
-	fmt = group_format(e, g);
-	if (!(fmt & PERF_FORMAT_GROUP))
-		return read_each(e, g, u, fmt);
-	len = sys_perf_read(fd, e->read_buf,
-			    pc_readfmt_size(fmt, e->groups[g].nr_members));
-	if (len < 0)
-		return (int)len;
-	return pc_engine__decode_group(e, g, u, e->read_buf, (size_t)len);
+	return read_gu(e, g, u);
 }
 
 int pc_engine__read(struct pc_engine *e)
@@ -833,9 +864,11 @@ int pc_engine__read(struct pc_engine *e)
 
 	if (!e)
 		return -EINVAL;
+	if (!e->gu)
+		return 0;
 	for (u = 0; u < e->nr_units; u++) {
 		for (g = 0; g < e->nr_groups; g++) {
-			int rc = pc_engine__read_group(e, g, u);
+			int rc = read_gu(e, g, u);
 
 			/* A CPU that went offline: keep its last values. */
 			if (rc && rc != -ENODEV && !err)
@@ -843,4 +876,36 @@ int pc_engine__read(struct pc_engine *e)
 		}
 	}
 	return err;
+}
+
+/* ------------------------------------------------------------------ */
+/* Test seams. */
+
+void pc_engine__set_readers(struct pc_engine *e, pc_read_pmc_t read_pmc,
+			    pc_read_stamp_t read_stamp)
+{
+	if (!e)
+		return;
+	e->read_pmc = read_pmc && read_stamp ? read_pmc : NULL;
+	e->read_stamp = read_pmc && read_stamp ? read_stamp : NULL;
+}
+
+int pc_engine__set_page(struct pc_engine *e, size_t ev, size_t u,
+			volatile struct perf_event_mmap_page *page)
+{
+	struct pc_slot *slot = pc_engine__slot(e, ev, u);
+
+	if (!slot || slot->fd < 0)
+		return -EINVAL;
+	if (slot->page && slot->page_mapped)
+		sys_perf_munmap((void *)slot->page, 0);
+	slot->page = page;
+	slot->page_mapped = false;
+	list_open(e);
+	return 0;
+}
+
+uint64_t pc_engine__fast_reads(const struct pc_engine *e)
+{
+	return e ? e->fast_reads : 0;
 }

@@ -54,14 +54,32 @@
  * PERF_FORMAT_GROUP one read(2) of the leader, whose entries are matched
  * to the slots by id (needs PERF_FORMAT_ID); without it one read(2) per
  * member.  With PC_ENGINE_MMAP, on the unit of the calling thread, it
- * first tries the user-space fast read (core/fastread.h): every member's
- * user page must allow it (cap_user_rdpmc, index != 0, current times),
- * else it falls back to read(2).  The results are the same either way.
+ * first tries the user-space fast read (core/fastread.h): every open
+ * member's user page must allow it now (cap_user_rdpmc, index != 0,
+ * cap_user_time for current times), else it falls back to read(2).  The
+ * results are the same either way.  On arm64 the engine sets the armv8
+ * PMU's rdpmc format bit (config1:1) on the hardware events it maps, as
+ * the kernel gives the page no counter index without it.
  *
  * Signals and rings are the caller's business: the fds are in the slots
  * (pc_engine__fd()), to arm with pc_ovf (O_ASYNC, F_SETSIG), to redirect
- * with sys_perf_set_output() into the ring of another fd, or to mmap.
- * Close nothing the engine opened; pc_engine__close() does.
+ * with sys_perf_set_output() into the ring of another fd (one ring per CPU
+ * or thread: map the first event's fd on each unit, redirect the others
+ * on that unit into it), to mmap, or to read a sample's PERF_SAMPLE_READ
+ * part with pc_engine__decode_group().  Close nothing the engine opened;
+ * pc_engine__close() does.  Mappings the caller made of engine fds are
+ * the caller's to unmap (before or after the close: a mapping keeps its
+ * event alive until it is unmapped).
+ *
+ * Who uses what: a counting session opens with read_format GROUP | ID |
+ * TOTAL_TIME_*, toggles with pc_engine__enable() / __disable() and reads
+ * with pc_engine__read(); event-set rotation toggles and reads one group
+ * at a time (pc_engine__toggle_group(), pc_engine__read_group()); a
+ * sampler adds every event as its own group without PERF_FORMAT_GROUP,
+ * with inherit / enable_on_exec in its attrs as it needs, and opens with
+ * PC_ENGINE_ENABLE (or enables later); self-monitoring opens a self
+ * target with PC_ENGINE_MMAP and reads through the pages (the slots'
+ * page, with core/fastread.h directly when it wants no times).
  *
  * A new kind of target (a cgroup) adds its units and its open flag in
  * target.c (pc_target_open_flags()); nothing here changes.
@@ -79,6 +97,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "core/fastread.h"
 #include "perfctr/count.h"
 #include "perfctr/target.h"
 
@@ -102,6 +121,7 @@ struct pc_slot {
 	uint64_t lost;		/* PERF_FORMAT_LOST, as of the last read */
 	/* The user page (PC_ENGINE_MMAP), or NULL. */
 	volatile struct perf_event_mmap_page *page;
+	bool page_mapped;	/* page is the engine's mapping of fd */
 };
 
 /* What pc_engine__add() takes; every pointer is copied. */
@@ -249,6 +269,20 @@ int pc_engine__read(struct pc_engine *e);
  * -EIO, -EINVAL. */
 int pc_engine__decode_group(struct pc_engine *e, size_t g, size_t u,
 			    const void *buf, size_t len);
+
+/* How many group reads the fast read has served (tests, diagnostics). */
+uint64_t pc_engine__fast_reads(const struct pc_engine *e);
+
+/* Test seams.  pc_engine__set_readers(): the counter and timestamp
+ * readers of the fast read (both NULL: the machine's), so that a test
+ * can feed it a synthetic page.  pc_engine__set_page(): read slot (ev, u)
+ * from @page, which the engine does not own (NULL: no fast read there);
+ * the slot's own mapping, if any, is dropped.  Return: 0, -EINVAL when
+ * out of range or not open. */
+void pc_engine__set_readers(struct pc_engine *e, pc_read_pmc_t read_pmc,
+			    pc_read_stamp_t read_stamp);
+int pc_engine__set_page(struct pc_engine *e, size_t ev, size_t u,
+			volatile struct perf_event_mmap_page *page);
 
 /* The calling thread's id, cached per thread (and forgotten in a forked
  * child): whose counters the fast read may read. */

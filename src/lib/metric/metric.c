@@ -3,12 +3,15 @@
  * Derived metrics from counts, computed only from events that counted over
  * the same time (see include/perfctr/metric.h).
  */
+#include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
 #include <perfctr/metric.h>
 
 #include "common/internal.h"
+#include "metric/table.h"
 
 #define NO_EVENT ((size_t)-1)
 
@@ -132,34 +135,6 @@ static size_t find_clock(const struct perfctr_metric_input *in, size_t nr,
 	return i != NO_EVENT ? i : find_partner(in, nr, self, "cpu-clock", "");
 }
 
-/* Miss and stall ratios: event, the event it is a fraction of, the unit. */
-static const struct {
-	const char *event;
-	const char *of;
-	const char *name;
-	const char *unit;
-	enum perfctr_metric_id id;
-} ratios[] = {
-	{ "branch-misses", "branches", "branch-miss-ratio",
-	  "% of all branches", PERFCTR_METRIC_MISS_RATIO },
-	{ "cache-misses", "cache-references", "cache-miss-ratio",
-	  "% of all cache refs", PERFCTR_METRIC_MISS_RATIO },
-	{ "L1-dcache-load-misses", "L1-dcache-loads", "l1d-miss-ratio",
-	  "% of all L1-dcache accesses", PERFCTR_METRIC_MISS_RATIO },
-	{ "L1-icache-load-misses", "L1-icache-loads", "l1i-miss-ratio",
-	  "% of all L1-icache accesses", PERFCTR_METRIC_MISS_RATIO },
-	{ "LLC-load-misses", "LLC-loads", "llc-miss-ratio",
-	  "% of all LL-cache accesses", PERFCTR_METRIC_MISS_RATIO },
-	{ "dTLB-load-misses", "dTLB-loads", "dtlb-miss-ratio",
-	  "% of all dTLB cache accesses", PERFCTR_METRIC_MISS_RATIO },
-	{ "iTLB-load-misses", "iTLB-loads", "itlb-miss-ratio",
-	  "% of all iTLB cache accesses", PERFCTR_METRIC_MISS_RATIO },
-	{ "stalled-cycles-frontend", "cycles", "frontend-stall-ratio",
-	  "% frontend cycles idle", PERFCTR_METRIC_STALL_RATIO },
-	{ "stalled-cycles-backend", "cycles", "backend-stall-ratio",
-	  "% backend cycles idle", PERFCTR_METRIC_STALL_RATIO },
-};
-
 struct emitter {
 	struct perfctr_metric *out;
 	size_t max_out;
@@ -183,8 +158,9 @@ static void emit(struct emitter *em, enum perfctr_metric_id id,
 	em->nr++;
 }
 
-/* The estimate over the whole enabled time (the clocks, which are software
- * events, always run all of it; this keeps the layer free of the core). */
+/* The estimate over the whole enabled time.  Partners counted together
+ * have the same running fraction, so their ratio is that of the raw
+ * values; the clocks, software events, always run all of it. */
 static double scaled(const struct perfctr_metric_input *e)
 {
 	if (!e->count.time_running || e->count.time_running >= e->count.time_enabled)
@@ -193,11 +169,85 @@ static double scaled(const struct perfctr_metric_input *e)
 	       (double)e->count.time_running;
 }
 
-/* Raw values: partners counted over the same time, so their ratio needs no
- * scaling (and scaling both would cancel out anyway). */
-static double raw(const struct perfctr_metric_input *e)
+/*
+ * The generic metrics are the built-in table's (generic.json), evaluated
+ * by the one expression evaluator.  The table is parsed once per process.
+ */
+static struct perfctr_metrics *generic;
+static pthread_once_t generic_once = PTHREAD_ONCE_INIT;
+
+static void load_generic(void)
 {
-	return (double)e->count.value;
+	PERFCTR_OPTS(perfctr_metrics_opts, opts,
+		     .flags = PERFCTR_METRICS_NO_ENV | PERFCTR_METRICS_NO_MODEL);
+	size_t i;
+
+	generic = perfctr_metrics__new(&opts);
+	for (i = 0; generic && i < perfctr_metrics__nr(generic); i++)
+		pc_metrics_expr(generic, i, NULL);
+}
+
+/* The identifier of a generic metric, from its name and groups. */
+static enum perfctr_metric_id generic_id(const struct perfctr_metric_def *d)
+{
+	static const struct {
+		const char *name;
+		enum perfctr_metric_id id;
+	} ids[] = {
+		{ "cpus-utilized", PERFCTR_METRIC_CPUS_UTILIZED },
+		{ "ghz", PERFCTR_METRIC_GHZ },
+		{ "ipc", PERFCTR_METRIC_IPC },
+		{ "cpi", PERFCTR_METRIC_CPI },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(ids); i++)
+		if (!strcmp(d->name, ids[i].name))
+			return ids[i].id;
+	if (strstr(d->groups, "generic_stall_ratio"))
+		return PERFCTR_METRIC_STALL_RATIO;
+	return PERFCTR_METRIC_MISS_RATIO;
+}
+
+struct bind_ctx {
+	const struct perfctr_metric_input *in;
+	size_t nr;
+	size_t self;
+	const char *mods;
+	double wall_ns;
+	size_t other;		/* the first partner bound */
+};
+
+/* An identifier of a generic metric: the event itself, a partner of the
+ * same modifiers counted with it, or the wall time. */
+static int bind_lookup(void *vctx, enum pc_mx_ref ref, const char *id,
+		       double *v)
+{
+	struct bind_ctx *ctx = vctx;
+	struct name_parts self, want;
+	size_t j;
+
+	if (ref != PC_MX_VALUE)
+		return -ENOENT;
+	if (!strcmp(id, "duration_time")) {
+		if (ctx->wall_ns <= 0)
+			return -ENODATA;
+		*v = ctx->wall_ns * 1e-9;
+		return 0;
+	}
+	split_name(ctx->in[ctx->self].name, &self);
+	split_name(id, &want);
+	if (!strcmp(self.base, want.base)) {
+		*v = scaled(&ctx->in[ctx->self]);
+		return 0;
+	}
+	j = find_partner(ctx->in, ctx->nr, ctx->self, want.base, ctx->mods);
+	if (j == NO_EVENT)
+		return -ENOENT;
+	if (ctx->other == NO_EVENT)
+		ctx->other = j;
+	*v = scaled(&ctx->in[j]);
+	return 0;
 }
 
 static void event_metrics(const struct perfctr_metric_input *in, size_t nr,
@@ -211,43 +261,34 @@ static void event_metrics(const struct perfctr_metric_input *in, size_t nr,
 	if (!counted(e))
 		return;
 	split_name(e->name, &p);
+	for (k = 0; generic && k < perfctr_metrics__nr(generic); k++) {
+		const struct pc_mx *mx = pc_metrics_expr(generic, k, NULL);
+		struct bind_ctx ctx = { .in = in, .nr = nr, .self = i,
+					.mods = p.mods, .wall_ns = wall_ns,
+					.other = NO_EVENT };
+		struct perfctr_metric_def d;
+		struct name_parts anchor;
+		double v;
 
-	if (is_clock(p.base)) {
-		if (wall_ns > 0)
-			emit(em, PERFCTR_METRIC_CPUS_UTILIZED, "cpus-utilized",
-			     "CPUs utilized", scaled(e) / wall_ns,
-			     i, NO_EVENT);
-		return;
-	}
-	if (!strcmp(p.base, "cycles")) {
-		j = find_clock(in, nr, i);
-		if (j != NO_EVENT && in[j].count.value)
-			emit(em, PERFCTR_METRIC_GHZ, "ghz", "GHz",
-			     raw(e) / raw(&in[j]), i, j);
-	}
-	if (!strcmp(p.base, "instructions")) {
-		j = find_partner(in, nr, i, "cycles", p.mods);
-		if (j != NO_EVENT && in[j].count.value)
-			emit(em, PERFCTR_METRIC_IPC, "ipc", "insn per cycle",
-			     raw(e) / raw(&in[j]), i, j);
-		if (j != NO_EVENT && e->count.value)
-			emit(em, PERFCTR_METRIC_CPI, "cpi", "cycles per insn",
-			     raw(&in[j]) / raw(e), i, j);
-	}
-	for (k = 0; k < ARRAY_SIZE(ratios); k++) {
-		if (strcmp(p.base, ratios[k].event))
+		/* a metric belongs to the event its expression names first */
+		if (!mx || !pc_mx_nr_ids(mx))
 			continue;
-		j = find_partner(in, nr, i, ratios[k].of, p.mods);
-		if (j != NO_EVENT && in[j].count.value)
-			emit(em, ratios[k].id, ratios[k].name, ratios[k].unit,
-			     100.0 * raw(e) / raw(&in[j]), i, j);
+		split_name(pc_mx_id(mx, 0), &anchor);
+		if (strcmp(anchor.base, p.base) ||
+		    pc_mx_eval(mx, bind_lookup, &ctx, &v) || !isfinite(v))
+			continue;
+		perfctr_metrics__def(generic, k, &d);
+		emit(em, generic_id(&d), d.name, d.unit, v * d.scale, i,
+		     ctx.other);
 	}
-	/* Everything without a metric of its own gets its rate. */
-	if (em->nr == before && strcmp(p.base, "cycles")) {
+	/* Everything without a metric of its own gets its rate (a rate is
+	 * per-event presentation, not a metric of the tables). */
+	if (em->nr == before && strcmp(p.base, "cycles") && !is_clock(p.base)) {
 		j = find_clock(in, nr, i);
 		if (j != NO_EVENT && in[j].count.value)
 			emit(em, PERFCTR_METRIC_RATE, "rate", "/sec",
-			     raw(e) * 1e9 / raw(&in[j]), i, j);
+			     (double)e->count.value * 1e9 /
+			     (double)in[j].count.value, i, j);
 	}
 }
 
@@ -260,6 +301,7 @@ int perfctr_metric__compute(const struct perfctr_metric_input *in,
 
 	if ((!in && nr_in) || (!out && max_out))
 		return pc_err(EINVAL);
+	pthread_once(&generic_once, load_generic);
 	for (i = 0; i < nr_in; i++)
 		event_metrics(in, nr_in, i, wall_ns, &em);
 	return em.nr > INT32_MAX ? INT32_MAX : (int)em.nr;

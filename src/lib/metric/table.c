@@ -792,6 +792,16 @@ int perfctr_metrics__def(const struct perfctr_metrics *m, size_t i,
 	return 0;
 }
 
+const char *pc_metrics_root(const struct perfctr_metrics *m)
+{
+	return m->root;
+}
+
+const char *pc_metrics_name(const struct perfctr_metrics *m, size_t i)
+{
+	return i < m->nr_defs ? m->defs[i].def.name : "";
+}
+
 int perfctr_metrics__find(const struct perfctr_metrics *m, const char *name)
 {
 	size_t i;

@@ -24,6 +24,11 @@ bool pc_metrics_cpuid_match(const char *pattern, const char *cpuid);
 struct perfctr_metrics *pc_metrics_new_model(const char *tree,
 					     const char *model);
 
+/* The (fixture) root /proc and /sys are read under, "" for the host's. */
+const char *pc_metrics_root(const struct perfctr_metrics *m);
+/* Name of metric @i. */
+const char *pc_metrics_name(const struct perfctr_metrics *m, size_t i);
+
 /* The parsed expression of metric @i (parsed on first use), or NULL with
  * @err filled. */
 const struct pc_mx *pc_metrics_expr(struct perfctr_metrics *m, size_t i,

@@ -28,14 +28,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#ifndef PERF_FORMAT_LOST
-#define PERF_FORMAT_LOST (1U << 4)
-#endif
+/* PERF_FORMAT_LOST (Linux 6.0), which older uapi headers lack. */
+#define PC_READFMT_LOST (1U << 4)
 
 /* The bits this decoder knows; an answer for any other bit is refused. */
 #define PC_READFMT_KNOWN (PERF_FORMAT_TOTAL_TIME_ENABLED |		\
 			  PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_ID |	\
-			  PERF_FORMAT_GROUP | PERF_FORMAT_LOST)
+			  PERF_FORMAT_GROUP | PC_READFMT_LOST)
 
 /* What the whole answer says (times: 0 when not in the format). */
 struct pc_readfmt {
@@ -66,6 +65,10 @@ size_t pc_readfmt_size(uint64_t read_format, size_t nr);
 /* Word index of entry @i's value in an answer (entry 0 without GROUP):
  * where an overflow handler picks one member out of a raw group read. */
 size_t pc_readfmt_value_word(uint64_t read_format, size_t i);
+
+/* Bytes of the answer that starts at @buf (a group's nr is read from
+ * it), for a decoder walking a record: -EIO when @len is shorter. */
+long pc_readfmt_length(uint64_t read_format, const void *buf, size_t len);
 
 /*
  * pc_readfmt_decode() - decode the @len bytes at @buf (u64-aligned or
