@@ -24,5 +24,6 @@
 #include <perfctr/perfdata.h>
 #include <perfctr/sampler.h>
 #include <perfctr/reader.h>
+#include <perfctr/synth.h>
 
 #endif /* PERFCTR_PERFCTR_H */

@@ -34,6 +34,7 @@
 #include <perfctr/ring.h>
 #include <perfctr/sampler.h>
 #include <perfctr/symbols.h>
+#include <perfctr/synth.h>
 
 #include "options.h"
 #include "perfex.h"
@@ -205,195 +206,40 @@ static int on_record(struct perfctr_ring *ring, const struct perf_event_header *
 	return 0;
 }
 
-/* The sample_id_all trailer of synthesised records, laid out for attr 0. */
-static size_t put_trailer(const struct record *rec, uint64_t *p, pid_t pid, pid_t tid)
+/* Processes and the kernel that were there before the recording: the
+ * library's records from /proc, with attr 0's sample_id_all trailer. */
+static int on_synth(const struct perf_event_header *hdr, void *ctx)
 {
-	const struct perf_event_attr *attr = perfctr_sampler__attr(rec->sampler, 0);
-	uint64_t type = attr->sample_type;
-	size_t n = 0;
-
-	if (!attr->sample_id_all)
-		return 0;
-	if (type & PERF_SAMPLE_TID)
-		p[n++] = (uint64_t)(uint32_t)pid | (uint64_t)(uint32_t)tid << 32;
-	if (type & PERF_SAMPLE_TIME)
-		p[n++] = 0;
-	if (type & PERF_SAMPLE_ID)
-		p[n++] = rec->trailer_id;
-	if (type & PERF_SAMPLE_STREAM_ID)
-		p[n++] = rec->trailer_id;
-	if (type & PERF_SAMPLE_CPU)
-		p[n++] = 0;
-	if (type & PERF_SAMPLE_IDENTIFIER)
-		p[n++] = rec->trailer_id;
-	return n * 8;
+	return on_record(NULL, hdr, ctx);
 }
 
-static void synth_comm(struct record *rec, pid_t pid, pid_t tid, const char *comm)
-{
-	uint64_t buf[64];
-	struct perf_event_header *hdr = (void *)buf;
-	char *p = (char *)(hdr + 1);
-	size_t len = strlen(comm) + 1, size;
-
-	memset(buf, 0, sizeof(buf));
-	if (len > 16)
-		len = 16;
-	hdr->type = PERF_RECORD_COMM;
-	memcpy(p, &pid, 4);
-	memcpy(p + 4, &tid, 4);
-	memcpy(p + 8, comm, len - 1);
-	size = sizeof(*hdr) + 8 + ((len + 7) & ~(size_t)7);
-	size += put_trailer(rec, (uint64_t *)((char *)buf + size), pid, tid);
-	hdr->size = (uint16_t)size;
-	on_record(NULL, hdr, rec);
-}
-
-static void synth_mmap(struct record *rec, uint32_t type, uint16_t misc,
-		       pid_t pid, pid_t tid, uint64_t start, uint64_t len,
-		       uint64_t pgoff, uint32_t maj, uint32_t min, uint64_t ino,
-		       uint32_t prot, const char *filename)
-{
-	uint64_t buf[(4096 + 256) / 8];
-	struct perf_event_header *hdr = (void *)buf;
-	char *p = (char *)(hdr + 1);
-	size_t flen = strlen(filename) + 1, size, off;
-	uint32_t flags = 2 /* MAP_PRIVATE */;
-
-	if (flen > 4096)
-		return;
-	memset(buf, 0, sizeof(buf));
-	hdr->type = (uint16_t)type;
-	hdr->misc = misc;
-	memcpy(p, &pid, 4);
-	memcpy(p + 4, &tid, 4);
-	memcpy(p + 8, &start, 8);
-	memcpy(p + 16, &len, 8);
-	memcpy(p + 24, &pgoff, 8);
-	off = 32;
-	if (type == PERF_RECORD_MMAP2) {
-		memcpy(p + off, &maj, 4);
-		memcpy(p + off + 4, &min, 4);
-		memcpy(p + off + 8, &ino, 8);
-		/* ino_generation stays 0 */
-		memcpy(p + off + 24, &prot, 4);
-		memcpy(p + off + 28, &flags, 4);
-		off += 32;
-	}
-	memcpy(p + off, filename, flen);
-	size = sizeof(*hdr) + off + ((flen + 7) & ~(size_t)7);
-	size += put_trailer(rec, (uint64_t *)((char *)buf + size), pid, tid);
-	hdr->size = (uint16_t)size;
-	on_record(NULL, hdr, rec);
-}
+#define SYNTH_OPTS(o, rec) \
+	PERFCTR_OPTS(perfctr_synth_opts, o, \
+		     .attr = perfctr_sampler__attr((rec)->sampler, 0), \
+		     .id = (rec)->trailer_id)
 
 /* COMM of every thread and MMAP2 of every executable map of @pid. */
 static void synth_process(struct record *rec, pid_t pid)
 {
-	char path[64], comm[32], *line = NULL;
-	size_t cap = 0;
-	struct dirent *de;
-	DIR *dir;
-	FILE *f;
+	SYNTH_OPTS(o, rec);
 
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	dir = opendir(path);
-	if (!dir)
-		return;
-	while ((de = readdir(dir))) {
-		char file[96];
-		long tid;
-		char *end;
-
-		tid = strtol(de->d_name, &end, 10);
-		if (*end || tid <= 0)
-			continue;
-		snprintf(file, sizeof(file), "/proc/%d/task/%ld/comm", (int)pid, tid);
-		f = fopen(file, "re");
-		if (!f)
-			continue;
-		if (fgets(comm, sizeof(comm), f)) {
-			comm[strcspn(comm, "\n")] = '\0';
-			synth_comm(rec, pid, (pid_t)tid, comm);
-		}
-		fclose(f);
-	}
-	closedir(dir);
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	while (getline(&line, &cap, f) > 0) {
-		unsigned long long start, end, pgoff, ino;
-		unsigned int maj, min;
-		char perms[8];
-		int name_at = 0;
-		uint32_t prot = 0;
-
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end,
-			   perms, &pgoff, &maj, &min, &ino, &name_at) < 7)
-			continue;
-		if (perms[2] != 'x')
-			continue;
-		line[strcspn(line, "\n")] = '\0';
-		prot = (perms[0] == 'r' ? 1 : 0) | (perms[1] == 'w' ? 2 : 0) | 4;
-		synth_mmap(rec, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, pid, pid,
-			   start, end - start, pgoff, maj, min, ino, prot,
-			   name_at && line[name_at] ? line + name_at : "//anon");
-	}
-	free(line);
-	fclose(f);
+	perfctr_synth_process(pid, &o, on_synth, rec);
 }
 
 static void synth_all_processes(struct record *rec)
 {
-	struct dirent *de;
-	DIR *dir = opendir("/proc");
+	SYNTH_OPTS(o, rec);
 
-	if (!dir)
-		return;
-	while ((de = readdir(dir))) {
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
-
-		if (*end || pid <= 0)
-			continue;
-		synth_process(rec, (pid_t)pid);
-	}
-	closedir(dir);
+	perfctr_synth_processes(&o, on_synth, rec);
 }
 
-/* The kernel's text as one map, as perf writes it: "[kernel.kallsyms]_text"
- * from _text (or _stext) to the top of the address space. */
 static void synth_kernel(struct record *rec)
 {
-	char *line = NULL;
-	size_t cap = 0;
-	FILE *f = fopen("/proc/kallsyms", "re");
-	unsigned long long addr = 0;
+	SYNTH_OPTS(o, rec);
+	uint64_t start;
 
-	if (!f)
-		return;
-	while (getline(&line, &cap, f) > 0) {
-		char type, name[64];
-		unsigned long long a;
-
-		if (sscanf(line, "%llx %c %63s", &a, &type, name) != 3)
-			continue;
-		if (!strcmp(name, "_text") || (!addr && !strcmp(name, "_stext"))) {
-			addr = a;
-			if (!strcmp(name, "_text"))
-				break;
-		}
-	}
-	free(line);
-	fclose(f);
-	if (!addr)
-		return;		/* kptr_restrict: no kernel symbols anyway */
-	rec->kernel_start = addr;
-	synth_mmap(rec, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL, -1, 0, addr,
-		   ~0ULL - addr, addr, 0, 0, 0, 0, "[kernel.kallsyms]_text");
+	if (perfctr_synth_kernel(&o, on_synth, rec, &start) > 0)
+		rec->kernel_start = start;
 }
 
 /* ---- overwrite windows ---- */
@@ -566,20 +412,19 @@ static bool have_cycles(void)
 	return true;
 }
 
+/* Counting in kernel mode needs root, CAP_PERFMON or a paranoid level of
+ * 1 or lower: the library's description of the machine has the level
+ * (read from procfs, no probe). */
 static bool kernel_forbidden(void)
 {
-	char buf[16] = "";
-	FILE *f;
+	PERFCTR_OPTS(perfctr_info_opts, iopts, .no_probe = true);
+	struct perfctr_info info = { .sz = sizeof(info) };
 
 	if (geteuid() == 0)
 		return false;
-	f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
-	if (!f)
+	if (perfctr_info_ext(&iopts, &info, NULL, NULL) < 0)
 		return false;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = '\0';
-	fclose(f);
-	return strtol(buf, NULL, 10) > 1;
+	return info.paranoid > 1;
 }
 
 static int exit_for_errno(int err)

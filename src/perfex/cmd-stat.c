@@ -210,7 +210,7 @@ static int parse_options(int argc, char **argv, struct stat_options *o)
 		return PERFEX_EXIT_USAGE;
 	}
 	modes = (o->cfg.command ? MODE_COMMAND : 0) |
-		(o->cfg.cpus && !o->cfg.tid ? MODE_CPUS : 0) |
+		(o->cfg.cpus ? MODE_CPUS : 0) |
 		(o->cfg.pid || o->cfg.tid ? MODE_THREADS : 0) |
 		(o->cfg.sets ? MODE_SETS : 0);
 	ret = perfex_options_check_modes(&o->parse, modes);
@@ -227,20 +227,16 @@ static int parse_options(int argc, char **argv, struct stat_options *o)
 
 /* ------------------------------------------------------------ messages */
 
+/* perf_event_paranoid, from the library's description of the machine
+ * (procfs only, no probe); INT_MIN when it cannot tell. */
 static int paranoid_level(void)
 {
-	char buf[32];
-	int fd = open("/proc/sys/kernel/perf_event_paranoid", O_RDONLY | O_CLOEXEC);
-	ssize_t n;
+	PERFCTR_OPTS(perfctr_info_opts, iopts, .no_probe = true);
+	struct perfctr_info info = { .sz = sizeof(info) };
 
-	if (fd < 0)
+	if (perfctr_info_ext(&iopts, &info, NULL, NULL) < 0)
 		return INT_MIN;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return INT_MIN;
-	buf[n] = '\0';
-	return (int)strtol(buf, NULL, 10);
+	return info.paranoid;
 }
 
 static int permission_error(const struct stat_config *cfg, int err)

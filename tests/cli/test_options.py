@@ -89,6 +89,18 @@ def test_sources(patterns):
 
 
 @case
+def names_are_unique_per_subcommand():
+    # Two rows of one subcommand with one name: getopt would take the
+    # first, and the second's handler would never run.
+    for sub in COMMANDS:
+        opts = table(sub)
+        shorts = [s for s, _ in opts if s]
+        longs = [l for _, l in opts if l]
+        check(len(set(shorts)) == len(shorts), (sub, shorts))
+        check(len(set(longs)) == len(longs), (sub, longs))
+
+
+@case
 def every_option_is_exercised():
     # An option counts as used when a test passes it as a string of its
     # own ("-I", "--per-thread", "--kallsyms=...") or glued to its value
@@ -142,6 +154,21 @@ def errors_name_the_option():
         check(r.returncode == 129, (args, r))
         check(r.stderr.startswith("perfex: " + msg), (args, r.stderr))
         check("hint: " in r.stderr, (args, r.stderr))
+
+
+@case
+def modes_follow_the_target():
+    # -A needs CPUs: -C with -t counts a thread on CPUs, and takes it.
+    import subprocess
+    from pctest import work
+    w = subprocess.Popen([work(), "sleep", "300"])
+    try:
+        r = perfex("-x,", "-A", "-t", str(w.pid), "-C", "0", "-e", "task-clock")
+        check(r.returncode == 0 and r.stderr.startswith("CPU0,"), r)
+    finally:
+        w.wait()
+    r = perfex("-A", "-t", "1", "-e", "task-clock")
+    check(r.returncode == 129 and "option '-A' needs -a or -C" in r.stderr, r)
 
 
 run_cases()

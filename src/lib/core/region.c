@@ -7,6 +7,9 @@
  * that a report written while other threads still run reads no torn
  * words) and a stack of open regions with the counts at their begin.
  * Tables are never freed: a thread's results outlive it until exit.
+ *
+ * What the markers do for the whole process (environment, the exit
+ * report) is in region-runtime.c, with its contract.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -18,9 +21,11 @@
 #include <unistd.h>
 
 #include "common/internal.h"
+#include "core/region-runtime.h"
 #include "perfctr/event.h"
 #include "perfctr/region.h"
 #include "perfctr/vperfctr.h"
+#include "sys/sys.h"
 
 #define MAX_EVENTS 8
 #define MAX_DEPTH 64
@@ -76,26 +81,6 @@ static void thread_gone(void *arg)
 	}
 }
 
-static void at_exit(void)
-{
-	const char *path = getenv("PERFCTR_REGIONS_FILE");
-	char tmp[] = "/tmp/perfctr-regions-XXXXXX";
-	int fd;
-
-	if (path && *path) {
-		perfctr_region_write(path);
-		return;
-	}
-	/* Not under perfex: the tables on stderr. */
-	fd = mkstemp(tmp);
-	if (fd < 0)
-		return;
-	close(fd);
-	if (perfctr_region_write(tmp) == 0)
-		perfctr_region_report(tmp, stderr);
-	unlink(tmp);
-}
-
 static int parse_events(const char *spec)
 {
 	struct perfctr_evlist *list = perfctr_evlist__new();
@@ -125,7 +110,7 @@ static int parse_events(const char *spec)
 static bool hardware_here(void)
 {
 	struct perf_event_attr attr;
-	long fd;
+	int fd;
 
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
@@ -133,20 +118,20 @@ static bool hardware_here(void)
 	attr.config = PERF_COUNT_HW_INSTRUCTIONS;
 	attr.exclude_kernel = 1;
 	attr.disabled = 1;
-	fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+	fd = sys_perf_event_open(&attr, 0, -1, -1, 0);
 	if (fd < 0)
 		return false;
-	close((int)fd);
+	close(fd);
 	return true;
 }
 
 static void global_init(void)
 {
-	const char *spec = getenv("PERFCTR_EVENTS");
+	const char *spec;
 
 	pthread_key_create(&key, thread_gone);
-	atexit(at_exit);
-	if (spec && *spec) {
+	spec = region_runtime_start();
+	if (spec) {
 		if (parse_events(spec) < 0) {
 			pr_warn("regions: cannot use PERFCTR_EVENTS='%s': counting "
 				"calls only\n", spec);
@@ -318,20 +303,11 @@ static void put_name(FILE *f, const char *s)
 		fputc(*s == '\t' || *s == '\n' ? ' ' : *s, f);
 }
 
-int perfctr_region_write(const char *path)
+int region_results_write(FILE *f)
 {
 	struct rthread *t;
 	unsigned int i, k, n;
-	FILE *f;
-	int rc = 0;
 
-	if (!path)
-		path = getenv("PERFCTR_REGIONS_FILE");
-	if (!path || !*path)
-		return pc_err(EINVAL);
-	f = fopen(path, "w");
-	if (!f)
-		return -errno;
 	pthread_once(&once, global_init);
 	pthread_mutex_lock(&lock);
 	fprintf(f, "%s\nevents\t%u", HEADER, nr_events);
@@ -357,8 +333,22 @@ int perfctr_region_write(const char *path)
 		}
 	}
 	pthread_mutex_unlock(&lock);
-	if (ferror(f))
-		rc = -EIO;
+	return ferror(f) ? -EIO : 0;
+}
+
+int perfctr_region_write(const char *path)
+{
+	FILE *f;
+	int rc;
+
+	if (!path)
+		path = region_runtime_results_path();
+	if (!path || !*path)
+		return pc_err(EINVAL);
+	f = fopen(path, "we");
+	if (!f)
+		return -errno;
+	rc = region_results_write(f);
 	if (fclose(f) && !rc)
 		rc = -errno;
 	return rc < 0 ? pc_err(-rc) : 0;
@@ -399,6 +389,18 @@ static double corrected(uint64_t sum, uint64_t calls, double per_pair)
 
 int perfctr_region_report(const char *path, FILE *out)
 {
+	FILE *f = fopen(path, "re");
+	int rc;
+
+	if (!f)
+		return -errno;
+	rc = region_results_report(f, out);
+	fclose(f);
+	return rc;
+}
+
+int region_results_report(FILE *f, FILE *out)
+{
 	char line[4096], names[MAX_EVENTS][64];
 	int width[MAX_EVENTS];
 	double per_pair[MAX_EVENTS] = { 0 };
@@ -406,15 +408,9 @@ int perfctr_region_report(const char *path, FILE *out)
 	size_t nr_rows = 0, cap = 0, i, j;
 	unsigned int nev = 0, e;
 	int nr_regions = 0;
-	FILE *f;
 
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	if (!fgets(line, sizeof(line), f) || strncmp(line, HEADER, strlen(HEADER))) {
-		fclose(f);
+	if (!fgets(line, sizeof(line), f) || strncmp(line, HEADER, strlen(HEADER)))
 		return pc_err(EINVAL);
-	}
 	while (fgets(line, sizeof(line), f)) {
 		char *s = line, *kind;
 
@@ -467,7 +463,6 @@ int perfctr_region_report(const char *path, FILE *out)
 			nr_rows++;
 		}
 	}
-	fclose(f);
 	for (e = 0; e < nev; e++) {
 		width[e] = (int)strlen(names[e]);
 		if (width[e] < 16)
@@ -518,7 +513,6 @@ int perfctr_region_report(const char *path, FILE *out)
 	free(rows);
 	return nr_regions;
 bad:
-	fclose(f);
 	free(rows);
 	return pc_err(EINVAL);
 }

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * libFuzzer target: the sample reader over any perf.data file, as perfex
+ * report uses it: every sample handed over (callchains resolved against
+ * the file's maps, DSOs only: no ELF file named by the input is opened)
+ * goes into a profile with call graphs, whose trees are then walked.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "perfctr/profile.h"
+#include "perfctr/reader.h"
+
+static uint64_t walk(struct perfctr_profile *prof,
+		     const struct perfctr_profile_node *node, int depth)
+{
+	struct perfctr_profile_node kid = { .sz = sizeof(kid) };
+	uint64_t sum = 0;
+
+	if (depth > 300)
+		return 0;
+	for (size_t i = 0; i < node->nr_children; i++) {
+		if (perfctr_profile__child(prof, node, i, &kid))
+			__builtin_trap();
+		if (kid.total > node->total)
+			__builtin_trap();	/* a child outweighs its parent */
+		sum += kid.total + walk(prof, &kid, depth + 1);
+	}
+	return sum;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	PERFCTR_OPTS(perfctr_reader_opts, o, .callchain = true,
+		     .dso_only = true, .kallsyms = "/nonexistent");
+	PERFCTR_OPTS(perfctr_profile_opts, po,
+		     .callgraph = PERFCTR_CALLGRAPH_CALLEE, .stable_strings = true);
+	struct perfctr_reader_sample s = { .sz = sizeof(s) };
+	struct perfctr_profile_node root = { .sz = sizeof(root) };
+	struct perfctr_profile *prof;
+	struct perfctr_reader *r;
+	volatile uint64_t sink = 0;
+	char path[64];
+	int fd, n = 0;
+
+	fd = memfd_create("fuzz_reader", MFD_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (write(fd, data, size) != (ssize_t)size) {
+		close(fd);
+		return 0;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	r = perfctr_reader__open(path, &o);
+	close(fd);
+	if (!r)
+		return 0;
+	prof = perfctr_profile__new(&po);
+	while (prof && n++ < 100000 && perfctr_reader__next(r, &s) == 1) {
+		struct perfctr_profile_sample ps = {
+			.sz = sizeof(ps), .comm = s.comm, .pid = s.pid,
+			.tid = s.tid, .weight = 1, .frames = s.frames,
+			.nr_frames = s.nr_frames,
+		};
+
+		if (!s.nr_frames || s.nr_frames > PERFCTR_READER_MAX_FRAMES)
+			__builtin_trap();
+		sink += s.ips[s.nr_frames - 1];
+		if (s.event)
+			sink += strlen(s.event);
+		perfctr_profile__add(prof, &ps);
+	}
+	if (prof && !perfctr_profile__stack_root(prof, &root))
+		sink += walk(prof, &root, 0);
+	for (size_t i = 0; prof && i < perfctr_profile__nr_entries(prof); i++)
+		if (!perfctr_profile__callgraph_root(prof, i, &root))
+			sink += walk(prof, &root, 0);
+	perfctr_profile__delete(prof);
+	perfctr_reader__close(r);
+	return 0;
+}
