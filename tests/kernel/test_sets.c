@@ -612,10 +612,12 @@ static bool wait_for_count(struct perfctr_session *s, size_t idx, uint64_t want)
 TEST(process_target_manual_switch_exact_per_set)
 {
 	/* Another process (-p): sets switched by hand while it waits between
-	 * phases of calls, so each set holds exactly its phases' calls. */
+	 * phases of calls, so each set holds exactly its phases' calls.  It
+	 * waits once more before it exits, and the session stops first: a
+	 * sanitizer's runtime makes calls of its own at exit. */
 	char *pre[] = { NULL };
 	char *post[] = { "getppid", "100", "wait", "getppid", "200", "wait",
-			 "getppid", "300", "wait", "getppid", "400", NULL };
+			 "getppid", "300", "wait", "getppid", "400", "wait", NULL };
 	struct perfctr_session *s = two_sets(TP_GETPPID, TP_GETPPID, 2,
 					     PERFCTR_SET_SWITCH_TIMEOUT,
 					     3600ull * 1000000000);
@@ -640,10 +642,9 @@ TEST(process_target_manual_switch_exact_per_set)
 		if (k < 3)
 			REQUIRE(perfctr_session__switch(s) == 0);
 	}
-	close(w.stdin_fd);
-	waitpid(w.pid, &status, 0);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	REQUIRE(perfctr_session__stop(s) == 0);
+	status = workload_finish(&w);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	REQUIRE(perfctr_session__read(s) == 0);
 	CHECK_EQ_U64(value_of(s, 0), 400);
 	CHECK_EQ_U64(value_of(s, 1), 600);
