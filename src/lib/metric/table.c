@@ -30,8 +30,11 @@
 #include <json-c/json.h>
 #endif
 
+/* Without json-c nothing loads: these are then unused. */
+#define JSON_ONLY __attribute__((unused))
+
 /* The built-in generic table (src/lib/metric/generic.json), as a string. */
-static const char generic_json[] =
+static const char generic_json[] JSON_ONLY =
 #include "metric-generic.inc"
 	;
 
@@ -77,7 +80,7 @@ const char *pc_metrics_arch_of(const char *cpuid)
 	return !strncmp(cpuid, "0x", 2) ? "arm64" : "x86";
 }
 
-static void read_cpuid(struct perfctr_metrics *m)
+static JSON_ONLY void read_cpuid(struct perfctr_metrics *m)
 {
 	char path[PATH_MAX + 64], line[256], vendor[64] = "";
 	unsigned int family = 0, model = 0, stepping = 0;
@@ -165,7 +168,7 @@ bool pc_metrics_cpuid_match(const char *pattern, const char *cpuid)
 }
 
 /* The model directory mapfile.csv gives for @cpuid, into @out. */
-static int select_model(const char *tree, const char *cpuid, char *out,
+static JSON_ONLY int select_model(const char *tree, const char *cpuid, char *out,
 			size_t size)
 {
 	char path[PATH_MAX], line[512];
@@ -587,10 +590,16 @@ static void free_docs(struct perfctr_metrics *m)
 {
 }
 
+static const void *find_std(const struct perfctr_metrics *m, const char *name,
+			    const char *key)
+{
+	return NULL;
+}
+
 #endif /* HAVE_JSONC */
 
 /* A directory of PERFCTR_METRICS_PATH that is a pmu-events tree. */
-static bool is_tree(const char *dir, const char *arch)
+static JSON_ONLY bool is_tree(const char *dir, const char *arch)
 {
 	char path[PATH_MAX];
 
