@@ -51,6 +51,11 @@ struct ev_rec {
 	const void *std;	/* the arch standard event it refers to, or NULL */
 };
 
+struct deferred {
+	char *text;		/* NULL once parsed */
+	size_t len;
+};
+
 struct perfctr_metrics {
 	char root[PATH_MAX];
 	char cpuid[96];
@@ -63,6 +68,8 @@ struct perfctr_metrics {
 	struct ev_rec *events;
 	size_t nr_events;
 	bool events_sorted;
+	struct deferred *deferred;	/* event files not parsed yet */
+	size_t nr_deferred;
 	char **sources;		/* names of the user's files */
 	size_t nr_sources;
 	void **std;		/* arm64's arch standard entries */
@@ -254,30 +261,41 @@ static struct json_object *parse_text(const char *text, size_t len,
 	return doc;
 }
 
-static struct json_object *parse_file(const char *path)
+/* A whole file, NUL-terminated, into *@text; its length or -errno. */
+static long read_text(const char *path, char **text)
 {
-	struct json_object *doc;
 	struct stat st;
-	char *text;
 	FILE *f = fopen(path, "re");
 	size_t got;
 
 	if (!f)
-		return NULL;
+		return -errno;
 	if (fstat(fileno(f), &st) || st.st_size > (64 << 20)) {
 		fclose(f);
-		errno = EFBIG;
-		return NULL;
+		return -EFBIG;
 	}
-	text = malloc((size_t)st.st_size + 1);
-	if (!text) {
+	*text = malloc((size_t)st.st_size + 1);
+	if (!*text) {
 		fclose(f);
-		errno = ENOMEM;
+		return -ENOMEM;
+	}
+	got = fread(*text, 1, (size_t)st.st_size, f);
+	fclose(f);
+	(*text)[got] = '\0';
+	return (long)got;
+}
+
+static struct json_object *parse_file(const char *path)
+{
+	struct json_object *doc;
+	char *text;
+	long len = read_text(path, &text);
+
+	if (len < 0) {
+		errno = (int)-len;
 		return NULL;
 	}
-	got = fread(text, 1, (size_t)st.st_size, f);
-	fclose(f);
-	doc = parse_text(text, got, path);
+	doc = parse_text(text, (size_t)len, path);
 	free(text);
 	return doc;
 }
@@ -508,9 +526,36 @@ static int load_model(struct perfctr_metrics *m, const char *tree)
 		return err;
 	for (i = 0; i < nr && !err; i++) {
 		struct json_object *doc;
+		struct deferred *more;
+		char *text;
+		long len;
 
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		doc = parse_file(path);
+		len = read_text(path, &text);
+		if (len < 0) {
+			pr_warn("cannot load '%s': %s\n", path, strerror((int)-len));
+			continue;
+		}
+		/*
+		 * Files of events only (the uncore ones are most of a server
+		 * model's megabytes) are parsed when one of their events is
+		 * first looked up: loading stays within a millisecond or two.
+		 */
+		if (!strstr(text, "\"MetricName\"")) {
+			more = realloc(m->deferred,
+				       (m->nr_deferred + 1) * sizeof(*more));
+			if (!more) {
+				free(text);
+				err = -ENOMEM;
+				break;
+			}
+			m->deferred = more;
+			m->deferred[m->nr_deferred].text = text;
+			m->deferred[m->nr_deferred++].len = (size_t)len;
+			continue;
+		}
+		doc = parse_text(text, (size_t)len, path);
+		free(text);
 		if (!doc) {
 			pr_warn("cannot load '%s': %s\n", path, strerror(errno));
 			continue;
@@ -769,6 +814,9 @@ void perfctr_metrics__delete(struct perfctr_metrics *m)
 	for (i = 0; i < m->nr_sources; i++)
 		free(m->sources[i]);
 	free(m->sources);
+	for (i = 0; i < m->nr_deferred; i++)
+		free(m->deferred[i].text);
+	free(m->deferred);
 	free(m);
 }
 
@@ -953,6 +1001,36 @@ static const struct {
 	{ "topdown-mem-bound", "cpu/topdown-mem-bound/" },
 };
 
+/* Parse the deferred files that name @name (quoted, any case); whether
+ * any was. */
+static bool load_deferred(struct perfctr_metrics *m, const char *name)
+{
+#ifdef HAVE_JSONC
+	char quoted[300];
+	bool loaded = false;
+	size_t i;
+
+	if (snprintf(quoted, sizeof(quoted), "\"%s\"", name) >= (int)sizeof(quoted))
+		return false;
+	for (i = 0; i < m->nr_deferred; i++) {
+		struct deferred *d = &m->deferred[i];
+		struct json_object *doc;
+
+		if (!d->text || !strcasestr(d->text, quoted))
+			continue;
+		doc = parse_text(d->text, d->len, m->model);
+		free(d->text);
+		d->text = NULL;
+		if (!doc || keep_doc(m, doc) || add_doc(m, doc, m->model))
+			continue;
+		loaded = true;
+	}
+	return loaded;
+#else
+	return false;
+#endif
+}
+
 int pc_metrics_event(struct perfctr_metrics *m, const char *name,
 		     struct pc_mevent *ev)
 {
@@ -969,6 +1047,12 @@ int pc_metrics_event(struct perfctr_metrics *m, const char *name,
 	}
 	e = m->nr_events ? bsearch(&key, m->events, m->nr_events,
 				   sizeof(*m->events), ev_cmp) : NULL;
+	if (!e && load_deferred(m, name)) {
+		qsort(m->events, m->nr_events, sizeof(*m->events), ev_cmp);
+		m->events_sorted = true;
+		e = bsearch(&key, m->events, m->nr_events, sizeof(*m->events),
+			    ev_cmp);
+	}
 	arm = !strncmp(m->model, "arm64", 5);
 	/* Arm's architected events are the PMU's own wherever it implements
 	 * them (the kernel lists them in sysfs): a model need not repeat. */
