@@ -463,7 +463,8 @@ static int sorted_json_files(const char *dir, char ***out, size_t *nr)
 		n++;
 	}
 	closedir(d);
-	qsort(names, n, sizeof(*names), str_ptr_cmp);
+	if (n)
+		qsort(names, n, sizeof(*names), str_ptr_cmp);
 	*out = names;
 	*nr = n;
 	return 0;
@@ -1041,7 +1042,7 @@ int pc_metrics_event(struct perfctr_metrics *m, const char *name,
 
 	if (!m || !name)
 		return pc_err(EINVAL);
-	if (!m->events_sorted) {
+	if (!m->events_sorted && m->nr_events) {
 		qsort(m->events, m->nr_events, sizeof(*m->events), ev_cmp);
 		m->events_sorted = true;
 	}
