@@ -305,8 +305,10 @@ static void parse_scale_unit(struct def_rec *d, const char *su)
 	char *end;
 	double scale;
 
+	/* def.unit is set from d->unit when the definition is handed out:
+	 * the records move as the array grows. */
 	d->def.scale = 1.0;
-	d->def.unit = "";
+	d->unit[0] = '\0';
 	if (!su || !*su)
 		return;
 	scale = strtod(su, &end);
@@ -316,7 +318,6 @@ static void parse_scale_unit(struct def_rec *d, const char *su)
 		end++;
 	d->def.scale = scale;
 	pc_strlcpy(d->unit, end, sizeof(d->unit));
-	d->def.unit = d->unit;
 }
 
 static const void *find_std(const struct perfctr_metrics *m, const char *name,
@@ -847,6 +848,7 @@ int perfctr_metrics__def(const struct perfctr_metrics *m, size_t i,
 	if (!m || !def || i >= m->nr_defs)
 		return pc_err(EINVAL);
 	*def = m->defs[i].def;
+	def->unit = m->defs[i].unit;
 	return 0;
 }
 
