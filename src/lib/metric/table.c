@@ -1050,7 +1050,7 @@ int pc_metrics_event(struct perfctr_metrics *m, const char *name,
 	}
 	e = m->nr_events ? bsearch(&key, m->events, m->nr_events,
 				   sizeof(*m->events), ev_cmp) : NULL;
-	if (!e && load_deferred(m, name)) {
+	if (!e && load_deferred(m, name) && m->nr_events) {
 		qsort(m->events, m->nr_events, sizeof(*m->events), ev_cmp);
 		m->events_sorted = true;
 		e = bsearch(&key, m->events, m->nr_events, sizeof(*m->events),
