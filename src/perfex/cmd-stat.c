@@ -606,25 +606,6 @@ static int wait_loop(struct run *run, const struct signal_state *sig)
 	return err;
 }
 
-static int command_error(char *const *argv, int err)
-{
-	if (err == ENOENT) {
-		perfex_error("cannot run '%s': command not found", argv[0]);
-		if (!strchr(argv[0], '/'))
-			perfex_hint("it is looked up in PATH; give a path "
-				    "(./%s) for a file in this directory", argv[0]);
-		return PERFEX_EXIT_NOCMD;
-	}
-	if (err == EACCES || err == ENOEXEC || err == EISDIR) {
-		perfex_error("cannot run '%s': %s", argv[0], strerror(err));
-		perfex_hint("check that it is an executable file (chmod +x '%s')",
-			    argv[0]);
-		return PERFEX_EXIT_NOEXEC;
-	}
-	perfex_error("cannot run '%s': %s", argv[0], strerror(err));
-	return PERFEX_EXIT_INTERNAL;
-}
-
 static int target_error(const struct stat_config *cfg, int err)
 {
 	if (err == EACCES || err == EPERM)
@@ -1033,7 +1014,7 @@ static int do_run(struct stat_options *o, struct stat_report *r,
 	if (cfg->command) {
 		run.command = perfctr_target__new_command(cfg->command, NULL);
 		if (!run.command) {
-			ret = command_error(cfg->command, errno);
+			ret = perfex_command_error(cfg->command, errno);
 			goto out;
 		}
 	}
@@ -1091,7 +1072,7 @@ static int do_run(struct stat_options *o, struct stat_report *r,
 	if (run.command) {
 		err = perfctr_target__start(run.command);
 		if (err < 0) {
-			ret = command_error(cfg->command, -err);
+			ret = perfex_command_error(cfg->command, -err);
 			goto out;
 		}
 		/* The first set started at the exec; the rotation starts

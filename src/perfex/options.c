@@ -81,6 +81,9 @@ static const struct perfex_option table[] = {
 	{ RECORD, OPT_EVENT, 'e', "event", "EVENTS", 0, 0,
 	  "events to sample (default: cycles where a hardware\n"
 	  "PMU exists, else cpu-clock)" },
+	{ RECORD, OPT_FILTER, 0, "filter", "EXPR", 0, 0,
+	  "tracepoint filter for the events of the -e before\n"
+	  "it (\"common_pid == 42\")" },
 	{ RECORD, OPT_COUNT, 'c', "count", "PERIOD", 0, 0,
 	  "one sample every PERIOD events" },
 	{ RECORD, OPT_FREQ, 'F', "freq", "HZ", 0, 0,

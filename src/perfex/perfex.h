@@ -40,6 +40,10 @@ int cmd_regions(int argc, char **argv);	/* perfex --regions -- cmd */
 void perfex_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "hint: <msg>" on stderr: the cure, when we know it. */
 void perfex_hint(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A command that cannot run (perfctr_target__new_command()'s or
+ * __start()'s errno @err): the message, a hint, and the shell's exit
+ * status (127 not found, 126 not executable). */
+int perfex_command_error(char *const *argv, int err);
 
 struct perfctr_reader;
 struct perfctr_reader_opts;
