@@ -117,9 +117,44 @@ bool pc_open_err_is_unsupported(int err)
 /* ------------------------------------------------------------------ */
 /* Building. */
 
+struct pc_engine *pc_engine__new_units(const struct perfctr_target *target,
+				       const struct pc_unit *units,
+				       size_t nr_units)
+{
+	struct pc_engine *e;
+	size_t u;
+
+	if (!target || (nr_units && !units)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!nr_units) {
+		errno = ESRCH;
+		return NULL;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->units = calloc(nr_units, sizeof(*e->units));
+	if (!e->units) {
+		free(e);
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (u = 0; u < nr_units; u++) {
+		e->units[u].tid = units[u].tid;
+		e->units[u].cpu = units[u].cpu;
+	}
+	e->nr_units = nr_units;
+	e->open_flags = pc_target_open_flags(target);
+	e->units_may_vanish = pc_target_units_may_vanish(target);
+	return e;
+}
+
 struct pc_engine *pc_engine__new(const struct perfctr_target *target)
 {
 	struct pc_engine *e;
+	struct pc_unit *units;
 	size_t u, nu;
 
 	if (!target) {
@@ -131,21 +166,15 @@ struct pc_engine *pc_engine__new(const struct perfctr_target *target)
 		errno = ESRCH;
 		return NULL;
 	}
-	e = calloc(1, sizeof(*e));
-	if (!e)
-		return NULL;
-	e->units = calloc(nu, sizeof(*e->units));
-	if (!e->units) {
-		free(e);
+	units = calloc(nu, sizeof(*units));
+	if (!units) {
 		errno = ENOMEM;
 		return NULL;
 	}
 	for (u = 0; u < nu; u++)
-		perfctr_target__unit(target, u, &e->units[u].tid,
-				     &e->units[u].cpu);
-	e->nr_units = nu;
-	e->open_flags = pc_target_open_flags(target);
-	e->units_may_vanish = pc_target_units_may_vanish(target);
+		perfctr_target__unit(target, u, &units[u].tid, &units[u].cpu);
+	e = pc_engine__new_units(target, units, nu);
+	free(units);
 	return e;
 }
 

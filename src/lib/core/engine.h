@@ -167,6 +167,19 @@ bool pc_open_err_is_unsupported(int err);
  */
 struct pc_engine *pc_engine__new(const struct perfctr_target *target);
 
+/*
+ * pc_engine__new_units() - pc_engine__new() on @nr_units @units (copied,
+ * their `gone` ignored) instead of the target's own: for a policy that
+ * places the target's threads itself (the sampler opens each thread of
+ * an inheriting target on every CPU, as the kernel maps no ring of an
+ * inherited event without a CPU).  The target still gives the open flag
+ * and whether units may vanish.  Return: as pc_engine__new(), ESRCH for
+ * no units.
+ */
+struct pc_engine *pc_engine__new_units(const struct perfctr_target *target,
+				       const struct pc_unit *units,
+				       size_t nr_units);
+
 /* pc_engine__delete() - close and free; NULL is a no-op. */
 void pc_engine__delete(struct pc_engine *e);
 
