@@ -31,8 +31,8 @@
  *   - members are opened enabled, without enable_on_exec: a member cannot
  *     count while its leader is off, and ENABLE with PERF_IOC_FLAG_GROUP
  *     would skip a disabled member of another PMU (kernel-facts.md 4);
- *   - inherit is dropped on a CPU-wide unit (tid -1), where the kernel
- *     refuses it for some PMUs and it means nothing;
+ *   - inherit is dropped on a CPU-wide unit (tid -1, or a cgroup's fd),
+ *     where the kernel refuses it for some PMUs and it means nothing;
  *   - attr.size is this library's.
  * So toggling means one ioctl on each leader fd, without the group flag.
  *
@@ -168,17 +168,17 @@ bool pc_open_err_is_unsupported(int err);
 struct pc_engine *pc_engine__new(const struct perfctr_target *target);
 
 /*
- * pc_engine__new_units() - pc_engine__new() on @nr_units @units (copied,
- * their `gone` ignored) instead of the target's own: for a policy that
- * places the target's threads itself (the sampler opens each thread of
- * an inheriting target on every CPU, as the kernel maps no ring of an
- * inherited event without a CPU).  The target still gives the open flag
- * and whether units may vanish.  Return: as pc_engine__new(), ESRCH for
- * no units.
+ * pc_engine__new_per_cpu() - as pc_engine__new(), but each unit of
+ * @target without a CPU (a thread wherever it runs) becomes one unit per
+ * CPU of @cpus (@nr_cpus of them; NULL for the online CPUs), in the
+ * target's unit order, then the CPUs'; units with a CPU stay as they are.
+ * For rings of inherited events: the kernel maps no ring of an inherited
+ * event that follows a thread on every CPU.
+ * Return: NULL + errno (as pc_engine__new(); EINVAL for @cpus without
+ * @nr_cpus; the online list's errno).
  */
-struct pc_engine *pc_engine__new_units(const struct perfctr_target *target,
-				       const struct pc_unit *units,
-				       size_t nr_units);
+struct pc_engine *pc_engine__new_per_cpu(const struct perfctr_target *target,
+					 const int *cpus, size_t nr_cpus);
 
 /* pc_engine__delete() - close and free; NULL is a no-op. */
 void pc_engine__delete(struct pc_engine *e);

@@ -17,7 +17,6 @@
 #include "core/engine.h"
 #include "core/target-internal.h"
 #include "perfctr/sampler.h"
-#include "sys/cpulist.h"
 #include "sys/sys.h"
 
 struct s_attr {
@@ -335,57 +334,30 @@ static int add_pos(struct perfctr_sampler *s, pid_t tid, int cpu)
  * of an inheriting target is opened on every online CPU: the kernel maps
  * no ring of an inherited event that follows a thread on any CPU.
  */
-static int make_positions(struct perfctr_sampler *s,
-			  const struct perfctr_target *t)
-{
-	bool inherit = inherits(s);
-	char online[4096];
-	int *cpus = NULL, nr_cpus = 0, ret = 0;
-
-	for (size_t u = 0; u < perfctr_target__nr_units(t) && !ret; u++) {
-		pid_t tid;
-		int cpu;
-
-		perfctr_target__unit(t, u, &tid, &cpu);
-		if (cpu >= 0 || !inherit) {
-			ret = add_pos(s, tid, cpu);
-			continue;
-		}
-		if (!cpus) {
-			ret = sys_online_cpus(online, sizeof(online));
-			if (ret < 0)
-				break;
-			nr_cpus = pc_parse_cpulist(online, &cpus);
-			if (nr_cpus < 0) {
-				ret = nr_cpus;
-				break;
-			}
-			ret = 0;
-		}
-		for (int i = 0; i < nr_cpus && !ret; i++)
-			ret = add_pos(s, tid, cpus[i]);
-	}
-	free(cpus);
-	return ret;
-}
-
-/* An engine on the positions with each attr a group of its own. */
+/*
+ * The engine on the target's units, each unit without a CPU of an
+ * inheriting target on every online CPU (the kernel maps no ring of an
+ * inherited event that follows a thread anywhere); its units are the
+ * positions, and each attr is a group of its own.
+ */
 static int make_engine(struct perfctr_sampler *s,
 		       const struct perfctr_target *t)
 {
-	struct pc_unit *units = calloc(s->nr_pos, sizeof(*units));
 	int ret = 0;
 
-	if (!units)
-		return -ENOMEM;
-	for (size_t p = 0; p < s->nr_pos; p++) {
-		units[p].tid = s->pos[p].tid;
-		units[p].cpu = s->pos[p].cpu;
-	}
-	s->engine = pc_engine__new_units(t, units, s->nr_pos);
-	free(units);
+	s->engine = inherits(s) ? pc_engine__new_per_cpu(t, NULL, 0) :
+				  pc_engine__new(t);
 	if (!s->engine)
 		return -errno;
+	free(s->pos);
+	s->pos = NULL;
+	s->nr_pos = 0;
+	s->nr_rings = 0;
+	for (size_t u = 0; u < pc_engine__nr_units(s->engine) && !ret; u++) {
+		const struct pc_unit *unit = pc_engine__unit(s->engine, u);
+
+		ret = add_pos(s, unit->tid, unit->cpu);
+	}
 	for (size_t i = 0; i < s->nr_attrs && ret >= 0; i++) {
 		struct pc_engine_event ev = {
 			.attr = &s->attrs[i].attr,
@@ -482,11 +454,7 @@ int perfctr_sampler__open(struct perfctr_sampler *s)
 		if (ret)
 			goto fail;
 	}
-	ret = make_positions(s, t);
-	if (!ret && !s->nr_pos)
-		ret = -ESRCH;
-	if (!ret)
-		ret = open_engine(s, t);
+	ret = open_engine(s, t);
 	if (!ret)
 		ret = renumber_rings(s);
 	if (ret)
