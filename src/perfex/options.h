@@ -62,6 +62,8 @@ enum perfex_opt_id {
 	OPT_KALLSYMS,
 	OPT_NO_DEMANGLE,
 	OPT_CALLCHAIN,
+	OPT_NO_CALLCHAIN,
+	OPT_FIELDS,
 };
 
 /*
