@@ -97,8 +97,7 @@ static void fill(struct perfctr_sampler *s, long calls)
 int main(void)
 {
 	struct perf_event_attr attr;
-	PERFCTR_OPTS(perfctr_sampler_opts, o, .mode = PERFCTR_SAMPLER_PER_THREAD,
-		     .pid = getpid(), .data_pages = PAGES);
+	PERFCTR_OPTS(perfctr_sampler_opts, o, .data_pages = PAGES);
 	struct perfctr_sampler *s, *raw;
 	struct perfctr_ring *ring;
 	struct perf_event_mmap_page *page;
@@ -122,15 +121,17 @@ int main(void)
 	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
 	/* Two samplers: the raw consumer moves data_tail behind the ring
 	 * object's back, so it gets a ring of its own. */
+	o.target = perfctr_target__new_self();
 	s = perfctr_sampler__new(&o);
 	raw = perfctr_sampler__new(&o);
-	if (!s || perfctr_sampler__add_attr(s, &attr, NULL) < 0 ||
+	if (!o.target || !s || perfctr_sampler__add_attr(s, &attr, NULL) < 0 ||
 	    perfctr_sampler__open(s) || !raw ||
 	    perfctr_sampler__add_attr(raw, &attr, NULL) < 0 ||
 	    perfctr_sampler__open(raw)) {
 		perror("ring-read: sampler");
 		return 1;
 	}
+	perfctr_target__delete((struct perfctr_target *)o.target);
 	ring = perfctr_sampler__rings(s)[0];
 	page = (void *)perfctr_ring__user_page(perfctr_sampler__rings(raw)[0]);
 	/* Leave room: a full ring would lose records and make passes unequal. */

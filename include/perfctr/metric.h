@@ -275,6 +275,13 @@ PERFCTR_API int perfctr_metric_plan__def(const struct perfctr_metric_plan *plan,
 PERFCTR_API const char *
 perfctr_metric_plan__missing(const struct perfctr_metric_plan *plan, size_t i);
 
+/**
+ * perfctr_metric_plan__event() - the name of the first event metric @i
+ * uses (the row a metric is shown beside), or NULL when it uses none.
+ */
+PERFCTR_API const char *
+perfctr_metric_plan__event(const struct perfctr_metric_plan *plan, size_t i);
+
 /** perfctr_metric_plan__nr_groups() - event groups to count. */
 PERFCTR_API size_t
 perfctr_metric_plan__nr_groups(const struct perfctr_metric_plan *plan);

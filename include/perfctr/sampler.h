@@ -3,30 +3,35 @@
  * libperfctr — samplers: sampling events opened on a target with their
  * rings, ready for perfctr_ring_poll() and a perf.data writer.
  *
- * Modes (those of perf's ring buffers):
- *  - DEFAULT:    a task (every thread it has now) and its future
- *                children and threads (inherit); one event per thread,
- *                CPU and attr, one ring per CPU.  Threads that the task
- *                starts while the sampler opens may be missed.
- *  - PER_THREAD: each thread of a task as it is now, no inherit; one ring
- *                per thread (cpu = -1).
- *  - CPUS:       every task on a CPU list (or only @pid there, when
- *                pid > 0); one ring per CPU.
- *  - SYSTEM:     every task on every online CPU.
- *  - THREAD:     one thread (@pid is its tid; 0 = the calling thread),
- *                no inherit; one ring.
+ * What is sampled is a perfctr_target (its kinds are perf's ring modes):
+ *  - a process (every thread it has now) or a command (held before its
+ *    exec): with inherit, so that the threads and children it starts are
+ *    sampled too; one event per thread, CPU and attr, one ring per online
+ *    CPU.  Threads that the process starts between the making of the
+ *    target and the open may be missed.  With opts.per_thread: each
+ *    thread as it is now, no inherit, one ring per thread (cpu -1);
+ *  - a thread (or the calling thread, perfctr_target__new_self()): no
+ *    inherit; one ring (or one per CPU when the thread is followed only
+ *    on a CPU list, perfctr_target__new_thread_on_cpus());
+ *  - a CPU list: every task on those CPUs; one ring per CPU.
+ * In general: the target's units are the positions, a unit of an
+ * inheriting target that has no CPU is opened on every online CPU (the
+ * kernel maps no ring of an inherited per-thread event), and the
+ * positions on one CPU share that CPU's ring while a position without a
+ * CPU has a ring of its own.  A new kind of target needs nothing here.
+ *
  * Within one ring, every event of its position(s) is redirected into it
  * (SET_OUTPUT), so samples of all events arrive in one stream per CPU
  * (or thread), each identified by PERF_SAMPLE_IDENTIFIER.  A position is
- * a (thread or -1, CPU or -1) pair; there is one ring per position
- * except in DEFAULT mode, where the positions of all threads on a CPU
- * share its ring.
+ * a (thread or -1, CPU or -1) pair.
  *
  * The sampler adjusts the attrs it is given, and perfctr_sampler__attr()
  * returns what was actually opened (write that to perf.data):
  *  - sample_id_all = 1, and PERF_SAMPLE_IDENTIFIER when there are several
- *    attrs; disabled = 1 (enable_on_exec when asked);
- *  - inherit for DEFAULT; PERF_SAMPLE_TID with inherit + SAMPLE_READ;
+ *    attrs; disabled = 1 (enable_on_exec for a command target not yet
+ *    started, or when asked);
+ *  - inherit for process and command targets (not with opts.per_thread);
+ *    PERF_SAMPLE_TID with inherit + SAMPLE_READ;
  *  - write_backward for overwrite rings;
  *  - with opts.tracking_ring, the side-band bits move to the tracking
  *    event, added by open as the last attr (named "dummy");
@@ -48,6 +53,7 @@
 #include <perfctr/common.h>
 #include <perfctr/record.h>
 #include <perfctr/ring.h>
+#include <perfctr/target.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -55,23 +61,22 @@ extern "C" {
 
 struct perfctr_sampler;
 
-enum perfctr_sampler_mode {
-	PERFCTR_SAMPLER_DEFAULT = 0,
-	PERFCTR_SAMPLER_PER_THREAD,
-	PERFCTR_SAMPLER_CPUS,
-	PERFCTR_SAMPLER_SYSTEM,
-	PERFCTR_SAMPLER_THREAD,
-};
-
+/*
+ * The target replaces the mode, pid and CPU list of the first versions
+ * of 0.1 (DEFAULT: a process target; PER_THREAD: a process target with
+ * per_thread; THREAD: a thread or self target; CPUS and SYSTEM: a CPU-list
+ * target).
+ */
 struct perfctr_sampler_opts {
 	size_t sz;
-	enum perfctr_sampler_mode mode;
-	/* DEFAULT, PER_THREAD: the task (0 = the calling process).  THREAD:
-	 * the thread (0 = the calling thread).  CPUS:
-	 * -1 for every task, or a task to follow on those CPUs only. */
-	pid_t pid;
-	/* CPUS: the CPU list ("0-3,6"); NULL = every online CPU. */
-	const char *cpus;
+	/* What to sample; NULL = the calling process.  Read by
+	 * perfctr_sampler__add_attr() and perfctr_sampler__open(), so it
+	 * must stay valid until the open returns; not kept after it.  A
+	 * command target is started by the caller after the open. */
+	const struct perfctr_target *target;
+	/* Process and command targets: each thread as it is now with a
+	 * ring of its own, no inherit.  Other targets: no effect. */
+	bool per_thread;
 	/* Data pages per ring, a power of two; 0 = 64. */
 	size_t data_pages;
 	/* Overwrite (flight-recorder) rings: write_backward, read-only. */
@@ -81,8 +86,9 @@ struct perfctr_sampler_opts {
 	 * perf_event_open(2)). */
 	uint32_t wakeup_events;
 	uint32_t wakeup_watermark;
-	/* Start counting at the task's next exec (for a command held before
-	 * exec); otherwise perfctr_sampler__enable() starts it. */
+	/* Start counting at the task's next exec; otherwise
+	 * perfctr_sampler__enable() starts it.  Implied by a command target
+	 * that is not started yet. */
 	bool enable_on_exec;
 	/* Keep PERF_SAMPLE_PERIOD even on the fixed-period software and
 	 * tracepoint events it makes sample on every event (see above). */
@@ -97,7 +103,8 @@ struct perfctr_sampler_opts {
 	size_t :0;
 };
 
-/** perfctr_sampler__new() - an empty sampler.  NULL + errno (EINVAL, ENOMEM). */
+/** perfctr_sampler__new() - an empty sampler on @opts->target.
+ * NULL + errno (EINVAL for bad @opts, ENOMEM). */
 PERFCTR_API struct perfctr_sampler *
 perfctr_sampler__new(const struct perfctr_sampler_opts *opts);
 
@@ -116,8 +123,18 @@ PERFCTR_API int perfctr_sampler__add_attr(struct perfctr_sampler *s,
 					  const char *name);
 
 /**
+ * perfctr_sampler__set_filter() - a tracepoint filter ("common_pid == 42")
+ * for event @idx, applied by perfctr_sampler__open() to each of its fds
+ * before anything is enabled; NULL removes it.  The kernel checks a
+ * filter only then: a bad one fails the open with -EINVAL.
+ * Return: 0, -EBUSY after the open, -EINVAL out of range, -ENOMEM.
+ */
+PERFCTR_API int perfctr_sampler__set_filter(struct perfctr_sampler *s,
+					    size_t idx, const char *filter);
+
+/**
  * perfctr_sampler__open() - open every event on every position of the
- * mode and map the rings.  On failure everything opened is closed again.
+ * target and map the rings.  On failure everything opened is closed again.
  * Return: 0 or -errno (ESRCH, EACCES, EINVAL from the kernel, EPERM over
  * the mlock limit, ...).
  */
@@ -173,9 +190,9 @@ PERFCTR_API pid_t perfctr_sampler__ring_tid(const struct perfctr_sampler *s,
 
 /**
  * perfctr_sampler__fd() - the fd of event @idx at position @ring_idx
- * (for read(), ioctls), or -EINVAL.  Positions are the rings, except in
- * DEFAULT mode for a task with several threads (see perfctr_sampler__ids()
- * for their number).
+ * (for read(), ioctls), or -EINVAL.  Positions are the rings, except
+ * where several share a CPU's ring (an inheriting target with several
+ * threads; see perfctr_sampler__ids() for their number).
  */
 PERFCTR_API int perfctr_sampler__fd(const struct perfctr_sampler *s,
 				    size_t idx, size_t ring_idx);

@@ -276,6 +276,9 @@ int cmd_list(int argc, char **argv)
 		perfex_hint("perfex list --help lists the options");
 		return PERFEX_EXIT_USAGE;
 	}
+	if (optind < argc && (!strcmp(argv[optind], "metrics") ||
+			      !strcmp(argv[optind], "metricgroups")))
+		return list_metrics(json, !strcmp(argv[optind], "metricgroups"));
 	if (optind < argc) {
 		l.filter = argv[optind];
 		l.glob = strpbrk(l.filter, "*?[") != NULL;

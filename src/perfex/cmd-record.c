@@ -3,8 +3,10 @@
  * perfex record — sample a command (or running tasks, or CPUs) into a
  * perf.data file that perf report and perfex report both read.
  *
- * The command is forked and held before exec until the events are open
- * with enable_on_exec, so counting starts exactly at its exec.  Tasks that
+ * What is sampled is a library target: a command (held before exec until
+ * the events are open with enable_on_exec, so counting starts exactly at
+ * its exec), a process or thread (-p, -t) or a CPU list (-a, -C; a command
+ * given with them is only run, its own target unsampled).  Tasks that
  * were already running get synthesised COMM and MMAP2 records from /proc,
  * as the kernel only reports what happens after the events are opened.
  *
@@ -49,6 +51,7 @@ static void on_chld(int sig) { (void)sig; child_exited = 1; }
 
 struct record {
 	const char *events;
+	const char *filter;
 	uint64_t period;
 	uint64_t freq;
 	bool callgraph;
@@ -59,14 +62,19 @@ struct record {
 	const char *output;
 	bool overwrite, snapshot, quiet;
 	int targets;		/* of -p, -t, -a and -C */
-	char **command;
+	char **command_argv;
 	int command_argc;
 
+	/* The command (held until the events are open), and what is
+	 * sampled: the command's target or another. */
+	struct perfctr_target *command;
+	struct perfctr_target *target;
 	struct perfctr_sampler *sampler;
 	const struct perfctr_decoder *dec;
 	struct perfctr_perfdata_writer *writer;
 	struct perfctr_symbols *syms;
-	pid_t child;
+	pid_t child;		/* the command's, 0 when none or reaped */
+	bool started;		/* the command was let go to its exec */
 	int write_err;
 	uint64_t samples;
 	uint64_t first_time, last_time;
@@ -82,58 +90,32 @@ struct record {
 	cpu_set_t reader_cpus;	/* ours as we last set them */
 };
 
-/* ---- the held child ---- */
+/* ---- the command ---- */
 
-static int go_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 };
-
-static pid_t fork_held(char **argv)
+/* True once the started command has ended (not reaped yet). */
+static bool command_ended(const struct record *rec)
 {
-	pid_t pid;
+	siginfo_t si;
 
-	if (pipe2(go_pipe, O_CLOEXEC) || pipe2(err_pipe, O_CLOEXEC))
-		return -errno;
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		char c;
-		int err;
-
-		close(go_pipe[1]);
-		close(err_pipe[0]);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGUSR2, SIG_DFL);
-		signal(SIGCHLD, SIG_DFL);
-		/* Wait until the events are open; EOF means "give up". */
-		if (read(go_pipe[0], &c, 1) != 1)
-			_exit(127);
-		execvp(argv[0], argv);
-		err = errno;
-		if (write(err_pipe[1], &err, sizeof(err)) < 0)
-			_exit(127);
-		_exit(err == ENOENT ? 127 : 126);
-	}
-	close(go_pipe[0]);
-	close(err_pipe[1]);
-	return pid;
+	if (!rec->started || rec->child <= 0)
+		return false;
+	memset(&si, 0, sizeof(si));
+	if (waitid(P_PID, (id_t)rec->child, &si, WEXITED | WNOHANG | WNOWAIT))
+		return errno == ECHILD;
+	return si.si_pid == rec->child;
 }
 
-/* Release the child; returns 0 or the exec's -errno. */
-static int release_child(void)
+/* Reap the started command into @status; false when there is none. */
+static bool command_wait(struct record *rec, int *status)
 {
-	int err = 0;
-	ssize_t n;
+	int err;
 
-	if (write(go_pipe[1], "g", 1) != 1)
-		return -errno;
-	close(go_pipe[1]);
-	go_pipe[1] = -1;
+	if (!rec->started || rec->child <= 0)
+		return false;
 	do
-		n = read(err_pipe[0], &err, sizeof(err));
-	while (n < 0 && errno == EINTR);
-	close(err_pipe[0]);
-	return n == (ssize_t)sizeof(err) ? -err : 0;
+		err = perfctr_target__wait(rec->command, status);
+	while (err == -EINTR);
+	return err == 0;
 }
 
 /* ---- writing ---- */
@@ -393,25 +375,6 @@ static void follow_target_cpus(struct record *rec)
 
 /* ---- setup ---- */
 
-/* perf's choice of default event: cycles when the CPU can count it. */
-static bool have_cycles(void)
-{
-	struct perf_event_attr attr;
-	int fd;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = PERF_TYPE_HARDWARE;
-	attr.config = PERF_COUNT_HW_CPU_CYCLES;
-	attr.disabled = 1;
-	attr.exclude_kernel = 1;
-	fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0)
-		return false;
-	close(fd);
-	return true;
-}
-
 /* Counting in kernel mode needs root, CAP_PERFMON or a paranoid level of
  * 1 or lower: the library's description of the machine has the level
  * (read from procfs, no probe). */
@@ -445,9 +408,41 @@ static int exit_for_errno(int err)
 	}
 }
 
+/* What -p, -t, -a and -C name, or the command; errors as perfex stat's. */
+static int make_target(struct record *rec)
+{
+	if (rec->all_cpus || rec->cpus)
+		rec->target = perfctr_target__new_cpus(rec->cpus);
+	else if (rec->pid)
+		rec->target = perfctr_target__new_process(rec->pid);
+	else if (rec->tid)
+		rec->target = perfctr_target__new_thread(rec->tid);
+	else
+		return 0;	/* the command's */
+	if (rec->target)
+		return 0;
+	if (rec->pid || rec->tid) {
+		perfex_error("cannot attach to %s %d: %s",
+			     rec->pid ? "process" : "thread",
+			     (int)(rec->pid ? rec->pid : rec->tid),
+			     errno == ESRCH ? "no such process" : strerror(errno));
+		return errno == ESRCH ? PERFEX_EXIT_TARGET : PERFEX_EXIT_INTERNAL;
+	}
+	if (errno == EINVAL) {
+		perfex_error("bad CPU list '%s'", rec->cpus);
+		perfex_hint("a list looks like 0-3,6");
+		return PERFEX_EXIT_USAGE;
+	}
+	perfex_error("cannot sample on CPUs '%s': %s",
+		     rec->cpus ? rec->cpus : "all",
+		     errno == ENODEV ? "a CPU is not online" : strerror(errno));
+	return errno == ENODEV ? PERFEX_EXIT_TARGET : PERFEX_EXIT_INTERNAL;
+}
+
 static int open_sampler(struct record *rec)
 {
 	PERFCTR_OPTS(perfctr_sampler_opts, sopts,
+		     .target = rec->target ? rec->target : rec->command,
 		     .data_pages = rec->pages,
 		     .overwrite = rec->overwrite);
 	size_t pages = rec->pages ? rec->pages : 64;
@@ -460,27 +455,8 @@ static int open_sampler(struct record *rec)
 	sopts.tracking_ring = rec->overwrite;
 	if (!rec->overwrite)
 		sopts.wakeup_watermark = (uint32_t)(pages * (size_t)sysconf(_SC_PAGESIZE) / 4);
-
-	if (rec->all_cpus) {
-		sopts.mode = PERFCTR_SAMPLER_SYSTEM;
-		sopts.pid = -1;
-	} else if (rec->cpus) {
-		sopts.mode = PERFCTR_SAMPLER_CPUS;
-		sopts.cpus = rec->cpus;
-		sopts.pid = -1;
-	} else if (rec->pid) {
-		/* Its threads now, per CPU with inherit: the threads and
-		 * children it starts after the attach are sampled too. */
-		sopts.mode = PERFCTR_SAMPLER_DEFAULT;
-		sopts.pid = rec->pid;
-	} else if (rec->tid) {
-		sopts.mode = PERFCTR_SAMPLER_THREAD;
-		sopts.pid = rec->tid;
-	} else {
-		sopts.mode = PERFCTR_SAMPLER_DEFAULT;
-		sopts.pid = rec->child;
-		sopts.enable_on_exec = true;
-	}
+	/* A process or command is sampled per CPU with inherit: the threads
+	 * and children it starts after the attach are sampled too. */
 	rec->sampler = perfctr_sampler__new(&sopts);
 	if (!rec->sampler) {
 		perfex_error("cannot set up sampling: %s", strerror(errno));
@@ -489,27 +465,18 @@ static int open_sampler(struct record *rec)
 	return 0;
 }
 
-static int add_events(struct record *rec)
+/* Parse @spec and add its events to a new sampler. */
+static int add_events(struct record *rec, const char *spec)
 {
 	PERFCTR_OPTS(perfctr_parse_opts, popts, .exclude_kernel = kernel_forbidden());
 	struct perfctr_parse_error perr = { .sz = sizeof(perr) };
 	struct perfctr_evlist *list = perfctr_evlist__new();
-	const char *spec = rec->events;
 	size_t i, n;
 	int r;
 
 	if (!list) {
 		perfex_error("out of memory");
 		return PERFEX_EXIT_INTERNAL;
-	}
-	if (!spec) {
-		if (have_cycles()) {
-			spec = "cycles";
-		} else {
-			spec = "cpu-clock";
-			if (!rec->quiet)
-				fprintf(stderr, "perfex: no hardware 'cycles' event here; sampling 'cpu-clock' instead\n");
-		}
 	}
 	r = perfctr_evlist__parse(list, spec, &popts, &perr);
 	if (r < 0) {
@@ -567,6 +534,9 @@ static int add_events(struct record *rec)
 		attr.sample_id_all = 1;
 		r = perfctr_sampler__add_attr(rec->sampler, &attr,
 					      perfctr_evlist__name(list, i));
+		if (r >= 0 && rec->filter)
+			r = perfctr_sampler__set_filter(rec->sampler, (size_t)r,
+							rec->filter);
 		if (r < 0) {
 			perfex_error("cannot add event '%s': %s",
 				     perfctr_evlist__name(list, i), strerror(-r));
@@ -576,6 +546,32 @@ static int add_events(struct record *rec)
 	}
 	perfctr_evlist__delete(list);
 	return 0;
+}
+
+/*
+ * Add the events and open them.  Without -e: perf's choice, cycles where
+ * the machine can count them, else cpu-clock; the open is the probe.
+ */
+static int open_events(struct record *rec)
+{
+	int r, err;
+
+	r = add_events(rec, rec->events ? rec->events : "cycles");
+	if (r)
+		return r;
+	err = perfctr_sampler__open(rec->sampler);
+	if (!rec->events &&
+	    (err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV)) {
+		perfctr_sampler__delete(rec->sampler);
+		rec->sampler = NULL;
+		if (!rec->quiet)
+			fprintf(stderr, "perfex: no hardware 'cycles' event here; sampling 'cpu-clock' instead\n");
+		r = add_events(rec, "cpu-clock");
+		if (r)
+			return r;
+		err = perfctr_sampler__open(rec->sampler);
+	}
+	return err;
 }
 
 static int parse_u64_arg(const struct perfex_parse *p, uint64_t *out)
@@ -601,6 +597,12 @@ static int record_option(struct perfex_parse *p, void *ctx)
 	switch (p->opt->id) {
 	case OPT_EVENT:
 		rec->events = p->arg;
+		rec->filter = NULL;	/* it was the previous -e's */
+		break;
+	case OPT_FILTER:
+		if (!rec->events)
+			return perfex_opt_error(p, "needs an -e before it");
+		rec->filter = p->arg;
 		break;
 	case OPT_COUNT:
 		return parse_u64_arg(p, &rec->period);
@@ -676,7 +678,7 @@ static int parse_args(struct record *rec, int argc, char **argv)
 		perfex_error("-p, -t, -a and -C exclude each other");
 		return PERFEX_EXIT_USAGE;
 	}
-	rec->command = argv + optind;
+	rec->command_argv = argv + optind;
 	rec->command_argc = argc - optind;
 	if (!rec->command_argc && !rec->targets) {
 		perfex_error("nothing to record: give a command, or -p, -t, -a or -C");
@@ -692,6 +694,13 @@ static int parse_args(struct record *rec, int argc, char **argv)
 
 static void report_open_error(const struct record *rec, int err)
 {
+	if (err == EINVAL && rec->filter) {
+		perfex_error("cannot apply the tracepoint filter '%s': %s",
+			     rec->filter, strerror(err));
+		perfex_hint("filters look like 'common_pid == 42 && arg1 > 0'; "
+			    "the fields are in tracefs: events/SUBSYS/NAME/format");
+		return;
+	}
 	perfex_error("cannot open the sampling events: %s", strerror(err));
 	if (err == EACCES || err == EPERM)
 		perfex_hint("run as root or lower /proc/sys/kernel/perf_event_paranoid");
@@ -817,24 +826,28 @@ int cmd_record(int argc, char **argv)
 		perfex_error("out of memory");
 		return PERFEX_EXIT_INTERNAL;
 	}
-	install_handlers();
-	if (rec.command_argc) {
-		rec.child = fork_held(rec.command);
-		if (rec.child < 0) {
-			perfex_error("cannot fork: %s", strerror(-rec.child));
-			ret = PERFEX_EXIT_INTERNAL;
-			goto out;
-		}
-	}
-	ret = add_events(&rec);
+	ret = make_target(&rec);
 	if (ret)
 		goto out;
-	err = perfctr_sampler__open(rec.sampler);
-	if (err) {
-		report_open_error(&rec, -err);
-		ret = exit_for_errno(-err);
+	if (rec.command_argc) {
+		rec.command = perfctr_target__new_command(rec.command_argv, NULL);
+		if (!rec.command) {
+			ret = perfex_command_error(rec.command_argv, errno);
+			goto out;
+		}
+		rec.child = perfctr_target__pid(rec.command);
+	}
+	/* The command is held with our signal mask and handlers reset:
+	 * from here a Ctrl-C stops the recording. */
+	install_handlers();
+	ret = open_events(&rec);
+	if (ret < 0) {
+		report_open_error(&rec, -ret);
+		ret = exit_for_errno(-ret);
 		goto out;
 	}
+	if (ret)
+		goto out;
 	rec.dec = perfctr_sampler__decoder(rec.sampler);
 	rec.ip_word = perfctr_sampler__attr(rec.sampler, 0)->sample_type &
 		      PERF_SAMPLE_IDENTIFIER ? 1 : 0;
@@ -846,21 +859,23 @@ int cmd_record(int argc, char **argv)
 		synth_process(&rec, rec.pid ? rec.pid : rec.tid);
 	else if (rec.all_cpus || rec.cpus)
 		synth_all_processes(&rec);
-	if (!rec.child) {
+	/* The command's own target starts at its exec (enable_on_exec);
+	 * any other now. */
+	if (rec.target) {
 		err = perfctr_sampler__enable(rec.sampler);
 		if (err) {
 			perfex_error("cannot enable the events: %s", strerror(-err));
 			ret = PERFEX_EXIT_INTERNAL;
 			goto out;
 		}
-	} else {
-		if (rec.all_cpus || rec.cpus)
-			perfctr_sampler__enable(rec.sampler);
-		err = release_child();
+	}
+	if (rec.command) {
+		err = perfctr_target__start(rec.command);
+		rec.started = true;
 		if (err) {
-			perfex_error("cannot run '%s': %s", rec.command[0], strerror(-err));
-			ret = -err == ENOENT ? PERFEX_EXIT_NOCMD : PERFEX_EXIT_NOEXEC;
-			waitpid(rec.child, NULL, 0);
+			ret = perfex_command_error(rec.command_argv, -err);
+			/* Its child has exited with 127: collect it. */
+			command_wait(&rec, &status);
 			rec.child = 0;
 			goto out;
 		}
@@ -885,9 +900,8 @@ int cmd_record(int argc, char **argv)
 				break;
 			}
 		}
-		if (rec.child > 0 && child_exited &&
-		    waitpid(rec.child, &status, WNOHANG) == rec.child) {
-			have_status = true;
+		if (child_exited && command_ended(&rec)) {
+			have_status = command_wait(&rec, &status);
 			break;
 		}
 		/* 100 ms: a task pinned after its start (taskset execs the
@@ -902,8 +916,7 @@ int cmd_record(int argc, char **argv)
 			r = perfctr_sampler__poll(rec.sampler, 100, on_record, &rec);
 		if (r == -ENODEV) {
 			/* Every ring hung up: the tasks are gone. */
-			if (rec.child > 0 && waitpid(rec.child, &status, 0) == rec.child)
-				have_status = true;
+			have_status = command_wait(&rec, &status);
 			break;
 		}
 		if (r < 0 && r != -EINTR) {
@@ -951,15 +964,15 @@ int cmd_record(int argc, char **argv)
 out:
 	if (rec.writer)
 		perfctr_perfdata_writer__close(rec.writer);
-	if (rec.child > 0 && !have_status) {
-		if (go_pipe[1] >= 0)
-			close(go_pipe[1]);	/* a held child gives up */
+	/* A command never started is killed by the delete. */
+	if (rec.started && rec.child > 0 && !have_status) {
 		if (stop_signal)
-			kill(rec.child, SIGTERM);
-		if (waitpid(rec.child, &status, 0) == rec.child)
-			have_status = true;
+			perfctr_target__kill(rec.command, SIGTERM);
+		have_status = command_wait(&rec, &status);
 	}
 	perfctr_sampler__delete(rec.sampler);
+	perfctr_target__delete(rec.target);
+	perfctr_target__delete(rec.command);
 	perfctr_symbols__delete(rec.syms);
 	if (!ret && have_status && !stop_signal) {
 		if (WIFEXITED(status))

@@ -33,6 +33,7 @@ struct spec {
 	const char *text;
 	const char *filter;	/* --filter after this -e, or NULL */
 	bool is_default;
+	bool is_metric;		/* a group of -M's events */
 };
 
 struct stat_options {
@@ -42,6 +43,9 @@ struct stat_options {
 	const char *output;
 	bool all_cpus;
 	struct perfex_parse parse;
+	struct stat_metric_opts metrics;
+	char *metric_list;		/* the -M lists, joined */
+	const char **metric_files;	/* --metrics-file */
 };
 
 static int parse_uint(const char *s, unsigned long max, unsigned long *out)
@@ -172,6 +176,44 @@ static int stat_option(struct perfex_parse *p, void *ctx)
 		break;
 	case OPT_SWITCH_AFTER:
 		return parse_switch_after(p, &o->cfg);
+	case OPT_METRICS: {
+		size_t len = o->metric_list ? strlen(o->metric_list) : 0;
+		char *list = realloc(o->metric_list, len + strlen(p->arg) + 2);
+
+		if (!*p->arg)
+			return perfex_opt_error(p, "needs metric or metric "
+						"group names (perfex list metrics)");
+		if (!list)
+			return PERFEX_EXIT_INTERNAL;
+		snprintf(list + len, strlen(p->arg) + 2, "%s%s", len ? "," : "",
+			 p->arg);
+		o->metric_list = list;
+		o->metrics.list = list;
+		break;
+	}
+	case OPT_METRIC_ONLY:
+		o->metrics.only = true;
+		break;
+	case OPT_METRICS_FILE: {
+		const char **files = realloc(o->metric_files,
+			(o->metrics.nr_files + 1) * sizeof(*files));
+
+		if (!files)
+			return PERFEX_EXIT_INTERNAL;
+		files[o->metrics.nr_files++] = p->arg;
+		o->metric_files = files;
+		o->metrics.files = files;
+		break;
+	}
+	case OPT_TOPDOWN:
+		o->metrics.topdown = true;
+		break;
+	case OPT_TD_LEVEL:
+		if ((r = perfex_opt_ulong(p, 1, 6, "a level of 1 to 6", &v)) >= 0)
+			return r;
+		o->metrics.td_level = (unsigned int)v;
+		o->metrics.topdown = true;
+		break;
 	case OPT_VERSION:
 		printf("perfex %s\n", perfctr_version());
 		return 0;
@@ -230,6 +272,15 @@ static int parse_options(int argc, char **argv, struct stat_options *o)
 	}
 	if (o->cfg.sets && o->nr_specs < 2)
 		return usage_error("event sets need two -e or more (one per set)");
+	if (!o->metrics.td_level)
+		o->metrics.td_level = 1;
+	if ((o->metrics.only || o->metrics.nr_files) && !o->metrics.list &&
+	    !o->metrics.topdown)
+		return usage_error("--metric-only and --metrics-file go with -M "
+				   "or --topdown");
+	if ((o->metrics.list || o->metrics.topdown) && o->cfg.sets)
+		return usage_error("metrics cannot be computed from event sets "
+				   "(their events are never counted together)");
 	return -1;
 }
 
@@ -555,25 +606,6 @@ static int wait_loop(struct run *run, const struct signal_state *sig)
 	return err;
 }
 
-static int command_error(char *const *argv, int err)
-{
-	if (err == ENOENT) {
-		perfex_error("cannot run '%s': command not found", argv[0]);
-		if (!strchr(argv[0], '/'))
-			perfex_hint("it is looked up in PATH; give a path "
-				    "(./%s) for a file in this directory", argv[0]);
-		return PERFEX_EXIT_NOCMD;
-	}
-	if (err == EACCES || err == ENOEXEC || err == EISDIR) {
-		perfex_error("cannot run '%s': %s", argv[0], strerror(err));
-		perfex_hint("check that it is an executable file (chmod +x '%s')",
-			    argv[0]);
-		return PERFEX_EXIT_NOEXEC;
-	}
-	perfex_error("cannot run '%s': %s", argv[0], strerror(err));
-	return PERFEX_EXIT_INTERNAL;
-}
-
 static int target_error(const struct stat_config *cfg, int err)
 {
 	if (err == EACCES || err == EPERM)
@@ -737,6 +769,65 @@ static int add_hardware_defaults(struct build *b)
 	return ret;
 }
 
+/* The name= of an event spec ("cpu/event=0xc3,name=ex_ret_brn/"), or NULL. */
+static char *spec_name(const char *spec, size_t len)
+{
+	const char *n = memmem(spec, len, "name=", 5);
+	size_t k;
+
+	if (!n || (n != spec && n[-1] != ',' && n[-1] != '/'))
+		return NULL;
+	n += 5;
+	k = strcspn(n, ",/");
+	if (n + k > spec + len)
+		return NULL;
+	return strndup(n, k);
+}
+
+/*
+ * A metric group the machine cannot count as a whole: event by event, a
+ * <not supported> row where one fails (its metrics then say why).  The
+ * commas of a PMU event's terms are between its slashes.
+ */
+static int add_metric_events(struct build *b, const char *group)
+{
+	const char *s = group + (*group == '{');
+	size_t len = strlen(s) - (*group == '{' && s[strlen(s) - 1] == '}');
+	int ret = -1;
+
+	while (len && ret < 0) {
+		size_t k = 0, slashes = 0;
+		char *one;
+
+		while (k < len && (s[k] != ',' || slashes % 2)) {
+			slashes += s[k] == '/';
+			k++;
+		}
+		one = strndup(s, k);
+		if (!one)
+			return PERFEX_EXIT_INTERNAL;
+		size_t before = b->r->nr_events;
+		ret = add_to_session(b, one, NULL, ADD_PLACEHOLDER);
+		if (ret < 0 && b->first && b->r->nr_events > before &&
+		    b->r->events[before].session_idx == STAT_NO_IDX) {
+			char *name = spec_name(one, k);
+
+			if (name) {
+				free(b->r->events[before].name);
+				b->r->events[before].name = name;
+			}
+		}
+		free(one);
+		s += k;
+		len -= k;
+		if (len) {
+			s++;
+			len--;
+		}
+	}
+	return ret;
+}
+
 /*
  * The session of one run.  On the first run (@r->events NULL) the event
  * rows are made from it; later runs must produce the same events.
@@ -770,7 +861,11 @@ static int build_session(struct stat_options *o, struct stat_report *r,
 
 		if (o->cfg.sets)
 			b.set = (int)i;	/* each -e its own set */
-		if (sp->is_default && sp->text == default_hardware) {
+		if (sp->is_metric) {
+			ret = add_to_session(&b, sp->text, NULL, ADD_TRY);
+			if (ret == ADD_LACKING)
+				ret = add_metric_events(&b, sp->text);
+		} else if (sp->is_default && sp->text == default_hardware) {
 			/* One parse for the four when the machine has them
 			 * (the session keeps a failed parse out entirely). */
 			ret = add_to_session(&b, sp->text, NULL, ADD_TRY);
@@ -919,7 +1014,7 @@ static int do_run(struct stat_options *o, struct stat_report *r,
 	if (cfg->command) {
 		run.command = perfctr_target__new_command(cfg->command, NULL);
 		if (!run.command) {
-			ret = command_error(cfg->command, errno);
+			ret = perfex_command_error(cfg->command, errno);
 			goto out;
 		}
 	}
@@ -977,7 +1072,7 @@ static int do_run(struct stat_options *o, struct stat_report *r,
 	if (run.command) {
 		err = perfctr_target__start(run.command);
 		if (err < 0) {
-			ret = command_error(cfg->command, -err);
+			ret = perfex_command_error(cfg->command, -err);
 			goto out;
 		}
 		/* The first set started at the exec; the rotation starts
@@ -1012,6 +1107,8 @@ static int do_run(struct stat_options *o, struct stat_report *r,
 		print_interval(&run, t1);
 	else
 		read_counts(&run, run.counts, run.unit_counts);
+	if (!cfg->interval_ms)
+		stat_metrics_run(r, run.counts, t1 - run.t0);
 
 	stat_stats_add(&r->elapsed_ns, t1 - run.t0);
 	r->user_ns = tv_ns(&ru1.ru_utime) - tv_ns(&ru0.ru_utime);
@@ -1069,6 +1166,25 @@ int cmd_stat(int argc, char **argv)
 	ret = parse_options(argc, argv, &o);
 	if (ret >= 0)
 		goto out;
+	if (o.metrics.list || o.metrics.topdown) {
+		ret = stat_metrics_open(&r.metrics, &o.metrics);
+		if (ret >= 0)
+			goto out;
+		/* The run's task time first (perf shows its duration), which
+		 * also keeps the session countable where the machine can
+		 * count none of the metrics' events. */
+		if (!o.nr_specs && add_spec(&o, "task-clock", false)) {
+			ret = PERFEX_EXIT_INTERNAL;
+			goto out;
+		}
+		for (size_t g = 0; g < stat_metrics_nr_groups(r.metrics); g++) {
+			if (add_spec(&o, stat_metrics_group(r.metrics, g), false)) {
+				ret = PERFEX_EXIT_INTERNAL;
+				goto out;
+			}
+			o.specs[o.nr_specs - 1].is_metric = true;
+		}
+	}
 	if (!o.nr_specs && (add_spec(&o, default_software, true) ||
 			    add_spec(&o, default_hardware, true))) {
 		ret = PERFEX_EXIT_INTERNAL;
@@ -1126,5 +1242,8 @@ out:
 	free(r.units);
 	free(r.sets);
 	free(o.specs);
+	stat_metrics_free(r.metrics);
+	free(o.metric_list);
+	free(o.metric_files);
 	return ret;
 }

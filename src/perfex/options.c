@@ -56,6 +56,18 @@ static const struct perfex_option table[] = {
 	  "one JSON document (docs/json.md)" },
 	{ STAT, OPT_OUTPUT, 'o', "output", "FILE", 0, 0,
 	  "write the counts to FILE instead of stderr" },
+	{ STAT, OPT_METRICS, 'M', "metrics", "LIST", 0, 0,
+	  "metrics and metric groups to compute from the\n"
+	  "CPU's tables (perfex list metrics); repeatable" },
+	{ STAT, OPT_METRIC_ONLY, 0, "metric-only", NULL, 0, 0,
+	  "print the metrics, not the counts" },
+	{ STAT, OPT_METRICS_FILE, 0, "metrics-file", "FILE", 0, 0,
+	  "more metrics, in the pmu-events JSON form;\n"
+	  "repeatable (also PERFCTR_METRICS_PATH)" },
+	{ STAT, OPT_TOPDOWN, 0, "topdown", NULL, 0, 0,
+	  "the TopDown metrics of this CPU (level 1)" },
+	{ STAT, OPT_TD_LEVEL, 0, "td-level", "N", 0, 0,
+	  "the TopDown metrics of level N" },
 	{ STAT, OPT_SWITCH_INTERVAL, 0, "switch-interval", "MS", 0, 0,
 	  "each -e is an event set; the sets take turns\n"
 	  "every MS ms (run time of a thread, wall time\n"
@@ -69,6 +81,9 @@ static const struct perfex_option table[] = {
 	{ RECORD, OPT_EVENT, 'e', "event", "EVENTS", 0, 0,
 	  "events to sample (default: cycles where a hardware\n"
 	  "PMU exists, else cpu-clock)" },
+	{ RECORD, OPT_FILTER, 0, "filter", "EXPR", 0, 0,
+	  "tracepoint filter for the events of the -e before\n"
+	  "it (\"common_pid == 42\")" },
 	{ RECORD, OPT_COUNT, 'c', "count", "PERIOD", 0, 0,
 	  "one sample every PERIOD events" },
 	{ RECORD, OPT_FREQ, 'F', "freq", "HZ", 0, 0,

@@ -5,6 +5,7 @@
  * original perfex and pmcCount.  `perfex CMD --help` equals
  * `perfex help CMD`.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -48,6 +49,25 @@ void perfex_error(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+int perfex_command_error(char *const *argv, int err)
+{
+	if (err == ENOENT) {
+		perfex_error("cannot run '%s': command not found", argv[0]);
+		if (!strchr(argv[0], '/'))
+			perfex_hint("it is looked up in PATH; give a path "
+				    "(./%s) for a file in this directory", argv[0]);
+		return PERFEX_EXIT_NOCMD;
+	}
+	if (err == EACCES || err == ENOEXEC || err == EISDIR) {
+		perfex_error("cannot run '%s': %s", argv[0], strerror(err));
+		perfex_hint("check that it is an executable file (chmod +x '%s')",
+			    argv[0]);
+		return PERFEX_EXIT_NOEXEC;
+	}
+	perfex_error("cannot run '%s': %s", argv[0], strerror(err));
+	return PERFEX_EXIT_INTERNAL;
 }
 
 void perfex_hint(const char *fmt, ...)

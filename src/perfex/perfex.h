@@ -29,6 +29,7 @@ enum perfex_exit {
 /* Each returns the process exit status. */
 int cmd_stat(int argc, char **argv);	/* counting mode (the default) */
 int cmd_list(int argc, char **argv);
+int list_metrics(bool json, bool groups);	/* perfex list metrics|metricgroups */
 int cmd_info(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
@@ -39,6 +40,10 @@ int cmd_regions(int argc, char **argv);	/* perfex --regions -- cmd */
 void perfex_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "hint: <msg>" on stderr: the cure, when we know it. */
 void perfex_hint(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A command that cannot run (perfctr_target__new_command()'s or
+ * __start()'s errno @err): the message, a hint, and the shell's exit
+ * status (127 not found, 126 not executable). */
+int perfex_command_error(char *const *argv, int err);
 
 struct perfctr_reader;
 struct perfctr_reader_opts;

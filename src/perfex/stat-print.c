@@ -367,15 +367,21 @@ static void rows_block(struct stat_report *r, const struct stat_view *v,
 			base = set_prefix;
 		}
 		if (!v->unit_counts) {
+			bool csv = row_fn == csv_row;
+
 			nr = view_metrics(r, v->counts, v->duration_ns, set, all,
 					  sizeof(all) / sizeof(all[0]));
+			stat_metrics_compute_view(r, v->counts, v->duration_ns);
 			for (e = 0; e < r->nr_events; e++) {
 				size_t n = metrics_of(all, nr, e, mine);
 
-				if (in_set(&r->events[e], set))
-					row_fn(r, base, &r->events[e],
-					       &v->counts[e], mine, n, with_stats);
+				if (!in_set(&r->events[e], set))
+					continue;
+				row_fn(r, base, &r->events[e], &v->counts[e],
+				       mine, n, with_stats);
+				stat_metrics_rows(r, e, base, csv, with_stats);
 			}
+			stat_metrics_rows(r, (size_t)-1, base, csv, with_stats);
 			continue;
 		}
 		for (u = 0; u < r->nr_units; u++) {
@@ -746,6 +752,11 @@ void stat_print_interval(struct stat_report *r, const struct stat_view *v)
 		json_num(cfg->out, v->duration_ns);
 		fprintf(cfg->out, ", \"events\": ");
 		json_events(r, v, false, "    ");
+		if (r->metrics) {
+			stat_metrics_compute_view(r, v->counts, v->duration_ns);
+			fprintf(cfg->out, ", \"metrics\": ");
+			stat_metrics_json(r, false, "    ");
+		}
 		fputc('}', cfg->out);
 		break;
 	}
@@ -783,7 +794,12 @@ void stat_print_final(struct stat_report *r, const struct stat_view *v)
 		if (cfg->sets)
 			fprintf(out, " in %zu sets", nr_passes(r));
 		fprintf(out, ":\n\n");
-		human_block(r, v, "", with_stats);
+		if (stat_metrics_only(r->metrics)) {
+			stat_metrics_compute_view(r, v->counts, v->duration_ns);
+			stat_metrics_print_only(r, false, with_stats);
+		} else {
+			human_block(r, v, "", with_stats);
+		}
 		if (cfg->sets)
 			fprintf(out, "\n Ratios are shown only between events of "
 				"one set; events of different sets\n were never "
@@ -799,7 +815,12 @@ void stat_print_final(struct stat_report *r, const struct stat_view *v)
 	case STAT_FORMAT_CSV:
 		if (cfg->interval_ms)
 			break;
-		csv_block(r, v, "", with_stats);
+		if (stat_metrics_only(r->metrics)) {
+			stat_metrics_compute_view(r, v->counts, v->duration_ns);
+			stat_metrics_print_only(r, true, with_stats);
+		} else {
+			csv_block(r, v, "", with_stats);
+		}
 		break;
 	case STAT_FORMAT_JSON:
 		if (cfg->interval_ms)
@@ -826,6 +847,11 @@ void stat_print_final(struct stat_report *r, const struct stat_view *v)
 			json_sets(r, out);
 		fprintf(out, ",\n  \"events\": ");
 		json_events(r, v, with_stats, "  ");
+		if (r->metrics) {
+			stat_metrics_compute_view(r, v->counts, v->duration_ns);
+			fprintf(out, ",\n  \"metrics\": ");
+			stat_metrics_json(r, with_stats, "  ");
+		}
 		fprintf(out, "\n}\n");
 		break;
 	}

@@ -101,6 +101,8 @@ struct stat_view {
 	double timestamp;	/* seconds since the start, for intervals */
 };
 
+struct stat_metrics;
+
 struct stat_report {
 	const struct stat_config *cfg;
 	struct stat_event *events;
@@ -117,6 +119,7 @@ struct stat_report {
 	int wait_status;
 	int exit_code;
 	unsigned int runs_done;
+	struct stat_metrics *metrics;	/* -M, --topdown; NULL without */
 };
 
 /* stat-print.c */
@@ -132,5 +135,41 @@ int stat_sets_add(struct perfctr_session *s, const struct stat_config *cfg,
 int stat_sets_switch_after(struct perfctr_session *s,
 			   const struct stat_config *cfg);
 int stat_sets_collect(struct perfctr_session *s, struct stat_report *r);
+
+/* stat-metrics.c: the metrics of -M NAME|GROUP, --topdown, --metrics-file. */
+struct stat_metric_opts {
+	const char *list;		/* -M, or NULL */
+	bool topdown;
+	unsigned int td_level;		/* 1 unless --td-level */
+	bool only;			/* --metric-only */
+	const char *const *files;	/* --metrics-file */
+	size_t nr_files;
+};
+
+/* The tables (with the user's files): the build tree's when perfex runs
+ * from it, else PERFCTR_METRICS_PATH's or the installed ones.  NULL after
+ * the error is reported. */
+struct perfctr_metrics *stat_metrics_tables(const char *const *files,
+					    size_t nr_files);
+/* Return -1 with *@out set, or perfex's exit status (reported). */
+int stat_metrics_open(struct stat_metrics **out, const struct stat_metric_opts *mo);
+void stat_metrics_free(struct stat_metrics *sm);
+size_t stat_metrics_nr_groups(const struct stat_metrics *sm);
+const char *stat_metrics_group(const struct stat_metrics *sm, size_t g);
+bool stat_metrics_only(const struct stat_metrics *sm);
+/* One run's counts: the values for -r's mean and spread. */
+void stat_metrics_run(struct stat_report *r, const struct perfctr_count *counts,
+		      double wall_ns);
+/* The values of the view about to be printed. */
+void stat_metrics_compute_view(struct stat_report *r,
+			       const struct perfctr_count *counts, double wall_ns);
+/* The metric lines shown beside row @row ((size_t)-1: those beside no
+ * row), human or CSV. */
+void stat_metrics_rows(const struct stat_report *r, size_t row,
+		       const char *prefix, bool csv, bool with_stats);
+void stat_metrics_print_only(const struct stat_report *r, bool csv,
+			     bool with_stats);
+void stat_metrics_json(const struct stat_report *r, bool with_stats,
+		       const char *indent);
 
 #endif /* PERFEX_STAT_H */

@@ -288,6 +288,61 @@ def attach_to_running_thread():
     check(rep["samples"] == 50, rep)
 
 
+def record_filtered_on_cpus(name, *target):
+    """perfex record TARGET of the getppid tracepoint filtered on the pid
+    of a waiting, pinned workload: the command given to record releases
+    the workload (through its stdin) and waits for it to end, so the
+    events are enabled before the first call and still enabled after the
+    last (-a and -C enable before the command is let go)."""
+    need_tp()
+    n = 400
+    out = tmpfile(name)
+    w = start_waiting_workload("getppid", str(n))
+    release = ("import os, select; p = os.pidfd_open(%d); "
+               "fd = os.open('/proc/%d/fd/0', os.O_WRONLY); "
+               "os.write(fd, b'go\\n'); select.select([p], [], [])"
+               % (w.pid, w.pid))
+    try:
+        r = record(out, *target, "-e", TP, "-c", "1", "--filter",
+                   "common_pid == %d" % w.pid, "--", "python3", "-c", release)
+        check(r.returncode == 0, r.stderr)
+    finally:
+        if w.poll() is None:
+            w.kill()
+        w.wait()
+    rep = report_json(out)
+    check(rep["lost"] == 0 and rep["lost_samples"] == 0, rep)
+    lines = script_lines(out)
+    check(set(script_pid_tids(lines)) == {(w.pid, w.pid)},
+          set(script_pid_tids(lines)))
+    check(len(lines) == n and rep["samples"] == n, (len(lines), rep))
+    return lines
+
+
+@case
+def system_wide_with_a_pid_filter_is_exact():
+    record_filtered_on_cpus("allfilter.data", "-a")
+
+
+@case
+def cpu_list_with_a_pid_filter_is_exact():
+    cpu = min(os.sched_getaffinity(0))   # where the workload is pinned
+    lines = record_filtered_on_cpus("cpufilter.data", "-C", str(cpu))
+    check(all("[%03d]" % cpu in l for l in lines),
+          [l for l in lines if "[%03d]" % cpu not in l][:3])
+
+
+@case
+def filter_errors():
+    need_tp()
+    r = perfex("record", "-q", "-o", tmpfile("f.data"), "--filter",
+               "common_pid == 1", "-e", TP, "--", "true")
+    check(r.returncode == 129 and "needs an -e before it" in r.stderr, r)
+    r = perfex("record", "-q", "-o", tmpfile("f.data"), "-e", TP,
+               "--filter", "no_such_field == 1", "--", "true")
+    check(r.returncode == 130 and "tracepoint filter" in r.stderr, r)
+
+
 @case
 def sigint_leaves_a_valid_file():
     require_root()
@@ -535,6 +590,7 @@ def option_errors():
 # Every option of `perfex record --help`, with where it is exercised.
 HELP_OPTIONS = {
     "-e": "tracepoint_period_gives_exact_samples_and_tids",
+    "--filter": "system_wide_with_a_pid_filter_is_exact",
     "-c": "tracepoint_period_gives_exact_samples_and_tids",
     "-F": "callgraph_and_perf_tools_read_our_file",
     "-g": "callgraph_and_perf_tools_read_our_file",
@@ -564,6 +620,8 @@ def help_lists_every_option():
         r3 = perfex("record", opt, "--help") if opt in ("--overwrite", "--snapshot",
                                                          "--quiet", "--call-graph",
                                                          "--all-cpus", "--help") \
+            else perfex("record", "-e", TP, opt, "1", "--help") \
+            if opt == "--filter" \
             else perfex("record", opt, "1", "--help")
         check(r3.returncode == 0, (opt, r3.stderr))
 

@@ -324,7 +324,10 @@ def help_and_version():
               "-x", "--field-separator", "-j", "--json", "-o", "--output",
               "-h", "--help", "--version",
               # event sets: tests/cli/test_stat_sets.py
-              "--switch-interval", "--switch-after"}
+              "--switch-interval", "--switch-after",
+              # metrics: tests/cli/test_stat_metrics.py
+              "-M", "--metrics", "--metric-only", "--metrics-file",
+              "--topdown", "--td-level"}
     check(opts <= tested, "untested options in --help: %s" % (opts - tested))
     # Long spellings work too.
     r = perfex("--event", "task-clock", "--field-separator", ",",

@@ -377,6 +377,47 @@ TEST(filter_applies_before_counting)
 	perfctr_target__delete(t);
 }
 
+TEST(thread_spread_over_cpus)
+{
+	/* The sampler's positions for inherited rings: this thread on each
+	 * CPU given; the counts add up to the thread's exact total. */
+	struct perfctr_target *t = perfctr_target__new_self();
+	struct perf_event_attr a = tp_attr(TP_GETPPID, 0);
+	static const int cpus[] = { 0, 1 };
+	struct pc_engine *e;
+	uint64_t sum = 0;
+
+	require_tracepoints();
+	REQUIRE(t);
+	a.inherit = 1;
+	e = pc_engine__new_per_cpu(t, cpus, 2);
+	REQUIRE(e);
+	CHECK_EQ_INT(pc_engine__nr_units(e), 2);
+	CHECK_EQ_INT(pc_engine__unit(e, 1)->cpu, 1);
+	CHECK_EQ_INT(pc_engine__unit(e, 1)->tid, pc_self_tid());
+	CHECK_EQ_INT(add(e, &a, 0), 0);
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		pc_engine__delete(e);
+		perfctr_target__delete(t);
+		test_skip("one online CPU");
+	}
+	REQUIRE(pc_engine__open(e, PC_ENGINE_ENABLE) == 0);
+	getppids(123);
+	REQUIRE(pc_engine__read(e) == 0);
+	for (size_t u = 0; u < 2; u++)
+		sum += pc_engine__slot(e, 0, u)->count.value;
+	CHECK_EQ_U64(sum, 123);
+	pc_engine__delete(e);
+
+	/* NULL: the online CPUs. */
+	e = pc_engine__new_per_cpu(t, NULL, 0);
+	REQUIRE(e);
+	CHECK_EQ_INT(pc_engine__nr_units(e), sysconf(_SC_NPROCESSORS_ONLN));
+	pc_engine__delete(e);
+	CHECK(pc_engine__new_per_cpu(t, cpus, 0) == NULL);
+	perfctr_target__delete(t);
+}
+
 TEST(bad_adds_refused)
 {
 	struct perfctr_target *t;
@@ -407,4 +448,5 @@ TEST_MAIN(TEST_CASE(group_read_is_exact),
 	  TEST_CASE(pmu_cpu_list_and_cpu_units),
 	  TEST_CASE(toggle_one_group),
 	  TEST_CASE(filter_applies_before_counting),
+	  TEST_CASE(thread_spread_over_cpus),
 	  TEST_CASE(bad_adds_refused))

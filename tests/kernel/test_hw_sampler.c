@@ -53,10 +53,12 @@ static void cycles_attr(struct perf_event_attr *attr)
 	attr->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_PERIOD;
 }
 
-static void sample_in_mode(enum perfctr_sampler_mode mode)
+/* A process target: one ring per thread (@per_thread), or per CPU with
+ * inherit. */
+static void sample_process(bool per_thread)
 {
 	struct perf_event_attr attr;
-	PERFCTR_OPTS(perfctr_sampler_opts, o, .mode = mode, .pid = getpid(),
+	PERFCTR_OPTS(perfctr_sampler_opts, o, .per_thread = per_thread,
 		     .data_pages = 8);
 	struct perfctr_sampler *s;
 	struct tally t;
@@ -64,10 +66,13 @@ static void sample_in_mode(enum perfctr_sampler_mode mode)
 
 	hw_require_lane();
 	cycles_attr(&attr);
+	o.target = perfctr_target__new_process(getpid());
+	REQUIRE(o.target);
 	s = perfctr_sampler__new(&o);
 	REQUIRE(s);
 	REQUIRE(perfctr_sampler__add_attr(s, &attr, "cycles:u") == 0);
 	ret = perfctr_sampler__open(s);
+	perfctr_target__delete((struct perfctr_target *)o.target);
 	if (ret) {
 		perfctr_sampler__delete(s);
 		test_skip("cannot open cycles: %s", strerror(-ret));
@@ -91,12 +96,12 @@ static void sample_in_mode(enum perfctr_sampler_mode mode)
 
 TEST(per_thread_cycles_exact)
 {
-	sample_in_mode(PERFCTR_SAMPLER_PER_THREAD);
+	sample_process(true);
 }
 
 TEST(default_mode_cycles_exact)
 {
-	sample_in_mode(PERFCTR_SAMPLER_DEFAULT);
+	sample_process(false);
 }
 
 TEST_MAIN(TEST_CASE(per_thread_cycles_exact),

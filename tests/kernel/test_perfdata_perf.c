@@ -86,12 +86,12 @@ TEST(perf_reads_our_file)
 	const char *perf = perf_path();
 	char file[64], cmd[512];
 	struct perf_event_attr attr;
-	PERFCTR_OPTS(perfctr_sampler_opts, o, .mode = PERFCTR_SAMPLER_PER_THREAD,
-		     .pid = getpid());
+	PERFCTR_OPTS(perfctr_sampler_opts, o);
 	struct perfctr_sampler *s;
 	const uint64_t *ids;
 	size_t nr_ids;
 	long samples;
+	int err;
 
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
@@ -100,11 +100,15 @@ TEST(perf_reads_our_file)
 	attr.sample_period = PERIOD;
 	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			   PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW;
+	o.target = perfctr_target__new_self();
+	REQUIRE(o.target);
 	s = perfctr_sampler__new(&o);
 	REQUIRE(s);
 	REQUIRE(perfctr_sampler__add_attr(s, &attr, "syscalls:sys_enter_getppid") == 0);
-	if (perfctr_sampler__open(s))
-		test_skip("cannot open the tracepoint: %s", strerror(errno));
+	err = perfctr_sampler__open(s);
+	perfctr_target__delete((struct perfctr_target *)o.target);
+	if (err)
+		test_skip("cannot open the tracepoint: %s", strerror(-err));
 	snprintf(file, sizeof(file), "/tmp/pctest-ours-%d.data", (int)getpid());
 	writer = perfctr_perfdata_writer__open(file, NULL);
 	REQUIRE(writer);

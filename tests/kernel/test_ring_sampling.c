@@ -90,15 +90,24 @@ static void unpin(void)
 	sched_setaffinity(0, sizeof(set), &set);
 }
 
-static struct perfctr_sampler *open_or_skip(struct perfctr_sampler_opts *o,
-					    struct perf_event_attr *attr)
+/* The target of @o is made by the caller and deleted here, after the open
+ * (the sampler keeps none). */
+static struct perfctr_sampler *
+open_filtered_or_skip(struct perfctr_sampler_opts *o,
+		      struct perf_event_attr *attr, const char *filter)
 {
-	struct perfctr_sampler *s = perfctr_sampler__new(o);
+	struct perfctr_sampler *s;
 	int ret;
 
+	REQUIRE(o->target);
+	s = perfctr_sampler__new(o);
 	REQUIRE(s);
 	REQUIRE(perfctr_sampler__add_attr(s, attr, "syscalls:sys_enter_getppid") == 0);
+	if (filter)
+		REQUIRE(perfctr_sampler__set_filter(s, 0, filter) == 0);
 	ret = perfctr_sampler__open(s);
+	perfctr_target__delete((struct perfctr_target *)o->target);
+	o->target = NULL;
 	if (ret == -EACCES || ret == -EPERM) {
 		perfctr_sampler__delete(s);
 		test_skip("cannot open the sampling event: %s", strerror(-ret));
@@ -109,6 +118,12 @@ static struct perfctr_sampler *open_or_skip(struct perfctr_sampler_opts *o,
 		test_abort();
 	}
 	return s;
+}
+
+static struct perfctr_sampler *open_or_skip(struct perfctr_sampler_opts *o,
+					    struct perf_event_attr *attr)
+{
+	return open_filtered_or_skip(o, attr, NULL);
 }
 
 #define MAX_TIDS 8
@@ -203,8 +218,7 @@ static void drain_all(struct perfctr_sampler *s, struct tally *t)
 TEST(per_thread_exact)
 {
 	struct perf_event_attr attr;
-	PERFCTR_OPTS(perfctr_sampler_opts, o, .mode = PERFCTR_SAMPLER_PER_THREAD,
-		     .pid = getpid());
+	PERFCTR_OPTS(perfctr_sampler_opts, o, .per_thread = true);
 	struct perfctr_sampler *s;
 	struct tally t;
 	PERFCTR_OPTS(perfctr_sample, one);
@@ -214,6 +228,7 @@ TEST(per_thread_exact)
 	tp_attr(&attr, PERIOD, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 		PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_READ,
 		PERF_FORMAT_ID);
+	o.target = perfctr_target__new_process(getpid());
 	s = open_or_skip(&o, &attr);
 	CHECK_EQ_U64(perfctr_sampler__nr_rings(s), 1);
 	CHECK(!(perfctr_sampler__attr(s, 0)->sample_type & PERF_SAMPLE_PERIOD));
@@ -297,9 +312,9 @@ TEST(default_mode_inherit)
 	}
 	close(go[0]);
 	{
-		PERFCTR_OPTS(perfctr_sampler_opts, o, .mode = PERFCTR_SAMPLER_DEFAULT,
-			     .pid = child);
+		PERFCTR_OPTS(perfctr_sampler_opts, o);
 
+		o.target = perfctr_target__new_process(child);
 		s = open_or_skip(&o, &attr);
 	}
 	/* One ring per online CPU. */
@@ -356,8 +371,7 @@ static void *thread_calls(void *arg)
  */
 TEST(default_mode_threads_now_and_later)
 {
-	PERFCTR_OPTS(perfctr_sampler_opts, o, .mode = PERFCTR_SAMPLER_DEFAULT,
-		     .pid = getpid());
+	PERFCTR_OPTS(perfctr_sampler_opts, o);
 	struct perf_event_attr attr;
 	struct perfctr_sampler *s;
 	pthread_t old, later;
@@ -371,6 +385,7 @@ TEST(default_mode_threads_now_and_later)
 	tp_attr(&attr, 1, PERF_SAMPLE_TID, 0);
 	REQUIRE(pipe(go) == 0);
 	REQUIRE(pthread_create(&old, NULL, thread_calls, go) == 0);
+	o.target = perfctr_target__new_process(getpid());
 	s = open_or_skip(&o, &attr);
 	CHECK_EQ_U64(perfctr_sampler__nr_rings(s), cpus);
 	/* Two threads (this one and the old one) on every CPU. */
@@ -434,9 +449,9 @@ TEST(thread_mode_one_thread)
 		sched_yield();
 	tp_attr(&attr, 1, PERF_SAMPLE_TID, 0);
 	{
-		PERFCTR_OPTS(perfctr_sampler_opts, o, .mode = PERFCTR_SAMPLER_THREAD,
-			     .pid = w.tid);
+		PERFCTR_OPTS(perfctr_sampler_opts, o);
 
+		o.target = perfctr_target__new_thread(w.tid);
 		s = open_or_skip(&o, &attr);
 	}
 	CHECK_EQ_U64(perfctr_sampler__nr_rings(s), 1);
@@ -469,8 +484,7 @@ TEST(thread_mode_one_thread)
 TEST(cpu_mode_filtered)
 {
 	struct perf_event_attr attr;
-	PERFCTR_OPTS(perfctr_sampler_opts, o, .mode = PERFCTR_SAMPLER_CPUS,
-		     .pid = -1, .cpus = "0");
+	PERFCTR_OPTS(perfctr_sampler_opts, o);
 	struct perfctr_sampler *s;
 	struct tally t;
 	char filter[64];
@@ -479,11 +493,11 @@ TEST(cpu_mode_filtered)
 	if (!pin_to_cpu(0))
 		test_skip("cannot pin to CPU 0");
 	tp_attr(&attr, PERIOD, PERF_SAMPLE_TID | PERF_SAMPLE_CPU, 0);
-	s = open_or_skip(&o, &attr);
+	o.target = perfctr_target__new_cpus("0");
+	snprintf(filter, sizeof(filter), "common_pid == %d", (int)getpid());
+	s = open_filtered_or_skip(&o, &attr, filter);
 	REQUIRE(perfctr_sampler__nr_rings(s) == 1);
 	CHECK_EQ_INT(perfctr_sampler__ring_cpu(s, 0), 0);
-	snprintf(filter, sizeof(filter), "common_pid == %d", (int)getpid());
-	REQUIRE(sys_perf_set_filter(perfctr_sampler__fd(s, 0, 0), filter) == 0);
 	memset(&t, 0, sizeof(t));
 	t.dec = perfctr_sampler__decoder(s);
 	t.s = s;
@@ -510,14 +524,14 @@ TEST(cpu_mode_filtered)
 TEST(tiny_ring_lost_accounting)
 {
 	struct perf_event_attr attr;
-	PERFCTR_OPTS(perfctr_sampler_opts, o, .mode = PERFCTR_SAMPLER_PER_THREAD,
-		     .pid = getpid(), .data_pages = 1);
+	PERFCTR_OPTS(perfctr_sampler_opts, o, .per_thread = true, .data_pages = 1);
 	PERFCTR_OPTS(perfctr_ring_stats, st);
 	struct perfctr_sampler *s;
 	struct tally t;
 	uint64_t kernel_lost = 0;
 
 	tp_attr(&attr, 1, PERF_SAMPLE_TID, 0);
+	o.target = perfctr_target__new_process(getpid());
 	s = open_or_skip(&o, &attr);
 	memset(&t, 0, sizeof(t));
 	t.dec = perfctr_sampler__decoder(s);
@@ -548,12 +562,13 @@ TEST(tiny_ring_lost_accounting)
 TEST(overwrite_ring_newest_first)
 {
 	struct perf_event_attr attr;
-	PERFCTR_OPTS(perfctr_sampler_opts, o, .mode = PERFCTR_SAMPLER_PER_THREAD,
-		     .pid = getpid(), .data_pages = 1, .overwrite = true);
+	PERFCTR_OPTS(perfctr_sampler_opts, o, .per_thread = true, .data_pages = 1,
+		     .overwrite = true);
 	struct perfctr_sampler *s;
 	struct tally t;
 
 	tp_attr(&attr, 1, PERF_SAMPLE_TID | PERF_SAMPLE_READ, 0);
+	o.target = perfctr_target__new_process(getpid());
 	s = open_or_skip(&o, &attr);
 	CHECK(perfctr_sampler__attr(s, 0)->write_backward);
 	memset(&t, 0, sizeof(t));
@@ -619,8 +634,7 @@ static int sideband_cb(struct perfctr_ring *ring,
 TEST(tracking_ring_keeps_side_band)
 {
 	struct perf_event_attr attr;
-	PERFCTR_OPTS(perfctr_sampler_opts, o, .mode = PERFCTR_SAMPLER_PER_THREAD,
-		     .pid = (pid_t)syscall(SYS_gettid), .data_pages = 1,
+	PERFCTR_OPTS(perfctr_sampler_opts, o, .data_pages = 1,
 		     .overwrite = true, .tracking_ring = true);
 	const struct perf_event_attr *a0, *a1;
 	struct perfctr_sampler *s;
@@ -633,6 +647,7 @@ TEST(tracking_ring_keeps_side_band)
 
 	tp_attr(&attr, 1, PERF_SAMPLE_TID | PERF_SAMPLE_TIME, 0);
 	attr.comm = attr.mmap = attr.mmap2 = attr.task = 1;
+	o.target = perfctr_target__new_self();
 	s = open_or_skip(&o, &attr);
 	REQUIRE(perfctr_sampler__nr_attrs(s) == 2);
 	a0 = perfctr_sampler__attr(s, 0);
@@ -687,14 +702,14 @@ TEST(tracking_ring_keeps_side_band)
 TEST(shared_ring_two_events)
 {
 	struct perf_event_attr a, b;
-	PERFCTR_OPTS(perfctr_sampler_opts, o, .mode = PERFCTR_SAMPLER_PER_THREAD,
-		     .pid = getpid());
+	PERFCTR_OPTS(perfctr_sampler_opts, o, .per_thread = true);
 	struct perfctr_sampler *s;
 	struct tally t;
 	uint64_t per_attr[2] = { 0, 0 };
 	const struct perf_event_header *h;
 	struct perfctr_ring *ring;
 	uint64_t getpid_id;
+	int ret;
 
 	test_require_tracefs();
 	{
@@ -714,11 +729,14 @@ TEST(shared_ring_two_events)
 	b = a;
 	b.config = getpid_id;
 	b.sample_period = 10;
+	o.target = perfctr_target__new_process(getpid());
 	s = perfctr_sampler__new(&o);
 	REQUIRE(s);
 	REQUIRE(perfctr_sampler__add_attr(s, &a, "syscalls:sys_enter_getppid") == 0);
 	REQUIRE(perfctr_sampler__add_attr(s, &b, "syscalls:sys_enter_getpid") == 1);
-	REQUIRE(perfctr_sampler__open(s) == 0);
+	ret = perfctr_sampler__open(s);
+	perfctr_target__delete((struct perfctr_target *)o.target);
+	REQUIRE(ret == 0);
 	CHECK(perfctr_sampler__attr(s, 0)->sample_type & PERF_SAMPLE_IDENTIFIER);
 	CHECK_EQ_U64(perfctr_sampler__nr_rings(s), 1);
 	REQUIRE(perfctr_sampler__enable(s) == 0);
@@ -753,13 +771,13 @@ TEST(shared_ring_two_events)
 TEST(wakeup_events_poll)
 {
 	struct perf_event_attr attr;
-	PERFCTR_OPTS(perfctr_sampler_opts, o, .mode = PERFCTR_SAMPLER_PER_THREAD,
-		     .pid = getpid(), .wakeup_events = 10);
+	PERFCTR_OPTS(perfctr_sampler_opts, o, .per_thread = true, .wakeup_events = 10);
 	struct perfctr_sampler *s;
 	struct pollfd pfd;
 	struct tally t;
 
 	tp_attr(&attr, 1, PERF_SAMPLE_TID, 0);
+	o.target = perfctr_target__new_process(getpid());
 	s = open_or_skip(&o, &attr);
 	pfd.fd = perfctr_ring__fd(perfctr_sampler__rings(s)[0]);
 	pfd.events = POLLIN;
@@ -791,7 +809,7 @@ TEST(wakeup_events_poll)
 TEST(system_wide_filtered)
 {
 	struct perf_event_attr attr;
-	PERFCTR_OPTS(perfctr_sampler_opts, o, .mode = PERFCTR_SAMPLER_SYSTEM);
+	PERFCTR_OPTS(perfctr_sampler_opts, o);
 	struct perfctr_sampler *s;
 	struct tally t;
 	char filter[64];
@@ -800,13 +818,12 @@ TEST(system_wide_filtered)
 	if (!pin_to_cpu(0))
 		test_skip("cannot pin to CPU 0");
 	tp_attr(&attr, PERIOD, PERF_SAMPLE_TID | PERF_SAMPLE_CPU, 0);
-	s = open_or_skip(&o, &attr);
-	CHECK_EQ_U64(perfctr_sampler__nr_rings(s), sysconf(_SC_NPROCESSORS_ONLN));
+	o.target = perfctr_target__new_cpus(NULL);
 	snprintf(filter, sizeof(filter), "common_pid == %d", (int)getpid());
-	for (size_t i = 0; i < perfctr_sampler__nr_rings(s); i++) {
+	s = open_filtered_or_skip(&o, &attr, filter);
+	CHECK_EQ_U64(perfctr_sampler__nr_rings(s), sysconf(_SC_NPROCESSORS_ONLN));
+	for (size_t i = 0; i < perfctr_sampler__nr_rings(s); i++)
 		CHECK_EQ_INT(perfctr_sampler__ring_tid(s, i), -1);
-		REQUIRE(sys_perf_set_filter(perfctr_sampler__fd(s, 0, i), filter) == 0);
-	}
 	memset(&t, 0, sizeof(t));
 	t.dec = perfctr_sampler__decoder(s);
 	t.s = s;
@@ -831,13 +848,14 @@ TEST(system_wide_filtered)
 TEST(watermark_poll)
 {
 	struct perf_event_attr attr;
-	PERFCTR_OPTS(perfctr_sampler_opts, o, .mode = PERFCTR_SAMPLER_PER_THREAD,
-		     .pid = getpid(), .data_pages = 4, .wakeup_watermark = 4096);
+	PERFCTR_OPTS(perfctr_sampler_opts, o, .per_thread = true, .data_pages = 4,
+		     .wakeup_watermark = 4096);
 	struct perfctr_sampler *s;
 	struct pollfd pfd;
 	struct tally t;
 
 	tp_attr(&attr, 1, PERF_SAMPLE_TID, 0);
+	o.target = perfctr_target__new_process(getpid());
 	s = open_or_skip(&o, &attr);
 	CHECK(perfctr_sampler__attr(s, 0)->watermark);
 	pfd.fd = perfctr_ring__fd(perfctr_sampler__rings(s)[0]);
@@ -888,6 +906,138 @@ TEST(aux_refused_without_aux_pmu)
 	close(fd);
 }
 
+/*
+ * A command target: held before its exec, its events open with
+ * enable_on_exec and inherit (one ring per CPU), nothing counted before
+ * the start.  Every call a sample (-c 1): exact whatever CPUs it uses.
+ */
+TEST(command_target_from_exec)
+{
+	char *argv[] = { (char *)test_build_path("tests/workload/pcwork"),
+			 "threads", "2", "300", "getppid", "400", NULL };
+	struct perf_event_attr attr;
+	PERFCTR_OPTS(perfctr_sampler_opts, o);
+	struct perfctr_target *cmd;
+	struct perfctr_sampler *s;
+	struct tally t;
+	int status = -1, err;
+
+	tp_attr(&attr, 1, PERF_SAMPLE_TID | PERF_SAMPLE_CPU, 0);
+	cmd = perfctr_target__new_command(argv, NULL);
+	REQUIRE(cmd);
+	o.target = cmd;
+	s = perfctr_sampler__new(&o);
+	REQUIRE(s);
+	REQUIRE(perfctr_sampler__add_attr(s, &attr, "syscalls:sys_enter_getppid") == 0);
+	CHECK(perfctr_sampler__attr(s, 0)->enable_on_exec);
+	CHECK(perfctr_sampler__attr(s, 0)->inherit);
+	err = perfctr_sampler__open(s);
+	if (err) {
+		perfctr_sampler__delete(s);
+		perfctr_target__delete(cmd);
+		if (err == -EACCES || err == -EPERM)
+			test_skip("cannot open the sampling event: %s", strerror(-err));
+		test_fail(__FILE__, __LINE__, "open: %s", strerror(-err));
+		test_abort();
+	}
+	CHECK_EQ_U64(perfctr_sampler__nr_rings(s), sysconf(_SC_NPROCESSORS_ONLN));
+	do_getppid(100);	/* ours: not sampled */
+	REQUIRE(perfctr_target__start(cmd) == 0);
+	do
+		err = perfctr_target__wait(cmd, &status);
+	while (err == -EINTR);
+	CHECK_EQ_INT(err, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	memset(&t, 0, sizeof(t));
+	t.dec = perfctr_sampler__decoder(s);
+	t.s = s;
+	t.want_cpu = -2;
+	drain_all(s, &t);
+	/* Two threads of 300 and the main thread's 400; a sanitizer
+	 * runtime may add a helper of its own that calls getppid too. */
+	{
+		int n300 = 0, n400 = 0;
+
+		for (int i = 0; i < MAX_TIDS; i++) {
+			CHECK(t.tids[i] != getpid());
+			n300 += t.per_tid[i] == 300;
+			n400 += t.per_tid[i] == 400;
+		}
+		CHECK_EQ_INT(n300, 2);
+		CHECK_EQ_INT(n400, 1);
+		CHECK(t.samples >= 2 * 300 + 400);
+	}
+	CHECK_EQ_U64(t.bad, 0);
+	CHECK_EQ_U64(t.wrong_cpu, 0);
+	perfctr_sampler__delete(s);
+	perfctr_target__delete(cmd);
+}
+
+/* A thread followed on a CPU list: one ring per CPU of the list, with
+ * the thread's tid, its samples exact. */
+TEST(thread_on_cpus_target)
+{
+	struct perf_event_attr attr;
+	PERFCTR_OPTS(perfctr_sampler_opts, o);
+	struct perfctr_sampler *s;
+	struct tally t;
+
+	if (!pin_to_cpu(0))
+		test_skip("cannot pin to CPU 0");
+	tp_attr(&attr, PERIOD, PERF_SAMPLE_TID | PERF_SAMPLE_CPU, 0);
+	o.target = perfctr_target__new_thread_on_cpus((pid_t)syscall(SYS_gettid),
+						      "0");
+	s = open_or_skip(&o, &attr);
+	REQUIRE(perfctr_sampler__nr_rings(s) == 1);
+	CHECK_EQ_INT(perfctr_sampler__ring_cpu(s, 0), 0);
+	CHECK_EQ_INT(perfctr_sampler__ring_tid(s, 0), (pid_t)syscall(SYS_gettid));
+	CHECK(!perfctr_sampler__attr(s, 0)->inherit);
+	memset(&t, 0, sizeof(t));
+	t.dec = perfctr_sampler__decoder(s);
+	t.s = s;
+	t.want_cpu = 0;
+	REQUIRE(perfctr_sampler__enable(s) == 0);
+	do_getppid(N);
+	REQUIRE(perfctr_sampler__disable(s) == 0);
+	drain_all(s, &t);
+	CHECK_EQ_U64(t.samples, N / PERIOD);
+	CHECK_EQ_U64(t.tids[0], syscall(SYS_gettid));
+	CHECK_EQ_U64(t.tids[1], 0);
+	unpin();
+	perfctr_sampler__delete(s);
+}
+
+/* Filters: kept until the open, refused by the kernel there when bad. */
+TEST(filter_errors)
+{
+	struct perf_event_attr attr;
+	PERFCTR_OPTS(perfctr_sampler_opts, o);
+	struct perfctr_sampler *s;
+	int err;
+
+	tp_attr(&attr, 1, PERF_SAMPLE_TID, 0);
+	o.target = perfctr_target__new_self();
+	REQUIRE(o.target);
+	s = perfctr_sampler__new(&o);
+	REQUIRE(s);
+	CHECK_EQ_INT(perfctr_sampler__set_filter(s, 0, "common_pid == 1"), -EINVAL);
+	REQUIRE(perfctr_sampler__add_attr(s, &attr, NULL) == 0);
+	CHECK_EQ_INT(perfctr_sampler__set_filter(s, 1, "common_pid == 1"), -EINVAL);
+	CHECK_EQ_INT(perfctr_sampler__set_filter(s, 0, "no_such_field == 1"), 0);
+	err = perfctr_sampler__open(s);
+	if (err == -EACCES || err == -EPERM) {
+		perfctr_sampler__delete(s);
+		perfctr_target__delete((struct perfctr_target *)o.target);
+		test_skip("cannot open the sampling event: %s", strerror(-err));
+	}
+	CHECK_EQ_INT(err, -EINVAL);
+	CHECK_EQ_INT(perfctr_sampler__set_filter(s, 0, NULL), 0);
+	CHECK_EQ_INT(perfctr_sampler__open(s), 0);
+	CHECK_EQ_INT(perfctr_sampler__set_filter(s, 0, "common_pid == 1"), -EBUSY);
+	perfctr_sampler__delete(s);
+	perfctr_target__delete((struct perfctr_target *)o.target);
+}
+
 TEST_MAIN(
 	TEST_CASE(per_thread_exact),
 	TEST_CASE(default_mode_inherit),
@@ -902,4 +1052,7 @@ TEST_MAIN(
 	TEST_CASE(system_wide_filtered),
 	TEST_CASE(watermark_poll),
 	TEST_CASE(aux_refused_without_aux_pmu),
+	TEST_CASE(command_target_from_exec),
+	TEST_CASE(thread_on_cpus_target),
+	TEST_CASE(filter_errors),
 )

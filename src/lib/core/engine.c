@@ -14,6 +14,7 @@
 #include "core/fastread.h"
 #include "core/target-internal.h"
 #include "stream/readfmt.h"
+#include "sys/cpulist.h"
 #include "sys/sys.h"
 
 struct eng_event {
@@ -117,6 +118,26 @@ bool pc_open_err_is_unsupported(int err)
 /* ------------------------------------------------------------------ */
 /* Building. */
 
+/* An engine on @nu units, filled by the caller. */
+static struct pc_engine *engine_alloc(const struct perfctr_target *target,
+				      size_t nu)
+{
+	struct pc_engine *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return NULL;
+	e->units = calloc(nu, sizeof(*e->units));
+	if (!e->units) {
+		free(e);
+		errno = ENOMEM;
+		return NULL;
+	}
+	e->nr_units = nu;
+	e->open_flags = pc_target_open_flags(target);
+	e->units_may_vanish = pc_target_units_may_vanish(target);
+	return e;
+}
+
 struct pc_engine *pc_engine__new(const struct perfctr_target *target)
 {
 	struct pc_engine *e;
@@ -131,21 +152,75 @@ struct pc_engine *pc_engine__new(const struct perfctr_target *target)
 		errno = ESRCH;
 		return NULL;
 	}
-	e = calloc(1, sizeof(*e));
+	e = engine_alloc(target, nu);
 	if (!e)
 		return NULL;
-	e->units = calloc(nu, sizeof(*e->units));
-	if (!e->units) {
-		free(e);
-		errno = ENOMEM;
-		return NULL;
-	}
 	for (u = 0; u < nu; u++)
 		perfctr_target__unit(target, u, &e->units[u].tid,
 				     &e->units[u].cpu);
-	e->nr_units = nu;
-	e->open_flags = pc_target_open_flags(target);
-	e->units_may_vanish = pc_target_units_may_vanish(target);
+	return e;
+}
+
+struct pc_engine *pc_engine__new_per_cpu(const struct perfctr_target *target,
+					 const int *cpus, size_t nr_cpus)
+{
+	struct pc_engine *e = NULL;
+	int *online = NULL;
+	size_t u, nu, n = 0, i;
+	char buf[4096];
+	int err = 0;
+
+	if (!target || (cpus && !nr_cpus)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	nu = perfctr_target__nr_units(target);
+	if (!nu) {
+		errno = ESRCH;
+		return NULL;
+	}
+	if (!cpus) {
+		int rc = sys_online_cpus(buf, sizeof(buf));
+
+		if (rc >= 0)
+			rc = pc_parse_cpulist(buf, &online);
+		if (rc < 0) {
+			errno = -rc;
+			return NULL;
+		}
+		cpus = online;
+		nr_cpus = (size_t)rc;
+	}
+	for (u = 0; u < nu; u++) {
+		int cpu;
+
+		perfctr_target__unit(target, u, NULL, &cpu);
+		n += cpu >= 0 ? 1 : nr_cpus;
+	}
+	e = engine_alloc(target, n);
+	if (!e) {
+		err = errno;
+		goto out;
+	}
+	for (u = 0, n = 0; u < nu; u++) {
+		pid_t tid;
+		int cpu;
+
+		perfctr_target__unit(target, u, &tid, &cpu);
+		if (cpu >= 0) {
+			e->units[n].tid = tid;
+			e->units[n++].cpu = cpu;
+			continue;
+		}
+		for (i = 0; i < nr_cpus; i++) {
+			e->units[n].tid = tid;
+			e->units[n++].cpu = cpus[i];
+		}
+	}
+out:
+	free(online);
+	if (!e)
+		errno = err;
 	return e;
 }
 

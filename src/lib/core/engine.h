@@ -167,6 +167,19 @@ bool pc_open_err_is_unsupported(int err);
  */
 struct pc_engine *pc_engine__new(const struct perfctr_target *target);
 
+/*
+ * pc_engine__new_per_cpu() - as pc_engine__new(), but each unit of
+ * @target without a CPU (a thread wherever it runs) becomes one unit per
+ * CPU of @cpus (@nr_cpus of them; NULL for the online CPUs), in the
+ * target's unit order, then the CPUs'; units with a CPU stay as they are.
+ * For rings of inherited events: the kernel maps no ring of an inherited
+ * event that follows a thread on every CPU.
+ * Return: NULL + errno (as pc_engine__new(); EINVAL for @cpus without
+ * @nr_cpus; the online list's errno).
+ */
+struct pc_engine *pc_engine__new_per_cpu(const struct perfctr_target *target,
+					 const int *cpus, size_t nr_cpus);
+
 /* pc_engine__delete() - close and free; NULL is a no-op. */
 void pc_engine__delete(struct pc_engine *e);
 

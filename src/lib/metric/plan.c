@@ -489,6 +489,14 @@ const char *perfctr_metric_plan__missing(const struct perfctr_metric_plan *p,
 	return p->metrics[i].missing;
 }
 
+const char *perfctr_metric_plan__event(const struct perfctr_metric_plan *p,
+				       size_t i)
+{
+	if (!p || i >= p->nr_metrics || !p->metrics[i].nr_events)
+		return NULL;
+	return p->events[p->metrics[i].events[0]].name;
+}
+
 size_t perfctr_metric_plan__nr_groups(const struct perfctr_metric_plan *p)
 {
 	return p ? p->nr_groups : 0;

@@ -954,7 +954,7 @@ int pc_metrics_event(struct perfctr_metrics *m, const char *name,
 
 	if (!m || !name)
 		return pc_err(EINVAL);
-	if (!m->events_sorted) {
+	if (!m->events_sorted && m->nr_events) {
 		qsort(m->events, m->nr_events, sizeof(*m->events), ev_cmp);
 		m->events_sorted = true;
 	}

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * The sampler: sampling events opened on the positions of a mode (one
- * per CPU, or one per thread), one ring per position with every other
- * event of that position redirected into it (SET_OUTPUT).
+ * The sampler: sampling events opened on the positions of a target (its
+ * units, each spread over the online CPUs when the target inherits), one
+ * ring per CPU or per thread with every event of its positions
+ * redirected into it (SET_OUTPUT).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/internal.h"
@@ -20,6 +20,7 @@
 struct s_attr {
 	struct perf_event_attr attr;
 	char *name;
+	char *filter;		/* tracepoint filter, or NULL */
 	uint64_t *ids;		/* one per position, after open */
 	bool tracking;		/* the dummy event of opts.tracking_ring */
 };
@@ -67,8 +68,7 @@ struct perfctr_sampler *perfctr_sampler__new(const struct perfctr_sampler_opts *
 		memcpy(&s->opts, opts,
 		       opts->sz < sizeof(s->opts) ? opts->sz : sizeof(s->opts));
 	s->opts.sz = sizeof(s->opts);
-	if (s->opts.mode > PERFCTR_SAMPLER_THREAD ||
-	    (s->opts.data_pages & (s->opts.data_pages - 1))) {
+	if (s->opts.data_pages & (s->opts.data_pages - 1)) {
 		free(s);
 		errno = EINVAL;
 		return NULL;
@@ -112,8 +112,10 @@ void perfctr_sampler__delete(struct perfctr_sampler *s)
 	if (!s)
 		return;
 	close_all(s);
-	for (size_t i = 0; i < s->nr_attrs; i++)
+	for (size_t i = 0; i < s->nr_attrs; i++) {
 		free(s->attrs[i].name);
+		free(s->attrs[i].filter);
+	}
 	free(s->attrs);
 	free(s);
 }
@@ -148,6 +150,14 @@ static void sideband_move(struct perf_event_attr *to,
 #undef MOVE
 }
 
+/* No target is the calling process, whose target is made at open. */
+static bool inherits(const struct perfctr_sampler *s)
+{
+	if (s->opts.per_thread)
+		return false;
+	return !s->opts.target || pc_target_inherits(s->opts.target);
+}
+
 /* The attr as it will be opened (see sampler.h for the rules). */
 static void adjust_attr(struct perfctr_sampler *s, struct s_attr *sa)
 {
@@ -156,10 +166,10 @@ static void adjust_attr(struct perfctr_sampler *s, struct s_attr *sa)
 
 	a->size = sizeof(*a);
 	a->disabled = 1;
-	a->enable_on_exec = o->enable_on_exec;
+	a->enable_on_exec = o->enable_on_exec ||
+			    (o->target && pc_target_is_held(o->target));
 	a->sample_id_all = 1;
-	a->inherit = o->mode == PERFCTR_SAMPLER_DEFAULT ||
-		     (o->mode == PERFCTR_SAMPLER_CPUS && o->pid > 0);
+	a->inherit = inherits(s);
 	if (s->nr_attrs > 1 || o->tracking_ring)
 		a->sample_type |= PERF_SAMPLE_IDENTIFIER;
 	if (a->inherit && (a->sample_type & PERF_SAMPLE_READ))
@@ -269,8 +279,38 @@ int perfctr_sampler__add_attr(struct perfctr_sampler *s,
 	return (int)(s->nr_attrs - 1);
 }
 
-static int add_pos(struct perfctr_sampler *s, pid_t tid, int cpu, size_t ring)
+/* The ring of a position: the CPU's (shared), or one of its own. */
+static size_t ring_for(const struct perfctr_sampler *s, int cpu)
 {
+	if (cpu >= 0)
+		for (size_t p = 0; p < s->nr_pos; p++)
+			if (s->pos[p].cpu == cpu)
+				return s->pos[p].ring;
+	return s->nr_rings;
+}
+
+int perfctr_sampler__set_filter(struct perfctr_sampler *s, size_t idx,
+				const char *filter)
+{
+	char *copy = NULL;
+
+	if (!s || idx >= s->nr_attrs)
+		return pc_err(EINVAL);
+	if (s->opened)
+		return pc_err(EBUSY);
+	if (filter) {
+		copy = strdup(filter);
+		if (!copy)
+			return pc_err(ENOMEM);
+	}
+	free(s->attrs[idx].filter);
+	s->attrs[idx].filter = copy;
+	return 0;
+}
+
+static int add_pos(struct perfctr_sampler *s, pid_t tid, int cpu)
+{
+	size_t ring = ring_for(s, cpu);
 	struct position *n = realloc(s->pos, (s->nr_pos + 1) * sizeof(*n));
 
 	if (!n)
@@ -285,57 +325,50 @@ static int add_pos(struct perfctr_sampler *s, pid_t tid, int cpu, size_t ring)
 	return 0;
 }
 
+/*
+ * The target's units are the positions, except that a unit without a CPU
+ * of an inheriting target is opened on every online CPU: the kernel maps
+ * no ring of an inherited event that follows a thread on any CPU.
+ */
 static int make_positions(struct perfctr_sampler *s)
 {
-	const struct perfctr_sampler_opts *o = &s->opts;
+	const struct perfctr_target *t = s->opts.target;
+	struct perfctr_target *own = NULL;
+	bool inherit = inherits(s);
 	char online[4096];
-	int *cpus = NULL, nr, nr_tids = 1, ret = 0;
-	pid_t pid = o->pid, *tids = NULL;
+	int *cpus = NULL, nr_cpus = 0, ret = 0;
 
-	if (o->mode == PERFCTR_SAMPLER_THREAD)
-		return add_pos(s, pid > 0 ? pid : (pid_t)syscall(SYS_gettid), -1, 0);
-	if (o->mode == PERFCTR_SAMPLER_PER_THREAD) {
-		if (pid <= 0)
-			pid = getpid();
-		nr_tids = pc_list_threads(pid, &tids);
-		if (nr_tids < 0)
-			return nr_tids;
-		for (int t = 0; t < nr_tids && !ret; t++)
-			ret = add_pos(s, tids[t], -1, (size_t)t);
-		free(tids);
-		return ret;
+	if (!t) {
+		own = perfctr_target__new_process(getpid());
+		if (!own)
+			return -errno;
+		t = own;
 	}
+	for (size_t u = 0; u < perfctr_target__nr_units(t) && !ret; u++) {
+		pid_t tid;
+		int cpu;
 
-	if (o->mode == PERFCTR_SAMPLER_CPUS && o->cpus && *o->cpus) {
-		nr = pc_parse_cpulist(o->cpus, &cpus);
-	} else {
-		ret = sys_online_cpus(online, sizeof(online));
-		if (ret < 0)
-			return ret;
-		ret = 0;
-		nr = pc_parse_cpulist(online, &cpus);
-	}
-	if (nr < 0)
-		return nr;
-	if (o->mode == PERFCTR_SAMPLER_DEFAULT) {
-		/* Every thread the task has now, on every CPU, each event
-		 * inherited by the threads and children they make from now
-		 * on; one ring per CPU (a ring may take the events of other
-		 * tasks on its CPU). */
-		pid = pid > 0 ? pid : getpid();
-		nr_tids = pc_list_threads(pid, &tids);
-		if (nr_tids < 0) {
-			free(cpus);
-			return nr_tids;
+		perfctr_target__unit(t, u, &tid, &cpu);
+		if (cpu >= 0 || !inherit) {
+			ret = add_pos(s, tid, cpu);
+			continue;
 		}
-	} else if (o->mode == PERFCTR_SAMPLER_SYSTEM || pid <= 0) {
-		pid = -1;
+		if (!cpus) {
+			ret = sys_online_cpus(online, sizeof(online));
+			if (ret < 0)
+				break;
+			nr_cpus = pc_parse_cpulist(online, &cpus);
+			if (nr_cpus < 0) {
+				ret = nr_cpus;
+				break;
+			}
+			ret = 0;
+		}
+		for (int i = 0; i < nr_cpus && !ret; i++)
+			ret = add_pos(s, tid, cpus[i]);
 	}
-	for (int i = 0; i < nr && !ret; i++)
-		for (int t = 0; t < nr_tids && !ret; t++)
-			ret = add_pos(s, tids ? tids[t] : pid, cpus[i], (size_t)i);
-	free(tids);
 	free(cpus);
+	perfctr_target__delete(own);
 	return ret;
 }
 
@@ -409,6 +442,8 @@ int perfctr_sampler__open(struct perfctr_sampler *s)
 			}
 			s->fds[i * s->nr_pos + p] = fd;
 			ret = sys_perf_id(fd, &s->attrs[i].ids[p]);
+			if (!ret && s->attrs[i].filter)
+				ret = sys_perf_set_filter(fd, s->attrs[i].filter);
 			if (ret)
 				goto fail;
 			if (!*ring) {

@@ -2,6 +2,7 @@
 /* Side-band records made from /proc (see perfctr/synth.h). */
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
