@@ -51,9 +51,15 @@ struct perfctr_msg {
 	 * perfctr_session__msg_values(). */
 	uint32_t seq;
 	uint64_t ip;		/* instruction pointer at the overflow, 0 if unknown */
-	uint64_t ovfl_mask;	/* bit i: session event i overflowed (i < 64) */
+	/* Bit i: session event i overflowed.  Only events 0-63 have a bit;
+	 * @event names the counter whatever its index. */
+	uint64_t ovfl_mask;
 	uint64_t time;		/* CLOCK_MONOTONIC ns of the overflow */
-	uint64_t reserved3[2];
+	/* PERFCTR_MSG_OVFL: session index of the counter that overflowed
+	 * (one message per overflow, so one counter per message). */
+	uint32_t event;
+	uint32_t reserved2;
+	uint64_t reserved3;
 };
 
 _Static_assert(sizeof(struct perfctr_msg) == 64, "ABI: perfctr_msg");
@@ -139,8 +145,9 @@ struct perfctr_sampling {
 	 * (random & random_mask): periods stay in [reset, reset + mask]. */
 	uint64_t random_mask;
 	uint64_t random_seed;	/* 0: a fixed default seed */
-	/* Other counters (bit i: session event i) zeroed, with their
-	 * periods restarted, when this one overflows. */
+	/* Other counters (bit i: session event i < 64) zeroed, with their
+	 * periods restarted, when this one overflows; for any index see
+	 * perfctr_session__notify_reset(). */
 	uint64_t reset_mask;
 	size_t :0;
 };

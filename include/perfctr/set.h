@@ -30,6 +30,18 @@
  * process or CPUs it goes to the thread that attached (or the one named),
  * and a switch lags the overflow by the signal's delivery.
  *
+ * Events beyond 64: a session holds any number of events, and every call
+ * here takes any event index.  The uint64_t masks (perfctr_set_info's
+ * last_ovfl_mask, perfctr_msg's ovfl_mask, perfctr_sampling's reset_mask,
+ * perfctr_session__notify_record()'s mask) are the compact form for the
+ * first 64 events, kept because most sessions have fewer and they fit
+ * fixed-size records; each has a counterpart that names events by index
+ * without a limit, as PAPI does (an array of event indices, like
+ * PAPI_get_overflow_event_index()), rather than perfmon2's fixed-width
+ * bit vectors whose width would become ABI: perfctr_msg.event,
+ * perfctr_session__set_last_overflows(), perfctr_session__notify_reset(),
+ * perfctr_session__notify_record_events().
+ *
  * Thread safety and signals: the estimate helpers are pure; the
  * accumulator is updated without allocation or locks and is
  * async-signal-safe (one writer at a time).  The session calls are not
@@ -205,8 +217,8 @@ PERFCTR_API int perfctr_session__set_id(const struct perfctr_session *session,
  * with @period that switches its set away after @n overflows in one run
  * (the counter keeps sampling and notifying too).  Its set gets
  * PERFCTR_SET_SWITCH_OVERFLOW.  Only while detached.
- * Return: 0, -EBUSY attached, -EINVAL (@idx, @period or @n is 0, or event
- * index 64 or more).
+ * Return: 0, -EBUSY attached, -EINVAL (@idx out of range, @period or @n
+ * is 0).
  */
 PERFCTR_API int perfctr_session__switch_after(struct perfctr_session *session,
 					      size_t idx, uint64_t period,
@@ -242,7 +254,8 @@ struct perfctr_set_info {
 	uint64_t active_ns;	/* time active: target run time (per thread),
 				 * wall time (per CPU); longest unit per run */
 	uint64_t last_ovfl_mask;/* events (bit i: event i < 64) that
-				 * overflowed in the set's last run */
+				 * overflowed in the set's last run; any
+				 * index: set_last_overflows() */
 	uint64_t overflows;	/* overflows of its counters, all runs */
 	uint64_t nr_events;	/* events (counters) the set holds */
 	uint64_t nr_groups;
@@ -256,6 +269,17 @@ struct perfctr_set_info {
  */
 PERFCTR_API int perfctr_session__set_info(const struct perfctr_session *session,
 					  uint16_t id, struct perfctr_set_info *info);
+
+/**
+ * perfctr_session__set_last_overflows() - the events of set @id that
+ * overflowed in its last run (last_ovfl_mask for any event index), in
+ * increasing order; up to @n of them are stored in @events.
+ * Return: how many there are (may exceed @n), -ENOENT no such set,
+ * -EINVAL (@events NULL with @n > 0).
+ */
+PERFCTR_API int perfctr_session__set_last_overflows(const struct perfctr_session *session,
+						    uint16_t id, size_t *events,
+						    size_t n);
 
 /**
  * perfctr_session__estimate() - event @idx as an estimate with its error
@@ -273,7 +297,7 @@ PERFCTR_API int perfctr_session__estimate(const struct perfctr_session *session,
  * pid, tid, cpu and ip of the overflow, taken from a one-page sample ring
  * of the counter) in the session's queue.  @ctl: sampling controls, NULL
  * for none.  Only while detached.
- * Return: 0, -EBUSY, -EINVAL (event index 64 or more, @period 0).
+ * Return: 0, -EBUSY, -EINVAL (@idx out of range, @period 0).
  */
 PERFCTR_API int perfctr_session__notify(struct perfctr_session *session,
 					size_t idx, uint64_t period,
@@ -282,7 +306,8 @@ PERFCTR_API int perfctr_session__notify(struct perfctr_session *session,
 /**
  * perfctr_session__notify_record() - record, with each overflow message
  * of notifying event @idx, the values of the events in @mask (bit i:
- * session event i; perfmon2's reg_smpl_pmds).  Every event in @mask must
+ * session event i < 64, perfmon2's reg_smpl_pmds; any index:
+ * perfctr_session__notify_record_events()).  Every event in @mask must
  * be in @idx's group (so in its set); @idx itself may be in it.  The
  * kernel reads the group at the overflow (PERF_SAMPLE_READ), so the
  * values are exact, taken at the overflowing event: the raw counts on the
@@ -295,9 +320,34 @@ PERFCTR_API int perfctr_session__notify_record(struct perfctr_session *session,
 					       size_t idx, uint64_t mask);
 
 /**
+ * perfctr_session__notify_record_events() - perfctr_session__notify_record()
+ * by event index, without the mask's limit of 64: record the values of
+ * @events[0..@nr) (session indices, each in @idx's group; @nr 0 records
+ * nothing), returned by perfctr_session__msg_values() in this order.
+ * Return: 0, -EBUSY attached, -EINVAL (as for the mask), -ENOMEM.
+ */
+PERFCTR_API int perfctr_session__notify_record_events(struct perfctr_session *session,
+						      size_t idx,
+						      const size_t *events,
+						      size_t nr);
+
+/**
+ * perfctr_session__notify_reset() - the counters that notifying event @idx
+ * zeroes (restarting their periods) at each of its overflows, by index:
+ * replaces the reset_mask of the sampling controls given to
+ * perfctr_session__notify(), which must have had controls.  @nr 0: none.
+ * Only while detached.
+ * Return: 0, -EBUSY attached, -EINVAL (@idx not notifying with controls,
+ * an event out of range or @idx itself), -ENOMEM.
+ */
+PERFCTR_API int perfctr_session__notify_reset(struct perfctr_session *session,
+					      size_t idx, const size_t *events,
+					      size_t nr);
+
+/**
  * perfctr_session__msg_values() - the values recorded with @msg (read
- * from the session's queue): value k is that of the k-th lowest event of
- * the record mask of the message's counter.  Fills up to @n values.  The
+ * from the session's queue): value k is that of the k-th event recorded
+ * (the k-th lowest of a record mask, the k-th of a list).  Fills up to @n values.  The
  * values of the last 1024 messages are kept (the queue's default
  * capacity); a message read later has lost them.
  * Return: the number of recorded values (may exceed @n); -ENOENT the

@@ -4,8 +4,9 @@
  *
  * A target is the calling thread, one thread, a whole process (each of its
  * threads, optionally broken down), a command that perfctr forks and holds
- * before exec so that counters are attached when it starts, or a list of
- * CPUs (global mode: everything that runs there).
+ * before exec so that counters are attached when it starts, a list of
+ * CPUs (global mode: everything that runs there), or a cgroup v2 on a list
+ * of CPUs (what the cgroup's tasks do there, its descendants included).
  *
  * A target is made of *units*: one (thread, cpu) position that gets its own
  * kernel counters.  A thread target has one unit (tid, cpu -1); a CPU list
@@ -33,6 +34,7 @@ enum perfctr_target_kind {
 	PERFCTR_TARGET_PROCESS,
 	PERFCTR_TARGET_COMMAND,
 	PERFCTR_TARGET_CPUS,
+	PERFCTR_TARGET_CGROUP,
 };
 
 /** perfctr_target__new_self() - the calling thread (the thread that calls
@@ -67,6 +69,34 @@ PERFCTR_API struct perfctr_target *perfctr_target__new_process(pid_t pid);
  * list, ENODEV for a CPU that is not online.
  */
 PERFCTR_API struct perfctr_target *perfctr_target__new_cpus(const char *cpulist);
+
+/**
+ * perfctr_target__new_cgroup() - the tasks of cgroup v2 @path and of its
+ * descendant cgroups, counted on the CPUs of @cpulist (NULL or "" for every
+ * online CPU), one unit per CPU, as the kernel counts a cgroup: a counter
+ * per CPU that runs only while a task of the cgroup runs there.
+ * @path: an absolute path on a cgroup2 file system, or a path relative to
+ *        the cgroup2 mount (found in /proc/self/mountinfo; leading slashes
+ *        are ignored, so "/" is the root cgroup and "/a/b" the cgroup that
+ *        /proc/PID/cgroup shows as "0::/a/b").
+ *
+ * The target holds the cgroup's directory open until it is deleted; its
+ * units' tid (perfctr_target__unit()) is that directory's fd, which is what
+ * perf_event_open(2) takes with PERF_FLAG_PID_CGROUP.  Needs a kernel with
+ * CONFIG_CGROUP_PERF (else the open of the counters fails, EINVAL or
+ * EBADF).  perfctr_target__pid() is -1.
+ *
+ * Return: NULL + errno: ENOMEDIUM when no cgroup2 file system is mounted,
+ * ENOENT when there is no such cgroup, ENOTDIR, EACCES, EINVAL for a
+ * malformed CPU list, ENODEV for a CPU that is not online, ENOMEM.
+ */
+PERFCTR_API struct perfctr_target *
+perfctr_target__new_cgroup(const char *path, const char *cpulist);
+
+/** perfctr_target__cgroup_path() - the full path of a cgroup target's
+ * directory (as it was opened), NULL for other kinds. */
+PERFCTR_API const char *
+perfctr_target__cgroup_path(const struct perfctr_target *target);
 
 struct perfctr_command_opts {
 	size_t sz;
@@ -130,7 +160,7 @@ PERFCTR_API enum perfctr_target_kind
 perfctr_target__kind(const struct perfctr_target *target);
 
 /** perfctr_target__pid() - the process id (command child, process), the tid
- * (thread, self) or -1 (CPUs). */
+ * (thread, self) or -1 (CPUs, cgroup). */
 PERFCTR_API pid_t perfctr_target__pid(const struct perfctr_target *target);
 
 /** perfctr_target__nr_units() - how many (thread, cpu) units. */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * Kernel tier: set rotation (core/rotate.h) on exact events.  The calling
+ * Kernel tier: set rotation (core/rotate.h) on exact events, over a
+ * counters view (core/counters.h) of plain fds.  The calling
  * thread is the target and switches sets itself, by hand or in the
  * overflow signal handler, which runs on the way back from the syscall
  * that overflowed and before the next one: so every count of every set,
@@ -67,12 +68,93 @@ static void keep_warm(void)
 	}
 }
 
-static uint64_t fd_id(int fd)
-{
-	uint64_t id = 0;
+/*
+ * The counters view (core/counters.h) over plain fds of this thread: one
+ * unit, each group a leader fd and member fds, read with READ_FMT.
+ */
+struct fds_view {
+	struct pc_counters c;
+	int fd[8];			/* per event */
+	uint64_t id[8];
+	size_t group[8];		/* per event */
+	size_t members[8][8];		/* per group */
+	size_t nr_members[8];
+	const size_t *member_ptr[8];
+	pid_t tid;
+	int cpu;
+};
 
-	REQUIRE(sys_perf_id(fd, &id) == 0);
-	return id;
+static int fv_toggle(void *ctx, size_t g, size_t u, bool on)
+{
+	struct fds_view *v = ctx;
+	int fd = v->fd[v->members[g][0]];
+
+	return on ? sys_perf_enable(fd, false) : sys_perf_disable(fd, false);
+}
+
+static int fv_read(void *ctx, size_t g, size_t u, struct pc_group_values *out)
+{
+	struct fds_view *v = ctx;
+	uint64_t buf[3 + 2 * 8];
+	ssize_t n = read(v->fd[v->members[g][0]], buf, sizeof(buf));
+
+	if (n < 24)
+		return -EIO;
+	out->time_enabled = buf[1];
+	out->time_running = buf[2];
+	for (size_t m = 0; m < v->nr_members[g]; m++) {
+		out->present[m] = false;
+		for (uint64_t i = 0; i < buf[0]; i++)
+			if (buf[4 + 2 * i] == v->id[v->members[g][m]]) {
+				out->value[m] = buf[3 + 2 * i];
+				out->present[m] = true;
+			}
+	}
+	return 0;
+}
+
+static int fv_fd(void *ctx, size_t e, size_t u)
+{
+	return ((struct fds_view *)ctx)->fd[e];
+}
+
+static uint64_t fv_id(void *ctx, size_t e, size_t u)
+{
+	return ((struct fds_view *)ctx)->id[e];
+}
+
+static const struct pc_counters_ops fv_ops = {
+	.toggle = fv_toggle, .read = fv_read, .fd = fv_fd, .id = fv_id,
+};
+
+/* Event e is fds[e]; group g holds the events with groups[e] == g. */
+static void fds_view_init(struct fds_view *v, const int *fds,
+			  const size_t *groups, size_t nr_events)
+{
+	size_t nr_groups = 0;
+
+	memset(v, 0, sizeof(*v));
+	v->tid = gettid();
+	v->cpu = -1;
+	for (size_t e = 0; e < nr_events; e++) {
+		size_t g = groups[e];
+
+		v->fd[e] = fds[e];
+		REQUIRE(sys_perf_id(fds[e], &v->id[e]) == 0);
+		v->group[e] = g;
+		v->members[g][v->nr_members[g]++] = e;
+		if (g + 1 > nr_groups)
+			nr_groups = g + 1;
+	}
+	for (size_t g = 0; g < nr_groups; g++)
+		v->member_ptr[g] = v->members[g];
+	v->c = (struct pc_counters){
+		.ops = &fv_ops, .ctx = v, .nr_events = nr_events,
+		.nr_groups = nr_groups, .nr_units = 1,
+		.unit_tid = &v->tid, .unit_cpu = &v->cpu,
+		.event_group = v->group, .group_members = v->member_ptr,
+		.group_nr_members = v->nr_members,
+	};
 }
 
 static uint64_t slice_count(struct pc_rotor *r, size_t event)
@@ -84,8 +166,10 @@ TEST(manual_switch_exact)
 {
 	/* Set 0: {getppid, getpid}; set 5: {getppid}. */
 	static const uint16_t ids[] = { 0, 5 };
+	static const size_t groups[] = { 0, 0, 1 };
 	struct pc_rotor *r;
 	struct pc_rotor_set_stats st0, st5;
+	struct fds_view view;
 	uint64_t want_ppid[2] = { 0 }, want_pid = 0;
 	int a_lead, a_mem, b_lead;
 
@@ -93,17 +177,14 @@ TEST(manual_switch_exact)
 	a_lead = open_tp("sys_enter_getppid", 0, -1);
 	a_mem = open_tp("sys_enter_getpid", 0, a_lead);
 	b_lead = open_tp("sys_enter_getppid", 0, -1);
-	r = pc_rotor__new(2, ids, 3, 1);
+	fds_view_init(&view, (int[]){ a_lead, a_mem, b_lead }, groups, 3);
+	r = pc_rotor__new(2, ids, &view.c);
 	REQUIRE(r);
-	{
-		size_t ev_a[] = { 0, 1 }, ev_b[] = { 2 };
-		uint64_t id_a[] = { fd_id(a_lead), fd_id(a_mem) }, id_b[] = { fd_id(b_lead) };
-
-		REQUIRE(pc_rotor__add_group(r, 0, ev_a, 2, &a_lead, id_a) == 0);
-		REQUIRE(pc_rotor__add_group(r, 1, ev_b, 1, &b_lead, id_b) == 0);
-		/* An event belongs to one group only. */
-		CHECK_EQ_INT(pc_rotor__add_group(r, 1, ev_b, 1, &b_lead, id_b), -EINVAL);
-	}
+	REQUIRE(pc_rotor__add_group(r, 0, 0) == 0);
+	REQUIRE(pc_rotor__add_group(r, 1, 1) == 0);
+	/* A group belongs to one set only. */
+	CHECK_EQ_INT(pc_rotor__add_group(r, 0, 1), -EINVAL);
+	CHECK_EQ_INT(pc_rotor__add_group(r, 0, 2), -EINVAL);
 	CHECK_EQ_INT(pc_rotor__switch(r), -ENOTCONN);
 	do_getppid(50);		/* nothing is enabled yet */
 	REQUIRE(pc_rotor__start(r) == 0);
@@ -187,21 +268,21 @@ TEST(switch_after_overflows_exact)
 {
 	enum { P = 100, NOVF = 3, ROUNDS = 5 };
 	static const uint16_t ids[] = { 1, 2 };
+	static const size_t groups[] = { 0, 1 };
 	struct ovf_ctx ctx[2] = { { 0 } };
 	struct pc_rotor_set_stats st[2];
+	struct fds_view view;
 	struct pc_rotor *r;
 	int fds[2];
 
 	keep_warm();
-	r = pc_rotor__new(2, ids, 2, 1);
+	for (size_t i = 0; i < 2; i++)
+		fds[i] = open_tp("sys_enter_getppid", P, -1);
+	fds_view_init(&view, fds, groups, 2);
+	r = pc_rotor__new(2, ids, &view.c);
 	REQUIRE(r);
 	for (size_t i = 0; i < 2; i++) {
-		size_t ev = i;
-		uint64_t id;
-
-		fds[i] = open_tp("sys_enter_getppid", P, -1);
-		id = fd_id(fds[i]);
-		REQUIRE(pc_rotor__add_group(r, i, &ev, 1, &fds[i], &id) == 0);
+		REQUIRE(pc_rotor__add_group(r, i, i) == 0);
 		REQUIRE(pc_rotor__switch_after(r, i, NOVF) == 0);
 		ctx[i].rotor = r;
 		ctx[i].event = i;
@@ -245,22 +326,22 @@ static int rotation_run(void)
 	int good = 0;
 	static const uint16_t ids[] = { 0, 1 };
 	static const char *const names[] = { "sys_enter_getppid", "sys_enter_getpid" };
+	static const size_t groups[] = { 0, 1 };
 	struct ovf_ctx ctx[2] = { { 0 } };
 	struct pc_rotor_set_stats st[2];
+	struct fds_view view;
 	struct pc_rotor *r;
 	double shared = 0;
 	int fds[2];
 
 	keep_warm();
-	r = pc_rotor__new(2, ids, 2, 1);
+	for (size_t i = 0; i < 2; i++)
+		fds[i] = open_tp(names[i], P, -1);
+	fds_view_init(&view, fds, groups, 2);
+	r = pc_rotor__new(2, ids, &view.c);
 	REQUIRE(r);
 	for (size_t i = 0; i < 2; i++) {
-		size_t ev = i;
-		uint64_t id;
-
-		fds[i] = open_tp(names[i], P, -1);
-		id = fd_id(fds[i]);
-		REQUIRE(pc_rotor__add_group(r, i, &ev, 1, &fds[i], &id) == 0);
+		REQUIRE(pc_rotor__add_group(r, i, i) == 0);
 		REQUIRE(pc_rotor__switch_after(r, i, 1) == 0);
 		ctx[i].rotor = r;
 		ctx[i].event = i;

@@ -471,6 +471,295 @@ TEST(notify_records_group_values)
 	perfctr_target__delete(t);
 }
 
+/* Both events of a two-set session count only this thread's calls. */
+static void filter_own_calls(struct perfctr_session *s, pid_t tid)
+{
+	char filter[64];
+
+	snprintf(filter, sizeof(filter), "common_pid == %d", (int)tid);
+	for (size_t e = 0; e < perfctr_session__nr_events(s); e++)
+		REQUIRE(perfctr_session__set_filter(s, e, filter) == 0);
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+TEST(cpu_target_switches_on_wall_time_exact_sums)
+{
+	/*
+	 * Every CPU, two sets counting getppid of this thread only, each
+	 * switched away after 2 ms of wall time.  The timeout's signal comes
+	 * to this thread, the one that attached and makes the calls: a
+	 * switch happens between two calls, so the sets' counts add up to
+	 * the calls exactly.  While the thread sleeps no task of the target
+	 * runs, yet the sets go on switching: per-CPU sets switch on wall
+	 * time, not on anybody's run time.
+	 */
+	struct perfctr_session *s = two_sets(TP_GETPPID, TP_GETPPID, 3,
+					     PERFCTR_SET_SWITCH_TIMEOUT, 2000000);
+	PERFCTR_OPTS(perfctr_set_desc, d0, .id = 0, .flags = PERFCTR_SET_SWITCH_TIMEOUT,
+		     .timeout_ns = 2000000);
+	struct perfctr_target *t;
+	struct perfctr_set_info i0, i3;
+	uint64_t runs_before;
+	long calls = 0;
+
+	test_require_root();
+	REQUIRE(perfctr_session__create_set(s, &d0) == 0);
+	filter_own_calls(s, gettid());
+	REQUIRE(perfctr_session__set_signal(s, SIGRTMIN + 6, 0) == 0);
+	t = perfctr_target__new_cpus(NULL);
+	REQUIRE(t);
+	REQUIRE(perfctr_session__attach(s, t) == 0);
+	REQUIRE(perfctr_session__start(s) == 0);
+	for (int k = 0; k < 20; k++) {
+		do_getppid(2000 + k);
+		calls += 2000 + k;
+	}
+	REQUIRE(perfctr_session__read(s) == 0);
+	runs_before = set_info(s, 0).runs + set_info(s, 3).runs;
+	sleep_ms(60);
+	do_getppid(777);
+	calls += 777;
+	REQUIRE(perfctr_session__stop(s) == 0);
+	REQUIRE(perfctr_session__read(s) == 0);
+	CHECK_EQ_U64(value_of(s, 0) + value_of(s, 1), (uint64_t)calls);
+	i0 = set_info(s, 0);
+	i3 = set_info(s, 3);
+	/* 60 ms asleep at 2 ms per run: far more than 5 switches (a thread's
+	 * run time would have made none). */
+	CHECK(i0.runs + i3.runs >= runs_before + 5);
+	CHECK(i0.runs == i3.runs || i0.runs == i3.runs + 1);
+	/* Each run is about one timeout of wall time (longest CPU). */
+	CHECK(i0.active_ns >= (i0.runs - 1) * 1000000);
+	CHECK_EQ_U64(i0.missed_switches, 0);
+	/* Counted on the CPUs it ran on, nothing elsewhere. */
+	{
+		uint64_t sum = 0;
+
+		for (size_t u = 0; u < perfctr_session__nr_units(s); u++)
+			sum += unit_value_of(s, 0, u) + unit_value_of(s, 1, u);
+		CHECK_EQ_U64(sum, (uint64_t)calls);
+	}
+	for (size_t e = 0; e < 2; e++) {
+		struct perfctr_estimate est = { .sz = sizeof(est) };
+
+		REQUIRE(perfctr_session__estimate(s, e, &est) == 0);
+		CHECK(est.status == PERFCTR_ESTIMATE_SCALED ||
+		      est.status == PERFCTR_ESTIMATE_NO_ERROR);
+		CHECK(est.fraction > 0.0 && est.fraction < 1.0);
+	}
+	perfctr_session__delete(s);
+	perfctr_target__delete(t);
+}
+
+TEST(cpu_list_target_manual_switch_exact_per_set)
+{
+	/* A CPU list, sets switched by hand between phases of this
+	 * thread's calls: each set holds exactly the calls of its phases. */
+	struct perfctr_session *s = two_sets(TP_GETPPID, TP_GETPPID, 1,
+					     PERFCTR_SET_SWITCH_TIMEOUT,
+					     3600ull * 1000000000);
+	struct perfctr_target *t;
+	uint64_t want[2] = { 0, 0 };
+	char cpus[32];
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	test_require_root();
+	filter_own_calls(s, gettid());
+	REQUIRE(perfctr_session__set_signal(s, SIGRTMIN + 6, 0) == 0);
+	snprintf(cpus, sizeof(cpus), ncpu > 1 ? "0-%ld" : "0", ncpu - 1);
+	t = perfctr_target__new_cpus(cpus);
+	REQUIRE(t);
+	REQUIRE(perfctr_session__attach(s, t) == 0);
+	REQUIRE(perfctr_session__start(s) == 0);
+	for (int k = 0; k < 7; k++) {
+		int active = perfctr_session__active_set(s);
+
+		CHECK_EQ_INT(active, k % 2);
+		do_getppid(100 * (k + 1));
+		want[k % 2] += 100 * (k + 1);
+		if (k < 6)
+			REQUIRE(perfctr_session__switch(s) == 0);
+	}
+	REQUIRE(perfctr_session__stop(s) == 0);
+	do_getppid(50);			/* stopped: not counted */
+	REQUIRE(perfctr_session__read(s) == 0);
+	CHECK_EQ_U64(value_of(s, 0), want[0]);
+	CHECK_EQ_U64(value_of(s, 1), want[1]);
+	CHECK_EQ_U64(set_info(s, 0).runs, 4);
+	CHECK_EQ_U64(set_info(s, 1).runs, 3);
+	perfctr_session__delete(s);
+	perfctr_target__delete(t);
+}
+
+/* Wait until event @idx of @s has counted @want (the workload runs on). */
+static bool wait_for_count(struct perfctr_session *s, size_t idx, uint64_t want)
+{
+	for (int i = 0; i < 5000; i++) {
+		if (perfctr_session__read(s) == 0 && value_of(s, idx) >= want)
+			return value_of(s, idx) == want;
+		usleep(1000);
+	}
+	return false;
+}
+
+TEST(process_target_manual_switch_exact_per_set)
+{
+	/* Another process (-p): sets switched by hand while it waits between
+	 * phases of calls, so each set holds exactly its phases' calls.  It
+	 * waits once more before it exits, and the session stops first: a
+	 * sanitizer's runtime makes calls of its own at exit. */
+	char *pre[] = { NULL };
+	char *post[] = { "getppid", "100", "wait", "getppid", "200", "wait",
+			 "getppid", "300", "wait", "getppid", "400", "wait", NULL };
+	struct perfctr_session *s = two_sets(TP_GETPPID, TP_GETPPID, 2,
+					     PERFCTR_SET_SWITCH_TIMEOUT,
+					     3600ull * 1000000000);
+	struct perfctr_target *t;
+	struct workload w;
+	uint64_t want[2] = { 0, 0 };
+	int status;
+
+	REQUIRE(perfctr_session__set_signal(s, SIGRTMIN + 6, 0) == 0);
+	workload_spawn(&w, pre, post);
+	t = perfctr_target__new_process(w.pid);
+	REQUIRE(t);
+	REQUIRE(perfctr_session__attach(s, t) == 0);
+	REQUIRE(perfctr_session__start(s) == 0);
+	for (int k = 0; k < 4; k++) {
+		size_t set = (size_t)k % 2;
+
+		CHECK_EQ_INT(perfctr_session__active_set(s), set ? 2 : 0);
+		(void)!write(w.stdin_fd, "go\n", 3);
+		want[set] += 100 * (k + 1);
+		CHECK(wait_for_count(s, set, want[set]));
+		if (k < 3)
+			REQUIRE(perfctr_session__switch(s) == 0);
+	}
+	REQUIRE(perfctr_session__stop(s) == 0);
+	status = workload_finish(&w);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	REQUIRE(perfctr_session__read(s) == 0);
+	CHECK_EQ_U64(value_of(s, 0), 400);
+	CHECK_EQ_U64(value_of(s, 1), 600);
+	CHECK_EQ_U64(set_info(s, 0).runs, 2);
+	CHECK_EQ_U64(set_info(s, 2).runs, 2);
+	perfctr_session__delete(s);
+	perfctr_target__delete(t);
+}
+
+/* "syscalls:sys_enter_getpid" @n times, then @tail. */
+static char *many_getpid(int n, const char *tail)
+{
+	size_t len = (size_t)n * (sizeof(TP_GETPID) + 1) + strlen(tail) + 1;
+	char *spec = malloc(len);
+
+	REQUIRE(spec);
+	spec[0] = 0;
+	for (int i = 0; i < n; i++)
+		strcat(strcat(spec, TP_GETPID), ",");
+	strcat(spec, tail);
+	return spec;
+}
+
+TEST(notifications_beyond_64_events)
+{
+	/* Events 0-63 count getpid; 64 and 65 are the group {getppid,
+	 * getpid}.  Event 64 notifies every 100 calls and records 65 and
+	 * itself, in that order: at the k-th overflow 200k and 100k. */
+	char *spec = many_getpid(64, "{" TP_GETPPID "," TP_GETPID "}");
+	struct perfctr_session *s = session_with(spec, 0);
+	struct perfctr_target *t = perfctr_target__new_self();
+	PERFCTR_OPTS(perfctr_notify_opts, qopts, .flags = PERFCTR_NOTIFY_NONBLOCK);
+	struct perfctr_msg msgs[16];
+	uint64_t values[2];
+	int n;
+
+	free(spec);
+	REQUIRE(t);
+	REQUIRE(perfctr_session__nr_events(s) == 66);
+	REQUIRE(perfctr_session__notify(s, 64, 100, NULL) == 0);
+	/* Not in its group; itself without controls has nothing to reset. */
+	CHECK_EQ_INT(perfctr_session__notify_record_events(s, 64, (size_t[]){ 3 }, 1),
+		     -EINVAL);
+	CHECK_EQ_INT(perfctr_session__notify_reset(s, 64, (size_t[]){ 65 }, 1), -EINVAL);
+	REQUIRE(perfctr_session__notify_record_events(s, 64, (size_t[]){ 65, 64 }, 2) == 0);
+	REQUIRE(perfctr_session__set_signal(s, SIGRTMIN + 6, 0) == 0);
+	REQUIRE(perfctr_session__notify_queue(s, &qopts));
+	REQUIRE(perfctr_session__attach(s, t) == 0);
+	REQUIRE(perfctr_session__start(s) == 0);
+	for (int i = 0; i < 1050; i++) {
+		do_getpid(2);
+		do_getppid(1);
+	}
+	REQUIRE(perfctr_session__stop(s) == 0);
+	n = (int)perfctr_notify__read(perfctr_session__notify_queue(s, NULL),
+				      msgs, sizeof(msgs));
+	REQUIRE(n > 0);
+	n /= (int)sizeof(msgs[0]);
+	CHECK_EQ_INT(n, 10);
+	for (int k = 1; k <= n && k <= 16; k++) {
+		const struct perfctr_msg *m = &msgs[k - 1];
+
+		CHECK_EQ_U64(m->event, 64);
+		CHECK_EQ_U64(m->ovfl_mask, 0);	/* no bit for event 64 */
+		CHECK_EQ_INT(perfctr_session__msg_values(s, m, values, 2), 2);
+		CHECK_EQ_U64(values[0], 200 * (uint64_t)k);
+		CHECK_EQ_U64(values[1], 100 * (uint64_t)k);
+	}
+	REQUIRE(perfctr_session__read(s) == 0);
+	CHECK_EQ_U64(value_of(s, 63), 2100);
+	CHECK_EQ_U64(value_of(s, 64), 1050);
+	perfctr_session__delete(s);
+	perfctr_target__delete(t);
+}
+
+TEST(switching_beyond_64_events)
+{
+	/* Set 0: 64 getpid counters and getppid (event 64); set 7: getppid
+	 * (event 65).  Each getppid switches its set away after 3 overflows
+	 * of period 100: runs of exactly 300 calls, as with few events. */
+	char *spec = many_getpid(64, TP_GETPPID);
+	struct perfctr_session *s = two_sets(spec, TP_GETPPID, 7, 0, 0);
+	struct perfctr_target *t = perfctr_target__new_self();
+	size_t ev[4];
+
+	free(spec);
+	REQUIRE(t);
+	REQUIRE(perfctr_session__switch_after(s, 64, 100, 3) == 0);
+	REQUIRE(perfctr_session__switch_after(s, 65, 100, 3) == 0);
+	REQUIRE(perfctr_session__set_signal(s, SIGRTMIN + 6, 0) == 0);
+	REQUIRE(perfctr_session__attach(s, t) == 0);
+	REQUIRE(perfctr_session__start(s) == 0);
+	do_getppid(3000 + 42);
+	REQUIRE(perfctr_session__stop(s) == 0);
+	REQUIRE(perfctr_session__read(s) == 0);
+	CHECK_EQ_U64(value_of(s, 64), 1542);
+	CHECK_EQ_U64(value_of(s, 65), 1500);
+	CHECK_EQ_U64(set_info(s, 0).runs, 6);
+	CHECK_EQ_U64(set_info(s, 7).runs, 5);
+	CHECK_EQ_U64(set_info(s, 7).overflows, 15);
+	/* Set 7's last run overflowed (event 65, which has no mask bit);
+	 * set 0's last run, the 42 calls, did not. */
+	CHECK_EQ_U64(set_info(s, 7).last_ovfl_mask, 0);
+	CHECK_EQ_INT(perfctr_session__set_last_overflows(s, 7, ev, 4), 1);
+	CHECK_EQ_U64(ev[0], 65);
+	CHECK_EQ_INT(perfctr_session__set_last_overflows(s, 0, ev, 4), 0);
+	CHECK_EQ_INT(perfctr_session__set_last_overflows(s, 9, ev, 4), -ENOENT);
+	/* Kept across a detach. */
+	REQUIRE(perfctr_session__detach(s) == 0);
+	CHECK_EQ_INT(perfctr_session__set_last_overflows(s, 7, NULL, 0), 1);
+	CHECK_EQ_INT(perfctr_session__set_last_overflows(s, 0, NULL, 0), 0);
+	perfctr_session__delete(s);
+	perfctr_target__delete(t);
+}
+
 TEST_MAIN(TEST_CASE(set_life_cycle),
 	  TEST_CASE(switch_after_overflows_sums_exact),
 	  TEST_CASE(manual_switch_and_estimates),
@@ -478,4 +767,9 @@ TEST_MAIN(TEST_CASE(set_life_cycle),
 	  TEST_CASE(notifications_self),
 	  TEST_CASE(blocking_notifications_stop_the_target),
 	  TEST_CASE(sampling_controls_through_session),
-	  TEST_CASE(notify_records_group_values))
+	  TEST_CASE(notify_records_group_values),
+	  TEST_CASE(cpu_target_switches_on_wall_time_exact_sums),
+	  TEST_CASE(cpu_list_target_manual_switch_exact_per_set),
+	  TEST_CASE(process_target_manual_switch_exact_per_set),
+	  TEST_CASE(notifications_beyond_64_events),
+	  TEST_CASE(switching_beyond_64_events))

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
-/* Unit tests of the slice estimates (core/estimate.c) on synthetic slices. */
+/* Unit tests of the slice estimates (core/estimate.{c,h}) on synthetic slices. */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 
 #include "common/internal.h"
+#include "core/estimate.h"
 #include "perfctr/set.h"
 #include "test.h"
 
@@ -285,6 +287,58 @@ TEST(shared_spread)
 	}
 }
 
+TEST(rotation_shares_the_largest_spread)
+{
+	/* Event 0 runs at a steady rate (no spread of its own); event 2's
+	 * slices vary far beyond counting noise: the workload's speed
+	 * varied, which event 0 extrapolates into as well. */
+	struct perfctr_slices all[3] = { { 0 } };
+	struct perfctr_estimate est = { .sz = sizeof(est) }, alone = { .sz = sizeof(alone) };
+	double shared;
+
+	for (int i = 0; i < 10; i++) {
+		perfctr_slices__add(&all[0], 1000000, 1000);
+		perfctr_slices__add(&all[1], 500000, 1000);
+		perfctr_slices__add(&all[2], i % 2 ? 1500000 : 500000, 1000);
+	}
+	shared = perfctr_slices__shared_rel_var(&all[2]);
+	CHECK(shared > 0.1);
+	CHECK(perfctr_slices__shared_rel_var(&all[0]) == 0.0);
+	REQUIRE(perfctr_slices__estimate(&all[0], 30000, &alone) == 0);
+	CHECK(alone.error == 0.0);
+	REQUIRE(pc_estimate_rotated(all, 3, 0, 30000, &est) == 0);
+	CHECK_EQ_INT(est.status, PERFCTR_ESTIMATE_SCALED);
+	CHECK(est.value == 3.0e7);
+	CHECK(est.error > 0.0);
+	{
+		struct perfctr_estimate want = { .sz = sizeof(want) };
+
+		REQUIRE(perfctr_slices__estimate_shared(&all[0], 30000, shared, &want) == 0);
+		CHECK(est.error == want.error);
+	}
+	CHECK_EQ_INT(pc_estimate_rotated(all, 3, 3, 30000, &est), -EINVAL);
+	/* Only one event: its own spread alone. */
+	REQUIRE(pc_estimate_rotated(all, 1, 0, 30000, &est) == 0);
+	CHECK(est.error == 0.0);
+}
+
+TEST(multiplexed_by_the_kernel)
+{
+	struct perfctr_estimate est = { .sz = sizeof(est) };
+
+	REQUIRE(pc_estimate_multiplexed(100, 50, 100, &est) == 0);
+	CHECK_EQ_INT(est.status, PERFCTR_ESTIMATE_NO_ERROR);
+	CHECK(est.value == 200.0);
+	CHECK(isnan(est.error));
+	REQUIRE(pc_estimate_multiplexed(100, 70, 70, &est) == 0);
+	CHECK_EQ_INT(est.status, PERFCTR_ESTIMATE_EXACT);
+	CHECK(est.value == 100.0);
+	REQUIRE(pc_estimate_multiplexed(0, 0, 70, &est) == 0);
+	CHECK_EQ_INT(est.status, PERFCTR_ESTIMATE_NOT_COUNTED);
+	CHECK_EQ_U64(pc_estimate_whole_time(10, 30), 30);
+	CHECK_EQ_U64(pc_estimate_whole_time(40, 30), 40);
+}
+
 TEST_MAIN(TEST_CASE(shared_spread),
 	  TEST_CASE(exact_when_counted_all_the_time),
 	  TEST_CASE(not_counted_and_single_slice),
@@ -293,4 +347,6 @@ TEST_MAIN(TEST_CASE(shared_spread),
 	  TEST_CASE(stable_at_high_steady_rates),
 	  TEST_CASE(merge_equals_sequential),
 	  TEST_CASE(old_struct_size),
-	  TEST_CASE(error_covers_truth))
+	  TEST_CASE(error_covers_truth),
+	  TEST_CASE(rotation_shares_the_largest_spread),
+	  TEST_CASE(multiplexed_by_the_kernel))

@@ -410,7 +410,7 @@ static void open_attr(const struct pc_engine *e, const struct eng_event *ev,
 {
 	*attr = ev->attr;
 	attr->size = sizeof(*attr);
-	if (unit->tid < 0)
+	if (unit->tid < 0 || (e->open_flags & PERF_FLAG_PID_CGROUP))
 		attr->inherit = 0;
 	if (leads) {
 		attr->disabled = 1;

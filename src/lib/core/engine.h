@@ -31,8 +31,8 @@
  *   - members are opened enabled, without enable_on_exec: a member cannot
  *     count while its leader is off, and ENABLE with PERF_IOC_FLAG_GROUP
  *     would skip a disabled member of another PMU (kernel-facts.md 4);
- *   - inherit is dropped on a CPU-wide unit (tid -1), where the kernel
- *     refuses it for some PMUs and it means nothing;
+ *   - inherit is dropped on a CPU-wide unit (tid -1, or a cgroup's fd),
+ *     where the kernel refuses it for some PMUs and it means nothing;
  *   - attr.size is this library's.
  * So toggling means one ioctl on each leader fd, without the group flag.
  *

@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "common/internal.h"
+#include "core/estimate.h"
 #include "perfctr/set.h"
 
 /*
@@ -148,4 +149,30 @@ int perfctr_slices__estimate_shared(const struct perfctr_slices *slices,
 	est.sz = out->sz;
 	memcpy(out, &est, size);
 	return 0;
+}
+
+int pc_estimate_rotated(const struct perfctr_slices *slices, size_t nr,
+			size_t idx, uint64_t total_ns,
+			struct perfctr_estimate *out)
+{
+	double shared = 0.0;
+
+	if (idx >= nr || !slices)
+		return pc_err(EINVAL);
+	for (size_t e = 0; e < nr; e++) {
+		double v = perfctr_slices__shared_rel_var(&slices[e]);
+
+		if (v > shared)
+			shared = v;
+	}
+	return perfctr_slices__estimate_shared(&slices[idx], total_ns, shared, out);
+}
+
+int pc_estimate_multiplexed(uint64_t value, uint64_t running, uint64_t enabled,
+			    struct perfctr_estimate *out)
+{
+	struct perfctr_slices one = { 0 };
+
+	perfctr_slices__add(&one, value, running);
+	return perfctr_slices__estimate(&one, enabled, out);
 }

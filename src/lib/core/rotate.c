@@ -11,10 +11,9 @@
 
 struct rotor_group {
 	size_t set;
-	size_t *events;		/* leader first */
+	size_t group;		/* the counters' group index */
+	const size_t *events;	/* the counters' members, leader first */
 	size_t nr_members;
-	int *leader_fds;	/* per unit */
-	uint64_t *ids;		/* member-major */
 	uint64_t *last_enabled;	/* per unit, at the end of the last slice */
 	uint64_t *last_running;
 };
@@ -29,19 +28,23 @@ struct rotor_event {
 	size_t group;
 	uint64_t switch_after;	/* 0: not a switch counter */
 	uint64_t run_overflows;
+	uint64_t ovfl_run;	/* its set's run of its last overflow, 0: none */
 	uint64_t slice_count;	/* scratch while a slice is closed */
 	uint64_t slice_time;
 	struct perfctr_slices slices;
 };
 
 struct pc_rotor {
+	const struct pc_counters *counters;
 	size_t nr_sets, nr_events, nr_units, nr_groups;
 	struct rotor_set *sets;
 	struct rotor_event *events;
 	struct rotor_group *groups;
 	uint64_t *last_value;	/* event-major: [e * nr_units + u] */
-	uint64_t *read_buf;	/* the largest group read */
-	size_t read_words;
+	/* One group read (the largest group), used with busy held. */
+	uint64_t *read_value;
+	bool *read_present;
+	size_t read_members;
 	size_t active;
 	bool started;		/* between start and stop */
 	bool ever_started;
@@ -52,8 +55,10 @@ struct pc_rotor {
 };
 
 struct pc_rotor *pc_rotor__new(size_t nr_sets, const uint16_t *set_ids,
-			       size_t nr_events, size_t nr_units)
+			       const struct pc_counters *counters)
 {
+	size_t nr_events = counters ? counters->nr_events : 0;
+	size_t nr_units = counters ? counters->nr_units : 0;
 	struct pc_rotor *r;
 	size_t i;
 
@@ -69,6 +74,7 @@ struct pc_rotor *pc_rotor__new(size_t nr_sets, const uint16_t *set_ids,
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return NULL;
+	r->counters = counters;
 	r->nr_sets = nr_sets;
 	r->nr_events = nr_events;
 	r->nr_units = nr_units;
@@ -95,9 +101,6 @@ void pc_rotor__delete(struct pc_rotor *r)
 	if (!r)
 		return;
 	for (g = 0; g < r->nr_groups; g++) {
-		free(r->groups[g].events);
-		free(r->groups[g].leader_fds);
-		free(r->groups[g].ids);
 		free(r->groups[g].last_enabled);
 		free(r->groups[g].last_running);
 	}
@@ -105,18 +108,23 @@ void pc_rotor__delete(struct pc_rotor *r)
 	free(r->sets);
 	free(r->events);
 	free(r->last_value);
-	free(r->read_buf);
+	free(r->read_value);
+	free(r->read_present);
 	free(r);
 }
 
-int pc_rotor__add_group(struct pc_rotor *r, size_t set, const size_t *events,
-			size_t nr_members, const int *leader_fds,
-			const uint64_t *ids)
+int pc_rotor__add_group(struct pc_rotor *r, size_t set, size_t group)
 {
+	const struct pc_counters *c = r->counters;
 	struct rotor_group *groups, *grp;
-	size_t i, words = 3 + 2 * nr_members;
+	const size_t *events;
+	size_t i, nr_members;
 
-	if (set >= r->nr_sets || !nr_members || !events || !leader_fds || !ids)
+	if (set >= r->nr_sets || group >= c->nr_groups)
+		return pc_err(EINVAL);
+	events = c->group_members[group];
+	nr_members = c->group_nr_members[group];
+	if (!nr_members)
 		return pc_err(EINVAL);
 	if (r->ever_started)
 		return pc_err(EBUSY);
@@ -130,32 +138,28 @@ int pc_rotor__add_group(struct pc_rotor *r, size_t set, const size_t *events,
 	grp = &groups[r->nr_groups];
 	memset(grp, 0, sizeof(*grp));
 	grp->set = set;
+	grp->group = group;
+	grp->events = events;
 	grp->nr_members = nr_members;
-	grp->events = malloc(nr_members * sizeof(*grp->events));
-	grp->leader_fds = malloc(r->nr_units * sizeof(*grp->leader_fds));
-	grp->ids = malloc(nr_members * r->nr_units * sizeof(*grp->ids));
 	grp->last_enabled = calloc(r->nr_units, sizeof(uint64_t));
 	grp->last_running = calloc(r->nr_units, sizeof(uint64_t));
-	if (words > r->read_words) {
-		uint64_t *buf = realloc(r->read_buf, words * sizeof(*buf));
+	if (nr_members > r->read_members) {
+		uint64_t *v = realloc(r->read_value, nr_members * sizeof(*v));
+		bool *p = v ? realloc(r->read_present, nr_members * sizeof(*p)) : NULL;
 
-		if (buf) {
-			r->read_buf = buf;
-			r->read_words = words;
+		if (v)
+			r->read_value = v;
+		if (p) {
+			r->read_present = p;
+			r->read_members = nr_members;
 		}
 	}
-	if (!grp->events || !grp->leader_fds || !grp->ids ||
-	    !grp->last_enabled || !grp->last_running || r->read_words < words) {
-		free(grp->events);
-		free(grp->leader_fds);
-		free(grp->ids);
+	if (!grp->last_enabled || !grp->last_running ||
+	    r->read_members < nr_members) {
 		free(grp->last_enabled);
 		free(grp->last_running);
 		return pc_err(ENOMEM);
 	}
-	memcpy(grp->events, events, nr_members * sizeof(*events));
-	memcpy(grp->leader_fds, leader_fds, r->nr_units * sizeof(*leader_fds));
-	memcpy(grp->ids, ids, nr_members * r->nr_units * sizeof(*ids));
 	for (i = 0; i < nr_members; i++) {
 		r->events[events[i]].set = set;
 		r->events[events[i]].group = r->nr_groups;
@@ -185,17 +189,12 @@ static int toggle_set(struct pc_rotor *r, size_t set, bool enable)
 	int err = 0;
 
 	for (size_t g = 0; g < r->nr_groups; g++) {
-		const struct rotor_group *grp = &r->groups[g];
-
-		if (grp->set != set)
+		if (r->groups[g].set != set)
 			continue;
 		for (size_t u = 0; u < r->nr_units; u++) {
-			int rc;
+			int rc = pc_counters_toggle(r->counters, r->groups[g].group,
+						    u, enable);
 
-			if (grp->leader_fds[u] < 0)
-				continue;
-			rc = enable ? sys_perf_enable(grp->leader_fds[u], false)
-				    : sys_perf_disable(grp->leader_fds[u], false);
 			if (rc && !err)
 				err = rc;
 		}
@@ -224,47 +223,38 @@ static void close_slice(struct pc_rotor *r, size_t set)
 			r->events[grp->events[m]].slice_time = 0;
 		}
 		for (size_t u = 0; u < r->nr_units; u++) {
-			size_t want = (3 + 2 * grp->nr_members) * sizeof(uint64_t);
-			uint64_t *buf = r->read_buf, nr, d_enabled, d_running;
-			ssize_t n;
+			struct pc_group_values gv = {
+				.nr_members = grp->nr_members,
+				.value = r->read_value,
+				.present = r->read_present,
+			};
+			uint64_t d_enabled, d_running;
 
-			if (grp->leader_fds[u] < 0)
+			if (pc_counters_read(r->counters, grp->group, u, &gv))
 				continue;
-			n = read(grp->leader_fds[u], buf, want);
-			if (n < (ssize_t)(3 * sizeof(uint64_t)))
-				continue;
-			nr = buf[0];
-			if (nr > grp->nr_members ||
-			    (size_t)n < (3 + 2 * nr) * sizeof(uint64_t))
-				continue;
-			d_enabled = buf[1] - grp->last_enabled[u];
-			d_running = buf[2] - grp->last_running[u];
-			grp->last_enabled[u] = buf[1];
-			grp->last_running[u] = buf[2];
+			d_enabled = gv.time_enabled - grp->last_enabled[u];
+			d_running = gv.time_running - grp->last_running[u];
+			grp->last_enabled[u] = gv.time_enabled;
+			grp->last_running[u] = gv.time_running;
 			/* The set's time is that of its first group. */
 			if (!timed) {
 				unit_sum += d_enabled;
 				if (d_enabled > longest)
 					longest = d_enabled;
 			}
-			for (uint64_t i = 0; i < nr; i++) {
-				uint64_t value = buf[3 + 2 * i], id = buf[4 + 2 * i];
+			for (size_t m = 0; m < grp->nr_members; m++) {
+				size_t e = grp->events[m];
+				uint64_t value = gv.value[m], *last;
 
-				for (size_t m = 0; m < grp->nr_members; m++) {
-					size_t e = grp->events[m];
-					uint64_t *last;
-
-					if (grp->ids[m * r->nr_units + u] != id)
-						continue;
-					last = &r->last_value[e * r->nr_units + u];
-					/* Lower than last time: a sampling
-					 * control reset it to 0 since. */
-					r->events[e].slice_count += value >= *last ?
-								    value - *last : value;
-					r->events[e].slice_time += d_running;
-					*last = value;
-					break;
-				}
+				if (!gv.present[m])
+					continue;
+				last = &r->last_value[e * r->nr_units + u];
+				/* Lower than last time: a sampling control
+				 * reset it to 0 since. */
+				r->events[e].slice_count += value >= *last ?
+							    value - *last : value;
+				r->events[e].slice_time += d_running;
+				*last = value;
 			}
 		}
 		for (size_t m = 0; m < grp->nr_members; m++) {
@@ -384,6 +374,7 @@ int pc_rotor__overflow(struct pc_rotor *r, size_t event, uint64_t times)
 	st->stats.overflows += times;
 	if (event < 64)
 		st->stats.last_ovfl_mask |= 1ull << event;
+	ev->ovfl_run = st->stats.runs;
 	ev->run_overflows += times;
 	if (r->started && ev->set == r->active && ev->switch_after &&
 	    ev->run_overflows >= ev->switch_after) {
@@ -428,6 +419,16 @@ uint64_t pc_rotor__total_ns(const struct pc_rotor *r)
 uint64_t pc_rotor__missed(const struct pc_rotor *r)
 {
 	return atomic_load(&((struct pc_rotor *)r)->missed);
+}
+
+bool pc_rotor__overflowed_last_run(const struct pc_rotor *r, size_t event)
+{
+	const struct rotor_event *ev;
+
+	if (event >= r->nr_events || r->events[event].set == (size_t)-1)
+		return false;
+	ev = &r->events[event];
+	return ev->ovfl_run && ev->ovfl_run == r->sets[ev->set].stats.runs;
 }
 
 size_t pc_rotor__event_set(const struct pc_rotor *r, size_t event)

@@ -5,10 +5,11 @@
  * overflows) and per-event slices for the estimates.  Internal; the
  * session builds one at attach when it has sets to rotate.
  *
- * The rotor works on fds it does not own: each group has one leader fd
- * per unit (thread or CPU), opened disabled, read with PERF_FORMAT_GROUP
- * | ID | TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING; members are opened
- * enabled and follow their leader (kernel-facts 4).
+ * The rotor sees the counters only through their view (core/counters.h):
+ * it toggles a group's leader on a unit and reads a group on a unit;
+ * it never opens, closes or owns a counter and never calls into the
+ * view's owner otherwise.  Leaders are opened disabled; members enabled,
+ * following their leader (kernel-facts 4).
  *
  * A switch is: DISABLE the leaders of the active set (flags 0), read its
  * groups (the slice each event just made), ENABLE the leaders of the next
@@ -18,7 +19,8 @@
  * holds when the switch runs in the target thread itself (a
  * self-monitoring thread switching in its overflow signal handler).
  *
- * Async-signal-safe: pc_rotor__switch, pc_rotor__overflow.  They and
+ * Async-signal-safe: pc_rotor__switch, pc_rotor__overflow (through the
+ * view's toggle and read, which are async-signal-safe themselves).  They and
  * start/stop exclude each other with a flag: a switch that finds the
  * rotor busy is dropped and counted in `missed`.
  */
@@ -30,29 +32,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/counters.h"
 #include "perfctr/set.h"
 
 struct pc_rotor;
 
 /*
  * pc_rotor__new() - a rotor for @nr_sets sets (@set_ids in increasing
- * order, distinct), @nr_events events and @nr_units units.
- * NULL + errno.
+ * order, distinct) over @counters (kept, not copied: valid until
+ * delete).  NULL + errno.
  */
 struct pc_rotor *pc_rotor__new(size_t nr_sets, const uint16_t *set_ids,
-			       size_t nr_events, size_t nr_units);
+			       const struct pc_counters *counters);
 void pc_rotor__delete(struct pc_rotor *r);
 
 /*
- * pc_rotor__add_group() - a group of set index @set: its member events
- * (@events, the leader first), the leader fd on each unit (@leader_fds,
- * nr_units entries, -1 where it is not open) and each member's
- * PERF_EVENT_IOC_ID on each unit (@ids, member-major: ids[m * nr_units + u]).
- * Before the first start only.  0 or -errno.
+ * pc_rotor__add_group() - group @group of the counters belongs to set
+ * index @set (each group to one set at most).  Before the first start
+ * only.  0 or -errno.
  */
-int pc_rotor__add_group(struct pc_rotor *r, size_t set, const size_t *events,
-			size_t nr_members, const int *leader_fds,
-			const uint64_t *ids);
+int pc_rotor__add_group(struct pc_rotor *r, size_t set, size_t group);
 
 /*
  * pc_rotor__switch_after() - switch away from @event's set after @n
@@ -111,6 +110,10 @@ uint64_t pc_rotor__total_ns(const struct pc_rotor *r);
 
 /* pc_rotor__missed() - switches dropped because the rotor was busy. */
 uint64_t pc_rotor__missed(const struct pc_rotor *r);
+
+/* pc_rotor__overflowed_last_run() - whether @event overflowed in the last
+ * (or current) run of its set: last_ovfl_mask for any event index. */
+bool pc_rotor__overflowed_last_run(const struct pc_rotor *r, size_t event);
 
 /* pc_rotor__event_set() - set index of @event, or (size_t)-1. */
 size_t pc_rotor__event_set(const struct pc_rotor *r, size_t event);

@@ -2,11 +2,14 @@
 /*
  * Event sets in a session: the set definitions, switch policies,
  * notifications and sampling controls per event, and their realisation at
- * attach: the rotor (rotate.c), overflow signals (overflow.c), a clock
- * counter for timeouts, one-page sample rings for notification messages.
+ * attach over the session's counters seen through their view
+ * (core/counters.h): the rotor (rotate.c), overflow signals (overflow.c)
+ * with overflow switching and period control, a clock counter for
+ * timeouts, and the notifier (notify.c) for notification messages.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -17,24 +20,23 @@
 #include <unistd.h>
 
 #include "common/internal.h"
+#include "core/counters.h"
+#include "core/estimate.h"
+#include "core/notifier.h"
 #include "core/overflow.h"
 #include "core/rotate.h"
 #include "core/sampctl.h"
 #include "core/session-internal.h"
 #include "core/set-internal.h"
+#include "stream/readfmt.h"
 #include "core/target-internal.h"
 #include "perfctr/set.h"
 #include "sys/sys.h"
 
-#define MAX_WATCHED 64		/* events with an overflow role: index < 64 */
-#define REC_SLOTS 1024		/* messages whose recorded values are kept */
-
-/* The values recorded with one message (slot seq % REC_SLOTS). */
-struct rec_slot {
-	_Atomic uint32_t seq;	/* message number, 0: empty */
-	uint32_t event;		/* the notifying event */
-	uint32_t nr;		/* values in rec_values[slot * rec_width] */
-};
+/* Counters with an overflow role in one group (pc_ovf's limit). */
+#define MAX_WATCHED PC_OVF_MAX_COUNTERS
+/* Members of a group read on the stack of a signal handler. */
+#define MAX_MEMBERS PC_COUNTERS_MAX_MEMBERS
 
 struct set_def {
 	uint16_t id;
@@ -49,22 +51,20 @@ struct event_ctl {
 	uint64_t switch_after;		/* 0: not a switch counter */
 	bool notify;
 	bool has_sampling;
-	uint64_t record_mask;		/* events recorded with each message */
 	struct perfctr_sampling sampling;
+	/* Counters reset at its overflows: reset_mask's and those of
+	 * perfctr_session__notify_reset(), any index. */
+	size_t *reset;
+	size_t nr_reset;
 	uint64_t rng;
 	uint64_t period;		/* the sample_period asked for */
 	struct perfctr_slices carried;	/* slices of earlier attaches */
-};
-
-/* A one-page sample ring of a notifying counter on one unit. */
-struct note_ring {
-	void *base;
-	uint64_t tail;
+	bool carried_last_ovfl;		/* overflowed in its set's last run */
 };
 
 /* One overflow watch: the watched counters of one group on one unit. */
 struct watch {
-	struct perfctr_session *s;
+	struct pc_sets *sets;
 	struct pc_ovf *ovf;
 	size_t group, unit;
 	size_t nr;
@@ -73,7 +73,7 @@ struct watch {
 };
 
 struct clock_watch {
-	struct perfctr_session *s;
+	struct pc_sets *sets;
 	struct pc_ovf *ovf;
 	int fd;
 	uint64_t period;		/* 0: off for the active set */
@@ -87,27 +87,16 @@ struct pc_sets {
 	int signo;
 	pid_t owner_tid;
 	struct perfctr_notify *queue;
+	struct pc_notifier *notifier;	/* with the first notifying event */
 	uint64_t carried_missed;
-	/* Message numbers and recorded values; kept after detach, for the
-	 * messages still queued. */
-	_Atomic uint32_t next_seq;
-	struct rec_slot *rec_slots;
-	uint64_t *rec_values;
-	size_t rec_width;
 
 	/* While attached. */
+	struct pc_counters view;	/* the engine's counters */
 	struct pc_rotor *rotor;
 	size_t *rotor_set;		/* def index -> rotor set index */
 	struct watch *watches;
 	size_t nr_watches;
 	struct clock_watch clock;
-	struct note_ring *rings;	/* per (event, unit), event-major */
-	size_t ring_pages;
-	/* Blocking mode: per (event, unit) a twin of each notifying counter
-	 * whose overflow signal is SIGSTOP to the target thread itself, so
-	 * the kernel stops it at the overflow, not when our handler gets to
-	 * it (the target runs on meanwhile on another CPU).  -1: none. */
-	int *twins;
 	bool rotated;			/* the last attach rotated */
 	pid_t target_pid;
 };
@@ -166,10 +155,11 @@ void pc_sets_free(struct pc_sets *sets)
 {
 	if (!sets)
 		return;
+	pc_notifier__delete(sets->notifier);
 	perfctr_notify__delete(sets->queue);
-	free(sets->rec_slots);
-	free(sets->rec_values);
 	free(sets->defs);
+	for (size_t e = 0; e < sets->nr_ev; e++)
+		free(sets->ev[e].reset);
 	free(sets->ev);
 	free(sets);
 }
@@ -306,7 +296,7 @@ int perfctr_session__switch_after(struct perfctr_session *s, size_t idx,
 {
 	int err, d;
 
-	if (!s || idx >= s->nr_events || idx >= MAX_WATCHED || !period || !n)
+	if (!s || idx >= s->nr_events || !period || !n)
 		return pc_err(EINVAL);
 	if (s->attached)
 		return pc_err(EBUSY);
@@ -339,18 +329,42 @@ int perfctr_session__set_signal(struct perfctr_session *s, int signo, pid_t tid)
 	return 0;
 }
 
+/* The counters @idx resets at its overflows (@events, any index). */
+static int set_reset(struct perfctr_session *s, size_t idx,
+		     const size_t *events, size_t nr)
+{
+	struct event_ctl *ec = &s->sets->ev[idx];
+	size_t *copy = NULL;
+
+	if (nr) {
+		copy = malloc(nr * sizeof(*copy));
+		if (!copy)
+			return -ENOMEM;
+		memcpy(copy, events, nr * sizeof(*copy));
+	}
+	free(ec->reset);
+	ec->reset = copy;
+	ec->nr_reset = nr;
+	return 0;
+}
+
 int perfctr_session__notify(struct perfctr_session *s, size_t idx,
 			    uint64_t period, const struct perfctr_sampling *ctl)
 {
 	struct event_ctl *ec;
 	int err;
 
-	if (!s || idx >= s->nr_events || idx >= MAX_WATCHED || !period ||
+	if (!s || idx >= s->nr_events || !period ||
 	    !pc_opts_valid(ctl, sizeof(*ctl)))
 		return pc_err(EINVAL);
 	if (s->attached)
 		return pc_err(EBUSY);
 	err = sync_events(s);
+	if (!err && !s->sets->notifier) {
+		s->sets->notifier = pc_notifier__new();
+		if (!s->sets->notifier)
+			err = -ENOMEM;
+	}
 	if (!err)
 		err = make_overflow_counter(s, idx, period);
 	if (err)
@@ -364,66 +378,103 @@ int perfctr_session__notify(struct perfctr_session *s, size_t idx,
 		       ctl->sz < sizeof(ec->sampling) ? ctl->sz : sizeof(ec->sampling));
 	ec->sampling.sz = sizeof(ec->sampling);
 	ec->rng = ec->sampling.random_seed;
+	free(ec->reset);
+	ec->reset = NULL;
+	ec->nr_reset = 0;
+	if (ec->sampling.reset_mask) {
+		size_t events[64], nr = 0;
+
+		for (size_t j = 0; j < 64; j++)
+			if ((ec->sampling.reset_mask & (1ull << j)) && j != idx &&
+			    j < s->nr_events)
+				events[nr++] = j;
+		err = set_reset(s, idx, events, nr);
+		if (err)
+			return pc_err(-err);
+	}
 	/* What a message needs from each overflow; PERF_SAMPLE_PERIOD is
 	 * left out (kernel-facts 2). */
 	s->events[idx].attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID |
 					  PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
-					  (ec->record_mask ? PERF_SAMPLE_READ : 0);
+					  (pc_notifier__nr_record(s->sets->notifier, idx) ?
+					   PERF_SAMPLE_READ : 0);
 	s->events[idx].attr.wakeup_events = 1;
 	return 0;
 }
 
-int perfctr_session__notify_record(struct perfctr_session *s, size_t idx,
-				   uint64_t mask)
+/* Record @events (@nr) with each message of notifying event @idx. */
+static int set_record(struct perfctr_session *s, size_t idx,
+		      const size_t *events, size_t nr)
 {
+	int err;
+
 	if (!s || idx >= s->nr_events || !s->sets || idx >= s->sets->nr_ev ||
-	    !s->sets->ev[idx].notify)
+	    !s->sets->ev[idx].notify || (nr && !events))
 		return pc_err(EINVAL);
-	for (size_t j = 0; j < 64; j++)
-		if ((mask & (1ull << j)) &&
-		    (j >= s->nr_events || s->events[j].group != s->events[idx].group))
+	for (size_t k = 0; k < nr; k++)
+		if (events[k] >= s->nr_events ||
+		    s->events[events[k]].group != s->events[idx].group)
 			return pc_err(EINVAL);
 	if (s->attached)
 		return pc_err(EBUSY);
-	s->sets->ev[idx].record_mask = mask;
+	err = pc_notifier__set_record(s->sets->notifier, idx, events, nr);
+	if (err)
+		return pc_err(-err);
 	/* The sample reads the whole group (the session's read_format has
 	 * PERF_FORMAT_GROUP | PERF_FORMAT_ID); with inherit the kernel wants
 	 * PERF_SAMPLE_TID too, which a notifying counter has. */
-	if (mask)
+	if (nr)
 		s->events[idx].attr.sample_type |= PERF_SAMPLE_READ;
 	else
 		s->events[idx].attr.sample_type &= ~(uint64_t)PERF_SAMPLE_READ;
 	return 0;
 }
 
+int perfctr_session__notify_record(struct perfctr_session *s, size_t idx,
+				   uint64_t mask)
+{
+	size_t events[64], nr = 0;
+
+	for (size_t j = 0; j < 64; j++)
+		if (mask & (1ull << j))
+			events[nr++] = j;
+	return set_record(s, idx, events, nr);
+}
+
+int perfctr_session__notify_record_events(struct perfctr_session *s, size_t idx,
+					  const size_t *events, size_t nr)
+{
+	return set_record(s, idx, events, nr);
+}
+
+int perfctr_session__notify_reset(struct perfctr_session *s, size_t idx,
+				  const size_t *events, size_t nr)
+{
+	int err;
+
+	if (!s || idx >= s->nr_events || !s->sets || idx >= s->sets->nr_ev ||
+	    !s->sets->ev[idx].notify || !s->sets->ev[idx].has_sampling ||
+	    (nr && !events))
+		return pc_err(EINVAL);
+	for (size_t k = 0; k < nr; k++)
+		if (events[k] >= s->nr_events || events[k] == idx)
+			return pc_err(EINVAL);
+	if (s->attached)
+		return pc_err(EBUSY);
+	err = set_reset(s, idx, events, nr);
+	return err ? pc_err(-err) : 0;
+}
+
 int perfctr_session__msg_values(const struct perfctr_session *s,
 				const struct perfctr_msg *msg,
 				uint64_t *values, size_t n)
 {
-	const struct pc_sets *sets = s ? s->sets : NULL;
-	struct rec_slot *slot;
-	uint32_t nr, event;
+	int ret;
 
-	if (!sets || !msg)
+	if (!s || !msg || !s->sets)
 		return pc_err(EINVAL);
-	if (msg->type != PERFCTR_MSG_OVFL || !msg->seq || !sets->rec_slots ||
-	    !msg->ovfl_mask)
-		return pc_err(ENOENT);
-	event = (uint32_t)__builtin_ctzll(msg->ovfl_mask);
-	if (event >= sets->nr_ev || !sets->ev[event].record_mask)
-		return pc_err(ENOENT);
-	slot = &sets->rec_slots[msg->seq % REC_SLOTS];
-	if (atomic_load_explicit(&slot->seq, memory_order_acquire) != msg->seq ||
-	    slot->event != event)
-		return pc_err(ESTALE);
-	nr = slot->nr;
-	for (size_t k = 0; k < n && k < nr; k++)
-		values[k] = sets->rec_values[(msg->seq % REC_SLOTS) * sets->rec_width + k];
-	/* A writer reuses the slot only REC_SLOTS messages later. */
-	atomic_thread_fence(memory_order_acquire);
-	if (atomic_load_explicit(&slot->seq, memory_order_relaxed) != msg->seq)
-		return pc_err(ESTALE);
-	return (int)nr;
+	ret = pc_notifier__msg_values(s->sets->notifier, msg, values, n);
+	return ret < 0 ? pc_err(-ret) : ret;
 }
 
 struct perfctr_notify *perfctr_session__notify_queue(struct perfctr_session *s,
@@ -522,177 +573,102 @@ static const struct set_def *active_def(const struct pc_sets *sets)
 	return NULL;
 }
 
-/* Copy @len bytes at ring offset @off (wrapping) out of the data area. */
-static void ring_copy(const struct note_ring *ring, size_t data_size,
-		      uint64_t off, void *dst, size_t len)
-{
-	const unsigned char *data = (const unsigned char *)ring->base + sys_page_size();
-	unsigned char *out = dst;
+/* ---- overflow switching and period control, over the view ----------- */
 
-	for (size_t i = 0; i < len; i++)
-		out[i] = data[(off + i) & (data_size - 1)];
+/* The fd a group is toggled and read by on @unit: its first member open
+ * there (the perf group's leader). */
+static int leader_fd(const struct pc_counters *c, size_t group, size_t unit)
+{
+	for (size_t m = 0; m < c->group_nr_members[group]; m++) {
+		int fd = pc_counters_fd(c, c->group_members[group][m], unit);
+
+		if (fd >= 0)
+			return fd;
+	}
+	return -1;
 }
 
-/* Store the values of @event's record mask from the group read at ring
- * offset @off (nr, time enabled, time running, {value, id}...) in the
- * slot of message @seq.  Signal context. */
-static void record_values(struct perfctr_session *s, struct note_ring *ring,
-			  size_t data_size, uint64_t off, uint64_t end,
-			  size_t event, size_t unit, uint32_t seq)
+/* The count of @event on @unit now, 0 when unknown.  Signal context. */
+static uint64_t event_value(const struct pc_counters *c, size_t event,
+			    size_t unit)
 {
-	struct pc_sets *sets = s->sets;
-	struct rec_slot *slot = &sets->rec_slots[seq % REC_SLOTS];
-	uint64_t *out = &sets->rec_values[(seq % REC_SLOTS) * sets->rec_width];
-	uint64_t mask = sets->ev[event].record_mask, nr = 0;
-	uint32_t k = 0;
+	size_t g = c->event_group[event], nr = c->group_nr_members[g];
+	uint64_t value[MAX_MEMBERS];
+	bool present[MAX_MEMBERS];
+	struct pc_group_values gv = { .nr_members = MAX_MEMBERS,
+				      .value = value, .present = present };
 
-	atomic_store_explicit(&slot->seq, 0, memory_order_relaxed);
-	atomic_thread_fence(memory_order_release);
-	if (off + sizeof(nr) <= end)
-		ring_copy(ring, data_size, off, &nr, sizeof(nr));
-	for (size_t j = 0; j < 64 && k < sets->rec_width; j++) {
-		uint64_t id = pc_slot(s, j, unit)->id, entry[2];
+	if (nr > MAX_MEMBERS || pc_counters_read(c, g, unit, &gv))
+		return 0;
+	for (size_t m = 0; m < nr; m++)
+		if (c->group_members[g][m] == event)
+			return present[m] ? value[m] : 0;
+	return 0;
+}
 
-		if (!(mask & (1ull << j)))
+/* Whether @event's set is the one counting now. */
+static bool counts_now(const struct pc_sets *sets, size_t event)
+{
+	return !sets->rotor || pc_rotor__event_set(sets->rotor, event) ==
+			       pc_rotor__active(sets->rotor);
+}
+
+/* Apply @event's sampling controls after its overflow on the watch's
+ * unit (counter @i of the watch's pc_ovf).  Signal context. */
+static void period_control(struct pc_sets *sets, struct pc_ovf *ovf,
+			   const struct watch *w, size_t i, size_t e)
+{
+	const struct pc_counters *c = &sets->view;
+	struct event_ctl *ec = &sets->ev[e];
+	const struct perfctr_sampling *ctl = &ec->sampling;
+	int fd = pc_counters_fd(c, e, w->unit);
+	bool on = counts_now(sets, e);
+	uint64_t period = perfctr_sampling__next_period(ctl, &ec->rng, ec->notify,
+							ec->period);
+
+	if (period != ec->period || ctl->short_period || ctl->long_period ||
+	    ctl->random_mask) {
+		/* A leader of a set that does not count stays off. */
+		pc_sampctl_set_period(fd, period,
+				      fd != leader_fd(c, w->group, w->unit) || on);
+		pc_notifier__set_twin_period(sets->notifier, e, w->unit, period, on);
+		pc_ovf__set_next(ovf, i, event_value(c, e, w->unit) + period);
+	}
+	for (size_t k = 0; k < ec->nr_reset; k++) {
+		size_t j = ec->reset[k];
+		int ofd;
+
+		if (j >= c->nr_events)
 			continue;
-		out[k] = 0;	/* not open on this unit: 0 */
-		for (uint64_t m = 0; m < nr && off + 24 + 16 * (m + 1) <= end; m++) {
-			ring_copy(ring, data_size, off + 24 + 16 * m, entry, sizeof(entry));
-			if (entry[1] == id && pc_slot(s, j, unit)->fd >= 0) {
-				out[k] = entry[0];
-				break;
-			}
-		}
-		k++;
+		ofd = pc_counters_fd(c, j, w->unit);
+		if (ofd >= 0)
+			pc_sampctl_reset(ofd, sets->ev[j].period,
+					 ofd != leader_fd(c, c->event_group[j], w->unit) ||
+					 on);
 	}
-	slot->event = (uint32_t)event;
-	slot->nr = k;
-	atomic_store_explicit(&slot->seq, seq, memory_order_release);
 }
 
-/* Queue one message per sample in @ring.  Signal context. */
-static void drain_ring(struct perfctr_session *s, struct note_ring *ring,
-		       size_t event, size_t unit, uint16_t set_id)
-{
-	struct pc_sets *sets = s->sets;
-	struct perf_event_mmap_page *page = ring->base;
-	size_t data_size = sys_page_size() * sets->ring_pages;
-	uint64_t head = __atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = ring->tail;
-
-	while (tail + sizeof(struct perf_event_header) <= head) {
-		struct perf_event_header hdr;
-		/* ip, pid, tid, time, cpu, res */
-		struct { uint64_t ip; uint32_t pid, tid; uint64_t time; uint32_t cpu, res; } body;
-
-		ring_copy(ring, data_size, tail, &hdr, sizeof(hdr));
-		if (!hdr.size || tail + hdr.size > head)
-			break;
-		if (hdr.type == PERF_RECORD_SAMPLE &&
-		    hdr.size >= sizeof(hdr) + sizeof(body) && sets->queue) {
-			struct perfctr_msg msg;
-
-			ring_copy(ring, data_size, tail + sizeof(hdr), &body, sizeof(body));
-			memset(&msg, 0, sizeof(msg));
-			msg.type = PERFCTR_MSG_OVFL;
-			msg.pid = body.pid;
-			msg.tid = body.tid;
-			msg.cpu = (int32_t)body.cpu;
-			msg.ip = body.ip;
-			msg.time = body.time;
-			msg.active_set = set_id;
-			msg.ovfl_mask = 1ull << event;
-			msg.seq = atomic_fetch_add(&sets->next_seq, 1) + 1;
-			if (!msg.seq)	/* 0 is "none": skip it on wrap */
-				msg.seq = atomic_fetch_add(&sets->next_seq, 1) + 1;
-			if (sets->ev[event].record_mask && sets->rec_slots)
-				record_values(s, ring, data_size,
-					      tail + sizeof(hdr) + sizeof(body),
-					      tail + hdr.size, event, unit, msg.seq);
-			perfctr_notify__push(sets->queue, &msg);
-		}
-		tail += hdr.size;
-	}
-	ring->tail = tail;
-	__atomic_store_n(&page->data_tail, tail, __ATOMIC_RELEASE);
-}
-
-static uint64_t group_value(int fd, size_t words, size_t pos)
-{
-	uint64_t buf[3 + 2 * (MAX_WATCHED + 8)];
-	ssize_t n;
-
-	if (words > sizeof(buf) / sizeof(buf[0]))
-		return 0;
-	n = read(fd, buf, words * sizeof(uint64_t));
-	if (n < (ssize_t)((pos + 1) * sizeof(uint64_t)))
-		return 0;
-	return buf[pos];
-}
-
-/* The overflow callback of one group on one unit.  Signal context. */
+/* The overflow callback of one group on one unit.  Signal context: only
+ * async-signal-safe calls (the view's, the notifier's drain, ioctls). */
 static void on_overflow(struct pc_ovf *ovf, uint64_t new_mask,
 			const siginfo_t *si, void *arg)
 {
 	struct watch *w = arg;
-	struct perfctr_session *s = w->s;
-	struct pc_sets *sets = s->sets;
-	size_t words = 3 + 2 * s->groups[w->group].nr_members;
-	int gfd = *pc_group_fd(s, w->group, w->unit);
+	struct pc_sets *sets = w->sets;
 
 	for (size_t i = 0; i < w->nr; i++) {
 		size_t e = w->events[i];
 		struct event_ctl *ec = &sets->ev[e];
 		uint64_t total = pc_ovf__overflows(ovf, i), times = total - w->seen[i];
-		uint16_t set_id = sets->rotor ? active_id(sets) : ec->set;
 
 		if (!times)
 			continue;
 		w->seen[i] = total;
-		if (ec->notify && sets->rings && sets->queue)
-			drain_ring(s, &sets->rings[e * s->nr_units + w->unit], e,
-				   w->unit, set_id);
-		if (ec->has_sampling) {
-			const struct perfctr_sampling *ctl = &ec->sampling;
-			int fd = pc_slot(s, e, w->unit)->fd;
-			bool leader = fd == gfd;
-			bool on = !sets->rotor ||
-				  pc_rotor__event_set(sets->rotor, e) ==
-				  pc_rotor__active(sets->rotor);
-			uint64_t period = perfctr_sampling__next_period(ctl, &ec->rng,
-									ec->notify,
-									ec->period);
-			size_t pos = 0;
-
-			/* Where this counter's value sits in the group read. */
-			for (size_t m = 0, k = 0; m < s->groups[w->group].nr_members; m++) {
-				size_t me = s->groups[w->group].members[m];
-
-				if (pc_slot(s, me, w->unit)->fd < 0)
-					continue;
-				if (me == e)
-					pos = 3 + 2 * k;
-				k++;
-			}
-			if (period != ec->period || ctl->short_period ||
-			    ctl->long_period || ctl->random_mask) {
-				pc_sampctl_set_period(fd, period, !leader || on);
-				if (sets->twins && sets->twins[e * s->nr_units + w->unit] >= 0)
-					pc_sampctl_set_period(sets->twins[e * s->nr_units + w->unit],
-							      period, on);
-				pc_ovf__set_next(ovf, i, group_value(gfd, words, pos) + period);
-			}
-			for (size_t j = 0; j < s->nr_events && j < 64; j++) {
-				int ofd;
-
-				if (!(ctl->reset_mask & (1ull << j)) || j == e)
-					continue;
-				ofd = pc_slot(s, j, w->unit)->fd;
-				if (ofd >= 0)
-					pc_sampctl_reset(ofd, sets->ev[j].period,
-							 ofd != *pc_group_fd(s, s->events[j].group, w->unit) || on);
-			}
-		}
+		if (ec->notify)
+			pc_notifier__drain(sets->notifier, e, w->unit,
+					   sets->rotor ? active_id(sets) : ec->set);
+		if (ec->has_sampling)
+			period_control(sets, ovf, w, i, e);
 		if (sets->rotor)
 			pc_rotor__overflow(sets->rotor, e, times);
 	}
@@ -704,22 +680,46 @@ static void on_clock(struct pc_ovf *ovf, uint64_t new_mask,
 {
 	struct clock_watch *cw = arg;
 
-	pc_rotor__switch(cw->s->sets->rotor);
+	pc_rotor__switch(cw->sets->rotor);
 }
 
-static void toggle_twins(struct perfctr_session *s, bool on);
+/* The clock's count now (its own fd, read as PERF_FORMAT_GROUP). */
+static uint64_t clock_value(int fd)
+{
+	uint64_t buf[2];
+	struct pc_readfmt head;
+	struct pc_readfmt_entry entry;
+	int saved = errno;
+	ssize_t n = read(fd, buf, sizeof(buf));
+
+	errno = saved;
+	if (n < 0 || pc_readfmt_decode(PERF_FORMAT_GROUP, buf, (size_t)n, &head,
+				       &entry, 1) != 1)
+		return 0;
+	return entry.value;
+}
+
+/* Twins count when their counter's set counts.  Signal context too. */
+static void twins_follow(struct pc_sets *sets, bool on)
+{
+	if (!sets->notifier || !pc_notifier__attached(sets->notifier))
+		return;
+	for (size_t e = 0; e < sets->view.nr_events && e < sets->nr_ev; e++)
+		if (sets->ev[e].notify)
+			pc_notifier__enable_twins(sets->notifier, e,
+						  on && counts_now(sets, e));
+}
 
 /* After every switch: give the clock the new set's timeout, counted from
  * now, or turn it off for a set without one.  Signal context. */
 static void after_switch(void *arg)
 {
-	struct perfctr_session *s = arg;
-	struct pc_sets *sets = s->sets;
+	struct pc_sets *sets = arg;
 	const struct set_def *d = active_def(sets);
 	uint64_t period = d && (d->flags & PERFCTR_SET_SWITCH_TIMEOUT) ? d->timeout_ns : 0;
 	struct clock_watch *cw = &sets->clock;
 
-	toggle_twins(s, true);
+	twins_follow(sets, true);
 	if (cw->fd < 0)
 		return;
 	if (!period) {
@@ -728,16 +728,12 @@ static void after_switch(void *arg)
 		return;
 	}
 	pc_sampctl_set_period(cw->fd, period, true);
-	pc_ovf__set_next(cw->ovf, 0, group_value(cw->fd, 2, 1) + period);
+	pc_ovf__set_next(cw->ovf, 0, clock_value(cw->fd) + period);
 	cw->period = period;
 }
 
-static void undo_attach(struct perfctr_session *s)
+static void undo_attach(struct pc_sets *sets)
 {
-	struct pc_sets *sets = s->sets;
-
-	if (!sets)
-		return;
 	for (size_t i = 0; i < sets->nr_watches; i++)
 		pc_ovf__delete(sets->watches[i].ovf);
 	free(sets->watches);
@@ -749,24 +745,13 @@ static void undo_attach(struct perfctr_session *s)
 	if (sets->clock.fd >= 0)
 		close(sets->clock.fd);
 	sets->clock.fd = -1;
-	if (sets->twins) {
-		for (size_t i = 0; i < s->nr_events * s->nr_units; i++)
-			if (sets->twins[i] >= 0)
-				close(sets->twins[i]);
-		free(sets->twins);
-		sets->twins = NULL;
-	}
-	if (sets->rings) {
-		for (size_t i = 0; i < s->nr_events * s->nr_units; i++)
-			if (sets->rings[i].base)
-				sys_perf_munmap(sets->rings[i].base, sets->ring_pages);
-		free(sets->rings);
-		sets->rings = NULL;
-	}
+	if (sets->notifier)
+		pc_notifier__detach(sets->notifier);
 	pc_rotor__delete(sets->rotor);
 	sets->rotor = NULL;
 	free(sets->rotor_set);
 	sets->rotor_set = NULL;
+	pc_counters__release(&sets->view);
 }
 
 static int build_rotor(struct perfctr_session *s)
@@ -791,50 +776,36 @@ static int build_rotor(struct perfctr_session *s)
 		if (has)
 			used_ids[nr_used++] = sets->defs[d].id;
 	}
-	sets->rotor = pc_rotor__new(nr_used, used_ids, s->nr_events, s->nr_units);
+	sets->rotor = pc_rotor__new(nr_used, used_ids, &sets->view);
 	free(used_ids);
 	if (!sets->rotor)
 		return -errno;
 	for (size_t g = 0; g < s->nr_groups && !err; g++) {
-		const struct pc_group *grp = &s->groups[g];
-		uint64_t *idv = calloc(grp->nr_members * s->nr_units, sizeof(*idv));
-		int *fds = malloc(s->nr_units * sizeof(*fds));
-		int d = find_def(sets, event_set(s, grp->members[0]));
+		int d = find_def(sets, event_set(s, s->groups[g].members[0]));
 
-		if (!idv || !fds) {
-			err = -ENOMEM;
-		} else {
-			for (size_t u = 0; u < s->nr_units; u++) {
-				fds[u] = *pc_group_fd(s, g, u);
-				for (size_t m = 0; m < grp->nr_members; m++)
-					idv[m * s->nr_units + u] =
-						pc_slot(s, grp->members[m], u)->id;
-			}
-			err = pc_rotor__add_group(sets->rotor, sets->rotor_set[d],
-						  grp->members, grp->nr_members,
-						  fds, idv);
-		}
-		free(idv);
-		free(fds);
+		err = pc_rotor__add_group(sets->rotor, sets->rotor_set[d], g);
 	}
 	for (size_t e = 0; e < s->nr_events && !err; e++)
 		if (sets->ev[e].switch_after)
 			err = pc_rotor__switch_after(sets->rotor, e,
 						     sets->ev[e].switch_after);
 	if (!err)
-		pc_rotor__on_switch(sets->rotor, after_switch, s);
+		pc_rotor__on_switch(sets->rotor, after_switch, sets);
 	return err;
 }
 
-/* A counter that ticks every timeout of the target's run time (threads)
- * or of wall time (CPUs), on the first unit. */
-static int open_clock(struct perfctr_session *s, pid_t owner)
+/*
+ * A counter that ticks every timeout: of the run time of the target's
+ * first thread (task-clock) for thread targets, of wall time (cpu-clock)
+ * for CPU targets, as perfmon2 has it (per-thread: virtual time; per-CPU:
+ * wall-clock time).  On the first unit.
+ */
+static int open_clock(struct pc_sets *sets, pid_t owner)
 {
-	struct pc_sets *sets = s->sets;
+	const struct pc_counters *c = &sets->view;
 	struct perf_event_attr attr;
-	const struct pc_unit *unit = &s->units[0];
 	uint64_t first = 0;
-	struct pc_ovf_counter c;
+	struct pc_ovf_counter oc;
 	struct pc_ovf_desc desc;
 
 	for (size_t d = 0; d < sets->nr_defs; d++)
@@ -846,25 +817,30 @@ static int open_clock(struct perfctr_session *s, pid_t owner)
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
 	attr.type = PERF_TYPE_SOFTWARE;
-	attr.config = unit->tid >= 0 ? PERF_COUNT_SW_TASK_CLOCK : PERF_COUNT_SW_CPU_CLOCK;
+	attr.config = c->unit_tid[0] >= 0 ? PERF_COUNT_SW_TASK_CLOCK
+					  : PERF_COUNT_SW_CPU_CLOCK;
 	attr.sample_period = first;
 	attr.disabled = 1;
 	attr.read_format = PERF_FORMAT_GROUP;
-	sets->clock.fd = sys_perf_event_open(&attr, unit->tid, unit->cpu, -1, 0);
+	sets->clock.fd = sys_perf_event_open(&attr, c->unit_tid[0], c->unit_cpu[0],
+					     -1, 0);
 	if (sets->clock.fd < 0) {
 		int err = sets->clock.fd;
 
 		sets->clock.fd = -1;
 		return err;
 	}
-	sets->clock.s = s;
+	sets->clock.sets = sets;
 	sets->clock.period = first;
-	c = (struct pc_ovf_counter){ .fd = sets->clock.fd, .period = first, .value_pos = 1 };
+	oc = (struct pc_ovf_counter){
+		.fd = sets->clock.fd, .period = first,
+		.value_pos = (unsigned int)pc_readfmt_value_word(attr.read_format, 0) };
 	memset(&desc, 0, sizeof(desc));
 	desc.read_fd = sets->clock.fd;
-	desc.read_words = 2;
+	desc.read_words = (unsigned int)(pc_readfmt_size(attr.read_format, 1) /
+					 sizeof(uint64_t));
 	desc.nr_counters = 1;
-	desc.counters = &c;
+	desc.counters = &oc;
 	desc.signo = sets->signo ? sets->signo : SIGIO;
 	desc.tid = owner;
 	desc.notify = on_clock;
@@ -873,169 +849,74 @@ static int open_clock(struct perfctr_session *s, pid_t owner)
 	return sets->clock.ovf ? 0 : -errno;
 }
 
-static int map_rings(struct perfctr_session *s)
+static int attach_notifier(struct pc_sets *sets)
 {
-	struct pc_sets *sets = s->sets;
+	const struct pc_counters *c = &sets->view;
+	bool *notifying;
 	bool any = false;
+	int err;
 
-	for (size_t e = 0; e < s->nr_events; e++)
-		any |= sets->ev[e].notify;
-	if (!any || !sets->queue)
+	if (!sets->notifier || !sets->queue)
 		return 0;
-	for (size_t e = 0; e < s->nr_events; e++) {
-		size_t width = (size_t)__builtin_popcountll(sets->ev[e].record_mask);
-
-		if (!sets->ev[e].notify || width <= sets->rec_width)
-			continue;
-		/* Detached, so no handler writes the slots now. */
-		free(sets->rec_values);
-		sets->rec_values = calloc(REC_SLOTS * width, sizeof(uint64_t));
-		if (!sets->rec_values) {
-			sets->rec_width = 0;
-			return -ENOMEM;
-		}
-		sets->rec_width = width;
-		free(sets->rec_slots);
-		sets->rec_slots = NULL;
-	}
-	if (sets->rec_width && !sets->rec_slots) {
-		sets->rec_slots = calloc(REC_SLOTS, sizeof(*sets->rec_slots));
-		if (!sets->rec_slots)
-			return -ENOMEM;
-	}
-	sets->ring_pages = 1;
-	sets->rings = calloc(s->nr_events * s->nr_units, sizeof(*sets->rings));
-	if (!sets->rings)
+	notifying = calloc(c->nr_events ? c->nr_events : 1, sizeof(*notifying));
+	if (!notifying)
 		return -ENOMEM;
-	for (size_t e = 0; e < s->nr_events; e++) {
-		if (!sets->ev[e].notify)
-			continue;
-		for (size_t u = 0; u < s->nr_units; u++) {
-			int fd = pc_slot(s, e, u)->fd, err = 0;
-
-			if (fd < 0)
-				continue;
-			sets->rings[e * s->nr_units + u].base =
-				sys_perf_mmap(fd, sets->ring_pages, true, &err);
-			if (!sets->rings[e * s->nr_units + u].base)
-				return err ? err : -ENOMEM;
-		}
-	}
-	return 0;
+	for (size_t e = 0; e < c->nr_events && e < sets->nr_ev; e++)
+		any |= notifying[e] = sets->ev[e].notify;
+	err = any ? pc_notifier__attach(sets->notifier, c, notifying, sets->queue) : 0;
+	free(notifying);
+	return err;
 }
 
-static int open_twins(struct perfctr_session *s)
+/* One pc_ovf per group and unit with counters that switch or notify. */
+static int watch_groups(struct pc_sets *sets, pid_t owner)
 {
-	struct pc_sets *sets = s->sets;
-	size_t n = s->nr_events * s->nr_units;
-
-	if (!sets->queue || !(perfctr_notify__flags(sets->queue) & PERFCTR_NOTIFY_BLOCK))
-		return 0;
-	sets->twins = malloc((n ? n : 1) * sizeof(*sets->twins));
-	if (!sets->twins)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		sets->twins[i] = -1;
-	for (size_t e = 0; e < s->nr_events; e++) {
-		if (!sets->ev[e].notify)
-			continue;
-		for (size_t u = 0; u < s->nr_units; u++) {
-			const struct pc_unit *unit = &s->units[u];
-			struct f_owner_ex owner = { F_OWNER_TID, unit->tid };
-			struct perf_event_attr attr = s->events[e].attr;
-			int fd, flags;
-
-			/* A CPU has no thread to stop. */
-			if (unit->tid <= 0 || pc_slot(s, e, u)->fd < 0)
-				continue;
-			attr.sample_type = 0;
-			attr.read_format = 0;
-			attr.wakeup_events = 0;
-			attr.disabled = 1;
-			attr.enable_on_exec = 0;
-			fd = sys_perf_event_open(&attr, unit->tid, unit->cpu, -1, 0);
-			if (fd < 0)
-				return fd;
-			sets->twins[e * s->nr_units + u] = fd;
-			if (fcntl(fd, F_SETSIG, SIGSTOP) < 0 ||
-			    fcntl(fd, F_SETOWN_EX, &owner) < 0 ||
-			    (flags = fcntl(fd, F_GETFL)) < 0 ||
-			    fcntl(fd, F_SETFL, flags | O_ASYNC) < 0)
-				return -errno;
-		}
-	}
-	return 0;
-}
-
-/* Twins count when their counter's set counts.  Signal context too. */
-static void toggle_twins(struct perfctr_session *s, bool on)
-{
-	struct pc_sets *sets = s->sets;
-
-	if (!sets->twins)
-		return;
-	for (size_t e = 0; e < s->nr_events; e++) {
-		bool active = on && (!sets->rotor ||
-				     pc_rotor__event_set(sets->rotor, e) ==
-				     pc_rotor__active(sets->rotor));
-
-		for (size_t u = 0; u < s->nr_units; u++) {
-			int fd = sets->twins[e * s->nr_units + u];
-
-			if (fd < 0)
-				continue;
-			if (active)
-				sys_perf_enable(fd, false);
-			else
-				sys_perf_disable(fd, false);
-		}
-	}
-}
-
-static int watch_groups(struct perfctr_session *s, pid_t owner)
-{
-	struct pc_sets *sets = s->sets;
-	size_t max = s->nr_groups * s->nr_units;
+	const struct pc_counters *c = &sets->view;
+	size_t max = c->nr_groups * c->nr_units;
 
 	sets->watches = calloc(max ? max : 1, sizeof(*sets->watches));
 	if (!sets->watches)
 		return -ENOMEM;
-	for (size_t g = 0; g < s->nr_groups; g++) {
-		const struct pc_group *grp = &s->groups[g];
-
-		for (size_t u = 0; u < s->nr_units; u++) {
+	for (size_t g = 0; g < c->nr_groups; g++) {
+		for (size_t u = 0; u < c->nr_units; u++) {
 			struct pc_ovf_counter counters[MAX_WATCHED];
 			struct watch *w = &sets->watches[sets->nr_watches];
 			struct pc_ovf_desc desc;
-			int gfd = *pc_group_fd(s, g, u);
+			int gfd = leader_fd(c, g, u);
+			uint64_t format = c->event_attr[c->group_members[g][0]]->read_format;
 			size_t k = 0;
 
 			if (gfd < 0)
 				continue;
 			memset(w, 0, sizeof(*w));
-			for (size_t m = 0; m < grp->nr_members; m++) {
-				size_t e = grp->members[m];
+			for (size_t m = 0; m < c->group_nr_members[g]; m++) {
+				size_t e = c->group_members[g][m];
 				const struct event_ctl *ec = &sets->ev[e];
-				int fd = pc_slot(s, e, u)->fd;
+				int fd = pc_counters_fd(c, e, u);
 
 				if (fd < 0)
 					continue;
-				if ((ec->notify || ec->switch_after) && w->nr < MAX_WATCHED) {
+				if (ec->notify || ec->switch_after) {
+					if (w->nr == MAX_WATCHED)
+						return -E2BIG;
+					/* Where the group read has its value. */
 					counters[w->nr] = (struct pc_ovf_counter){
 						.fd = fd, .period = ec->period,
-						.value_pos = (unsigned int)(3 + 2 * k) };
+						.value_pos = (unsigned int)
+							pc_readfmt_value_word(format, k) };
 					w->events[w->nr++] = e;
 				}
 				k++;
 			}
 			if (!w->nr)
 				continue;
-			w->s = s;
+			w->sets = sets;
 			w->group = g;
 			w->unit = u;
 			memset(&desc, 0, sizeof(desc));
 			desc.read_fd = gfd;
-			desc.read_words = (unsigned int)(3 + 2 * k);
+			desc.read_words = (unsigned int)
+				(pc_readfmt_size(format, k) / sizeof(uint64_t));
 			desc.nr_counters = w->nr;
 			desc.counters = counters;
 			desc.signo = sets->signo ? sets->signo : SIGIO;
@@ -1060,6 +941,8 @@ int pc_sets_attach(struct perfctr_session *s)
 	if (!sets)
 		return 0;
 	err = sync_events(s);
+	if (!err)
+		err = pc_counters__of_engine(&sets->view, s->engine);
 	if (err)
 		return err;
 	sets->target_pid = perfctr_target__pid(s->target);
@@ -1071,16 +954,14 @@ int pc_sets_attach(struct perfctr_session *s)
 	if (sets->rotated) {
 		err = build_rotor(s);
 		if (!err)
-			err = open_clock(s, owner);
+			err = open_clock(sets, owner);
 	}
 	if (!err)
-		err = map_rings(s);
+		err = attach_notifier(sets);
 	if (!err)
-		err = open_twins(s);
-	if (!err)
-		err = watch_groups(s, owner);
+		err = watch_groups(sets, owner);
 	if (err)
-		undo_attach(s);
+		undo_attach(sets);
 	return err;
 }
 
@@ -1104,9 +985,17 @@ static void fold_accounting(struct perfctr_session *s)
 		if (st.runs)
 			c->last_ovfl_mask = st.last_ovfl_mask;
 	}
-	for (size_t e = 0; e < s->nr_events && e < sets->nr_ev; e++)
+	for (size_t e = 0; e < s->nr_events && e < sets->nr_ev; e++) {
+		size_t r = pc_rotor__event_set(sets->rotor, e);
+		struct pc_rotor_set_stats st;
+
 		perfctr_slices__merge(&sets->ev[e].carried,
 				      pc_rotor__slices(sets->rotor, e));
+		if (r != (size_t)-1 && !pc_rotor__set_stats(sets->rotor, r, &st) &&
+		    st.runs)
+			sets->ev[e].carried_last_ovfl =
+				pc_rotor__overflowed_last_run(sets->rotor, e);
+	}
 	sets->carried_missed += pc_rotor__missed(sets->rotor);
 }
 
@@ -1121,36 +1010,34 @@ void pc_sets_detach(struct perfctr_session *s)
 	if (sets->clock.fd >= 0)
 		sys_perf_disable(sets->clock.fd, false);
 	/* Messages of the last overflows before the signals stop. */
-	if (sets->rings && sets->queue)
-		for (size_t e = 0; e < s->nr_events; e++)
-			for (size_t u = 0; e < sets->nr_ev && sets->ev[e].notify &&
-					   u < s->nr_units; u++)
-				if (sets->rings[e * s->nr_units + u].base)
-					drain_ring(s, &sets->rings[e * s->nr_units + u], e, u,
-						   sets->rotor ? active_id(sets) : sets->ev[e].set);
+	if (pc_notifier__attached(sets->notifier))
+		for (size_t e = 0; e < sets->view.nr_events && e < sets->nr_ev; e++)
+			for (size_t u = 0; sets->ev[e].notify && u < sets->view.nr_units; u++)
+				pc_notifier__drain(sets->notifier, e, u,
+						   sets->rotor ? active_id(sets)
+							       : sets->ev[e].set);
 	fold_accounting(s);
-	undo_attach(s);
+	undo_attach(sets);
 }
 
 bool pc_sets_rotating(const struct perfctr_session *s)
 {
-	return s->sets && (s->sets->rotor || s->sets->twins);
+	return s->sets && (s->sets->rotor ||
+			   pc_notifier__has_twins(s->sets->notifier));
 }
 
-static int toggle_leaders(struct perfctr_session *s, bool on)
+static int toggle_all(struct pc_sets *sets, bool on)
 {
+	const struct pc_counters *c = &sets->view;
 	int err = 0;
 
-	for (size_t i = 0; i < s->nr_groups * s->nr_units; i++) {
-		int rc;
+	for (size_t g = 0; g < c->nr_groups; g++)
+		for (size_t u = 0; u < c->nr_units; u++) {
+			int rc = pc_counters_toggle(c, g, u, on);
 
-		if (s->group_fds[i] < 0)
-			continue;
-		rc = on ? sys_perf_enable(s->group_fds[i], false)
-			: sys_perf_disable(s->group_fds[i], false);
-		if (rc && !err)
-			err = rc;
-	}
+			if (rc && !err)
+				err = rc;
+		}
 	return err;
 }
 
@@ -1160,12 +1047,12 @@ int pc_sets_start(struct perfctr_session *s)
 	int err;
 
 	if (!sets->rotor) {
-		toggle_twins(s, true);
-		return toggle_leaders(s, true);
+		twins_follow(sets, true);
+		return toggle_all(sets, true);
 	}
 	err = pc_rotor__start(sets->rotor);
 	if (!err)
-		after_switch(s);
+		after_switch(sets);
 	return err;
 }
 
@@ -1173,9 +1060,9 @@ int pc_sets_stop(struct perfctr_session *s)
 {
 	struct pc_sets *sets = s->sets;
 
-	toggle_twins(s, false);
+	twins_follow(sets, false);
 	if (!sets->rotor)
-		return toggle_leaders(s, false);
+		return toggle_all(sets, false);
 	if (sets->clock.fd >= 0)
 		sys_perf_disable(sets->clock.fd, false);
 	return pc_rotor__stop(sets->rotor);
@@ -1236,8 +1123,7 @@ void pc_sets_adjust_count(const struct perfctr_session *s, size_t idx,
 	if (!s->sets || !(s->sets->rotated || s->sets->rotor))
 		return;
 	whole = whole_time(s, unit);
-	if (whole > count->time_enabled)
-		count->time_enabled = whole;
+	count->time_enabled = pc_estimate_whole_time(count->time_enabled, whole);
 }
 
 int perfctr_session__set_info(const struct perfctr_session *s, uint16_t id,
@@ -1292,13 +1178,53 @@ int perfctr_session__set_info(const struct perfctr_session *s, uint16_t id,
 	return 0;
 }
 
+int perfctr_session__set_last_overflows(const struct perfctr_session *s,
+					uint16_t id, size_t *events, size_t n)
+{
+	const struct pc_sets *sets;
+	size_t found = 0;
+	bool now = false;
+	int i;
+
+	if (!s || (n && !events))
+		return pc_err(EINVAL);
+	sets = s->sets;
+	i = find_def(sets, id);
+	if (i < 0)
+		return pc_err(ENOENT);
+	if (!sets)
+		return 0;
+	/* This attach's runs when it made any, else the carried ones. */
+	if (sets->rotor && sets->rotor_set[i] != (size_t)-1) {
+		struct pc_rotor_set_stats st;
+
+		now = !pc_rotor__set_stats(sets->rotor, sets->rotor_set[i], &st) &&
+		      st.runs;
+	}
+	for (size_t e = 0; e < s->nr_events && e < sets->nr_ev; e++) {
+		bool hit;
+
+		if (event_set(s, e) != id)
+			continue;
+		hit = now ? pc_rotor__overflowed_last_run(sets->rotor, e)
+			  : sets->ev[e].carried_last_ovfl;
+		if (!hit)
+			continue;
+		if (found < n)
+			events[found] = e;
+		found++;
+	}
+	return found > INT_MAX ? INT_MAX : (int)found;
+}
+
 int perfctr_session__estimate(const struct perfctr_session *s, size_t idx,
 			      struct perfctr_estimate *est)
 {
 	const struct pc_sets *sets;
-	struct perfctr_slices slices;
-	double shared = 0.0;
+	struct perfctr_slices *all;
 	uint64_t total = 0;
+	size_t nr;
+	int ret;
 
 	if (!s || idx >= s->nr_events || !est)
 		return pc_err(EINVAL);
@@ -1308,21 +1234,17 @@ int perfctr_session__estimate(const struct perfctr_session *s, size_t idx,
 		struct perfctr_count c;
 
 		perfctr_session__count(s, idx, &c);
-		memset(&slices, 0, sizeof(slices));
-		perfctr_slices__add(&slices, c.value, c.time_running);
-		return perfctr_slices__estimate(&slices, c.time_enabled, est);
+		return pc_estimate_multiplexed(c.value, c.time_running,
+					       c.time_enabled, est);
 	}
-	for (size_t e = 0; e < s->nr_events && e < sets->nr_ev; e++) {
-		struct perfctr_slices all = sets->ev[e].carried;
-		double v;
-
+	nr = s->nr_events < sets->nr_ev ? s->nr_events : sets->nr_ev;
+	all = calloc(nr, sizeof(*all));
+	if (!all)
+		return pc_err(ENOMEM);
+	for (size_t e = 0; e < nr; e++) {
+		all[e] = sets->ev[e].carried;
 		if (sets->rotor)
-			perfctr_slices__merge(&all, pc_rotor__slices(sets->rotor, e));
-		v = perfctr_slices__shared_rel_var(&all);
-		if (v > shared)
-			shared = v;
-		if (e == idx)
-			slices = all;
+			perfctr_slices__merge(&all[e], pc_rotor__slices(sets->rotor, e));
 	}
 	for (size_t d = 0; d < sets->nr_defs; d++) {
 		total += sets->defs[d].carried.unit_ns;
@@ -1333,5 +1255,7 @@ int perfctr_session__estimate(const struct perfctr_session *s, size_t idx,
 				total += st.unit_ns;
 		}
 	}
-	return perfctr_slices__estimate_shared(&slices, total, shared, est);
+	ret = pc_estimate_rotated(all, nr, idx, total, est);
+	free(all);
+	return ret;
 }

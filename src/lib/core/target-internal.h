@@ -22,7 +22,7 @@ bool pc_target_inherits(const struct perfctr_target *target);
 
 /* The flags perf_event_open(2) needs for this target's units, beside
  * PERF_FLAG_FD_CLOEXEC (a cgroup target's PERF_FLAG_PID_CGROUP, whose
- * units' tid is then the cgroup's fd).  0 for every kind today. */
+ * units' tid is then the cgroup directory's fd), 0 for the others. */
 unsigned long pc_target_open_flags(const struct perfctr_target *target);
 
 /* True when a unit's thread may have ended between the listing of the

@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/perf_event.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -38,6 +39,7 @@
 
 #include "common/internal.h"
 #include "core/target-internal.h"
+#include "sys/cgroup.h"
 #include "sys/cpulist.h"
 #include "sys/sys.h"
 
@@ -67,6 +69,10 @@ struct perfctr_target {
 	int status;		/* wait status once reaped */
 	void *stack;		/* the held child's stack (CLONE_VM), or NULL */
 	size_t stack_size;
+
+	/* Cgroup targets only: the directory (every unit's tid) and its path. */
+	int cgroup_fd;
+	char *cgroup_path;
 };
 
 static struct perfctr_target *target_alloc(enum perfctr_target_kind kind,
@@ -86,6 +92,7 @@ static struct perfctr_target *target_alloc(enum perfctr_target_kind kind,
 	t->nr_units = nr_units;
 	t->go_fd = -1;
 	t->exec_err_fd = -1;
+	t->cgroup_fd = -1;
 	return t;
 }
 
@@ -242,7 +249,10 @@ struct perfctr_target *perfctr_target__new_process(pid_t pid)
 	return t;
 }
 
-struct perfctr_target *perfctr_target__new_cpus(const char *cpulist)
+/* A target of @kind with one unit (@tid, cpu) per CPU of @cpulist, which
+ * must be online (NULL or "": every online CPU). */
+static struct perfctr_target *new_on_cpus(enum perfctr_target_kind kind,
+					  pid_t tid, const char *cpulist)
 {
 	struct perfctr_target *t = NULL;
 	char online_buf[4096];
@@ -277,13 +287,13 @@ struct perfctr_target *perfctr_target__new_cpus(const char *cpulist)
 		online = NULL;
 		n = n_online;
 	}
-	t = target_alloc(PERFCTR_TARGET_CPUS, -1, (size_t)n);
+	t = target_alloc(kind, -1, (size_t)n);
 	if (!t) {
 		err = -ENOMEM;
 		goto fail;
 	}
 	for (i = 0; i < n; i++) {
-		t->units[i].tid = -1;
+		t->units[i].tid = tid;
 		t->units[i].cpu = cpus[i];
 	}
 	free(cpus);
@@ -294,6 +304,46 @@ fail:
 	free(online);
 	errno = -err;
 	return NULL;
+}
+
+struct perfctr_target *perfctr_target__new_cpus(const char *cpulist)
+{
+	return new_on_cpus(PERFCTR_TARGET_CPUS, -1, cpulist);
+}
+
+struct perfctr_target *perfctr_target__new_cgroup(const char *path,
+						  const char *cpulist)
+{
+	struct perfctr_target *t;
+	char full[4096];
+	int fd, err;
+
+	fd = pc_cgroup2_open(path, full, sizeof(full));
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	t = new_on_cpus(PERFCTR_TARGET_CGROUP, fd, cpulist);
+	if (!t) {
+		err = errno;
+		close(fd);
+		errno = err;
+		return NULL;
+	}
+	t->cgroup_fd = fd;
+	t->cgroup_path = strdup(full);
+	if (!t->cgroup_path) {
+		perfctr_target__delete(t);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return t;
+}
+
+const char *perfctr_target__cgroup_path(const struct perfctr_target *target)
+{
+	return target && target->kind == PERFCTR_TARGET_CGROUP ?
+	       target->cgroup_path : NULL;
 }
 
 /*
@@ -800,6 +850,9 @@ void perfctr_target__delete(struct perfctr_target *target)
 		close(target->go_fd);
 	if (target->exec_err_fd >= 0)
 		close(target->exec_err_fd);
+	if (target->cgroup_fd >= 0)
+		close(target->cgroup_fd);
+	free(target->cgroup_path);
 	free(target->units);
 	free(target);
 }
@@ -845,8 +898,7 @@ bool pc_target_inherits(const struct perfctr_target *target)
 
 unsigned long pc_target_open_flags(const struct perfctr_target *target)
 {
-	(void)target;
-	return 0;
+	return target->kind == PERFCTR_TARGET_CGROUP ? PERF_FLAG_PID_CGROUP : 0;
 }
 
 bool pc_target_units_may_vanish(const struct perfctr_target *target)

@@ -235,6 +235,21 @@ int perfctr_ring__pause(struct perfctr_ring *ring, bool pause)
 	return sys_perf_pause_output(ring->fd, pause);
 }
 
+int pc_ring_reserve(struct perfctr_ring *ring)
+{
+	size_t want = ring->size < 65536 ? (size_t)ring->size : 65536;
+	void *nb;
+
+	if (ring->bounce_cap >= want)
+		return 0;
+	nb = realloc(ring->bounce, want);
+	if (!nb)
+		return -ENOMEM;
+	ring->bounce = nb;
+	ring->bounce_cap = want;
+	return 0;
+}
+
 /* Copy @len bytes at ring position @pos out of the data area. */
 static void ring_copy(const struct perfctr_ring *ring, void *dst,
 		      uint64_t pos, size_t len)

@@ -21,6 +21,15 @@ struct perfctr_ring *ring_new_synthetic(void *base, size_t page_size,
 					void *aux, size_t aux_size,
 					bool aux_overwrite);
 
+/*
+ * Reserve the bounce buffer that read_next() needs for a record that wraps
+ * the end of the data area (as large as the area, at most 64 KiB): after
+ * it a pass over a forward ring (read_begin, read_next, consume, read_end,
+ * drain) allocates nothing and makes no system call, so it may run in a
+ * signal handler.  Return: 0 or -ENOMEM.
+ */
+int pc_ring_reserve(struct perfctr_ring *ring);
+
 /* PERF_RECORD_* types the kernel header of the build machine may lack. */
 #ifndef PERF_RECORD_AUX_OUTPUT_HW_ID
 #define PERF_RECORD_AUX_OUTPUT_HW_ID 21

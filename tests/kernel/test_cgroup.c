@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Cgroup targets: the cgroup2 mount found in the mount table, errors told
+ * apart, and exact getppid counts per cgroup for workloads moved into
+ * cgroups this test makes under the cgroup2 mount (two busy at once; a
+ * parent counting its children's tasks).  The cgroups are new and empty,
+ * so nothing but the workloads runs in them and no pid filter is needed.
+ */
+#include <sched.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include "session_util.h"
+#include "sys/cgroup.h"
+
+static char mnt[4096];
+static char made[8][4200];
+static int nr_made;
+
+static void remove_made(void);
+
+static void require_cgroup2(void)
+{
+	int err;
+
+	remove_made();	/* what an aborted case left */
+	test_require_root();
+	err = pc_cgroup2_mount(NULL, mnt, sizeof(mnt));
+	if (err)
+		test_skip("no cgroup2 file system mounted: %s", strerror(-err));
+}
+
+static void remove_made(void)
+{
+	/* Children before parents: they were made parents first. */
+	while (nr_made > 0)
+		rmdir(made[--nr_made]);
+}
+
+/* Make cgroup @rel (under the mount) and return its full path. */
+static const char *make_cgroup(const char *rel)
+{
+	static bool registered;
+	char *path;
+
+	REQUIRE(nr_made < 8);
+	path = made[nr_made];
+	snprintf(path, sizeof(made[0]), "%s/%s", mnt, rel);
+	rmdir(path);	/* left over by a killed run */
+	if (mkdir(path, 0755)) {
+		if (errno == EROFS || errno == EACCES || errno == EPERM)
+			test_skip("cannot create a cgroup under %s: %s", mnt,
+				  strerror(errno));
+		test_fail(__FILE__, __LINE__, "mkdir %s: %s", path,
+			  strerror(errno));
+		test_abort();
+	}
+	nr_made++;
+	if (!registered) {
+		atexit(remove_made);
+		registered = true;
+	}
+	return path;
+}
+
+struct member {
+	pid_t pid;
+	int go_fd;
+};
+
+/*
+ * A child that moves itself into cgroup @dir (through cgroup.procs, where
+ * "0" means the writer) and, once released, makes @calls getppid calls.
+ * It is in the cgroup and idle when this returns.
+ */
+static void member_spawn(struct member *m, const char *dir, long calls)
+{
+	int go[2], ready[2];
+	char path[4300], c;
+
+	REQUIRE(pipe(go) == 0 && pipe(ready) == 0);
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	m->pid = fork();
+	REQUIRE(m->pid >= 0);
+	if (m->pid == 0) {
+		int fd = open(path, O_WRONLY);
+
+		close(go[1]);
+		close(ready[0]);
+		if (fd < 0 || write(fd, "0\n", 2) != 2)
+			_exit(2);
+		close(fd);
+		if (write(ready[1], "r", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(3);
+		do_getppid(calls);
+		_exit(0);
+	}
+	close(go[0]);
+	close(ready[1]);
+	REQUIRE(read(ready[0], &c, 1) == 1);
+	close(ready[0]);
+	m->go_fd = go[1];
+}
+
+static void member_release(struct member *m)
+{
+	CHECK(write(m->go_fd, "g", 1) == 1);
+	close(m->go_fd);
+}
+
+static void member_wait(struct member *m)
+{
+	int status = -1;
+
+	REQUIRE(waitpid(m->pid, &status, 0) == m->pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+static struct perfctr_session *cgroup_session(const char *path,
+					      struct perfctr_target **t)
+{
+	struct perfctr_session *s = session_with(TP_GETPPID,
+						 PERFCTR_SESSION_ENABLE_ON_ATTACH);
+
+	*t = perfctr_target__new_cgroup(path, NULL);
+	REQUIRE(*t);
+	REQUIRE(perfctr_session__attach(s, *t) == 0);
+	return s;
+}
+
+static uint64_t stop_and_value(struct perfctr_session *s)
+{
+	CHECK_EQ_INT(perfctr_session__stop(s), 0);
+	CHECK_EQ_INT(perfctr_session__read(s), 0);
+	return value_of(s, 0);
+}
+
+TEST(mount_from_mountinfo)
+{
+	static const char *const lines =
+		"22 1 0:21 / /sys rw,nosuid shared:7 - sysfs sysfs rw\n"
+		"30 22 0:26 / /sys/fs/cgroup ro shared:9 - tmpfs tmpfs ro\n"
+		"31 30 0:27 /sub /mnt/bound rw shared:10 - cgroup2 cgroup2 rw\n"
+		"32 30 0:27 / /sys/fs/cgroup/uni\\040fied rw,nosuid shared:10 "
+		"master:3 - cgroup2 cgroup2 rw,nsdelegate\n"
+		"33 30 0:28 / /sys/fs/cgroup/cpu rw shared:11 - cgroup cgroup rw,cpu\n";
+	char path[] = "/tmp/perfctr-mountinfo-XXXXXX", out[256];
+	FILE *f;
+	int fd;
+
+	fd = mkstemp(path);
+	REQUIRE(fd >= 0);
+	f = fdopen(fd, "w");
+	REQUIRE(f);
+	fputs(lines, f);
+	fclose(f);
+	/* The hierarchy's root wins over a bind mount of a sub-cgroup, and
+	 * the octal escape of a space is undone. */
+	CHECK_EQ_INT(pc_cgroup2_mount(path, out, sizeof(out)), 0);
+	CHECK_STR(out, "/sys/fs/cgroup/uni fied");
+	CHECK_EQ_INT(pc_cgroup2_mount(path, out, 8), -ENAMETOOLONG);
+
+	f = fopen(path, "w");
+	REQUIRE(f);
+	fputs("22 1 0:21 / /sys rw,nosuid shared:7 - sysfs sysfs rw\n"
+	      "33 22 0:28 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n", f);
+	fclose(f);
+	CHECK_EQ_INT(pc_cgroup2_mount(path, out, sizeof(out)), -ENOMEDIUM);
+	unlink(path);
+}
+
+TEST(target_shape_and_errors)
+{
+	struct perfctr_target *t, *t2;
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	char abs_path[4200];
+	pid_t tid;
+	int cpu;
+
+	require_cgroup2();
+	t = perfctr_target__new_cgroup("/", NULL);
+	REQUIRE(t);
+	CHECK_EQ_INT(perfctr_target__kind(t), PERFCTR_TARGET_CGROUP);
+	CHECK_EQ_INT(perfctr_target__pid(t), -1);
+	CHECK_STR(perfctr_target__cgroup_path(t), mnt);
+	CHECK_EQ_U64(perfctr_target__nr_units(t), online);
+	for (size_t u = 0; u < perfctr_target__nr_units(t); u++) {
+		CHECK_EQ_INT(perfctr_target__unit(t, u, &tid, &cpu), 0);
+		/* The directory's fd, as perf_event_open takes it. */
+		CHECK(tid >= 0 && fcntl(tid, F_GETFD) >= 0);
+		CHECK(cpu >= 0);
+	}
+	perfctr_target__delete(t);
+	CHECK(fcntl(tid, F_GETFD) < 0);	/* closed with the target */
+
+	make_cgroup("perfctr-test-shape");
+	t = perfctr_target__new_cgroup("perfctr-test-shape", "0");
+	REQUIRE(t);
+	CHECK_EQ_U64(perfctr_target__nr_units(t), 1);
+	snprintf(abs_path, sizeof(abs_path), "%s/perfctr-test-shape", mnt);
+	CHECK_STR(perfctr_target__cgroup_path(t), abs_path);
+	/* The same cgroup by its absolute path and as /proc/PID/cgroup
+	 * names it. */
+	t2 = perfctr_target__new_cgroup(abs_path, "0");
+	REQUIRE(t2);
+	CHECK_STR(perfctr_target__cgroup_path(t2), abs_path);
+	perfctr_target__delete(t2);
+	t2 = perfctr_target__new_cgroup("/perfctr-test-shape", "0");
+	REQUIRE(t2);
+	CHECK_STR(perfctr_target__cgroup_path(t2), abs_path);
+	perfctr_target__delete(t2);
+	perfctr_target__delete(t);
+
+	errno = 0;
+	CHECK(!perfctr_target__new_cgroup("perfctr-test-no-such", NULL));
+	CHECK_EQ_INT(errno, ENOENT);
+	CHECK(!perfctr_target__new_cgroup("perfctr-test-shape/cgroup.procs",
+					  NULL));
+	CHECK_EQ_INT(errno, ENOTDIR);
+	/* An absolute path elsewhere is not a cgroup: it is looked up under
+	 * the mount, where it does not exist. */
+	CHECK(!perfctr_target__new_cgroup("/tmp", NULL));
+	CHECK_EQ_INT(errno, ENOENT);
+	CHECK(!perfctr_target__new_cgroup("/", "0-"));
+	CHECK_EQ_INT(errno, EINVAL);
+	CHECK(!perfctr_target__new_cgroup("/", "100000"));
+	CHECK_EQ_INT(errno, ENODEV);
+	remove_made();
+}
+
+/* Two cgroups busy at once, each counted exactly, on every CPU. */
+TEST(two_busy_cgroups_exact)
+{
+	struct perfctr_session *sa, *sb;
+	struct perfctr_target *ta, *tb;
+	struct member a, b;
+
+	require_cgroup2();
+	make_cgroup("perfctr-test-a");
+	make_cgroup("perfctr-test-b");
+	member_spawn(&a, made[0], 30000);
+	member_spawn(&b, made[1], 50000);
+	sa = cgroup_session("perfctr-test-a", &ta);
+	sb = cgroup_session(made[1], &tb);
+	member_release(&a);
+	member_release(&b);
+	member_wait(&a);
+	member_wait(&b);
+	CHECK_EQ_U64(stop_and_value(sa), 30000);
+	CHECK_EQ_U64(stop_and_value(sb), 50000);
+	perfctr_session__delete(sa);
+	perfctr_session__delete(sb);
+	perfctr_target__delete(ta);
+	perfctr_target__delete(tb);
+	remove_made();
+}
+
+/* A parent cgroup counts the tasks of its descendants and its own. */
+TEST(nested_cgroups_exact)
+{
+	struct perfctr_session *sp, *s1, *s2;
+	struct perfctr_target *tp, *t1, *t2;
+	struct member p, c1, c2;
+
+	require_cgroup2();
+	make_cgroup("perfctr-test-p");
+	make_cgroup("perfctr-test-p/c1");
+	make_cgroup("perfctr-test-p/c1/deep");
+	member_spawn(&p, made[0], 700);
+	member_spawn(&c1, made[1], 11000);
+	member_spawn(&c2, made[2], 23000);
+	sp = cgroup_session("perfctr-test-p", &tp);
+	s1 = cgroup_session("perfctr-test-p/c1", &t1);
+	s2 = cgroup_session("perfctr-test-p/c1/deep", &t2);
+	member_release(&p);
+	member_release(&c1);
+	member_release(&c2);
+	member_wait(&p);
+	member_wait(&c1);
+	member_wait(&c2);
+	CHECK_EQ_U64(stop_and_value(sp), 700 + 11000 + 23000);
+	CHECK_EQ_U64(stop_and_value(s1), 11000 + 23000);
+	CHECK_EQ_U64(stop_and_value(s2), 23000);
+	perfctr_session__delete(sp);
+	perfctr_session__delete(s1);
+	perfctr_session__delete(s2);
+	perfctr_target__delete(tp);
+	perfctr_target__delete(t1);
+	perfctr_target__delete(t2);
+	remove_made();
+}
+
+TEST_MAIN(TEST_CASE(mount_from_mountinfo),
+	  TEST_CASE(target_shape_and_errors),
+	  TEST_CASE(two_busy_cgroups_exact),
+	  TEST_CASE(nested_cgroups_exact))
