@@ -79,6 +79,13 @@ static const struct library libraries[] = {
 	  false,
 #endif
 	  "no compressed perf.data records" },
+	{ "json-c", "json-c",
+#ifdef HAVE_JSONC
+	  true,
+#else
+	  false,
+#endif
+	  "no metrics at all (-M, the generic IPC and ratios)" },
 };
 
 struct pmu_row {

@@ -30,8 +30,11 @@
 #include <json-c/json.h>
 #endif
 
+/* Without json-c nothing loads: these are then unused. */
+#define JSON_ONLY __attribute__((unused))
+
 /* The built-in generic table (src/lib/metric/generic.json), as a string. */
-static const char generic_json[] =
+static const char generic_json[] JSON_ONLY =
 #include "metric-generic.inc"
 	;
 
@@ -48,6 +51,11 @@ struct ev_rec {
 	const void *std;	/* the arch standard event it refers to, or NULL */
 };
 
+struct deferred {
+	char *text;		/* NULL once parsed */
+	size_t len;
+};
+
 struct perfctr_metrics {
 	char root[PATH_MAX];
 	char cpuid[96];
@@ -60,6 +68,8 @@ struct perfctr_metrics {
 	struct ev_rec *events;
 	size_t nr_events;
 	bool events_sorted;
+	struct deferred *deferred;	/* event files not parsed yet */
+	size_t nr_deferred;
 	char **sources;		/* names of the user's files */
 	size_t nr_sources;
 	void **std;		/* arm64's arch standard entries */
@@ -77,7 +87,7 @@ const char *pc_metrics_arch_of(const char *cpuid)
 	return !strncmp(cpuid, "0x", 2) ? "arm64" : "x86";
 }
 
-static void read_cpuid(struct perfctr_metrics *m)
+static JSON_ONLY void read_cpuid(struct perfctr_metrics *m)
 {
 	char path[PATH_MAX + 64], line[256], vendor[64] = "";
 	unsigned int family = 0, model = 0, stepping = 0;
@@ -165,7 +175,7 @@ bool pc_metrics_cpuid_match(const char *pattern, const char *cpuid)
 }
 
 /* The model directory mapfile.csv gives for @cpuid, into @out. */
-static int select_model(const char *tree, const char *cpuid, char *out,
+static JSON_ONLY int select_model(const char *tree, const char *cpuid, char *out,
 			size_t size)
 {
 	char path[PATH_MAX], line[512];
@@ -251,30 +261,41 @@ static struct json_object *parse_text(const char *text, size_t len,
 	return doc;
 }
 
-static struct json_object *parse_file(const char *path)
+/* A whole file, NUL-terminated, into *@text; its length or -errno. */
+static long read_text(const char *path, char **text)
 {
-	struct json_object *doc;
 	struct stat st;
-	char *text;
 	FILE *f = fopen(path, "re");
 	size_t got;
 
 	if (!f)
-		return NULL;
+		return -errno;
 	if (fstat(fileno(f), &st) || st.st_size > (64 << 20)) {
 		fclose(f);
-		errno = EFBIG;
-		return NULL;
+		return -EFBIG;
 	}
-	text = malloc((size_t)st.st_size + 1);
-	if (!text) {
+	*text = malloc((size_t)st.st_size + 1);
+	if (!*text) {
 		fclose(f);
-		errno = ENOMEM;
+		return -ENOMEM;
+	}
+	got = fread(*text, 1, (size_t)st.st_size, f);
+	fclose(f);
+	(*text)[got] = '\0';
+	return (long)got;
+}
+
+static struct json_object *parse_file(const char *path)
+{
+	struct json_object *doc;
+	char *text;
+	long len = read_text(path, &text);
+
+	if (len < 0) {
+		errno = (int)-len;
 		return NULL;
 	}
-	got = fread(text, 1, (size_t)st.st_size, f);
-	fclose(f);
-	doc = parse_text(text, got, path);
+	doc = parse_text(text, (size_t)len, path);
 	free(text);
 	return doc;
 }
@@ -284,8 +305,10 @@ static void parse_scale_unit(struct def_rec *d, const char *su)
 	char *end;
 	double scale;
 
+	/* def.unit is set from d->unit when the definition is handed out:
+	 * the records move as the array grows. */
 	d->def.scale = 1.0;
-	d->def.unit = "";
+	d->unit[0] = '\0';
 	if (!su || !*su)
 		return;
 	scale = strtod(su, &end);
@@ -295,7 +318,6 @@ static void parse_scale_unit(struct def_rec *d, const char *su)
 		end++;
 	d->def.scale = scale;
 	pc_strlcpy(d->unit, end, sizeof(d->unit));
-	d->def.unit = d->unit;
 }
 
 static const void *find_std(const struct perfctr_metrics *m, const char *name,
@@ -442,7 +464,8 @@ static int sorted_json_files(const char *dir, char ***out, size_t *nr)
 		n++;
 	}
 	closedir(d);
-	qsort(names, n, sizeof(*names), str_ptr_cmp);
+	if (n)
+		qsort(names, n, sizeof(*names), str_ptr_cmp);
 	*out = names;
 	*nr = n;
 	return 0;
@@ -505,9 +528,36 @@ static int load_model(struct perfctr_metrics *m, const char *tree)
 		return err;
 	for (i = 0; i < nr && !err; i++) {
 		struct json_object *doc;
+		struct deferred *more;
+		char *text;
+		long len;
 
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		doc = parse_file(path);
+		len = read_text(path, &text);
+		if (len < 0) {
+			pr_warn("cannot load '%s': %s\n", path, strerror((int)-len));
+			continue;
+		}
+		/*
+		 * Files of events only (the uncore ones are most of a server
+		 * model's megabytes) are parsed when one of their events is
+		 * first looked up: loading stays within a millisecond or two.
+		 */
+		if (!strstr(text, "\"MetricName\"")) {
+			more = realloc(m->deferred,
+				       (m->nr_deferred + 1) * sizeof(*more));
+			if (!more) {
+				free(text);
+				err = -ENOMEM;
+				break;
+			}
+			m->deferred = more;
+			m->deferred[m->nr_deferred].text = text;
+			m->deferred[m->nr_deferred++].len = (size_t)len;
+			continue;
+		}
+		doc = parse_text(text, (size_t)len, path);
+		free(text);
 		if (!doc) {
 			pr_warn("cannot load '%s': %s\n", path, strerror(errno));
 			continue;
@@ -587,10 +637,16 @@ static void free_docs(struct perfctr_metrics *m)
 {
 }
 
+static const void *find_std(const struct perfctr_metrics *m, const char *name,
+			    const char *key)
+{
+	return NULL;
+}
+
 #endif /* HAVE_JSONC */
 
 /* A directory of PERFCTR_METRICS_PATH that is a pmu-events tree. */
-static bool is_tree(const char *dir, const char *arch)
+static JSON_ONLY bool is_tree(const char *dir, const char *arch)
 {
 	char path[PATH_MAX];
 
@@ -760,6 +816,9 @@ void perfctr_metrics__delete(struct perfctr_metrics *m)
 	for (i = 0; i < m->nr_sources; i++)
 		free(m->sources[i]);
 	free(m->sources);
+	for (i = 0; i < m->nr_deferred; i++)
+		free(m->deferred[i].text);
+	free(m->deferred);
 	free(m);
 }
 
@@ -789,6 +848,7 @@ int perfctr_metrics__def(const struct perfctr_metrics *m, size_t i,
 	if (!m || !def || i >= m->nr_defs)
 		return pc_err(EINVAL);
 	*def = m->defs[i].def;
+	def->unit = m->defs[i].unit;
 	return 0;
 }
 
@@ -944,6 +1004,36 @@ static const struct {
 	{ "topdown-mem-bound", "cpu/topdown-mem-bound/" },
 };
 
+/* Parse the deferred files that name @name (quoted, any case); whether
+ * any was. */
+static bool load_deferred(struct perfctr_metrics *m, const char *name)
+{
+#ifdef HAVE_JSONC
+	char quoted[300];
+	bool loaded = false;
+	size_t i;
+
+	if (snprintf(quoted, sizeof(quoted), "\"%s\"", name) >= (int)sizeof(quoted))
+		return false;
+	for (i = 0; i < m->nr_deferred; i++) {
+		struct deferred *d = &m->deferred[i];
+		struct json_object *doc;
+
+		if (!d->text || !strcasestr(d->text, quoted))
+			continue;
+		doc = parse_text(d->text, d->len, m->model);
+		free(d->text);
+		d->text = NULL;
+		if (!doc || keep_doc(m, doc) || add_doc(m, doc, m->model))
+			continue;
+		loaded = true;
+	}
+	return loaded;
+#else
+	return false;
+#endif
+}
+
 int pc_metrics_event(struct perfctr_metrics *m, const char *name,
 		     struct pc_mevent *ev)
 {
@@ -960,6 +1050,12 @@ int pc_metrics_event(struct perfctr_metrics *m, const char *name,
 	}
 	e = m->nr_events ? bsearch(&key, m->events, m->nr_events,
 				   sizeof(*m->events), ev_cmp) : NULL;
+	if (!e && load_deferred(m, name) && m->nr_events) {
+		qsort(m->events, m->nr_events, sizeof(*m->events), ev_cmp);
+		m->events_sorted = true;
+		e = bsearch(&key, m->events, m->nr_events, sizeof(*m->events),
+			    ev_cmp);
+	}
 	arm = !strncmp(m->model, "arm64", 5);
 	/* Arm's architected events are the PMU's own wherever it implements
 	 * them (the kernel lists them in sysfs): a model need not repeat. */
