@@ -290,7 +290,52 @@ TEST(nested_cgroups_exact)
 	remove_made();
 }
 
+TEST(sets_on_a_cgroup_switch_on_wall_time)
+{
+	/* A cgroup is counted per CPU: its sets switch on wall time, also
+	 * while nothing of it runs, and count its calls. */
+	struct perfctr_session *s;
+	struct perfctr_target *t;
+	struct perfctr_parse_error err = { .sz = sizeof(err) };
+	struct perfctr_set_info i0 = { .sz = sizeof(i0) }, i1 = { .sz = sizeof(i1) };
+	PERFCTR_OPTS(perfctr_set_desc, d0, .id = 0, .flags = PERFCTR_SET_SWITCH_TIMEOUT,
+		     .timeout_ns = 2000000);
+	PERFCTR_OPTS(perfctr_set_desc, d1, .id = 1, .flags = PERFCTR_SET_SWITCH_TIMEOUT,
+		     .timeout_ns = 2000000);
+	struct member m;
+	struct timespec nap = { 0, 60000000 };
+
+	require_cgroup2();
+	make_cgroup("perfctr-test-sets");
+	member_spawn(&m, made[0], 30000);
+	s = session_with(TP_GETPPID, 0);
+	REQUIRE(perfctr_session__create_set(s, &d0) == 0);
+	REQUIRE(perfctr_session__create_set(s, &d1) == 0);
+	REQUIRE(perfctr_session__add_events_to_set(s, 1, TP_GETPPID, &err) == 1);
+	REQUIRE(perfctr_session__set_signal(s, SIGRTMIN + 6, 0) == 0);
+	t = perfctr_target__new_cgroup("perfctr-test-sets", NULL);
+	REQUIRE(t);
+	REQUIRE(perfctr_session__attach(s, t) == 0);
+	REQUIRE(perfctr_session__start(s) == 0);
+	while (nanosleep(&nap, &nap) && errno == EINTR)
+		;
+	member_release(&m);
+	member_wait(&m);
+	REQUIRE(perfctr_session__stop(s) == 0);
+	REQUIRE(perfctr_session__read(s) == 0);
+	REQUIRE(perfctr_session__set_info(s, 0, &i0) == 0);
+	REQUIRE(perfctr_session__set_info(s, 1, &i1) == 0);
+	CHECK(i0.runs + i1.runs >= 10);
+	/* Calls made while a switch ran belong to no set. */
+	CHECK(value_of(s, 0) + value_of(s, 1) <= 30000);
+	CHECK(value_of(s, 0) > 0 && value_of(s, 1) > 0);
+	perfctr_session__delete(s);
+	perfctr_target__delete(t);
+	remove_made();
+}
+
 TEST_MAIN(TEST_CASE(mount_from_mountinfo),
 	  TEST_CASE(target_shape_and_errors),
 	  TEST_CASE(two_busy_cgroups_exact),
-	  TEST_CASE(nested_cgroups_exact))
+	  TEST_CASE(nested_cgroups_exact),
+	  TEST_CASE(sets_on_a_cgroup_switch_on_wall_time))

@@ -119,7 +119,8 @@ void pc_counters__release(struct pc_counters *c)
 	memset(c, 0, sizeof(*c));
 }
 
-int pc_counters__of_engine(struct pc_counters *c, struct pc_engine *e)
+int pc_counters__of_engine(struct pc_counters *c, struct pc_engine *e,
+			   unsigned long open_flags)
 {
 	size_t ne = pc_engine__nr_events(e), ng = pc_engine__nr_groups(e);
 	size_t nu = pc_engine__nr_units(e);
@@ -158,7 +159,8 @@ int pc_counters__of_engine(struct pc_counters *c, struct pc_engine *e)
 			a->members[k++] = pc_engine__group_member(e, g, m);
 	}
 	for (size_t u = 0; u < nu; u++) {
-		a->unit_tid[u] = units[u].tid;
+		a->unit_tid[u] = (open_flags & PERF_FLAG_PID_CGROUP) ? -1
+								 : units[u].tid;
 		a->unit_cpu[u] = units[u].cpu;
 	}
 	c->ops = &engine_ops;

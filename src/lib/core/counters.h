@@ -65,8 +65,9 @@ struct pc_counters {
 	size_t nr_events;
 	size_t nr_groups;
 	size_t nr_units;
-	/* Per unit: the thread it counts (-1 for a CPU) and the CPU (-1 for
-	 * any CPU).  A CPU unit has no thread to stop or run-time to time. */
+	/* Per unit: the thread it counts (-1 for a CPU, and for a cgroup on
+	 * a CPU) and the CPU (-1 for any CPU).  A unit without a thread has
+	 * no thread to stop or run time to time: it runs on wall time. */
 	const pid_t *unit_tid;
 	const int *unit_cpu;
 	/* Per event: its group, and the attr it was opened with (sample
@@ -85,9 +86,13 @@ struct pc_engine;
  * pc_counters__of_engine() - the view of engine @e's counters (its
  * events, groups and units as they are now; toggles and reads on its
  * fds).  The engine must outlive the view and keep its fds open while a
- * policy uses it.  Return: 0, -EINVAL, -ENOMEM (@c then empty).
+ * policy uses it.  @open_flags: the target's perf_event_open flags
+ * (pc_target_open_flags()): with PERF_FLAG_PID_CGROUP a unit's tid is a
+ * cgroup's fd, not a thread, and the view says -1.
+ * Return: 0, -EINVAL, -ENOMEM (@c then empty).
  */
-int pc_counters__of_engine(struct pc_counters *c, struct pc_engine *e);
+int pc_counters__of_engine(struct pc_counters *c, struct pc_engine *e,
+			   unsigned long open_flags);
 
 /* pc_counters__release() - free what the view's maker allocated; @c
  * becomes empty.  Not while a policy may use it. */

@@ -942,7 +942,8 @@ int pc_sets_attach(struct perfctr_session *s)
 		return 0;
 	err = sync_events(s);
 	if (!err)
-		err = pc_counters__of_engine(&sets->view, s->engine);
+		err = pc_counters__of_engine(&sets->view, s->engine,
+					     pc_target_open_flags(s->target));
 	if (err)
 		return err;
 	sets->target_pid = perfctr_target__pid(s->target);
