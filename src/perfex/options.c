@@ -42,6 +42,10 @@ static const struct perfex_option table[] = {
 	  "count everything on every CPU" },
 	{ STAT, OPT_CPU, 'C', "cpu", "CPUS", 0, 0,
 	  "count everything on CPUS (\"0-3,6\")" },
+	{ STAT, OPT_CGROUP, 'G', "cgroup", "NAME", 0, MODE_CPUS,
+	  "with -a or -C: only the tasks of cgroup v2 NAME\n"
+	  "(and its descendants), relative to the cgroup2\n"
+	  "mount or absolute; one cgroup for every event" },
 	{ STAT, OPT_NO_AGGR, 'A', "no-aggr", NULL, 0, MODE_CPUS,
 	  "one line per CPU (with -a or -C)" },
 	{ STAT, OPT_PER_THREAD, 0, "per-thread", NULL, 0, MODE_THREADS,
