@@ -134,7 +134,9 @@ PERFCTR_API int perfctr_sampler__set_filter(struct perfctr_sampler *s,
 
 /**
  * perfctr_sampler__open() - open every event on every position of the
- * target and map the rings.  On failure everything opened is closed again.
+ * target and map the rings; a thread of a process target that ended
+ * before the open is left out.  On failure everything opened is closed
+ * again.
  * Return: 0 or -errno (ESRCH, EACCES, EINVAL from the kernel, EPERM over
  * the mlock limit, ...).
  */
@@ -158,7 +160,8 @@ PERFCTR_API const char *perfctr_sampler__name(const struct perfctr_sampler *s,
 					      size_t idx);
 
 /** perfctr_sampler__ids() - the sample ids of event @idx's fds (one per
- * position); returns how many (the number of positions). */
+ * open position: a thread of a process target that ended before the open
+ * has none); returns how many. */
 PERFCTR_API size_t perfctr_sampler__ids(const struct perfctr_sampler *s,
 					size_t idx, const uint64_t **ids);
 

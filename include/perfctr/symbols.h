@@ -138,6 +138,10 @@ struct perfctr_symbol_loc {
 	/* Start address of the symbol (same terms as dso_addr), 0 if none. */
 	uint64_t sym_addr;
 	bool kernel;
+	/* The offset in the mapped file (the address minus its map's start
+	 * plus the map's file offset), as perf script shows frames; the
+	 * address itself for the kernel and outside every map. */
+	uint64_t file_addr;
 	size_t :0;
 };
 

@@ -1,14 +1,23 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * perfex script — one line per sample of a perf.data file:
+ * perfex script — every sample of a perf.data file, laid out as perf
+ * script lays it out, so that the tools which parse perf script's text
+ * (stackcollapse-perf.pl, speedscope, hotspot...) read ours too:
  *
- *	comm  pid/tid [cpu] seconds: period event: ip symbol+off (dso)
+ *	comm  tid [cpu] seconds: period event: ip symbol+off (dso)
  *
- * Fields the recording did not ask for print as '-'.
+ * and, when the file has call chains, the sample line ends after the event
+ * and each frame follows on its own line ("\taddress symbol+off (dso)"),
+ * then an empty line.
+ *
+ * The fields are perf's, chosen per event type as perf chooses them: the
+ * defaults of a type lose silently what its events did not record; a field
+ * asked for with -F that an event did not record is an error.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <perfctr/perfctr.h>
@@ -17,73 +26,362 @@
 #include "options.h"
 #include "perfex.h"
 
-struct script {
-	bool callchain;
+enum field {
+	F_COMM, F_TID, F_PID, F_TIME, F_CPU, F_EVENT, F_IP, F_SYM, F_SYMOFF,
+	F_DSO, F_PERIOD, F_TRACE, F_NR
 };
 
-static void print_loc(struct perfctr_reader *rd, pid_t pid, uint64_t ip, bool kernel,
-		      uint64_t shown_ip)
+#define BIT(f) (1u << (f))
+
+static const char *const field_names[F_NR] = {
+	[F_COMM] = "comm", [F_TID] = "tid", [F_PID] = "pid",
+	[F_TIME] = "time", [F_CPU] = "cpu", [F_EVENT] = "event",
+	[F_IP] = "ip", [F_SYM] = "sym", [F_SYMOFF] = "symoff",
+	[F_DSO] = "dso", [F_PERIOD] = "period", [F_TRACE] = "trace",
+};
+
+/* What each field needs in the sample (0: nothing). */
+static const uint64_t field_needs[F_NR] = {
+	[F_COMM] = PERF_SAMPLE_TID, [F_TID] = PERF_SAMPLE_TID,
+	[F_PID] = PERF_SAMPLE_TID, [F_TIME] = PERF_SAMPLE_TIME,
+	[F_CPU] = PERF_SAMPLE_CPU, [F_IP] = PERF_SAMPLE_IP,
+	[F_SYM] = PERF_SAMPLE_IP, [F_SYMOFF] = PERF_SAMPLE_IP,
+	[F_DSO] = PERF_SAMPLE_IP, [F_PERIOD] = PERF_SAMPLE_PERIOD,
+	[F_TRACE] = PERF_SAMPLE_RAW,
+};
+
+/* perf's field names that perfex script does not print (yet). */
+static const char *const unsupported_fields[] = {
+	"addr", "srcline", "iregs", "uregs", "brstack", "brstacksym", "flags",
+	"bpf-output", "brstackinsn", "brstackoff", "callindent", "insn",
+	"insnlen", "synth", "phys_addr", "metric", "misc", "srccode", "ipc",
+	"data_page_size", "code_page_size", "ins_lat", "machine_pid", "vcpu",
+	"cgroup", "retire_lat", "tod", "dsoff", "weight", "brcntr", "disasm",
+};
+
+/*
+ * Output types, as perf's -F "type:" prefixes name them; the events of a
+ * type share its fields.
+ */
+enum otype { T_HW, T_SW, T_TRACE, T_RAW, T_BREAKPOINT, T_OTHER, T_NR };
+
+static const char *const otype_names[T_NR] = {
+	[T_HW] = "hw", [T_SW] = "sw", [T_TRACE] = "trace", [T_RAW] = "raw",
+	[T_BREAKPOINT] = "break", [T_OTHER] = "other",
+};
+
+#define DEFAULT_SAMPLE (BIT(F_COMM) | BIT(F_TID) | BIT(F_CPU) | BIT(F_TIME) | \
+			BIT(F_EVENT) | BIT(F_IP) | BIT(F_SYM) | \
+			BIT(F_SYMOFF) | BIT(F_DSO) | BIT(F_PERIOD))
+#define DEFAULT_TRACE (BIT(F_COMM) | BIT(F_TID) | BIT(F_CPU) | BIT(F_TIME) | \
+		       BIT(F_EVENT) | BIT(F_TRACE))
+#define CALLCHAIN_FIELDS (BIT(F_IP) | BIT(F_SYM) | BIT(F_SYMOFF) | BIT(F_DSO))
+
+/* Frames perf prints per call chain at most (its default --max-stack). */
+#define MAX_STACK 127
+
+struct output {
+	unsigned int fields;
+	unsigned int user_fields;	/* named by -F: must be recorded */
+	bool user_set;		/* -F changed this type's fields */
+};
+
+struct script {
+	struct output out[T_NR];
+	bool no_callchain;
+	bool use_callchain;	/* some event has call chains; not -G */
+	int name_width;
+	struct perfctr_reader *rd;
+};
+
+static enum otype otype_of(uint32_t type)
+{
+	switch (type) {
+	case PERF_TYPE_HARDWARE:
+	case PERF_TYPE_HW_CACHE:
+		return type == PERF_TYPE_HARDWARE ? T_HW : T_OTHER;
+	case PERF_TYPE_SOFTWARE:
+		return T_SW;
+	case PERF_TYPE_TRACEPOINT:
+		return T_TRACE;
+	case PERF_TYPE_RAW:
+		return T_RAW;
+	case PERF_TYPE_BREAKPOINT:
+		return T_BREAKPOINT;
+	default:
+		return T_OTHER;
+	}
+}
+
+static bool has_callchain(const struct perf_event_attr *attr)
+{
+	return attr->sample_type & PERF_SAMPLE_CALLCHAIN;
+}
+
+static bool printing(const struct script *sc, enum otype t, enum field f)
+{
+	return sc->out[t].fields & BIT(f);
+}
+
+/*
+ * Print the symbol of @ip: "sym+0xoff" or "[unknown]", then " (dso)", as
+ * the fields ask; an address in a DSO's map shows in the DSO's own terms
+ * in call chains (@chain) as perf shows it (the offset in the mapped
+ * file), the address as sampled on the sample line.
+ */
+static void print_loc(struct script *sc, enum otype t, pid_t pid,
+		      uint64_t ip, bool kernel, bool chain)
 {
 	struct perfctr_symbol_loc loc = { .sz = sizeof(loc) };
 
-	perfctr_symbols__resolve(perfctr_reader__symbols(rd), pid, ip, kernel, 0, &loc);
-	printf("%16" PRIx64 " ", shown_ip);
-	if (loc.sym)
-		printf("%s+0x%" PRIx64, loc.sym,
-		       loc.dso_addr - loc.sym_addr + (shown_ip - ip));
-	else
-		printf("[unknown]");
-	printf(" (%s)\n", loc.dso);
+	perfctr_symbols__resolve(perfctr_reader__symbols(sc->rd), pid, ip,
+				 kernel, 0, &loc);
+	if (printing(sc, t, F_IP))
+		printf(chain ? "\t%16" PRIx64 : "%16" PRIx64,
+		       chain ? loc.file_addr : ip);
+	if (printing(sc, t, F_SYM)) {
+		printf(" ");
+		if (!loc.sym)
+			printf("[unknown]");
+		else if (printing(sc, t, F_SYMOFF))
+			printf("%s+0x%" PRIx64, loc.sym,
+			       loc.dso_addr - loc.sym_addr);
+		else
+			printf("%s", loc.sym);
+	}
+	if (printing(sc, t, F_DSO))
+		printf(" (%s)", loc.dso ? loc.dso : "[unknown]");
+	if (chain)
+		printf("\n");
 }
 
-static void print_sample(struct perfctr_reader *rd, const struct script *sc,
-			 const struct perfctr_reader_sample *ws)
+static void print_callchain(struct script *sc, enum otype t,
+			    const struct perfctr_sample *s)
 {
+	bool kernel = false;	/* perf takes a chain's start as user */
+	unsigned int n = 0;
+	uint64_t i;
+
+	for (i = 0; i < s->callchain_nr && n < MAX_STACK; i++) {
+		uint64_t ip = s->callchain[i];
+
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+			if (ip == (uint64_t)PERF_CONTEXT_KERNEL)
+				kernel = true;
+			else if (ip == (uint64_t)PERF_CONTEXT_USER)
+				kernel = false;
+			continue;
+		}
+		n++;
+		/* Return addresses are shown and named as they are (not
+		 * the call before them), as perf script does. */
+		print_loc(sc, t, (pid_t)s->pid, ip, kernel, true);
+	}
+}
+
+/* A tracepoint's payload, as far as perfex can print it. */
+static void print_trace(const struct perfctr_sample *s)
+{
+	(void)s;
+}
+
+static void print_sample(struct script *sc, const struct perfctr_reader_sample *ws)
+{
+	const struct perf_event_attr *attr =
+		perfctr_reader__event_attr(sc->rd, ws->event_idx);
 	const struct perfctr_sample *s = ws->sample;
+	enum otype t = otype_of(attr->type);
+	bool chain = printing(sc, t, F_IP) && sc->use_callchain &&
+		     has_callchain(attr);
 	char comm[32];
 
-	if (ws->comm)
-		snprintf(comm, sizeof(comm), "%s", ws->comm);
-	else
-		snprintf(comm, sizeof(comm), ":%u", s->tid);
-	printf("%16s ", comm);
-	if (s->type & PERF_SAMPLE_TID)
-		printf("%7u/%-7u ", s->pid, s->tid);
-	else
-		printf("%15s ", "-");
-	if (s->type & PERF_SAMPLE_CPU)
+	if (printing(sc, t, F_COMM)) {
+		if (ws->comm)
+			snprintf(comm, sizeof(comm), "%s", ws->comm);
+		else
+			snprintf(comm, sizeof(comm), ":%d", (int)s->tid);
+		/* perf leaves the comm unpadded above call chains */
+		printf(chain ? "%s " : "%16s ", comm);
+	}
+	if (printing(sc, t, F_PID) && printing(sc, t, F_TID))
+		printf("%5d/%-5d ", (int)s->pid, (int)s->tid);
+	else if (printing(sc, t, F_PID))
+		printf("%5d ", (int)s->pid);
+	else if (printing(sc, t, F_TID))
+		printf("%5d ", (int)s->tid);
+	if (printing(sc, t, F_CPU))
 		printf("[%03u] ", s->cpu);
-	else
-		printf("[---] ");
-	if (s->type & PERF_SAMPLE_TIME)
-		printf("%" PRIu64 ".%06" PRIu64 ": ", s->time / 1000000000,
+	if (printing(sc, t, F_TIME))
+		printf("%5" PRIu64 ".%06" PRIu64 ": ", s->time / 1000000000,
 		       s->time % 1000000000 / 1000);
-	else
-		printf("-: ");
-	printf("%10" PRIu64 " %s: ", s->period, ws->event);
-	if (s->type & PERF_SAMPLE_IP)
-		print_loc(rd, (pid_t)s->pid, s->ip, ws->kernel, s->ip);
-	else
-		printf("-\n");
-	if (sc->callchain && (s->type & PERF_SAMPLE_CALLCHAIN)) {
-		bool kernel = ws->kernel;
-		uint64_t i;
+	if (printing(sc, t, F_PERIOD))
+		printf("%10" PRIu64 " ", s->period);
+	if (printing(sc, t, F_EVENT))
+		printf("%*s: ", sc->name_width, ws->event);
+	if (printing(sc, t, F_TRACE))
+		print_trace(s);
+	if (printing(sc, t, F_IP)) {
+		if (chain && (s->type & PERF_SAMPLE_CALLCHAIN)) {
+			printf("\n");
+			print_callchain(sc, t, s);
+		} else {
+			printf(" ");
+			print_loc(sc, t, (pid_t)s->pid, s->ip, ws->kernel, false);
+		}
+	}
+	printf("\n");
+}
 
-		for (i = 0; i < s->callchain_nr; i++) {
-			uint64_t ip = s->callchain[i];
+static int field_index(const char *name)
+{
+	int i;
 
-			if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
-				if (ip == (uint64_t)PERF_CONTEXT_KERNEL)
-					kernel = true;
-				else if (ip == (uint64_t)PERF_CONTEXT_USER)
-					kernel = false;
+	for (i = 0; i < F_NR; i++)
+		if (!strcmp(name, field_names[i]))
+			return i;
+	return -1;
+}
+
+static void list_fields(char *buf, size_t size)
+{
+	size_t len = 0;
+	int i;
+
+	buf[0] = 0;
+	for (i = 0; i < F_NR && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s",
+					i ? ", " : "", field_names[i]);
+}
+
+/*
+ * -F as perf takes it: "f1,f2" sets the fields of every type, "type:f1,f2"
+ * those of one type, "+f" and "-f" add to or take from the defaults.
+ */
+static int parse_fields(struct perfex_parse *p, struct script *sc)
+{
+	char *copy = strdup(p->arg), *list = copy, *tok, *save = NULL;
+	enum { DEFAULT, SET, ADD, REMOVE } mode = DEFAULT;
+	unsigned int set = 0, add = 0, remove = 0;
+	int type = -1, i, ret = -1;
+	char *colon;
+
+	if (!copy)
+		return perfex_opt_error(p, "%s", strerror(ENOMEM));
+	colon = strchr(list, ':');
+	if (colon) {
+		*colon = 0;
+		for (i = 0; i < T_NR; i++)
+			if (!strcmp(list, otype_names[i]))
+				type = i;
+		if (type < 0) {
+			ret = perfex_opt_error(p, "has an unknown event type '%s' (hw, sw, trace, raw, break, other)",
+					       list);
+			goto out;
+		}
+		list = colon + 1;
+	}
+	for (tok = strtok_r(list, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		int sign = 0, f;
+
+		if (*tok == '+' || *tok == '-')
+			sign = *tok++;
+		if ((sign && mode == SET) || (!sign && mode != DEFAULT && mode != SET)) {
+			ret = perfex_opt_error(p, "cannot mix +field or -field with a list of fields");
+			goto out;
+		}
+		mode = sign == '+' ? ADD : sign == '-' ? REMOVE : SET;
+		f = field_index(tok);
+		if (f < 0) {
+			char names[256];
+			bool known = false;
+			size_t k;
+
+			for (k = 0; k < sizeof(unsupported_fields) /
+					sizeof(unsupported_fields[0]); k++)
+				known |= !strcmp(tok, unsupported_fields[k]);
+			list_fields(names, sizeof(names));
+			ret = perfex_opt_error(p, known ?
+					       "names field '%s', which perfex script does not print" :
+					       "names an unknown field '%s'", tok);
+			perfex_hint("fields: %s", names);
+			goto out;
+		}
+		if (sign == '+')
+			add |= BIT(f);
+		else if (sign == '-')
+			remove |= BIT(f);
+		else
+			set |= BIT(f);
+	}
+	for (i = 0; i < T_NR; i++) {
+		struct output *o = &sc->out[i];
+
+		if (type >= 0 && i != type)
+			continue;
+		if (mode == SET)
+			o->fields = set;
+		else
+			o->fields = (o->fields | add) & ~remove;
+		o->user_fields = (o->user_fields | set | add) & ~remove;
+		o->user_set = true;
+	}
+out:
+	free(copy);
+	return ret;
+}
+
+/*
+ * Check the fields against what the events recorded: defaults lose the
+ * fields a type's events lack, -F's are refused (perf does both).
+ */
+static int check_fields(struct script *sc)
+{
+	size_t i, n = perfctr_reader__nr_events(sc->rd);
+	int f;
+
+	for (i = 0; i < n; i++) {
+		const struct perf_event_attr *attr =
+			perfctr_reader__event_attr(sc->rd, i);
+		struct output *o = &sc->out[otype_of(attr->type)];
+		const char *name = perfctr_reader__event_name(sc->rd, i);
+		int len = (int)strlen(name);
+
+		if (len > sc->name_width)
+			sc->name_width = len;
+		if (has_callchain(attr) && !sc->no_callchain)
+			sc->use_callchain = true;
+		for (f = 0; f < F_NR; f++) {
+			if (!(o->fields & BIT(f)) || !field_needs[f] ||
+			    (attr->sample_type & field_needs[f]))
+				continue;
+			if (!(o->user_fields & BIT(f))) {
+				o->fields &= ~BIT(f);
 				continue;
 			}
-			printf("%24s", "");
-			print_loc(rd, (pid_t)s->pid, ip > 0 ? ip - 1 : ip, kernel, ip);
+			perfex_error("the samples of event '%s' do not record field '%s'",
+				     name, field_names[f]);
+			perfex_hint("record them with what the field needs, or leave it out of -F");
+			return PERFEX_EXIT_USAGE;
 		}
-		printf("\n");
+		if (o->fields & BIT(F_TRACE) && attr->type != PERF_TYPE_TRACEPOINT)
+			o->fields &= ~BIT(F_TRACE);
 	}
+	/* Tracepoints with call chains show them, as perf does. */
+	if (sc->use_callchain && !sc->out[T_TRACE].user_set) {
+		for (i = 0; i < n; i++) {
+			const struct perf_event_attr *attr =
+				perfctr_reader__event_attr(sc->rd, i);
+
+			if (attr->type == PERF_TYPE_TRACEPOINT &&
+			    has_callchain(attr) &&
+			    (attr->sample_type & PERF_SAMPLE_IP)) {
+				sc->out[T_TRACE].fields |= CALLCHAIN_FIELDS;
+				break;
+			}
+		}
+	}
+	return -1;
 }
 
 struct script_opts {
@@ -101,8 +399,13 @@ static int script_option(struct perfex_parse *p, void *ctx)
 		so->input = p->arg;
 		break;
 	case OPT_CALLCHAIN:
-		so->sc.callchain = true;
+		so->sc.no_callchain = false;
 		break;
+	case OPT_NO_CALLCHAIN:
+		so->sc.no_callchain = true;
+		break;
+	case OPT_FIELDS:
+		return parse_fields(p, &so->sc);
 	case OPT_KALLSYMS:
 		so->ropts->kallsyms = p->arg;
 		break;
@@ -121,31 +424,35 @@ int cmd_script(int argc, char **argv)
 	struct perfctr_reader_sample rs = { .sz = sizeof(rs) };
 	struct perfctr_reader_stats st = { .sz = sizeof(st) };
 	struct script_opts so = { .input = "perf.data", .ropts = &ropts };
-	const char *input;
-	struct script sc;
-	struct perfctr_reader *rd;
+	struct script *sc = &so.sc;
 	struct perfex_parse p;
-	int ret, r;
+	int ret, r, i;
 
+	for (i = 0; i < T_NR; i++)
+		sc->out[i].fields = i == T_TRACE ? DEFAULT_TRACE : DEFAULT_SAMPLE;
 	ret = perfex_options_parse(&p, PERFEX_CMD_SCRIPT, argc, argv, false,
 				   script_option, &so);
 	if (ret >= 0)
 		return ret;
-	input = so.input;
-	sc = so.sc;
 	if (optind < argc) {
 		perfex_error("unexpected argument '%s'", argv[optind]);
 		perfex_hint("perfex script --help lists the options");
 		return PERFEX_EXIT_USAGE;
 	}
-	rd = perfex_reader_open(input, &ropts, &ret);
-	if (!rd)
+	sc->rd = perfex_reader_open(so.input, &ropts, &ret);
+	if (!sc->rd)
 		return ret;
-	while ((r = perfctr_reader__next(rd, &rs)) > 0)
-		print_sample(rd, &sc, &rs);
+	ret = check_fields(sc);
+	if (ret >= 0) {
+		perfctr_reader__close(sc->rd);
+		return ret;
+	}
+	ret = 0;
+	while ((r = perfctr_reader__next(sc->rd, &rs)) > 0)
+		print_sample(sc, &rs);
 	if (r < 0)
-		ret = perfex_reader_error(input, r);
-	perfctr_reader__stats(rd, SIZE_MAX, &st);
+		ret = perfex_reader_error(so.input, r);
+	perfctr_reader__stats(sc->rd, SIZE_MAX, &st);
 	if (!ret && st.lost + st.lost_samples)
 		fprintf(stderr, "perfex: %" PRIu64 " samples were lost while recording\n",
 			st.lost + st.lost_samples);
@@ -153,6 +460,6 @@ int cmd_script(int argc, char **argv)
 		perfex_error("cannot write: %s", strerror(errno));
 		ret = PERFEX_EXIT_IO;
 	}
-	perfctr_reader__close(rd);
+	perfctr_reader__close(sc->rd);
 	return ret;
 }

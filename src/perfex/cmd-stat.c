@@ -136,6 +136,19 @@ static int stat_option(struct perfex_parse *p, void *ctx)
 			return perfex_opt_error(p, "needs a CPU list (\"0-3,6\")");
 		o->cfg.cpus = p->arg;
 		break;
+	case OPT_CGROUP:
+		/* perf's rule gives each name of a list, and each later -G,
+		 * to the next event; one name is for every event.  Only that
+		 * case is supported so far. */
+		if (!*p->arg || strchr(p->arg, ','))
+			return perfex_opt_error(p, "takes one cgroup name (one "
+						"cgroup for every event; lists "
+						"are not supported yet)");
+		if (o->cfg.cgroup)
+			return perfex_opt_error(p, "is given once (one cgroup "
+						"for every event)");
+		o->cfg.cgroup = p->arg;
+		break;
 	case OPT_NO_AGGR:
 		o->cfg.aggr = STAT_AGGR_CPU;
 		break;
@@ -617,6 +630,21 @@ static int target_error(const struct stat_config *cfg, int err)
 			     err == ESRCH ? "no such process" : strerror(err));
 		return err == ESRCH ? PERFEX_EXIT_TARGET : PERFEX_EXIT_INTERNAL;
 	}
+	if (cfg->cgroup && (err == ENOMEDIUM || err == ENOENT ||
+			    err == ENOTDIR)) {
+		perfex_error("cannot count cgroup '%s': %s", cfg->cgroup,
+			     err == ENOMEDIUM ? "no cgroup v2 file system is "
+			     "mounted" : err == ENOENT ? "no such cgroup" :
+			     "not a cgroup v2 directory");
+		if (err == ENOMEDIUM)
+			perfex_hint("as root: mount -t cgroup2 none "
+				    "/sys/fs/cgroup/unified");
+		else
+			perfex_hint("a name relative to the cgroup2 mount "
+				    "(see /proc/self/mountinfo), as "
+				    "/proc/PID/cgroup shows it after '0::'");
+		return PERFEX_EXIT_TARGET;
+	}
 	if (cfg->cpus) {
 		if (err == EINVAL) {
 			perfex_error("bad CPU list '%s'", cfg->cpus);
@@ -1024,6 +1052,8 @@ static int do_run(struct stat_options *o, struct stat_report *r,
 		run.watched = perfctr_target__new_thread_on_cpus(cfg->tid, cfg->cpus);
 	else if (cfg->tid)
 		run.watched = perfctr_target__new_thread(cfg->tid);
+	else if (cfg->cgroup)
+		run.watched = perfctr_target__new_cgroup(cfg->cgroup, cfg->cpus);
 	else if (cfg->cpus)
 		run.watched = perfctr_target__new_cpus(cfg->cpus);
 	else

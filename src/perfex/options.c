@@ -42,6 +42,10 @@ static const struct perfex_option table[] = {
 	  "count everything on every CPU" },
 	{ STAT, OPT_CPU, 'C', "cpu", "CPUS", 0, 0,
 	  "count everything on CPUS (\"0-3,6\")" },
+	{ STAT, OPT_CGROUP, 'G', "cgroup", "NAME", 0, MODE_CPUS,
+	  "with -a or -C: only the tasks of cgroup v2 NAME\n"
+	  "(and its descendants), relative to the cgroup2\n"
+	  "mount or absolute; one cgroup for every event" },
 	{ STAT, OPT_NO_AGGR, 'A', "no-aggr", NULL, 0, MODE_CPUS,
 	  "one line per CPU (with -a or -C)" },
 	{ STAT, OPT_PER_THREAD, 0, "per-thread", NULL, 0, MODE_THREADS,
@@ -139,8 +143,17 @@ static const struct perfex_option table[] = {
 	  "hide rows under P percent (default: 0)" },
 
 	/* -------------------------------------------------------- script */
+	{ SCRIPT, OPT_FIELDS, 'F', "fields", "FIELDS", 0, 0,
+	  "the fields, as perf script names them: a list,\n"
+	  "[type:]f1,f2 or +f / -f to add to or take from\n"
+	  "the defaults (perfex-script(1))" },
 	{ SCRIPT, OPT_CALLCHAIN, 'g', "callchain", NULL, 0, 0,
-	  "print the callchain of each sample below it" },
+	  "call chains below the samples that have them\n"
+	  "(the default)" },
+	{ SCRIPT, OPT_NO_CALLCHAIN, 'G', "hide-call-graph", NULL, 0, 0,
+	  "no call chains: one line per sample" },
+	{ SCRIPT, OPT_NO_CALLCHAIN, 0, "no-callchain", NULL, 0, 0,
+	  "the same as -G" },
 	{ REPORT | SCRIPT, OPT_KALLSYMS, 0, "kallsyms", "FILE", 0, 0,
 	  "kernel symbols from FILE (default: /proc/kallsyms)" },
 	{ REPORT | SCRIPT, OPT_NO_DEMANGLE, 0, "no-demangle", NULL, 0, 0,
@@ -211,7 +224,7 @@ static const struct cmd_help cmd_help[PERFEX_CMD_NR] = {
 	  26 },
 	[PERFEX_CMD_SCRIPT] = { "perfex script --help",
 "usage: perfex script [options]\n",
-"Each line: comm pid/tid [cpu] time: period event: ip symbol+offset (dso)\n"
+"Laid out as perf script: comm tid [cpu] time: period event: ip sym+off (dso)\n"
 "Exit status: 0, 129 bad option, 134 missing, unreadable or damaged file.\n",
 	  24 },
 	[PERFEX_CMD_LIST] = { "perfex list --help",

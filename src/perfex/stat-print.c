@@ -239,6 +239,9 @@ static void human_target(const struct stat_report *r, FILE *out)
 		fprintf(out, "thread id '%d' on CPU(s) %s", (int)cfg->tid, cfg->cpus);
 	else if (cfg->tid)
 		fprintf(out, "thread id '%d'", (int)cfg->tid);
+	else if (cfg->cgroup)
+		fprintf(out, "cgroup '%s' on %s%s", cfg->cgroup,
+			cfg->cpus[0] ? "CPU(s) " : "every CPU", cfg->cpus);
 	else if (cfg->cpus && cfg->cpus[0])
 		fprintf(out, "'CPU(s) %s'", cfg->cpus);
 	else if (cfg->cpus)
@@ -683,8 +686,13 @@ static void json_begin(struct stat_report *r)
 		}
 	}
 	else if (cfg->cpus) {
-		fprintf(out, "\"cpus\", \"cpus\": ");
+		fprintf(out, "\"%s\", \"cpus\": ", cfg->cgroup ? "cgroup" :
+			"cpus");
 		json_str(out, cfg->cpus[0] ? cfg->cpus : "all");
+		if (cfg->cgroup) {
+			fprintf(out, ", \"cgroup\": ");
+			json_str(out, cfg->cgroup);
+		}
 	} else
 		fprintf(out, "\"command\"");
 	if (cfg->command) {

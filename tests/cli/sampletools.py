@@ -37,7 +37,9 @@ def report_json(path, *args):
 
 
 def script_lines(path, *args):
-    r = perfex("script", "-i", path, *args)
+    """The sample lines of `perfex script`, one per sample (no call chains)
+    and with the pid beside the tid."""
+    r = perfex("script", "-i", path, "-G", "-F", "+pid", *args)
     check(r.returncode == 0, r.stderr)
     return [l for l in r.stdout.splitlines() if l.strip()]
 

@@ -245,7 +245,8 @@ def bad_input_is_explained():
 
 REPORT_OPTIONS = {"-i", "-s", "-g", "--stdio", "--folded", "--flame", "--event", "-j",
                   "--percent-limit", "--kallsyms", "--no-demangle", "-h"}
-SCRIPT_OPTIONS = {"-i", "-g", "--kallsyms", "--no-demangle", "-h"}
+SCRIPT_OPTIONS = {"-i", "-F", "-g", "-G", "--no-callchain", "--kallsyms",
+                  "--no-demangle", "-h"}
 
 
 @case

@@ -122,7 +122,8 @@ OUTPUTS = [
     ("report-limit.txt", ["report", "-g", "callee", "--percent-limit", "20"]),
     ("folded.txt", ["report", "--folded"]),
     ("report.json", ["report", "-j", "-s", "pid,tid,cpu"]),
-    ("script.txt", ["script", "-g"]),
+    ("script.txt", ["script"]),
+    ("script-fields.txt", ["script", "-G", "-F", "+pid,-period"]),
 ]
 
 

@@ -80,11 +80,11 @@ def write(name, records, sample_type=SAMPLE_TYPE):
 
 def script_rows(path):
     """(seconds.usec string, comm, dso) of each perfex script line."""
-    r = perfex("script", "-i", path)
+    r = perfex("script", "-i", path, "-F", "+pid")
     check(r.returncode == 0, r.stderr)
     rows = []
     for line in r.stdout.splitlines():
-        m = re.match(r"^\s*(\S+)\s+\d+/\d+\s+\[---\]\s+(\d+\.\d+):.*\((.*)\)$",
+        m = re.match(r"^\s*(\S+)\s+\d+/\d+\s+(\d+\.\d+):.*\((.*)\)$",
                      line)
         check(m, "bad script line: %r" % line)
         rows.append((m.group(2), m.group(1), m.group(3)))

@@ -327,7 +327,9 @@ def help_and_version():
               "--switch-interval", "--switch-after",
               # metrics: tests/cli/test_stat_metrics.py
               "-M", "--metrics", "--metric-only", "--metrics-file",
-              "--topdown", "--td-level"}
+              "--topdown", "--td-level",
+              # cgroups: tests/cli/test_stat_cgroup.py
+              "-G", "--cgroup"}
     check(opts <= tested, "untested options in --help: %s" % (opts - tested))
     # Long spellings work too.
     r = perfex("--event", "task-clock", "--field-separator", ",",

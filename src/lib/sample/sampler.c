@@ -3,7 +3,9 @@
  * The sampler: sampling events opened on the positions of a target (its
  * units, each spread over the online CPUs when the target inherits), one
  * ring per CPU or per thread with every event of its positions
- * redirected into it (SET_OUTPUT).
+ * redirected into it (SET_OUTPUT).  The events are opened, toggled and
+ * read by the counter engine (core/engine.h), each attr a group of its
+ * own on the engine's units, which are the sampler's positions.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,16 +14,17 @@
 #include <unistd.h>
 
 #include "common/internal.h"
+#include "core/engine.h"
 #include "core/target-internal.h"
 #include "perfctr/sampler.h"
-#include "sys/cpulist.h"
 #include "sys/sys.h"
 
 struct s_attr {
 	struct perf_event_attr attr;
 	char *name;
 	char *filter;		/* tracepoint filter, or NULL */
-	uint64_t *ids;		/* one per position, after open */
+	uint64_t *ids;		/* one per open position, after open */
+	size_t nr_ids;
 	bool tracking;		/* the dummy event of opts.tracking_ring */
 };
 
@@ -32,8 +35,11 @@ struct s_attr {
 struct position {
 	pid_t tid;
 	int cpu;
-	size_t ring;		/* the ring its events write into */
+	size_t ring;		/* the ring its events write into, or
+				 * NO_RING once its thread is gone */
 };
+
+#define NO_RING ((size_t)-1)
 
 struct perfctr_sampler {
 	struct perfctr_sampler_opts opts;
@@ -41,8 +47,8 @@ struct perfctr_sampler {
 	size_t nr_attrs;
 	struct position *pos;
 	size_t nr_pos;
-	size_t nr_rings;	/* = nr_pos, but per CPU for DEFAULT */
-	int *fds;		/* [attr * nr_pos + pos] */
+	size_t nr_rings;	/* one per CPU, or per position without one */
+	struct pc_engine *engine;	/* event i is group i, unit p position p */
 	struct perfctr_ring **rings;	/* [ring], then [nr_rings + ring] tracking */
 	struct perfctr_decoder *decoder;
 	bool opened;
@@ -83,20 +89,18 @@ static size_t nr_ring_slots(const struct perfctr_sampler *s)
 
 static void close_all(struct perfctr_sampler *s)
 {
+	/* The rings first: their mappings are of the engine's fds. */
 	if (s->rings)
 		for (size_t p = 0; p < nr_ring_slots(s); p++)
 			perfctr_ring__delete(s->rings[p]);
 	free(s->rings);
 	s->rings = NULL;
-	if (s->fds)
-		for (size_t i = 0; i < s->nr_attrs * s->nr_pos; i++)
-			if (s->fds[i] >= 0)
-				close(s->fds[i]);
-	free(s->fds);
-	s->fds = NULL;
+	pc_engine__delete(s->engine);
+	s->engine = NULL;
 	for (size_t i = 0; i < s->nr_attrs; i++) {
 		free(s->attrs[i].ids);
 		s->attrs[i].ids = NULL;
+		s->attrs[i].nr_ids = 0;
 	}
 	perfctr_decoder__delete(s->decoder);
 	s->decoder = NULL;
@@ -330,131 +334,167 @@ static int add_pos(struct perfctr_sampler *s, pid_t tid, int cpu)
  * of an inheriting target is opened on every online CPU: the kernel maps
  * no ring of an inherited event that follows a thread on any CPU.
  */
-static int make_positions(struct perfctr_sampler *s)
+/*
+ * The engine on the target's units, each unit without a CPU of an
+ * inheriting target on every online CPU (the kernel maps no ring of an
+ * inherited event that follows a thread anywhere); its units are the
+ * positions, and each attr is a group of its own.
+ */
+static int make_engine(struct perfctr_sampler *s,
+		       const struct perfctr_target *t)
 {
-	const struct perfctr_target *t = s->opts.target;
-	struct perfctr_target *own = NULL;
-	bool inherit = inherits(s);
-	char online[4096];
-	int *cpus = NULL, nr_cpus = 0, ret = 0;
+	int ret = 0;
 
-	if (!t) {
-		own = perfctr_target__new_process(getpid());
-		if (!own)
-			return -errno;
-		t = own;
-	}
-	for (size_t u = 0; u < perfctr_target__nr_units(t) && !ret; u++) {
-		pid_t tid;
-		int cpu;
+	s->engine = inherits(s) ? pc_engine__new_per_cpu(t, NULL, 0) :
+				  pc_engine__new(t);
+	if (!s->engine)
+		return -errno;
+	free(s->pos);
+	s->pos = NULL;
+	s->nr_pos = 0;
+	s->nr_rings = 0;
+	for (size_t u = 0; u < pc_engine__nr_units(s->engine) && !ret; u++) {
+		const struct pc_unit *unit = pc_engine__unit(s->engine, u);
 
-		perfctr_target__unit(t, u, &tid, &cpu);
-		if (cpu >= 0 || !inherit) {
-			ret = add_pos(s, tid, cpu);
-			continue;
-		}
-		if (!cpus) {
-			ret = sys_online_cpus(online, sizeof(online));
-			if (ret < 0)
-				break;
-			nr_cpus = pc_parse_cpulist(online, &cpus);
-			if (nr_cpus < 0) {
-				ret = nr_cpus;
-				break;
-			}
-			ret = 0;
-		}
-		for (int i = 0; i < nr_cpus && !ret; i++)
-			ret = add_pos(s, tid, cpus[i]);
+		ret = add_pos(s, unit->tid, unit->cpu);
 	}
-	free(cpus);
-	perfctr_target__delete(own);
-	return ret;
+	for (size_t i = 0; i < s->nr_attrs && ret >= 0; i++) {
+		struct pc_engine_event ev = {
+			.attr = &s->attrs[i].attr,
+			.leader = i,
+			.filter = s->attrs[i].filter,
+		};
+
+		ret = pc_engine__add(s->engine, &ev);
+	}
+	return ret < 0 ? ret : 0;
 }
 
-static int open_one(struct perf_event_attr *a, pid_t tid, int cpu)
+static bool asks_lost(const struct perfctr_sampler *s)
 {
-	int fd = sys_perf_event_open(a, tid, cpu, -1, 0);
+	for (size_t i = 0; i < s->nr_attrs; i++)
+		if (s->attrs[i].attr.read_format & PERF_FORMAT_LOST)
+			return true;
+	return false;
+}
 
-	/* PERF_FORMAT_LOST is 6.0+: retry without it on older kernels. */
-	if (fd == -EINVAL && (a->read_format & PERF_FORMAT_LOST)) {
-		a->read_format &= ~(uint64_t)PERF_FORMAT_LOST;
-		fd = sys_perf_event_open(a, tid, cpu, -1, 0);
-		if (fd < 0)
-			a->read_format |= PERF_FORMAT_LOST;
+/*
+ * Open the events on every position.  PERF_FORMAT_LOST is asked for (the
+ * kernel's own count of what it dropped) and left out again for kernels
+ * before 6.0, which refuse it.
+ */
+static int open_engine(struct perfctr_sampler *s,
+		       const struct perfctr_target *t)
+{
+	int ret;
+
+	for (size_t i = 0; i < s->nr_attrs; i++)
+		s->attrs[i].attr.read_format |= PERF_FORMAT_LOST;
+	for (;;) {
+		ret = make_engine(s, t);
+		if (!ret)
+			ret = pc_engine__open(s->engine, PC_ENGINE_STRICT);
+		if (ret != -EINVAL || !asks_lost(s))
+			return ret;
+		pc_engine__delete(s->engine);
+		s->engine = NULL;
+		for (size_t i = 0; i < s->nr_attrs; i++)
+			s->attrs[i].attr.read_format &= ~(uint64_t)PERF_FORMAT_LOST;
 	}
-	return fd;
+}
+
+/* Rings are numbered again over the positions that are open: a thread
+ * of a process that ended before the open has none. */
+static int renumber_rings(struct perfctr_sampler *s)
+{
+	size_t *map = malloc((s->nr_rings ? s->nr_rings : 1) * sizeof(*map));
+	size_t n = 0;
+
+	if (!map)
+		return -ENOMEM;
+	for (size_t r = 0; r < s->nr_rings; r++)
+		map[r] = NO_RING;
+	for (size_t p = 0; p < s->nr_pos; p++) {
+		size_t *r = &s->pos[p].ring;
+
+		if (pc_engine__unit(s->engine, p)->gone) {
+			*r = NO_RING;
+			continue;
+		}
+		if (map[*r] == NO_RING)
+			map[*r] = n++;
+		*r = map[*r];
+	}
+	free(map);
+	s->nr_rings = n;
+	return 0;
 }
 
 int perfctr_sampler__open(struct perfctr_sampler *s)
 {
 	PERFCTR_OPTS(perfctr_ring_opts, ropts);
 	PERFCTR_OPTS(perfctr_ring_opts, topts, .data_pages = TRACKING_PAGES);
+	const struct perfctr_target *t;
+	struct perfctr_target *own = NULL;
 	int ret;
 
 	if (!s || !s->nr_attrs)
 		return pc_err(EINVAL);
 	if (s->opened)
 		return pc_err(EBUSY);
+	t = s->opts.target;
+	if (!t) {
+		own = perfctr_target__new_process(getpid());
+		if (!own)
+			return pc_err(errno);
+		t = own;
+	}
 	if (s->opts.tracking_ring) {
 		ret = add_tracking(s);
 		if (ret)
 			goto fail;
 	}
-	ret = make_positions(s);
+	ret = open_engine(s, t);
+	if (!ret)
+		ret = renumber_rings(s);
 	if (ret)
 		goto fail;
-	if (!s->nr_pos) {
-		ret = -ESRCH;
-		goto fail;
-	}
-	s->fds = malloc(s->nr_attrs * s->nr_pos * sizeof(int));
 	s->rings = calloc(nr_ring_slots(s), sizeof(*s->rings));
 	s->decoder = perfctr_decoder__new();
-	if (!s->fds || !s->rings || !s->decoder) {
+	if (!s->rings || !s->decoder) {
 		ret = -ENOMEM;
 		goto fail;
 	}
-	for (size_t i = 0; i < s->nr_attrs * s->nr_pos; i++)
-		s->fds[i] = -1;
 	for (size_t i = 0; i < s->nr_attrs; i++) {
 		s->attrs[i].ids = calloc(s->nr_pos, sizeof(uint64_t));
 		if (!s->attrs[i].ids) {
 			ret = -ENOMEM;
 			goto fail;
 		}
-		/* Ask for the kernel's own lost count (kept if supported). */
-		s->attrs[i].attr.read_format |= PERF_FORMAT_LOST;
 	}
 	ropts.data_pages = s->opts.data_pages;
 	ropts.overwrite = s->opts.overwrite;
 	for (size_t p = 0; p < s->nr_pos; p++) {
+		size_t r = s->pos[p].ring;
+
+		if (r == NO_RING)
+			continue;
 		for (size_t i = 0; i < s->nr_attrs; i++) {
-			int fd = open_one(&s->attrs[i].attr, s->pos[p].tid,
-					  s->pos[p].cpu);
-			size_t r = s->pos[p].ring;
-			struct perfctr_ring **ring = s->attrs[i].tracking ?
+			const struct pc_slot *slot = pc_engine__slot(s->engine, i, p);
+			struct s_attr *sa = &s->attrs[i];
+			struct perfctr_ring **ring = sa->tracking ?
 				&s->rings[s->nr_rings + r] : &s->rings[r];
 
-			if (fd < 0) {
-				ret = fd;
-				goto fail;
-			}
-			s->fds[i * s->nr_pos + p] = fd;
-			ret = sys_perf_id(fd, &s->attrs[i].ids[p]);
-			if (!ret && s->attrs[i].filter)
-				ret = sys_perf_set_filter(fd, s->attrs[i].filter);
-			if (ret)
-				goto fail;
+			sa->ids[sa->nr_ids++] = slot->id;
 			if (!*ring) {
-				*ring = perfctr_ring__new(fd, s->attrs[i].tracking ?
+				*ring = perfctr_ring__new(slot->fd, sa->tracking ?
 							  &topts : &ropts);
 				if (!*ring) {
 					ret = -errno;
 					goto fail;
 				}
 			} else {
-				ret = perfctr_ring__add_fd(*ring, fd);
+				ret = perfctr_ring__add_fd(*ring, slot->fd);
 				if (ret)
 					goto fail;
 			}
@@ -462,10 +502,11 @@ int perfctr_sampler__open(struct perfctr_sampler *s)
 	}
 	for (size_t i = 0; i < s->nr_attrs; i++) {
 		ret = perfctr_decoder__add_attr(s->decoder, &s->attrs[i].attr,
-						s->attrs[i].ids, s->nr_pos);
+						s->attrs[i].ids, s->attrs[i].nr_ids);
 		if (ret < 0)
 			goto fail;
 	}
+	perfctr_target__delete(own);
 	s->opened = true;
 	return 0;
 fail:
@@ -473,31 +514,22 @@ fail:
 	drop_tracking(s);
 	for (size_t i = 0; i < s->nr_attrs; i++)
 		adjust_attr(s, &s->attrs[i]);
+	perfctr_target__delete(own);
 	return pc_err(-ret);
-}
-
-static int toggle(struct perfctr_sampler *s, bool on)
-{
-	if (!s->opened)
-		return pc_err(EINVAL);
-	for (size_t i = 0; i < s->nr_attrs * s->nr_pos; i++) {
-		int ret = on ? sys_perf_enable(s->fds[i], false)
-			     : sys_perf_disable(s->fds[i], false);
-
-		if (ret)
-			return ret;
-	}
-	return 0;
 }
 
 int perfctr_sampler__enable(struct perfctr_sampler *s)
 {
-	return toggle(s, true);
+	if (!s->opened)
+		return pc_err(EINVAL);
+	return pc_engine__enable(s->engine);
 }
 
 int perfctr_sampler__disable(struct perfctr_sampler *s)
 {
-	return toggle(s, false);
+	if (!s->opened)
+		return pc_err(EINVAL);
+	return pc_engine__disable(s->engine);
 }
 
 size_t perfctr_sampler__nr_attrs(const struct perfctr_sampler *s)
@@ -526,7 +558,7 @@ size_t perfctr_sampler__ids(const struct perfctr_sampler *s, size_t idx,
 	}
 	if (ids)
 		*ids = s->attrs[idx].ids;
-	return s->nr_pos;
+	return s->attrs[idx].nr_ids;
 }
 
 size_t perfctr_sampler__nr_rings(const struct perfctr_sampler *s)
@@ -574,7 +606,7 @@ int perfctr_sampler__fd(const struct perfctr_sampler *s, size_t idx,
 {
 	if (!s->opened || idx >= s->nr_attrs || ring_idx >= s->nr_pos)
 		return pc_err(EINVAL);
-	return s->fds[idx * s->nr_pos + ring_idx];
+	return pc_engine__fd(s->engine, idx, ring_idx);
 }
 
 const struct perfctr_decoder *perfctr_sampler__decoder(const struct perfctr_sampler *s)
@@ -588,34 +620,6 @@ int64_t perfctr_sampler__poll(struct perfctr_sampler *s, int timeout_ms,
 	if (!s->opened)
 		return pc_err(EINVAL);
 	return perfctr_ring_poll(s->rings, nr_ring_slots(s), timeout_ms, cb, ctx);
-}
-
-/* The lost count of one fd from read(): last word of a lone value. */
-static int fd_lost(int fd, uint64_t read_format, uint64_t *lost)
-{
-	uint64_t buf[8];
-	ssize_t n;
-	size_t words;
-
-	*lost = 0;
-	if (!(read_format & PERF_FORMAT_LOST))
-		return 0;
-	n = sys_perf_read(fd, buf, sizeof(buf));
-	if (n < 0)
-		return (int)n;
-	words = (size_t)n / 8;
-	if (read_format & PERF_FORMAT_GROUP) {
-		/* nr, [te], [tr], then {value, [id], lost} for each: ours
-		 * is the only member. */
-		if (words < 2)
-			return -EIO;
-		*lost = buf[words - 1];
-	} else {
-		if (!words)
-			return -EIO;
-		*lost = buf[words - 1];
-	}
-	return 0;
 }
 
 int perfctr_sampler__stats(const struct perfctr_sampler *s,
@@ -644,16 +648,17 @@ int perfctr_sampler__stats(const struct perfctr_sampler *s,
 	       (stats->sz < sizeof(sum) ? stats->sz : sizeof(sum)) - sizeof(size_t));
 	if (kernel_lost) {
 		*kernel_lost = 0;
-		for (size_t i = 0; s->opened && i < s->nr_attrs; i++)
+		for (size_t i = 0; s->opened && i < s->nr_attrs; i++) {
+			if (!(s->attrs[i].attr.read_format & PERF_FORMAT_LOST))
+				continue;
 			for (size_t p = 0; p < s->nr_pos; p++) {
-				uint64_t l;
-				int ret = fd_lost(s->fds[i * s->nr_pos + p],
-						  s->attrs[i].attr.read_format, &l);
+				int ret = pc_engine__read_group(s->engine, i, p);
 
 				if (ret)
 					return ret;
-				*kernel_lost += l;
+				*kernel_lost += pc_engine__slot(s->engine, i, p)->lost;
 			}
+		}
 	}
 	return 0;
 }

@@ -1199,6 +1199,7 @@ static void fill_unknown(struct perfctr_symbol_loc *loc, uint64_t ip, bool kerne
 	loc->dso = kernel ? KERNEL_DSO : "[unknown]";
 	loc->sym = NULL;
 	loc->dso_addr = ip;
+	loc->file_addr = ip;
 	loc->sym_addr = 0;
 	loc->kernel = kernel;
 }
@@ -1250,6 +1251,7 @@ int perfctr_symbols__resolve(struct perfctr_symbols *syms, pid_t pid,
 	dso->hits++;
 	out.dso = dso->path;
 	out.dso_addr = ip - m->start + m->pgoff;
+	out.file_addr = out.dso_addr;
 	if (flags & PERFCTR_RESOLVE_DSO_ONLY)
 		goto done;
 	if (!dso->loaded)

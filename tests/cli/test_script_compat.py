@@ -1,0 +1,259 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+"""perfex script is a drop-in for perf script: for files written by perfex
+record and by perf record, both print the same lines, with the default
+fields and with -F sets.  The differences allowed are listed here with
+their reason.  Also: perfex script's output folded to FlameGraph's stack
+format equals perfex report --folded."""
+import collections
+import re
+import subprocess
+
+from pctest import (PERFEX, case, check, require_root, require_tracefs,
+                    run_cases, work)
+from sampletools import (PERF, TP, cleanup, perf_record, record,
+                         require_perf, tmpfile)
+
+# Allowed differences, each with its reason:
+# - Symbol names outside the workload's own binary: where a DSO has several
+#   names for one address (libc's aliases, a debug-info file's local
+#   names), PLT entries perf synthesises (name@plt) and symbols of size 0
+#   perf stretches to the next one (ld.so's _dl_start_user), perf names
+#   frames its own way; perfex names them as perfex report does.  Lines
+#   must then agree in everything but the symbol.
+# - Tracepoint payloads (the trace field): not printed yet; the tests use
+#   syscalls:sys_enter_getppid, whose payload perf prints as nothing.
+# - With -a, only the workload's samples are compared: perf and perfex
+#   disagree on a few samples of other processes, which come and go while
+#   the machine is shared.
+# - A sample taken in execve after the exec's COMM record: its user frames
+#   are still the old program's; perf keeps a process's maps across an
+#   exec and names them there, perfex's reader drops them at the exec and
+#   shows "[unknown] ([unknown])".
+CHAIN = re.compile(r"^(\t *[0-9a-f]+) (.*?)(\+0x[0-9a-f]+)? (\(.*\))$")
+SAMPLE = re.compile(r"^(.*: +[0-9a-f]+) (.*?)(\+0x[0-9a-f]+)? (\(.*\))$")
+
+
+def run(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    check(r.returncode == 0, (cmd, r.stderr[-1000:]))
+    return r.stdout.splitlines()
+
+
+def masked(line):
+    """The line with its symbol name (and offset) left out, and whether it
+    is a frame of the workload, whose names must agree."""
+    for pat in (CHAIN, SAMPLE):
+        m = pat.match(line)
+        if m:
+            return m.group(1) + " SYM " + m.group(4), "pcwork" in m.group(4)
+    return line, True
+
+
+UNMAPPED = re.compile(r"^\t *[0-9a-f]+ \[unknown\] \(\[unknown\]\)$")
+
+
+def workload_only(lines):
+    """The samples of the workload and their call chains."""
+    out, keep = [], False
+    for line in lines:
+        if line and not line.startswith("\t"):
+            keep = line.split()[0] == "pcwork"
+        if keep:
+            out.append(line)
+    return out
+
+
+def same_as_perf(path, *args, other_processes=False):
+    ours = run([PERFEX, "script", "-i", path, *args])
+    theirs = run([PERF, "script", "-i", path, *args])
+    if other_processes:
+        ours, theirs = workload_only(ours), workload_only(theirs)
+    check(len(ours) == len(theirs) and len(ours) > 0,
+          (args, len(ours), len(theirs), ours[:3], theirs[:3]))
+    differ = 0
+    for a, b in zip(ours, theirs):
+        if a == b:
+            continue
+        differ += 1
+        if UNMAPPED.match(a) and "pcwork" not in b:
+            continue
+        ma, own = masked(a)
+        mb, _ = masked(b)
+        check(ma == mb and not own, (args, a, b))
+    # Symbol aliases are the exception, not the rule.
+    check(differ * 5 <= len(ours), (args, differ, len(ours)))
+    return ours
+
+
+FIELD_SETS = [
+    [],
+    ["-G"],
+    ["-F", "comm,tid,time,event,ip,sym,dso"],
+    ["-F", "+pid,-period"],
+    ["-F", "-cpu,-symoff"],
+    ["-F", "comm,pid,tid,time,period,event,ip,sym,symoff,dso"],
+]
+
+
+def both_files(name, *args):
+    """(perfex's file, perf's file) of the same recording."""
+    require_root()
+    require_perf()
+    ours = tmpfile(name + "-perfex.data")
+    r = record(ours, *args)
+    check(r.returncode == 0, r.stderr)
+    theirs = tmpfile(name + "-perf.data")
+    perf_record(theirs, *args)
+    return ours, theirs
+
+
+def spin(ms="300"):
+    return ["--", work(), "spin", ms]
+
+
+@case
+def cpu_clock_with_callchains():
+    for path in both_files("cc-g", "-g", "-e", "cpu-clock", "-F", "999",
+                           *spin()):
+        for fs in FIELD_SETS:
+            lines = same_as_perf(path, *fs)
+            if not fs:
+                check(any(l.startswith("\t") for l in lines), lines[:5])
+                check("" in lines)
+        lines = run([PERFEX, "script", "-i", path,
+                     "--no-callchain"])
+        check(lines == run([PERF, "script", "-i", path, "-G"]) or
+              all(not l.startswith("\t") and l for l in lines), lines[:3])
+
+
+@case
+def cpu_clock_without_callchains():
+    for path in both_files("cc", "-e", "cpu-clock", "-F", "999", *spin()):
+        for fs in FIELD_SETS:
+            lines = same_as_perf(path, *fs)
+            check(not any(l.startswith("\t") for l in lines), lines[:3])
+
+
+@case
+def all_cpus():
+    for path in both_files("cc-a", "-a", "-g", "-e", "cpu-clock", "-F", "499",
+                           *spin("200")):
+        for fs in FIELD_SETS[:4]:
+            same_as_perf(path, *fs, other_processes=True)
+
+
+@case
+def tracepoint_lines():
+    require_tracefs()
+    for path in both_files("tp", "-e", TP, "-c", "1", "--", work(),
+                           "getppid", "50"):
+        lines = same_as_perf(path)
+        mine = [l for l in lines if l.endswith(TP + ": ")]
+        check(len(mine) == 50, (len(mine), lines[:3]))
+        same_as_perf(path, "-F", "comm,tid,event")
+
+
+@case
+def threads_and_exec():
+    require_tracefs()
+    # A tracepoint with call chains shows them; the threads' samples, then
+    # those of the program exec'd.
+    for path in both_files("thr", "-g", "-e", TP, "-c", "1", "--", work(),
+                           "threads", "4", "20", "exec", "getppid", "7"):
+        lines = same_as_perf(path)
+        same_as_perf(path, "-G")
+        heads = [l for l in same_as_perf(path, "-G", "-F", "+pid")
+                 if l.endswith(TP + ": ")]
+        check(len(heads) == 87, len(heads))
+        tids = collections.Counter(l.split()[1] for l in heads)
+        check(sorted(tids.values()) == [7, 20, 20, 20, 20], tids)
+        check(any(l.startswith("\t") for l in lines), lines[:3])
+
+
+def fold(lines):
+    """perf script output folded as FlameGraph's stackcollapse takes it:
+    one line per stack, "comm;outermost;...;innermost count"."""
+    stacks = collections.Counter()
+    comm, frames = None, []
+
+    def flush():
+        if comm is not None and frames:
+            stacks[";".join([comm] + frames[::-1])] += 1
+
+    for line in lines + [""]:
+        if not line:
+            flush()
+            comm, frames = None, []
+        elif line.startswith("\t"):
+            m = re.match(r"^\t *[0-9a-f]+ (.*?)(\+0x[0-9a-f]+)? \((.*)\)$",
+                         line)
+            check(m, line)
+            sym, dso = m.group(1), m.group(3)
+            if sym == "[unknown]":
+                sym = "[%s]" % dso.rsplit("/", 1)[-1].strip("[]")
+            # stackcollapse-perf.pl --kernel marks kernel frames so
+            if dso == "[kernel.kallsyms]":
+                sym += "_[k]"
+            frames.append(sym)
+        else:
+            comm = line.split()[0]
+    return stacks
+
+
+def folded_report(path):
+    out = run([PERFEX, "report", "-i", path,
+               "--folded"])
+    stacks = collections.Counter()
+    for line in out:
+        stack, n = line.rsplit(" ", 1)
+        stacks[stack] += int(n)
+    return stacks
+
+
+@case
+def folded_script_equals_report_folded():
+    require_root()
+    path = tmpfile("fold.data")
+    r = record(path, "-g", "-e", "cpu-clock", "-F", "999", *spin())
+    check(r.returncode == 0, r.stderr)
+    got = fold(run([PERFEX, "script", "-i", path]))
+    want = folded_report(path)
+    check(sum(got.values()) == sum(want.values()),
+          (sum(got.values()), sum(want.values())))
+    # The workload's own stacks must fold to the same lines.
+    mine = {k: v for k, v in got.items() if "spin_loop" in k}
+    theirs = {k: v for k, v in want.items() if "spin_loop" in k}
+    check(mine and mine == theirs, (list(mine.items())[:3],
+                                    list(theirs.items())[:3]))
+
+
+@case
+def unsupported_and_unrecorded_fields_are_refused():
+    require_root()
+    path = tmpfile("f.data")
+    r = record(path, "-e", "cpu-clock", "-F", "999", *spin("50"))
+    check(r.returncode == 0, r.stderr)
+    exe = PERFEX
+    r = subprocess.run([exe, "script", "-i", path, "-F", "srcline"],
+                       capture_output=True, text=True)
+    check(r.returncode == 129 and "'srcline'" in r.stderr and
+          "does not print" in r.stderr and "hint: fields:" in r.stderr, r)
+    r = subprocess.run([exe, "script", "-i", path, "-F", "bogus"],
+                       capture_output=True, text=True)
+    check(r.returncode == 129 and "unknown field 'bogus'" in r.stderr, r)
+    r = subprocess.run([exe, "script", "-i", path, "-F", "comm,+tid"],
+                       capture_output=True, text=True)
+    check(r.returncode == 129 and "cannot mix" in r.stderr, r)
+    r = subprocess.run([exe, "script", "-i", path, "-F", "hw:comm,trace"],
+                       capture_output=True, text=True)
+    check(r.returncode == 0, r)
+    r = subprocess.run([exe, "script", "-i", path, "-F", "sw:comm,trace"],
+                       capture_output=True, text=True)
+    check(r.returncode == 129 and "do not record field 'trace'" in r.stderr, r)
+
+
+try:
+    run_cases()
+finally:
+    cleanup()
