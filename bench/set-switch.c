@@ -13,10 +13,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <perfctr/target.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "core/counters.h"
+#include "core/engine.h"
 #include "core/overflow.h"
 #include "core/rotate.h"
 #include "sys/sys.h"
@@ -74,27 +78,51 @@ static int open_sw(uint64_t config, int group_fd, uint64_t period)
 	return fd;
 }
 
-/* Two sets of one group of @members software events each. */
+/* Two sets of one group of @members software events each, opened by the
+ * counter engine on the calling thread and rotated through the engine's
+ * view of its counters: the path a session's sets take.  The engine is
+ * kept until exit (a bench makes three). */
 static struct pc_rotor *make_rotor(int members, int *leaders)
 {
 	static const uint16_t ids[] = { 0, 1 };
-	struct pc_rotor *r = pc_rotor__new(2, ids, 2 * members, 1);
+	struct perf_event_attr attrs[8];
+	struct perfctr_target *t = perfctr_target__new_self();
+	struct pc_engine *e = t ? pc_engine__new(t) : NULL;
+	struct pc_counters *view = calloc(1, sizeof(*view));
+	struct pc_rotor *r;
 
+	if (!e || !view) {
+		fprintf(stderr, "set-switch: cannot make an engine\n");
+		exit(1);
+	}
 	for (int s = 0; s < 2; s++) {
-		size_t events[4];
-		uint64_t idv[4];
-		int lead = -1;
-
 		for (int m = 0; m < members; m++) {
-			int fd = open_sw(sw_configs[s * 4 + m], lead, 0);
+			struct perf_event_attr *a = &attrs[s * members + m];
+			struct pc_engine_event ev = { .attr = a,
+				.leader = (size_t)(s * members) };
 
-			if (lead < 0)
-				lead = fd;
-			events[m] = s * members + m;
-			sys_perf_id(fd, &idv[m]);
+			memset(a, 0, sizeof(*a));
+			a->size = sizeof(*a);
+			a->type = PERF_TYPE_SOFTWARE;
+			a->config = sw_configs[s * 4 + m];
+			a->read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID |
+					 PERF_FORMAT_TOTAL_TIME_ENABLED |
+					 PERF_FORMAT_TOTAL_TIME_RUNNING;
+			if (pc_engine__add(e, &ev) < 0) {
+				fprintf(stderr, "set-switch: cannot add an event\n");
+				exit(1);
+			}
 		}
-		leaders[s] = lead;
-		pc_rotor__add_group(r, s, events, members, &lead, idv);
+	}
+	if (pc_engine__open(e, PC_ENGINE_STRICT) < 0 ||
+	    pc_counters__of_engine(view, e, 0) < 0) {
+		fprintf(stderr, "set-switch: cannot open the software events\n");
+		exit(1);
+	}
+	r = pc_rotor__new(2, ids, view);
+	for (int s = 0; s < 2; s++) {
+		pc_rotor__add_group(r, (size_t)s, (size_t)s);
+		leaders[s] = pc_engine__leader_fd(e, (size_t)s, 0);
 	}
 	return r;
 }
@@ -193,9 +221,7 @@ static double spin_time(uint64_t iters, uint64_t interval_ns, uint64_t *runs)
 		*runs = a.runs + b.runs;
 		pc_ovf__delete(ovf);
 		close(clock_fd);
-		pc_rotor__delete(ctx.rotor);
-		for (int s = 0; s < 2; s++)
-			close(leaders[s]);	/* members: leaked until exit */
+		pc_rotor__delete(ctx.rotor);	/* its engine: kept until exit */
 	}
 	return t;
 }
