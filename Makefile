@@ -58,6 +58,8 @@ HAVE_LIBDW  := $(call probe,elfutils/libdwfl.h,-ldw -lelf)
 HAVE_LIBELF := $(call probe,gelf.h,-lelf)
 HAVE_ZLIB   := $(call probe,zlib.h,-lz)
 HAVE_JSONC  := $(call probe,json-c/json.h,-ljson-c)
+PROTOC_C    ?= protoc-c
+HAVE_PROTOBUFC := $(if $(shell command -v $(PROTOC_C) 2>/dev/null),$(call probe,protobuf-c/protobuf-c.h,-lprotobuf-c))
 ifeq ($(HAVE_LIBPFM),1)
 BASE_CFLAGS += -DHAVE_LIBPFM=1
 LDLIBS      += -lpfm
@@ -81,6 +83,17 @@ BASE_CFLAGS += -DHAVE_JSONC=1
 LDLIBS      += -ljson-c
 endif
 
+# pprof profiles (src/lib/sample/pprof.c) are encoded with protobuf-c, the
+# C made at build time from src/lib/sample/profile.proto by protoc-c:
+# without the library or the compiler, perfctr_pprof__new() says ENOTSUP
+# and `perfex report --pprof` says what to install.
+PROTO_GEN   :=
+ifeq ($(HAVE_PROTOBUFC),1)
+BASE_CFLAGS += -DHAVE_PROTOBUFC=1
+LDLIBS      += -lprotobuf-c
+PROTO_GEN   := $(O)/gen/profile.pb-c.c
+endif
+
 ALL_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS)
 
 LIB_SRCS    := $(sort $(wildcard src/lib/*/*.c))
@@ -91,7 +104,7 @@ TLIB_SRCS   := $(sort $(wildcard tests/lib/*.c))
 WORK_SRCS   := $(sort $(wildcard tests/workload/*.c))
 EX_SRCS     := $(sort $(wildcard examples/*.c))
 
-LIB_OBJS    := $(LIB_SRCS:%.c=$(O)/%.o)
+LIB_OBJS    := $(LIB_SRCS:%.c=$(O)/%.o) $(PROTO_GEN:%.c=%.o)
 PERFEX_OBJS := $(PERFEX_SRCS:%.c=$(O)/%.o)
 TLIB_OBJS   := $(TLIB_SRCS:%.c=$(O)/%.o)
 UNIT_BINS   := $(UNIT_SRCS:tests/unit/%.c=$(O)/tests/unit/%)
@@ -134,6 +147,18 @@ $(O)/gen/metric-generic.inc: src/lib/metric/generic.json
 	mv $@.tmp $@
 $(O)/src/lib/metric/table.o: $(O)/gen/metric-generic.inc
 $(O)/src/lib/metric/table.o: ALL_CFLAGS += -I$(O)/gen -DPERFCTR_DATADIR=\"$(DATADIR)/perfctr\"
+
+# Generated code is compiled without -Werror: its warnings are protoc-c's.
+$(O)/gen/%.pb-c.c $(O)/gen/%.pb-c.h: src/lib/sample/%.proto
+	@mkdir -p $(O)/gen
+	$(PROTOC_C) --proto_path=src/lib/sample --c_out=$(O)/gen $<
+$(O)/gen/profile.pb-c.o: $(O)/gen/profile.pb-c.c
+	$(CC) $(filter-out -Werror -Wshadow,$(ALL_CFLAGS)) -I$(O)/gen -c $< -o $@
+$(O)/src/lib/sample/pprof.o: $(if $(PROTO_GEN),$(O)/gen/profile.pb-c.h)
+$(O)/src/lib/sample/pprof.o: ALL_CFLAGS += -I$(O)/gen
+# The encoder's unit test decodes what it encodes with the same messages.
+$(O)/tests/unit/test_pprof: $(if $(PROTO_GEN),$(O)/gen/profile.pb-c.h)
+$(O)/tests/unit/test_pprof: ALL_CFLAGS += -I$(O)/gen
 
 lib: $(STATIC_LIB) $(SHARED_LIB)
 
@@ -309,9 +334,9 @@ FUZZ_CFLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Isrc/lib \
 .PHONY: fuzz fuzz-run
 fuzz: $(FUZZ_BINS)
 
-$(O)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(O)/gen/metric-generic.inc
+$(O)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(O)/gen/metric-generic.inc $(PROTO_GEN)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -I$(O)/gen $(filter -DHAVE_%,$(BASE_CFLAGS)) -o $@ $< $(LIB_SRCS) $(LDLIBS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -I$(O)/gen $(filter -DHAVE_%,$(BASE_CFLAGS)) -o $@ $< $(LIB_SRCS) $(PROTO_GEN) $(LDLIBS)
 
 fuzz-run: fuzz
 	@pass=0; fail=0; \

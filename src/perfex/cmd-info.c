@@ -86,6 +86,13 @@ static const struct library libraries[] = {
 	  false,
 #endif
 	  "no metrics at all (-M, the generic IPC and ratios)" },
+	{ "protobuf-c", "protobuf-c",
+#ifdef HAVE_PROTOBUFC
+	  true,
+#else
+	  false,
+#endif
+	  "no pprof profiles (perfex report --pprof)" },
 };
 
 struct pmu_row {

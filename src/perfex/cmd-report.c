@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <perfctr/perfctr.h>
 #include <perfctr/reader.h>
@@ -24,6 +26,7 @@ struct report {
 	enum perfctr_callgraph_order callgraph;
 	bool folded, json;
 	const char *flame;
+	const char *pprof;
 	const char *event;	/* of the folded stacks and flame graph */
 	const char *kallsyms;
 	double percent_limit;
@@ -336,6 +339,60 @@ static int write_flame(struct perfctr_reader *rd, struct report *rep)
 	return 0;
 }
 
+/* The whole file as one pprof profile (the table's samples and periods,
+ * one value column per event; see perfctr_pprof__add_reader()). */
+static int write_pprof(struct perfctr_reader *rd, const struct report *rep)
+{
+	struct perfctr_perfdata *pd = perfctr_reader__perfdata(rd);
+	const char *host = perfctr_perfdata__string(pd, PERFCTR_FEAT_HOSTNAME);
+	uint64_t first, last;
+	char comment[512];
+	PERFCTR_OPTS(perfctr_pprof_opts, opts, .comment = comment);
+	struct perfctr_pprof *pp;
+	bool to_stdout = !strcmp(rep->pprof, "-");
+	int64_t n;
+	int fd = -1, err;
+
+	snprintf(comment, sizeof(comment), "perfex report of '%s'%s%s",
+		 rep->input, host ? ", recorded on " : "", host ? host : "");
+	if (perfctr_perfdata__sample_time(pd, &first, &last) == 0 &&
+	    last >= first)
+		opts.duration_nanos = (int64_t)(last - first);
+	pp = perfctr_pprof__new(&opts);
+	if (!pp) {
+		perfex_error("cannot make a pprof profile: %s", strerror(errno));
+		return PERFEX_EXIT_INTERNAL;
+	}
+	n = perfctr_pprof__add_reader(pp, rd);
+	if (n < 0) {
+		perfctr_pprof__delete(pp);
+		if (n == -ENOMEM) {
+			perfex_error("out of memory");
+			return PERFEX_EXIT_INTERNAL;
+		}
+		return perfex_reader_error(rep->input, (int)n);
+	}
+	fd = to_stdout ? STDOUT_FILENO :
+	     open(rep->pprof, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		perfex_error("cannot create '%s': %s", rep->pprof, strerror(errno));
+		perfctr_pprof__delete(pp);
+		return PERFEX_EXIT_IO;
+	}
+	err = perfctr_pprof__write(pp, fd);
+	if (!to_stdout && close(fd) && !err)
+		err = -errno;
+	perfctr_pprof__delete(pp);
+	if (err) {
+		perfex_error("cannot write '%s': %s", rep->pprof, strerror(-err));
+		return PERFEX_EXIT_IO;
+	}
+	if (!n)
+		fprintf(stderr, "perfex: note: '%s' has no samples: '%s' is an empty profile\n",
+			rep->input, rep->pprof);
+	return 0;
+}
+
 static int report_option(struct perfex_parse *p, void *ctx)
 {
 	struct report *rep = ctx;
@@ -380,6 +437,9 @@ static int report_option(struct perfex_parse *p, void *ctx)
 		break;
 	case OPT_FLAME:
 		rep->flame = p->arg;
+		break;
+	case OPT_PPROF:
+		rep->pprof = p->arg;
 		break;
 	case OPT_EVENT:
 		rep->event = p->arg;
@@ -432,15 +492,26 @@ int cmd_report(int argc, char **argv)
 		perfex_hint("perfex report --help lists the options");
 		return PERFEX_EXIT_USAGE;
 	}
-	if (rep.folded && rep.json) {
-		perfex_error("--folded and --json exclude each other");
+	if (rep.folded + rep.json + !!rep.pprof > 1) {
+		perfex_error("--folded, --json and --pprof exclude each other");
 		return PERFEX_EXIT_USAGE;
+	}
+	if (rep.pprof && !perfctr_pprof_available()) {
+		perfex_error("cannot write '%s': perfex was built without protobuf-c",
+			     rep.pprof);
+		perfex_hint("install libprotobuf-c-dev and protobuf-c-compiler (scripts/install-deps), then rebuild");
+		return PERFEX_EXIT_INTERNAL;
 	}
 
 	ropts.kallsyms = rep.kallsyms;
 	rd = perfex_reader_open(rep.input, &ropts, &ret);
 	if (!rd)
 		return ret;
+	if (rep.pprof) {
+		ret = write_pprof(rd, &rep);
+		perfctr_reader__close(rd);
+		return ret;
+	}
 	rep.nr_profiles = perfctr_reader__nr_events(rd);
 	rep.profiles = calloc(rep.nr_profiles + 1, sizeof(*rep.profiles));
 	for (a = 0; rep.profiles && a < rep.nr_profiles; a++) {

@@ -134,6 +134,10 @@ static const struct perfex_option table[] = {
 	  "table" },
 	{ REPORT, OPT_FLAME, 0, "flame", "FILE", 0, 0,
 	  "write an interactive SVG flame graph to FILE" },
+	{ REPORT, OPT_PPROF, 0, "pprof", "FILE", 0, 0,
+	  "write the profile in pprof's format (gzip'd\n"
+	  "profile.proto) to FILE instead of the table:\n"
+	  "every event, call stacks when recorded" },
 	{ REPORT, OPT_EVENT, 0, "event", "NAME", 0, 0,
 	  "the event of the folded stacks and the flame graph\n"
 	  "(default: the first event that has samples)" },

@@ -1,0 +1,230 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+"""perfex report --pprof: the profile of a perf.data file (ours and perf's)
+read back by the real client, go tool pprof: its totals and its top
+function agree with perfex report; call stacks come through (-traces);
+exact sample counts from a tracepoint with a period; usage and I/O errors
+with the documented exit statuses."""
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+from pctest import (case, check, perfex, require_root, require_tracefs,
+                    run_cases, skip, work)
+from sampletools import (TP, cleanup, perf_record, record, report_json,
+                         spin_args, tmpfile)
+
+GO = shutil.which("go") or "/usr/lib/go/bin/go"
+_files = {}
+_pprof_home = tempfile.mkdtemp(prefix="pc-pprof-home-")
+
+
+def require_encoder():
+    r = perfex("info")
+    if not re.search(r"^\s*yes\s+protobuf-c\s", r.stdout, re.M):
+        skip("perfex was built without protobuf-c (scripts/install-deps)")
+
+
+def require_go():
+    if not os.access(GO, os.X_OK):
+        skip("go is not installed (Debian golang-go, scripts/install-deps): "
+             "no go tool pprof to read the profile back")
+
+
+def pprof(*args):
+    """go tool pprof ARGS: its stdout.  Its home and temporary files are
+    ours, so it neither reads nor writes the user's."""
+    env = dict(os.environ, HOME=_pprof_home, PPROF_TMPDIR=_pprof_home,
+               GOCACHE=os.path.join(_pprof_home, "cache"), GOFLAGS="")
+    r = subprocess.run([GO, "tool", "pprof"] + list(args), capture_output=True,
+                       text=True, timeout=120, env=env)
+    check(r.returncode == 0, "go tool pprof %s: %s" % (" ".join(args),
+                                                       r.stderr[-2000:]))
+    return r.stdout
+
+
+def write_pprof(data, name):
+    out = tmpfile(name)
+    r = perfex("report", "-i", data, "--pprof", out)
+    check(r.returncode == 0, r.stderr)
+    return out
+
+
+def raw_totals(path):
+    """{sample type: sum of its values} from `go tool pprof -raw`, and the
+    default type."""
+    text = pprof("-raw", path)
+    lines = text.splitlines()
+    i = lines.index("Samples:")
+    types = lines[i + 1].split()
+    default = None
+    names = []
+    for t in types:
+        if t.endswith("[dflt]"):
+            t = t[:-len("[dflt]")]
+            default = t.split("/")[0]
+        names.append(t.split("/")[0])
+    sums = [0] * len(names)
+    for l in lines[i + 2:]:
+        m = re.match(r"\s+([-\d ]+):", l)
+        if not m:
+            if l and not l.startswith(" "):
+                break
+            continue
+        for k, v in enumerate(m.group(1).split()):
+            sums[k] += int(v)
+    return dict(zip(names, sums)), default
+
+
+def top_functions(path, *args):
+    """The functions of `go tool pprof -top`, heaviest (flat) first."""
+    text = pprof("-top", *args, path)
+    rows = []
+    header = False
+    for l in text.splitlines():
+        if re.match(r"\s+flat\s+flat%", l):
+            header = True
+            continue
+        if header and l.strip():
+            rows.append(l.split(None, 5)[5])
+    return rows
+
+
+def traces(path):
+    """The stacks of `go tool pprof -traces`: [(value text, [frames])]."""
+    text = pprof("-traces", path)
+    out = []
+    for block in text.split("-----------+-")[1:]:
+        frames = []
+        value = None
+        for l in block.splitlines()[1:]:
+            m = re.match(r"\s*(\S+)\s{2,}(\S.*)$", l)
+            if m and ":" not in m.group(1) and value is None:
+                value = m.group(1)
+                frames.append(m.group(2).strip())
+            elif value is not None and l.strip():
+                frames.append(l.strip())
+        if value is not None:
+            out.append((value, frames))
+    return out
+
+
+def check_agrees(data, pb):
+    """pprof's totals and top function are perfex report's."""
+    rep = report_json(data, "--sort", "sym")
+    ev = [e for e in rep["events"] if e["samples"]]
+    check(ev, rep)
+    sums, default = raw_totals(pb)
+    check(sums.get("samples") == rep["samples"], (sums, rep["samples"]))
+    for e in ev:
+        check(sums.get(e["event"]) == e["period"], (e["event"], sums, e))
+    check(default == ev[0]["event"], (default, ev[0]["event"]))
+    top = ev[0]["rows"][0]["sym"]
+    funcs = top_functions(pb, "-sample_index=samples")
+    check(funcs and funcs[0] == top, (funcs[:3], top))
+    return rep
+
+
+def our_spin_file():
+    if "our" not in _files:
+        require_root()
+        out = tmpfile("our-spin.data")
+        r = record(out, "-g", "-e", "cpu-clock", "-F", "2000", "--",
+                   *spin_args())
+        check(r.returncode == 0, r.stderr)
+        _files["our"] = out
+    return _files["our"]
+
+
+@case
+def our_file_agrees_with_report():
+    require_encoder()
+    require_go()
+    data = our_spin_file()
+    pb = write_pprof(data, "our.pb.gz")
+    check_agrees(data, pb)
+    # The main binary is the profile's first mapping.
+    check(re.search(r"^File: pcwork$", pprof("-top", pb), re.M),
+          pprof("-top", pb)[:300])
+
+
+@case
+def our_file_has_call_stacks():
+    require_encoder()
+    require_go()
+    pb = write_pprof(our_spin_file(), "our-traces.pb.gz")
+    stacks = traces(pb)
+    check(stacks, "no traces")
+    spin = [f for _, f in stacks if f and f[0] == "spin_loop"]
+    check(spin, [f[:3] for _, f in stacks[:5]])
+    # Every stack in spin_loop goes up through main (frame pointers).
+    check(all("main" in f for f in spin), [f for f in spin if "main" not in f][:2])
+
+
+@case
+def perf_file_agrees_with_report():
+    require_encoder()
+    require_go()
+    require_root()
+    data = tmpfile("perf-spin.data")
+    perf_record(data, "-g", "-e", "cpu-clock", "-F", "2000", "--",
+                *spin_args())
+    pb = write_pprof(data, "perf.pb.gz")
+    check_agrees(data, pb)
+    spin = [f for _, f in traces(pb) if f and f[0] == "spin_loop"]
+    check(spin and all("main" in f for f in spin), spin[:2])
+
+
+@case
+def tracepoint_samples_exact():
+    require_encoder()
+    require_go()
+    require_root()
+    require_tracefs()
+    data = tmpfile("tp.data")
+    r = record(data, "-e", TP, "-c", "100", "--", work(), "getppid", "10000")
+    check(r.returncode == 0, r.stderr)
+    pb = write_pprof(data, "tp.pb.gz")
+    rep = check_agrees(data, pb)
+    sums, _ = raw_totals(pb)
+    check(sums["samples"] == 100 == rep["samples"], (sums, rep["samples"]))
+    funcs = top_functions(pb, "-sample_index=samples", "-tagfocus=comm=pcwork")
+    check(funcs, "no functions")
+
+
+@case
+def writes_to_stdout():
+    require_encoder()
+    require_root()
+    data = our_spin_file()
+    r = subprocess.run([os.path.join(os.path.dirname(work()), "..", "..",
+                                     "perfex"), "report", "-i", data,
+                        "--pprof", "-"], capture_output=True, timeout=120)
+    check(r.returncode == 0, r.stderr)
+    check(r.stdout[:2] == b"\x1f\x8b", r.stdout[:8])
+
+
+@case
+def usage_and_io_errors():
+    require_encoder()
+    require_root()
+    data = our_spin_file()
+    r = perfex("report", "-i", data, "--pprof", tmpfile("x.pb.gz"), "--json")
+    check(r.returncode == 129, r)
+    check("exclude each other" in r.stderr, r.stderr)
+    r = perfex("report", "-i", data, "--pprof", "/nonexistent/dir/x.pb.gz")
+    check(r.returncode == 134, r)
+    check(re.match(r"perfex: cannot create '/nonexistent/dir/x.pb.gz': ",
+                   r.stderr), r.stderr)
+    r = perfex("report", "-i", tmpfile("missing.data"), "--pprof",
+               tmpfile("y.pb.gz"))
+    check(r.returncode == 134, r)
+    check(not os.path.exists(tmpfile("y.pb.gz")), "a profile of nothing")
+
+
+try:
+    run_cases()
+finally:
+    cleanup()
+    shutil.rmtree(_pprof_home, ignore_errors=True)
