@@ -243,7 +243,7 @@ def bad_input_is_explained():
     check(r.returncode == 134, r)
 
 
-REPORT_OPTIONS = {"-i", "-s", "-g", "--stdio", "--folded", "--flame", "--event", "-j",
+REPORT_OPTIONS = {"-i", "-s", "-g", "--stdio", "--folded", "--flame", "--pprof", "--event", "-j",
                   "--percent-limit", "--kallsyms", "--no-demangle", "-h"}
 SCRIPT_OPTIONS = {"-i", "-F", "-g", "-G", "--no-callchain", "--kallsyms",
                   "--no-demangle", "-h"}
@@ -252,7 +252,7 @@ SCRIPT_OPTIONS = {"-i", "-F", "-g", "-G", "--no-callchain", "--kallsyms",
 @case
 def help_lists_every_option():
     # Each option below is exercised by a case of this file, but
-    # --no-demangle by test_symbols.py.
+    # --no-demangle by test_symbols.py and --pprof by test_report_pprof.py.
     for cmd, want in (("report", REPORT_OPTIONS), ("script", SCRIPT_OPTIONS)):
         r = perfex(cmd, "--help")
         check(r.returncode == 0, r)

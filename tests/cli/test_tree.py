@@ -73,6 +73,8 @@ def spdx_problem(path):
     line = lines[first] if len(lines) > first else ""
     if path.endswith((".c", ".h", ".map")):
         want = C_LINES
+    elif path.endswith(".proto"):
+        want = ("// SPDX-License-Identifier: %s" % EXPRESSION,)  # no '#' there
     else:
         want = (HASH_LINE,)
     if line not in want:
