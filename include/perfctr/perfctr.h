@@ -26,5 +26,6 @@
 #include <perfctr/reader.h>
 #include <perfctr/synth.h>
 #include <perfctr/pprof.h>
+#include <perfctr/tree.h>
 
 #endif /* PERFCTR_PERFCTR_H */
