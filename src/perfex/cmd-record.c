@@ -58,6 +58,7 @@ struct record {
 	pid_t pid, tid;
 	bool all_cpus;
 	const char *cpus;
+	const char *cgroup;	/* -G: of -a or -C */
 	size_t pages;
 	const char *output;
 	bool overwrite, snapshot, quiet;
@@ -411,7 +412,9 @@ static int exit_for_errno(int err)
 /* What -p, -t, -a and -C name, or the command; errors as perfex stat's. */
 static int make_target(struct record *rec)
 {
-	if (rec->all_cpus || rec->cpus)
+	if (rec->cgroup)
+		rec->target = perfctr_target__new_cgroup(rec->cgroup, rec->cpus);
+	else if (rec->all_cpus || rec->cpus)
 		rec->target = perfctr_target__new_cpus(rec->cpus);
 	else if (rec->pid)
 		rec->target = perfctr_target__new_process(rec->pid);
@@ -427,6 +430,23 @@ static int make_target(struct record *rec)
 			     (int)(rec->pid ? rec->pid : rec->tid),
 			     errno == ESRCH ? "no such process" : strerror(errno));
 		return errno == ESRCH ? PERFEX_EXIT_TARGET : PERFEX_EXIT_INTERNAL;
+	}
+	if (rec->cgroup && (errno == ENOMEDIUM || errno == ENOENT ||
+			    errno == ENOTDIR)) {
+		int err = errno;
+
+		perfex_error("cannot sample cgroup '%s': %s", rec->cgroup,
+			     err == ENOMEDIUM ? "no cgroup v2 file system is "
+			     "mounted" : err == ENOENT ? "no such cgroup" :
+			     "not a cgroup v2 directory");
+		if (err == ENOMEDIUM)
+			perfex_hint("as root: mount -t cgroup2 none "
+				    "/sys/fs/cgroup/unified");
+		else
+			perfex_hint("a name relative to the cgroup2 mount "
+				    "(see /proc/self/mountinfo), as "
+				    "/proc/PID/cgroup shows it after '0::'");
+		return PERFEX_EXIT_TARGET;
 	}
 	if (errno == EINVAL) {
 		perfex_error("bad CPU list '%s'", rec->cpus);
@@ -633,6 +653,17 @@ static int record_option(struct perfex_parse *p, void *ctx)
 		rec->cpus = p->arg;
 		rec->targets++;
 		break;
+	case OPT_CGROUP:
+		/* One cgroup for every event, as perf record -G with one
+		 * name; per-event lists are perfex stat's. */
+		if (!*p->arg || strchr(p->arg, ','))
+			return perfex_opt_error(p, "takes one cgroup name (one "
+						"cgroup for every event)");
+		if (rec->cgroup)
+			return perfex_opt_error(p, "is given once (one cgroup "
+						"for every event)");
+		rec->cgroup = p->arg;
+		break;
 	case OPT_MMAP_PAGES:
 		if ((r = parse_u64_arg(p, &v)) >= 0)
 			return r;
@@ -676,6 +707,11 @@ static int parse_args(struct record *rec, int argc, char **argv)
 	}
 	if (rec->targets > 1) {
 		perfex_error("-p, -t, -a and -C exclude each other");
+		return PERFEX_EXIT_USAGE;
+	}
+	if (rec->cgroup && !rec->all_cpus && !rec->cpus) {
+		perfex_error("option '-G' needs -a or -C");
+		perfex_hint("a cgroup is sampled on CPUs: perfex record -a -G NAME");
 		return PERFEX_EXIT_USAGE;
 	}
 	rec->command_argv = argv + optind;

@@ -104,6 +104,10 @@ static const struct perfex_option table[] = {
 	  "sample every task on every CPU" },
 	{ RECORD, OPT_CPU, 'C', "cpu", "CPUS", 0, 0,
 	  "sample every task on the CPUs of the list (0-3,6)" },
+	{ RECORD, OPT_CGROUP, 'G', "cgroup", "NAME", 0, 0,
+	  "with -a or -C: only the tasks of cgroup v2 NAME\n"
+	  "(and its descendants), relative to the cgroup2\n"
+	  "mount or absolute; one cgroup for every event" },
 	{ RECORD, OPT_MMAP_PAGES, 'm', "mmap-pages", "N", 0, 0,
 	  "data pages per ring, a power of two (default 64)" },
 	{ RECORD, OPT_OUTPUT, 'o', "output", "FILE", 0, 0,

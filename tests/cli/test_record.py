@@ -598,6 +598,7 @@ HELP_OPTIONS = {
     "-t": "attach_to_running_thread",
     "-a": "system_wide_sees_the_command",
     "-C": "cpu_list_records_the_cpu",
+    "-G": "test_record_cgroup.py",
     "-m": "snapshot_on_sigusr2_keeps_the_newest",
     "-o": "every test",
     "--overwrite": "overwrite_writes_the_last_window",

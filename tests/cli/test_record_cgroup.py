@@ -1,0 +1,119 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+"""perfex record -G/--cgroup: the samples of one cgroup v2's tasks (and its
+descendants') on the CPUs of -a or -C, the kernel's way (per-CPU events
+with the cgroup's fd).  Exact with getppid tracepoints: a cgroup the test
+made holds only its workloads, a second busy cgroup is not sampled, a
+parent cgroup's samples include its child's; errors as perfex stat -G's."""
+import os
+import signal
+import subprocess
+import tempfile
+
+from cgrouphelp import Cgroups, Member
+from pctest import PERFEX, case, check, perfex, run_cases
+from sampletools import cleanup, report_json, tmpfile
+from stathelp import TP, exit_baseline, need_tracepoint, wait_counting
+
+
+def start_record(out, *args):
+    p = subprocess.Popen([PERFEX, "record", "-q", "-o", out] + list(args),
+                         stderr=subprocess.PIPE, text=True)
+    # Sampling has begun once its events are open.
+    wait_counting(p.pid)
+    return p
+
+
+def stop_record(p):
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    check(p.returncode == 0, err)
+
+
+def samples_by_pid(path):
+    """{pid: samples} of the tracepoint in a recording."""
+    rep = report_json(path, "--sort", "pid")
+    ev = [e for e in rep["events"] if e["event"] == TP]
+    check(len(ev) == 1, rep["events"])
+    return {int(r["pid"]): r["samples"] for r in ev[0]["rows"]}
+
+
+@case
+def two_busy_cgroups_one_sampled_exactly():
+    need_tracepoint()
+    # A sanitizer's leak checker makes a few getppid calls on the way out.
+    base = exit_baseline()
+    cg = Cgroups()
+    members = []
+    out = tmpfile("cg-two.data")
+    try:
+        a = cg.make("perfctr-rec-a")
+        b = cg.make("perfctr-rec-b")
+        # Both on CPU 0, sampled there: one counter sees every call of
+        # a, so its period of 100 gives exactly floor(calls / 100).
+        members = [Member(cg, a, 7000, cpu=0), Member(cg, b, 9000, cpu=0)]
+        p = start_record(out, "-C", "0", "-G", a, "-e", TP, "-c", "100")
+        for m in members:
+            m.go()
+        for m in members:
+            m.wait()
+        stop_record(p)
+        got = samples_by_pid(out)
+        check(got == {members[0].pid: (7000 + base) // 100}, got)
+    finally:
+        for m in members:
+            m.close()
+        cg.close()
+
+
+@case
+def parent_cgroup_samples_its_child():
+    need_tracepoint()
+    base = exit_baseline()
+    cg = Cgroups()
+    members = []
+    out = tmpfile("cg-nested.data")
+    try:
+        parent = cg.make("perfctr-rec-p")
+        child = cg.make("perfctr-rec-p/c")
+        other = cg.make("perfctr-rec-o")
+        members = [Member(cg, parent, 300), Member(cg, child, 4000),
+                   Member(cg, other, 5000)]
+        # Every CPU, a sample per call: exact wherever they run.
+        p = start_record(out, "--all-cpus", "--cgroup", "/" + parent,
+                         "-e", TP, "-c", "1")
+        for m in members:
+            m.go()
+        for m in members:
+            m.wait()
+        stop_record(p)
+        got = samples_by_pid(out)
+        check(got == {members[0].pid: 300 + base,
+                      members[1].pid: 4000 + base}, got)
+    finally:
+        for m in members:
+            m.close()
+        cg.close()
+
+
+@case
+def cgroup_errors():
+    r = perfex("record", "-o", tmpfile("x.data"), "-G", "x", "-e",
+               "cpu-clock", "--", "true")
+    check(r.returncode == 129, r)
+    check("perfex: option '-G' needs -a or -C" in r.stderr, r.stderr)
+    r = perfex("record", "-o", tmpfile("x.data"), "-a", "-G", "x,y", "--",
+               "true")
+    check(r.returncode == 129 and "one cgroup name" in r.stderr, r.stderr)
+    r = perfex("record", "-o", tmpfile("x.data"), "-a", "-G",
+               "perfctr-cli-no-such", "-e", "cpu-clock", "--", "true")
+    check(r.returncode == 133, (r.returncode, r.stderr))
+    if "no cgroup v2 file system" not in r.stderr:
+        check("perfex: cannot sample cgroup 'perfctr-cli-no-such': "
+              "no such cgroup" in r.stderr, r.stderr)
+    check("hint:" in r.stderr, r.stderr)
+
+
+try:
+    run_cases()
+finally:
+    cleanup()
