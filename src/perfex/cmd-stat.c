@@ -149,6 +149,32 @@ static int stat_option(struct perfex_parse *p, void *ctx)
 						"for every event)");
 		o->cfg.cgroup = p->arg;
 		break;
+	case OPT_FOR_EACH_CGROUP: {
+		const char *name = p->arg;
+
+		/* A list; given again, it goes on. */
+		do {
+			size_t len = strcspn(name, ",");
+			char **list;
+
+			if (!len)
+				return perfex_opt_error(p, "takes cgroup names "
+							"separated by commas "
+							"(an empty one in '%s')",
+							p->arg);
+			list = realloc(o->cfg.cgroups, (o->cfg.nr_cgroups + 1) *
+				       sizeof(*list));
+			if (!list)
+				return PERFEX_EXIT_INTERNAL;
+			o->cfg.cgroups = list;
+			list[o->cfg.nr_cgroups] = strndup(name, len);
+			if (!list[o->cfg.nr_cgroups])
+				return PERFEX_EXIT_INTERNAL;
+			o->cfg.nr_cgroups++;
+			name += len;
+		} while (*name++);
+		break;
+	}
 	case OPT_NO_AGGR:
 		o->cfg.aggr = STAT_AGGR_CPU;
 		break;
@@ -320,6 +346,15 @@ static int parse_options(int argc, char **argv, struct stat_options *o)
 	ret = perfex_options_check_modes(&o->parse, modes);
 	if (ret >= 0)
 		return ret;
+	if (o->cfg.nr_cgroups && o->cfg.cgroup)
+		return usage_error("--for-each-cgroup and -G exclude each other");
+	/* Each cgroup's events are a session of their own: what pairs
+	 * events of one session (sets, metrics, the tree) is not for
+	 * them yet. */
+	if (o->cfg.nr_cgroups && (o->cfg.sets || o->metrics.list ||
+				  o->metrics.topdown))
+		return usage_error("--for-each-cgroup cannot be combined with "
+				   "event sets, -M or --topdown");
 	if (o->cfg.repeat > 1 && o->cfg.interval_ms)
 		return usage_error("-r and -I cannot be combined");
 	if (o->cfg.repeat > 1 && o->cfg.aggr != STAT_AGGR_GLOBAL)
@@ -527,6 +562,11 @@ struct run {
 	struct stat_report *report;
 	struct perfctr_session *session;
 	struct perfctr_target *watched;	/* what the session is attached to */
+	/* --for-each-cgroup: the sessions of cgroups 1.. (cgroup 0's is
+	 * session) and their targets. */
+	struct perfctr_session **more;
+	struct perfctr_target **more_targets;
+	size_t nr_more;
 	struct perfctr_target *command;	/* the command we run, if any */
 	struct perfctr_tree *tree;	/* --per-process: the command's tree */
 	struct perfctr_count *counts, *prev, *delta;
@@ -541,6 +581,7 @@ static void read_counts(struct run *run, struct perfctr_count *counts,
 			struct perfctr_count *unit_counts)
 {
 	struct stat_report *r = run->report;
+	struct perfctr_session *s;
 	size_t e, u;
 
 	for (e = 0; e < r->nr_events; e++) {
@@ -553,9 +594,11 @@ static void read_counts(struct run *run, struct perfctr_count *counts,
 			c->errnum = r->events[e].unsupported_errnum;
 			continue;
 		}
-		perfctr_session__count(run->session, idx, c);
+		s = r->events[e].part ? run->more[r->events[e].part - 1] :
+					run->session;
+		perfctr_session__count(s, idx, c);
 		for (u = 0; unit_counts && u < run->nr_units; u++)
-			perfctr_session__unit_count(run->session, idx, u,
+			perfctr_session__unit_count(s, idx, u,
 						    &unit_counts[u * r->nr_events + e]);
 	}
 	for (u = 0; unit_counts && u < run->nr_units; u++)
@@ -583,6 +626,8 @@ static void print_interval(struct run *run, double t)
 	sigaddset(&rotation, SIGIO);
 	sigprocmask(SIG_BLOCK, &rotation, &old);
 	perfctr_session__read(run->session);
+	for (size_t p = 0; p < run->nr_more; p++)
+		perfctr_session__read(run->more[p]);
 	read_counts(run, run->counts, run->unit_counts);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	for (i = 0; i < n; i++)
@@ -694,6 +739,22 @@ static int tree_error(const struct stat_config *cfg, int err)
 	return PERFEX_EXIT_TARGET;
 }
 
+static int cgroup_error(const char *cgroup, int err)
+{
+	perfex_error("cannot count cgroup '%s': %s", cgroup,
+		     err == ENOMEDIUM ? "no cgroup v2 file system is "
+		     "mounted" : err == ENOENT ? "no such cgroup" :
+		     "not a cgroup v2 directory");
+	if (err == ENOMEDIUM)
+		perfex_hint("as root: mount -t cgroup2 none "
+			    "/sys/fs/cgroup/unified");
+	else
+		perfex_hint("a name relative to the cgroup2 mount "
+			    "(see /proc/self/mountinfo), as "
+			    "/proc/PID/cgroup shows it after '0::'");
+	return PERFEX_EXIT_TARGET;
+}
+
 static int target_error(const struct stat_config *cfg, int err)
 {
 	if (err == EACCES || err == EPERM)
@@ -705,21 +766,10 @@ static int target_error(const struct stat_config *cfg, int err)
 			     err == ESRCH ? "no such process" : strerror(err));
 		return err == ESRCH ? PERFEX_EXIT_TARGET : PERFEX_EXIT_INTERNAL;
 	}
-	if (cfg->cgroup && (err == ENOMEDIUM || err == ENOENT ||
-			    err == ENOTDIR)) {
-		perfex_error("cannot count cgroup '%s': %s", cfg->cgroup,
-			     err == ENOMEDIUM ? "no cgroup v2 file system is "
-			     "mounted" : err == ENOENT ? "no such cgroup" :
-			     "not a cgroup v2 directory");
-		if (err == ENOMEDIUM)
-			perfex_hint("as root: mount -t cgroup2 none "
-				    "/sys/fs/cgroup/unified");
-		else
-			perfex_hint("a name relative to the cgroup2 mount "
-				    "(see /proc/self/mountinfo), as "
-				    "/proc/PID/cgroup shows it after '0::'");
-		return PERFEX_EXIT_TARGET;
-	}
+	if ((cfg->cgroup || cfg->nr_cgroups) &&
+	    (err == ENOMEDIUM || err == ENOENT || err == ENOTDIR))
+		return cgroup_error(cfg->cgroup ? cfg->cgroup : cfg->cgroups[0],
+				    err);
 	if (cfg->cpus) {
 		if (err == EINVAL) {
 			perfex_error("bad CPU list '%s'", cfg->cpus);
@@ -1047,6 +1097,12 @@ static void free_run(struct run *run)
 		run->report->tree = NULL;
 	if (run->session)
 		perfctr_session__delete(run->session);
+	for (size_t p = 0; p < run->nr_more; p++) {
+		perfctr_session__delete(run->more[p]);
+		perfctr_target__delete(run->more_targets[p]);
+	}
+	free(run->more);
+	free(run->more_targets);
 	if (run->command && run->command != run->watched)
 		perfctr_target__delete(run->command);
 	if (run->watched)
@@ -1099,6 +1155,72 @@ static bool has_filter(const struct stat_options *o)
 	return false;
 }
 
+/*
+ * --for-each-cgroup: cgroup 0 counts in the run's session; each other
+ * cgroup gets a session of the same events (checked row by row against
+ * cgroup 0's) and a target of its own.  On the first run cgroup 0's rows
+ * are copied for every cgroup, cgroup after cgroup.
+ * Return -1 on success, or perfex's exit status.
+ */
+static int build_more(struct stat_options *o, struct stat_report *r,
+		      const struct perfctr_parse_opts *popts, struct run *run)
+{
+	const struct stat_config *cfg = &o->cfg;
+	size_t n = cfg->nr_cgroups - 1, per, p, e;
+	bool first = r->nr_events && !r->events[0].cgroup;
+	int ret;
+
+	run->more = calloc(n + 1, sizeof(*run->more));
+	run->more_targets = calloc(n + 1, sizeof(*run->more_targets));
+	if (!run->more || !run->more_targets)
+		goto nomem;
+	for (p = 0; p < n; p++) {
+		ret = build_session(o, r, popts, &run->more[p]);
+		if (ret >= 0)
+			return ret;
+		run->nr_more++;
+		run->more_targets[p] = perfctr_target__new_cgroup(cfg->cgroups[p + 1],
+								  cfg->cpus);
+		if (!run->more_targets[p]) {
+			if (errno == ENOMEDIUM || errno == ENOENT ||
+			    errno == ENOTDIR)
+				return cgroup_error(cfg->cgroups[p + 1], errno);
+			return target_error(cfg, errno);
+		}
+	}
+	if (!first)
+		return -1;
+	per = r->nr_events;
+	{
+		struct stat_event *ev = realloc(r->events, per * cfg->nr_cgroups *
+						sizeof(*ev));
+
+		if (!ev)
+			goto nomem;
+		r->events = ev;
+	}
+	for (e = 0; e < per; e++)
+		r->events[e].cgroup = cfg->cgroups[0];
+	for (p = 1; p < cfg->nr_cgroups; p++) {
+		for (e = 0; e < per; e++) {
+			struct stat_event *d = &r->events[r->nr_events];
+
+			*d = r->events[e];
+			d->group += p * per;
+			d->part = p;
+			d->cgroup = cfg->cgroups[p];
+			d->name = strdup(r->events[e].name);
+			if (!d->name)
+				goto nomem;
+			r->nr_events++;
+		}
+	}
+	return -1;
+nomem:
+	perfex_error("out of memory");
+	return PERFEX_EXIT_INTERNAL;
+}
+
 /* One run: returns -1 when it went well, or perfex's exit status. */
 static int do_run(struct stat_options *o, struct stat_report *r,
 		  const struct perfctr_parse_opts *popts, unsigned int nth)
@@ -1115,6 +1237,14 @@ static int do_run(struct stat_options *o, struct stat_report *r,
 	ret = build_session(o, r, popts, &run.session);
 	if (ret >= 0)
 		return ret;
+	if (cfg->nr_cgroups > 1) {
+		ret = build_more(o, r, popts, &run);
+		if (ret >= 0)
+			goto out;
+	} else if (cfg->nr_cgroups && nth == 0) {
+		for (e = 0; e < r->nr_events; e++)
+			r->events[e].cgroup = cfg->cgroups[0];
+	}
 	for (e = 0; nth == 0 && cfg->repeat > 1 && e < r->nr_events; e++)
 		r->events[e].run_values = calloc(cfg->repeat, sizeof(double));
 
@@ -1133,6 +1263,8 @@ static int do_run(struct stat_options *o, struct stat_report *r,
 		run.watched = perfctr_target__new_thread(cfg->tid);
 	else if (cfg->cgroup)
 		run.watched = perfctr_target__new_cgroup(cfg->cgroup, cfg->cpus);
+	else if (cfg->nr_cgroups)
+		run.watched = perfctr_target__new_cgroup(cfg->cgroups[0], cfg->cpus);
 	else if (cfg->cpus)
 		run.watched = perfctr_target__new_cpus(cfg->cpus);
 	else
@@ -1168,8 +1300,17 @@ static int do_run(struct stat_options *o, struct stat_report *r,
 		ret = target_error(cfg, -err);
 		goto out;
 	}
+	for (size_t p = 0; p < run.nr_more; p++) {
+		err = perfctr_session__attach(run.more[p], run.more_targets[p]);
+		if (err < 0) {
+			ret = target_error(cfg, -err);
+			goto out;
+		}
+	}
 	if (run.watched != run.command) {
 		err = perfctr_session__start(run.session);
+		for (size_t p = 0; p < run.nr_more && err >= 0; p++)
+			err = perfctr_session__start(run.more[p]);
 		if (err < 0) {
 			ret = target_error(cfg, -err);
 			goto out;
@@ -1215,6 +1356,10 @@ static int do_run(struct stat_options *o, struct stat_report *r,
 	/* Detaching reads the final values, which stay readable. */
 	perfctr_session__read(run.session);
 	perfctr_session__detach(run.session);
+	for (size_t p = 0; p < run.nr_more; p++) {
+		perfctr_session__read(run.more[p]);
+		perfctr_session__detach(run.more[p]);
+	}
 	if (cfg->sets && stat_sets_collect(run.session, r)) {
 		perfex_error("out of memory");
 		ret = PERFEX_EXIT_INTERNAL;
@@ -1359,6 +1504,9 @@ out:
 	free(r.units);
 	free(r.sets);
 	free(o.specs);
+	for (size_t c = 0; c < o.cfg.nr_cgroups; c++)
+		free(o.cfg.cgroups[c]);
+	free(o.cfg.cgroups);
 	stat_metrics_free(r.metrics);
 	free(o.metric_list);
 	free(o.metric_files);

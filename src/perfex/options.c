@@ -46,6 +46,10 @@ static const struct perfex_option table[] = {
 	  "with -a or -C: only the tasks of cgroup v2 NAME\n"
 	  "(and its descendants), relative to the cgroup2\n"
 	  "mount or absolute; one cgroup for every event" },
+	{ STAT, OPT_FOR_EACH_CGROUP, 0, "for-each-cgroup", "NAMES", 0, MODE_CPUS,
+	  "with -a or -C: every event once for each cgroup\n"
+	  "v2 of the comma list (with its descendants), a\n"
+	  "row per event and cgroup" },
 	{ STAT, OPT_NO_AGGR, 'A', "no-aggr", NULL, 0, MODE_CPUS,
 	  "one line per CPU (with -a or -C)" },
 	{ STAT, OPT_PER_THREAD, 0, "per-thread", NULL, 0,

@@ -79,9 +79,10 @@ static const char *status_name(const struct perfctr_count *c)
  * the events of @set only (-1: all): events of different sets were never
  * counted together.
  */
-static int view_metrics(const struct stat_report *r,
+static int part_metrics(const struct stat_report *r,
 			const struct perfctr_count *counts, double duration_ns,
-			int set, struct perfctr_metric *out, size_t max_out)
+			int set, size_t part, struct perfctr_metric *out,
+			size_t max_out)
 {
 	struct perfctr_metric_input in[r->nr_events ? r->nr_events : 1];
 	size_t i;
@@ -93,11 +94,28 @@ static int view_metrics(const struct stat_report *r,
 		in[i].group = r->events[i].group;
 		if (set >= 0 && r->events[i].set != set)
 			in[i].count.time_running = 0;	/* not a partner */
+		if (r->events[i].part != part)
+			in[i].count.time_running = 0;	/* another cgroup */
 	}
 	n = perfctr_metric__compute(in, r->nr_events, duration_ns, out, max_out);
 	if (n < 0)
 		return 0;
 	return (size_t)n > max_out ? (int)max_out : n;
+}
+
+/* ... and with --for-each-cgroup, cgroup by cgroup: the counts of one
+ * cgroup are no partners of another's. */
+static int view_metrics(const struct stat_report *r,
+			const struct perfctr_count *counts, double duration_ns,
+			int set, struct perfctr_metric *out, size_t max_out)
+{
+	size_t parts = r->cfg->nr_cgroups ? r->cfg->nr_cgroups : 1;
+	int nr = 0;
+
+	for (size_t p = 0; p < parts && (size_t)nr < max_out; p++)
+		nr += part_metrics(r, counts, duration_ns, set, p, out + nr,
+				   max_out - (size_t)nr);
+	return nr;
 }
 
 static size_t metrics_of(const struct perfctr_metric *all, int nr, size_t event,
@@ -197,8 +215,15 @@ static void human_row(const struct stat_report *r, const char *prefix,
 	char value[48], metric[96];
 	const char *unit = e->is_clock ? "msec" : e->unit;
 	double frac = fraction(c);
+	char name[256];
 	size_t i;
 
+	/* With --for-each-cgroup the cgroup follows the event, as perf
+	 * prints it. */
+	if (e->cgroup && r->cfg->nr_cgroups)
+		snprintf(name, sizeof(name), "%s %s", e->name, e->cgroup);
+	else
+		snprintf(name, sizeof(name), "%s", e->name);
 	if (c->status == PERFCTR_COUNT_NOT_SUPPORTED)
 		snprintf(value, sizeof(value), "<not supported>");
 	else if (!is_counted(c))
@@ -210,9 +235,9 @@ static void human_row(const struct stat_report *r, const char *prefix,
 		format_metric(metrics[0], metric, sizeof(metric));
 	else
 		metric[0] = '\0';
-	fprintf(out, "%s%18s %-4s %s", prefix, value, unit, e->name);
+	fprintf(out, "%s%18s %-4s %s", prefix, value, unit, name);
 	if (metric[0] || (is_counted(c) && (frac < 1.0 || with_stats)))
-		fprintf(out, "%*s", pad(e->name, 32), "");
+		fprintf(out, "%*s", pad(name, 32), "");
 	if (metric[0])
 		fprintf(out, " # %s", metric);
 	if (is_counted(c) && frac < 1.0 && e->set >= 0 && !with_stats &&
@@ -242,6 +267,13 @@ static void human_target(const struct stat_report *r, FILE *out)
 	else if (cfg->cgroup)
 		fprintf(out, "cgroup '%s' on %s%s", cfg->cgroup,
 			cfg->cpus[0] ? "CPU(s) " : "every CPU", cfg->cpus);
+	else if (cfg->nr_cgroups) {
+		fprintf(out, "cgroups");
+		for (size_t i = 0; i < cfg->nr_cgroups; i++)
+			fprintf(out, "%s'%s'", i ? ", " : " ", cfg->cgroups[i]);
+		fprintf(out, " on %s%s", cfg->cpus[0] ? "CPU(s) " : "every CPU",
+			cfg->cpus);
+	}
 	else if (cfg->cpus && cfg->cpus[0])
 		fprintf(out, "'CPU(s) %s'", cfg->cpus);
 	else if (cfg->cpus)
@@ -278,6 +310,10 @@ static void csv_row(const struct stat_report *r, const char *prefix,
 	else
 		fprintf(out, "%.2f", v);
 	fprintf(out, "%s%s%s%s", sep, unit, sep, e->name);
+	/* --for-each-cgroup: the cgroup is the field after the event, as
+	 * in perf's CSV with cgroups. */
+	if (r->cfg->nr_cgroups)
+		fprintf(out, "%s%s", sep, e->cgroup ? e->cgroup : "");
 	if (with_stats)
 		fprintf(out, "%s%.2f", sep, stddev_percent(&e->stats));
 	fprintf(out, "%s%" PRIu64 "%s%.2f", sep, c->time_running, sep,
@@ -622,6 +658,11 @@ static void json_events(struct stat_report *r, const struct stat_view *v,
 		fprintf(out, "%s\n%s  {\"name\": ", e ? "," : "", indent);
 		json_str(out, ev->name);
 		fprintf(out, ", \"group\": %zu, ", ev->group);
+		if (r->cfg->nr_cgroups && ev->cgroup) {
+			fprintf(out, "\"cgroup\": ");
+			json_str(out, ev->cgroup);
+			fprintf(out, ", ");
+		}
 		if (ev->set >= 0)
 			fprintf(out, "\"set\": %d, ", ev->set);
 		fprintf(out, "\"unit\": ");
@@ -687,11 +728,19 @@ static void json_begin(struct stat_report *r)
 	}
 	else if (cfg->cpus) {
 		fprintf(out, "\"%s\", \"cpus\": ", cfg->cgroup ? "cgroup" :
-			"cpus");
+			cfg->nr_cgroups ? "cgroups" : "cpus");
 		json_str(out, cfg->cpus[0] ? cfg->cpus : "all");
 		if (cfg->cgroup) {
 			fprintf(out, ", \"cgroup\": ");
 			json_str(out, cfg->cgroup);
+		}
+		if (cfg->nr_cgroups) {
+			fprintf(out, ", \"cgroups\": [");
+			for (size_t i = 0; i < cfg->nr_cgroups; i++) {
+				fputs(i ? ", " : "", out);
+				json_str(out, cfg->cgroups[i]);
+			}
+			fputc(']', out);
 		}
 	} else
 		fprintf(out, "\"command\"");

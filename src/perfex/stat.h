@@ -40,6 +40,10 @@ struct stat_config {
 	pid_t pid, tid;		/* -p / -t, or 0 */
 	const char *cpus;	/* -C list, "" for -a, NULL for neither */
 	const char *cgroup;	/* -G, with cpus; or NULL */
+	/* --for-each-cgroup, with cpus: every event counted once per
+	 * cgroup, the rows cgroup after cgroup; or NULL / 0. */
+	char **cgroups;
+	size_t nr_cgroups;
 	/* Event sets: each -e one set, taking turns. */
 	bool sets;
 	unsigned int switch_interval_ms;	/* --switch-interval, or 0 */
@@ -78,6 +82,10 @@ struct stat_event {
 	 * computes its metrics from. */
 	double raw_sum, enabled_sum, running_sum;
 	int set;		/* its event set, -1 without sets */
+	/* --for-each-cgroup: the cgroup it counts (its index in
+	 * cfg->cgroups, whose session it is in); 0 / NULL otherwise. */
+	size_t part;
+	const char *cgroup;
 	struct perfctr_estimate est; /* with sets: of the last run */
 };
 

@@ -328,8 +328,9 @@ def help_and_version():
               # metrics: tests/cli/test_stat_metrics.py
               "-M", "--metrics", "--metric-only", "--metrics-file",
               "--topdown", "--td-level",
-              # cgroups: tests/cli/test_stat_cgroup.py
-              "-G", "--cgroup",
+              # cgroups: tests/cli/test_stat_cgroup.py and
+              # test_stat_for_each_cgroup.py
+              "-G", "--cgroup", "--for-each-cgroup",
               # process trees: tests/cli/test_stat_tree.py
               "--per-process", "--tree-limit"}
     check(opts <= tested, "untested options in --help: %s" % (opts - tested))
