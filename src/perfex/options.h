@@ -70,6 +70,7 @@ enum perfex_opt_id {
 	OPT_METRICS_FILE,
 	OPT_TOPDOWN,
 	OPT_TD_LEVEL,
+	OPT_BPF_COUNTERS,
 };
 
 /*
