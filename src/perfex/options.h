@@ -71,6 +71,8 @@ enum perfex_opt_id {
 	OPT_TOPDOWN,
 	OPT_TD_LEVEL,
 	OPT_BPF_COUNTERS,
+	OPT_PER_PROCESS,
+	OPT_TREE_LIMIT,
 };
 
 /*
