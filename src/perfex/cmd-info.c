@@ -93,6 +93,13 @@ static const struct library libraries[] = {
 	  false,
 #endif
 	  "no pprof profiles (perfex report --pprof)" },
+	{ "libbpf", "libbpf",
+#ifdef HAVE_BPF
+	  true,
+#else
+	  false,
+#endif
+	  "no --bpf-counters: cgroups are counted with cgroup events" },
 };
 
 struct pmu_row {

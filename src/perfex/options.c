@@ -50,6 +50,10 @@ static const struct perfex_option table[] = {
 	  "with -a or -C: every event once for each cgroup\n"
 	  "v2 of the comma list (with its descendants), a\n"
 	  "row per event and cgroup" },
+	{ STAT, OPT_BPF_COUNTERS, 0, "bpf-counters", NULL, 0, MODE_CPUS,
+	  "with -G: count cgroups through BPF at context\n"
+	  "switches (one counter per CPU and event), not\n"
+	  "cgroup events that are switched at each one" },
 	{ STAT, OPT_NO_AGGR, 'A', "no-aggr", NULL, 0, MODE_CPUS,
 	  "one line per CPU (with -a or -C)" },
 	{ STAT, OPT_PER_THREAD, 0, "per-thread", NULL, 0,

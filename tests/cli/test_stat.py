@@ -331,6 +331,10 @@ def help_and_version():
               # cgroups: tests/cli/test_stat_cgroup.py and
               # test_stat_for_each_cgroup.py
               "-G", "--cgroup", "--for-each-cgroup",
+              # cgroups: tests/cli/test_stat_cgroup.py
+              "-G", "--cgroup",
+              # tests/cli/test_stat_cgroup_bpf.py
+              "--bpf-counters",
               # process trees: tests/cli/test_stat_tree.py
               "--per-process", "--tree-limit"}
     check(opts <= tested, "untested options in --help: %s" % (opts - tested))
