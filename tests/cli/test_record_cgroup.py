@@ -58,7 +58,10 @@ def two_busy_cgroups_one_sampled_exactly():
             m.wait()
         stop_record(p)
         got = samples_by_pid(out)
-        check(got == {members[0].pid: (7000 + base) // 100}, got)
+        # A sanitizer's leak checker makes its getppid calls from a task
+        # of its own, in the member's cgroup: only the total is exact.
+        check(sum(got.values()) == (7000 + base) // 100, got)
+        check(members[1].pid not in got, got)
     finally:
         for m in members:
             m.close()
@@ -87,8 +90,12 @@ def parent_cgroup_samples_its_child():
             m.wait()
         stop_record(p)
         got = samples_by_pid(out)
-        check(got == {members[0].pid: 300 + base,
-                      members[1].pid: 4000 + base}, got)
+        # The members' own calls, exactly; a sanitizer's leak checker
+        # makes its way-out calls from tasks of its own (base each).
+        check(got.get(members[0].pid) == 300 and
+              got.get(members[1].pid) == 4000, got)
+        check(sum(got.values()) == 4300 + 2 * base, got)
+        check(members[2].pid not in got, got)
     finally:
         for m in members:
             m.close()
