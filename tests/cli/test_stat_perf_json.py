@@ -71,7 +71,10 @@ def same_lines(a, b, compare_metric=True):
         check((x["event"], x["unit"]) == (y["event"], y["unit"]), (x, y))
         for k in ("cpu", "thread"):
             check(x.get(k) == y.get(k), (k, x, y))
-        if compare_metric and not x["event"].endswith("clock"):
+        # A last interval may find the command gone in one tool and not
+        # in the other: the metric of counted lines only.
+        counted = not (x["counter-value"] + y["counter-value"]).count("<")
+        if compare_metric and counted and not x["event"].endswith("clock"):
             check(unit_of(x) == unit_of(y), (x, y))
         check(isinstance(x["event-runtime"], int), x)
         check(isinstance(x["pcnt-running"], float), x)
