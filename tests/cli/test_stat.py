@@ -331,7 +331,9 @@ def help_and_version():
               # cgroups: tests/cli/test_stat_cgroup.py
               "-G", "--cgroup",
               # perf stat -j's lines: tests/cli/test_stat_perf_json.py
-              "--json-format"}
+              "--json-format",
+              # process trees: tests/cli/test_stat_tree.py
+              "--per-process", "--tree-limit"}
     check(opts <= tested, "untested options in --help: %s" % (opts - tested))
     # Long spellings work too.
     r = perfex("--event", "task-clock", "--field-separator", ",",

@@ -198,6 +198,9 @@ def refuse_bad_uses():
           "perf or perfex" in r.stderr, r)
     r = perfex("--json-format", "perf", "--", work(), "getppid", "1")
     check(r.returncode == 129 and "goes with -j" in r.stderr, r)
+    r = perfex("-j", "--json-format", "perf", "--per-process", "--", work(),
+               "getppid", "1")
+    check(r.returncode == 129 and "process tree" in r.stderr, r)
     # perfex, the default, is the document of docs/json.md.
     r = perfex("-j", "--json-format", "perfex", "-e", "task-clock", "--",
                work(), "getppid", "1")
