@@ -86,6 +86,13 @@ static const struct library libraries[] = {
 	  false,
 #endif
 	  "no metrics at all (-M, the generic IPC and ratios)" },
+	{ "libtraceevent", "libtraceevent",
+#ifdef HAVE_TRACEEVENT
+	  true,
+#else
+	  false,
+#endif
+	  "no tracepoint payloads in perfex script (the trace field)" },
 };
 
 struct pmu_row {
