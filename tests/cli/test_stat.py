@@ -332,6 +332,8 @@ def help_and_version():
               "-G", "--cgroup",
               # perf stat -j's lines: tests/cli/test_stat_perf_json.py
               "--json-format",
+              # tests/cli/test_stat_cgroup_bpf.py
+              "--bpf-counters",
               # process trees: tests/cli/test_stat_tree.py
               "--per-process", "--tree-limit"}
     check(opts <= tested, "untested options in --help: %s" % (opts - tested))
