@@ -83,7 +83,8 @@ def json_agrees_with_proc_and_sysfs():
     check(doc["nr_hw_counters"] == 0 or doc["core_pmu"], doc)
     check(doc["permission"]["privileged"] == (os.geteuid() == 0), doc["permission"])
     check(set(doc["libraries"]) == {"libpfm", "libdw", "libelf", "zlib", "json-c",
-                                    "protobuf-c", "libbpf", "libstdcxx"}, doc)
+                                    "protobuf-c", "libbpf", "libtraceevent",
+                                    "libstdcxx"}, doc)
     # A hint for each missing feature, none for the present ones.
     missing = {k for k, v in doc["features"].items() if not v}
     check(set(doc["hints"]) == missing, (doc["hints"], doc["features"]))
