@@ -6,8 +6,10 @@ short-lived processes, threads that end early, and make -j4 of a generated
 project (cc1 and the rest, summing to the whole-tree count)."""
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
+import time
 
 from pctest import case, check, perfex, run_cases, skip, work
 from stathelp import (PERF_EXIT, TP, getppid_baseline, json_event,
@@ -174,6 +176,26 @@ def exit_status_passes_through():
     check(doc["exit"] == {"code": 3, "signal": None}, doc["exit"])
     check(doc["processes"][0]["exit"] == {"code": 3, "signal": None},
           doc["processes"])
+
+
+@case
+def process_outliving_the_root_is_let_go():
+    need_tracepoint()
+    t = time.monotonic()
+    r, doc = run_json("--per-process", "-e", TP, "--", "sh", "-c",
+                      '"$0" getppid 5 sleep 3000 >/dev/null 2>&1 & exit 0',
+                      work())
+    check_ok(r)
+    check(time.monotonic() - t < 2.5, "perfex waited for the background job")
+    procs = doc["processes"]
+    check(len(procs) == 2, procs)
+    bg = procs[1]
+    check(bg["running"] and bg["exit"] is None and bg["end_ns"] is None, bg)
+    # Let go untraced: it runs on (not in a trace stop) and ends by itself.
+    with open("/proc/%d/stat" % bg["pid"]) as f:
+        state = f.read().rsplit(")", 1)[1].split()[0]
+    check(state in ("S", "R"), state)
+    os.kill(bg["pid"], signal.SIGKILL)
 
 
 @case
