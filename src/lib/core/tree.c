@@ -569,7 +569,9 @@ static int scan(struct perfctr_tree *t)
 			/* Not ours to wait for (any more): reaped elsewhere
 			 * (the root by perfctr_target__start() after a
 			 * failed exec). */
-			if (tid == t->root_tid) {
+			if (tid == t->root_tid &&
+			    perfctr_target__kind(t->target) ==
+			    PERFCTR_TARGET_COMMAND) {
 				int rst = 0;
 
 				if (perfctr_target__wait(t->target, &rst) == 0) {
@@ -764,21 +766,79 @@ int perfctr_tree__wait(struct perfctr_tree *t, int *status)
 	return 0;
 }
 
+/* A process target: seize every thread it has now, and again the ones
+ * a thread made before it was seized, until the list holds still. */
+static int seize_process(struct perfctr_tree *t)
+{
+	size_t proc = 0;
+
+	for (int round = 0; round < 100; round++) {
+		pid_t *tids;
+		int n = pc_list_threads(t->root_tid, &tids), added = 0;
+
+		if (n < 0)
+			return n;
+		for (int i = 0; i < n; i++) {
+			ssize_t task;
+			int err;
+
+			if (find_task(t, tids[i]) >= 0)
+				continue;
+			if (ptrace(PTRACE_SEIZE, tids[i], 0,
+				   (void *)(long)TRACE_OPTIONS)) {
+				err = errno;
+				if (err == ESRCH)
+					continue;	/* ended meanwhile */
+				free(tids);
+				return -err;
+			}
+			task = add_task(t, tids[i], (size_t)-1);
+			if (task < 0) {
+				free(tids);
+				return (int)task;
+			}
+			t->tasks[task].state = TASK_LIVE;
+			t->tasks[task].start_ns = now_ns();
+			read_comm(tids[i], t->tasks[task].comm,
+				  sizeof(t->tasks[task].comm));
+			err = join_proc(t, (size_t)task, proc);
+			if (!err)
+				err = open_counters(t, (size_t)task, false);
+			if (err) {
+				free(tids);
+				return err;
+			}
+			added++;
+		}
+		free(tids);
+		if (!added)
+			break;
+	}
+	memcpy(t->procs[proc].comm, t->tasks[0].comm, sizeof(t->procs[proc].comm));
+	read_exe(&t->procs[proc], t->root_tid);
+	return 0;
+}
+
 struct perfctr_tree *perfctr_tree__new(const struct perfctr_session *s,
 				       struct perfctr_target *target,
 				       const struct perfctr_tree_opts *opts)
 {
 	struct perfctr_tree *t;
+	enum perfctr_target_kind kind;
 	ssize_t task, proc;
 	int err;
 
 	if (!s || !target || !s->nr_events || !pc_opts_valid(opts, sizeof(*opts)) ||
-	    PC_OPTS_GET(opts, flags, 0) ||
-	    perfctr_target__kind(target) != PERFCTR_TARGET_COMMAND) {
+	    PC_OPTS_GET(opts, flags, 0)) {
 		errno = EINVAL;
 		return NULL;
 	}
-	if (!pc_target_is_held(target)) {
+	kind = perfctr_target__kind(target);
+	if (kind != PERFCTR_TARGET_COMMAND && kind != PERFCTR_TARGET_PROCESS) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (kind == PERFCTR_TARGET_COMMAND && !pc_target_is_held(target)) {
 		errno = EALREADY;
 		return NULL;
 	}
@@ -813,6 +873,18 @@ struct perfctr_tree *perfctr_tree__new(const struct perfctr_session *s,
 			te->nr_cpus = (size_t)ev->nr_cpus;
 		}
 	}
+	if (kind == PERFCTR_TARGET_PROCESS) {
+		if (add_proc(t, t->root_tid, (size_t)-1) < 0) {
+			errno = ENOMEM;
+			goto fail_errno;
+		}
+		err = seize_process(t);
+		if (err) {
+			errno = -err;
+			goto fail_errno;
+		}
+		return t;
+	}
 	task = add_task(t, t->root_tid, (size_t)-1);
 	if (task < 0 || (proc = add_proc(t, t->root_tid, (size_t)-1)) < 0) {
 		errno = ENOMEM;
@@ -839,13 +911,23 @@ fail_errno:
 	return NULL;
 }
 
+int perfctr_tree__detach(struct perfctr_tree *t)
+{
+	if (!t)
+		return pc_err(EINVAL);
+	if (t->nr_watched) {
+		t->root_done = true;
+		finish(t);
+	}
+	return 0;
+}
+
 void perfctr_tree__delete(struct perfctr_tree *t)
 {
 	if (!t)
 		return;
 	/* Tasks still traced must not wait for us for ever. */
-	if (t->nr_watched && !t->root_done && t->nr_tasks &&
-	    t->tasks[0].state != TASK_DEAD) {
+	if (t->nr_watched) {
 		t->root_done = true;
 		finish(t);
 	}
