@@ -21,6 +21,7 @@
 
 #include "common/internal.h"
 #include "core/counters.h"
+#include "core/engine.h"
 #include "core/estimate.h"
 #include "core/notifier.h"
 #include "core/overflow.h"
@@ -75,6 +76,7 @@ struct watch {
 struct clock_watch {
 	struct pc_sets *sets;
 	struct pc_ovf *ovf;
+	struct pc_engine *eng;		/* the clock's, which owns fd */
 	int fd;
 	uint64_t period;		/* 0: off for the active set */
 };
@@ -742,8 +744,8 @@ static void undo_attach(struct pc_sets *sets)
 	if (sets->clock.ovf)
 		pc_ovf__delete(sets->clock.ovf);
 	sets->clock.ovf = NULL;
-	if (sets->clock.fd >= 0)
-		close(sets->clock.fd);
+	pc_engine__delete(sets->clock.eng);
+	sets->clock.eng = NULL;
 	sets->clock.fd = -1;
 	if (sets->notifier)
 		pc_notifier__detach(sets->notifier);
@@ -822,13 +824,11 @@ static int open_clock(struct pc_sets *sets, pid_t owner)
 	attr.sample_period = first;
 	attr.disabled = 1;
 	attr.read_format = PERF_FORMAT_GROUP;
-	sets->clock.fd = sys_perf_event_open(&attr, c->unit_tid[0], c->unit_cpu[0],
-					     -1, 0);
-	if (sets->clock.fd < 0) {
-		int err = sets->clock.fd;
-
+	sets->clock.eng = pc_engine__new_single(&attr, c->unit_tid[0],
+						c->unit_cpu[0], &sets->clock.fd);
+	if (!sets->clock.eng) {
 		sets->clock.fd = -1;
-		return err;
+		return -errno;
 	}
 	sets->clock.sets = sets;
 	sets->clock.period = first;
