@@ -800,7 +800,9 @@ static int build_rotor(struct perfctr_session *s)
  * A counter that ticks every timeout: of the run time of the target's
  * first thread (task-clock) for thread targets, of wall time (cpu-clock)
  * for CPU targets, as perfmon2 has it (per-thread: virtual time; per-CPU:
- * wall-clock time).  On the first unit.
+ * wall-clock time).  The thread's clock follows it on every CPU, also
+ * when its counters are on a CPU list (whose first CPU it may never run
+ * on); a CPU target's is on its first CPU.
  */
 static int open_clock(struct pc_sets *sets, pid_t owner)
 {
@@ -825,7 +827,8 @@ static int open_clock(struct pc_sets *sets, pid_t owner)
 	attr.disabled = 1;
 	attr.read_format = PERF_FORMAT_GROUP;
 	sets->clock.eng = pc_engine__new_single(&attr, c->unit_tid[0],
-						c->unit_cpu[0], &sets->clock.fd);
+						c->unit_tid[0] >= 0 ? -1 : c->unit_cpu[0],
+						&sets->clock.fd);
 	if (!sets->clock.eng) {
 		sets->clock.fd = -1;
 		return -errno;
