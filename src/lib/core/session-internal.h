@@ -78,7 +78,8 @@ struct perfctr_session {
 	struct perfctr_count *carried;
 	bool *has_carried;
 
-	/* Event sets, rotation, notifications (set.c); NULL when unused. */
+	/* Event sets, rotation, notifications (set-state.h); NULL when
+	 * unused. */
 	struct pc_sets *sets;
 };
 
