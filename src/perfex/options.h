@@ -76,6 +76,8 @@ enum perfex_opt_id {
 	OPT_CGROUP_ROOT,
 	OPT_LABEL,
 	OPT_ONCE,
+	OPT_PER_PROCESS,
+	OPT_TREE_LIMIT,
 };
 
 /*
