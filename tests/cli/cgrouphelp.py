@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """Cgroups for the CLI tests: made under the cgroup2 mount (found in
-/proc/self/mountinfo, never assumed), workloads moved into them through
-cgroup.procs before they start, removed after."""
+/proc/self/mountinfo) and removed after, and pcwork members moved into
+them before they start."""
 import os
 import shutil
 import subprocess

@@ -7,14 +7,13 @@ cgroup the test made holds nothing else, so no pid filter is needed; a
 second busy cgroup shows the count is the cgroup's alone.  perf stat -a -G
 counts the same run where perf can find the cgroup."""
 import json
-import os
 import shutil
 import signal
 import subprocess
 import tempfile
 
-from pctest import case, check, perfex, run_cases
 from cgrouphelp import Cgroups, Member
+from pctest import case, check, perfex, run_cases
 from stathelp import TP, exit_baseline, need_tracepoint, start_perfex, \
     wait_counting
 
