@@ -65,6 +65,7 @@ struct serve_exporter {
 	char *extra;			/* ",name=\"value\"" of cfg->labels */
 	int inotify_fd;
 	uint64_t cgroup_errors, read_errors, reloads_ok, reloads_failed;
+	long open_fds;			/* as of the last change of scopes */
 	bool last_reload_ok;
 };
 
@@ -549,10 +550,16 @@ static void want_named(struct serve_exporter *ex, const char *cgroup)
 	watch_ancestor(ex, full);
 }
 
+static long open_fds(void);
+
 static void rescan_locked(struct serve_exporter *ex)
 {
 	size_t kept = 1;
 
+	/* Counted here, when counters are opened and closed, not at each
+	 * scrape: listing /proc/self/fd instantiates an inode per fd, which
+	 * with 800 counters costs more than reading them all. */
+	ex->open_fds = open_fds();
 	if (!ex->mount[0] || !nr_events(ex))
 		return;
 	for (size_t i = 1; i < ex->nr_scopes; i++)
@@ -578,6 +585,7 @@ static void rescan_locked(struct serve_exporter *ex)
 			scope_delete(ex->scopes[i], nr_events(ex));
 	}
 	ex->nr_scopes = kept;
+	ex->open_fds = open_fds();
 }
 
 void serve_exporter_rescan(struct serve_exporter *ex)
@@ -945,7 +953,7 @@ static void health(struct serve_exporter *ex, struct buf *b,
 	static const struct family f_fds = {
 		"perfex_open_fds", "gauge", NULL,
 		"File descriptors the exporter holds open (one per event, CPU "
-		"and cgroup, and its own)." };
+		"and cgroup, and its own), as of the last change of cgroups." };
 	static const struct family f_reloads = {
 		"perfex_config_reloads", "counter", NULL,
 		"Configuration reloads (SIGHUP), by result." };
@@ -974,7 +982,7 @@ static void health(struct serve_exporter *ex, struct buf *b,
 	single(ex, b, &f_cgerr, fmt, tmp);
 	snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)ex->read_errors);
 	single(ex, b, &f_rderr, fmt, tmp);
-	snprintf(tmp, sizeof(tmp), "%ld", open_fds());
+	snprintf(tmp, sizeof(tmp), "%ld", ex->open_fds);
 	single(ex, b, &f_fds, fmt, tmp);
 	head(b, &f_reloads, fmt);
 	for (int ok = 1; ok >= 0; ok--) {
