@@ -57,10 +57,12 @@ static const struct perfex_option table[] = {
 	  MODE_THREADS | MODE_COMMAND,
 	  "one line per thread (with -p or -t); with a\n"
 	  "command: --per-process with its threads" },
-	{ STAT, OPT_PER_PROCESS, 0, "per-process", NULL, 0, MODE_COMMAND,
-	  "the command's process tree: each process's own\n"
-	  "counts and its children's (traces the tree)" },
-	{ STAT, OPT_TREE_LIMIT, 0, "tree-limit", "N|P%", 0, MODE_COMMAND,
+	{ STAT, OPT_PER_PROCESS, 0, "per-process", NULL, 0,
+	  MODE_COMMAND | MODE_THREADS,
+	  "the process tree of the command (or of -p):\n"
+	  "each process's own counts and its children's" },
+	{ STAT, OPT_TREE_LIMIT, 0, "tree-limit", "N|P%", 0,
+	  MODE_COMMAND | MODE_THREADS,
 	  "with --per-process: the N processes with the\n"
 	  "largest counts of the first event, or those\n"
 	  "with at least P% of the whole tree's" },
