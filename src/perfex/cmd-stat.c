@@ -346,14 +346,6 @@ static int parse_options(int argc, char **argv, struct stat_options *o)
 		return usage_error("-r and -I cannot be combined");
 	if (o->cfg.repeat > 1 && o->cfg.aggr != STAT_AGGR_GLOBAL)
 		return usage_error("-r cannot be combined with -A or --per-thread");
-	/* The library times a thread's sets by a task-clock on its first
-	 * unit: with -C, its run time on the first CPU of the list only. */
-	if (o->cfg.switch_interval_ms && o->cfg.tid && o->cfg.cpus) {
-		perfex_error("option '--switch-interval' cannot time a thread "
-			     "on a CPU list yet (-t with -C)");
-		perfex_hint("use --switch-after, or -t without -C");
-		return PERFEX_EXIT_USAGE;
-	}
 	if (o->cfg.sets && o->nr_specs < 2)
 		return usage_error("event sets need two -e or more (one per set)");
 	if (!o->metrics.td_level)
