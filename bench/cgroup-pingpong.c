@@ -12,8 +12,8 @@
  * PREFIX000..PREFIX(NCG-1) (A and B among them), through one
  * perfctr_bpf_counters or through the kernel's cgroup events, open and
  * counting while the ping-pong runs, read once after it.  The count of
- * write(2) in A is checked against the truth (ROUNDS, one a round trip,
- * plus none else: A's process does nothing else).
+ * write(2) in A is checked against the truth: one a round trip, and the
+ * byte that says A's process is ready (written from inside A).
  */
 #include <errno.h>
 #include <sched.h>
@@ -170,9 +170,9 @@ int main(int argc, char **argv)
 		snprintf(name, sizeof(name), "%s%03ld", argv[7], i);
 		perfctr_session__read(s[i]);
 		perfctr_session__count(s[i], 3, &c);
-		if (!strcmp(name, argv[3]) && c.value != (uint64_t)rounds)
+		if (!strcmp(name, argv[3]) && c.value != (uint64_t)rounds + 1)
 			fprintf(stderr, "%s: %llu writes counted, %ld made\n",
-				name, (unsigned long long)c.value, rounds);
+				name, (unsigned long long)c.value, rounds + 1);
 		perfctr_session__delete(s[i]);
 		perfctr_target__delete(t[i]);
 	}

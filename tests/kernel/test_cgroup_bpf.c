@@ -14,6 +14,18 @@
 
 static struct perfctr_bpf_counters *bc;
 
+/* Cgroup names of this process: other people's test runs on the same
+ * machine make theirs at the same time. */
+static const char *name(const char *suffix)
+{
+	static char buf[8][128];
+	static int next;
+	char *b = buf[next++ % 8];
+
+	snprintf(b, sizeof(buf[0]), "perfctr-bpf-%d%s", (int)getpid(), suffix);
+	return b;
+}
+
 static void unload(void)
 {
 	perfctr_bpf_counters__delete(bc);
@@ -81,14 +93,14 @@ TEST(two_busy_cgroups_exact)
 	struct member a, b;
 
 	require_bpf();
-	make_cgroup("perfctr-bpf-a");
-	make_cgroup("perfctr-bpf-b");
+	make_cgroup(name("-a"));
+	make_cgroup(name("-b"));
 	member_spawn(&a, made[0], 30000);
 	member_spawn(&b, made[1], 50000);
-	sa = open_cg("perfctr-bpf-a", true, &ta);
+	sa = open_cg(name("-a"), true, &ta);
 	sb = open_cg(made[1], true, &tb);
-	ea = open_cg("perfctr-bpf-a", false, &tea);
-	eb = open_cg("perfctr-bpf-b", false, &teb);
+	ea = open_cg(made[0], false, &tea);
+	eb = open_cg(name("-b"), false, &teb);
 	member_release(&a);
 	member_release(&b);
 	member_wait(&a);
@@ -114,9 +126,9 @@ TEST(nested_cgroups_exact)
 	int i;
 
 	require_bpf();
-	make_cgroup("perfctr-bpf-p");
-	make_cgroup("perfctr-bpf-p/c1");
-	make_cgroup("perfctr-bpf-p/c1/deep");
+	make_cgroup(name("-p"));
+	make_cgroup(name("-p/c1"));
+	make_cgroup(name("-p/c1/deep"));
 	member_spawn(&p, made[0], 700);
 	member_spawn(&c1, made[1], 11000);
 	member_spawn(&c2, made[2], 23000);
@@ -149,10 +161,10 @@ TEST(reads_while_running_and_stop)
 	struct member m1, m2;
 
 	require_bpf();
-	make_cgroup("perfctr-bpf-run");
+	make_cgroup(name("-run"));
 	member_spawn(&m1, made[0], 20000);
 	member_spawn(&m2, made[0], 9000);
-	s = open_cg("perfctr-bpf-run", true, &t);
+	s = open_cg(made[0], true, &t);
 	member_release(&m1);
 	member_wait(&m1);
 	REQUIRE(perfctr_session__read(s) == 0);
@@ -180,13 +192,13 @@ TEST(fallback_to_cgroup_events)
 	struct member m;
 
 	require_bpf();
-	make_cgroup("perfctr-bpf-sets");
+	make_cgroup(name("-sets"));
 	member_spawn(&m, made[0], 4000);
 	/* Event sets need the kernel's own counters. */
 	s = session_with(TP_GETPPID, PERFCTR_SESSION_ENABLE_ON_ATTACH);
 	REQUIRE(perfctr_session__create_set(s, &d1) == 0);
 	REQUIRE(perfctr_session__add_events_to_set(s, 1, TP_GETPPID, &err) == 1);
-	t = perfctr_target__new_cgroup_opts("perfctr-bpf-sets", NULL, &opts);
+	t = perfctr_target__new_cgroup_opts(made[0], NULL, &opts);
 	REQUIRE(t);
 	REQUIRE(perfctr_session__attach(s, t) == 0);
 	CHECK(!perfctr_session__counts_by_bpf(s));

@@ -215,7 +215,7 @@ static int add_event(struct perfctr_bpf_counters *bc,
 	struct pc_engine_event desc = { .attr = &be->attr, .leader = 0,
 					.filter = ev->filter };
 	int map = bpf_map__fd(bc->skel->maps.counters);
-	size_t u, opened = 0;
+	size_t u;
 	int err;
 
 	if (bc->nr_events == PC_BPFCG_MAX_EVENTS)
@@ -244,13 +244,11 @@ static int add_event(struct perfctr_bpf_counters *bc,
 			err = -errno;
 			goto fail;
 		}
-		opened++;
 	}
 	bc->nr_events++;
 	/* The program reads the new counters from its next run on. */
 	__atomic_store_n(&bc->skel->bss->nr_events, (__u32)bc->nr_events,
 			 __ATOMIC_RELEASE);
-	(void)opened;
 	return (int)bc->nr_events - 1;
 fail:
 	pc_engine__delete(be->engine);
