@@ -18,6 +18,7 @@ PREFIX      ?= /usr/local
 LIBDIR      ?= $(PREFIX)/lib
 INCLUDEDIR  ?= $(PREFIX)/include
 BINDIR      ?= $(PREFIX)/bin
+SBINDIR     ?= $(PREFIX)/sbin
 MANDIR      ?= $(PREFIX)/share/man
 DATADIR     ?= $(PREFIX)/share
 DESTDIR     ?=
@@ -85,6 +86,7 @@ ALL_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS)
 
 LIB_SRCS    := $(sort $(wildcard src/lib/*/*.c))
 PERFEX_SRCS := $(sort $(wildcard src/perfex/*.c))
+PERFCTRD_SRCS := $(sort $(wildcard src/perfctrd/*.c))
 UNIT_SRCS   := $(sort $(wildcard tests/unit/*.c))
 KERNEL_SRCS := $(sort $(wildcard tests/kernel/*.c))
 TLIB_SRCS   := $(sort $(wildcard tests/lib/*.c))
@@ -93,6 +95,9 @@ EX_SRCS     := $(sort $(wildcard examples/*.c))
 
 LIB_OBJS    := $(LIB_SRCS:%.c=$(O)/%.o)
 PERFEX_OBJS := $(PERFEX_SRCS:%.c=$(O)/%.o)
+PERFCTRD_OBJS := $(PERFCTRD_SRCS:%.c=$(O)/%.o)
+# Everything of the daemon but its main(), for the unit tests.
+PERFCTRD_PARTS := $(filter-out $(O)/src/perfctrd/perfctrd.o,$(PERFCTRD_OBJS))
 TLIB_OBJS   := $(TLIB_SRCS:%.c=$(O)/%.o)
 UNIT_BINS   := $(UNIT_SRCS:tests/unit/%.c=$(O)/tests/unit/%)
 KERNEL_BINS := $(KERNEL_SRCS:tests/kernel/%.c=$(O)/tests/kernel/%)
@@ -102,13 +107,14 @@ EX_BINS     := $(EX_SRCS:examples/%.c=$(O)/examples/%)
 STATIC_LIB  := $(O)/libperfctr.a
 SHARED_LIB  := $(O)/libperfctr.so.$(VERSION)
 PERFEX      := $(O)/perfex
+PERFCTRD    := $(O)/perfctrd
 PC_FILE     := $(O)/perfctr.pc
 
 .PHONY: all lib deps tests check FORCE check-unit check-kernel check-cli demo install clean bench
 .SUFFIXES:
 .SECONDARY:
 
-all: lib $(PERFEX) $(PC_FILE) pmu-events
+all: lib $(PERFEX) $(PERFCTRD) $(PC_FILE) pmu-events
 
 # The kernel tree's PMU event and metric tables (tools/perf/pmu-events/arch,
 # GPL-2.0 data), imported from Debian's linux-source package into the build
@@ -196,6 +202,10 @@ endif
 $(PERFEX): $(PERFEX_OBJS) $(STATIC_LIB)
 	$(CC) $(LDFLAGS) -no-pie $(PERFEX_LDFLAGS) -o $@ $(PERFEX_OBJS) $(STATIC_LIB) $(PERFEX_LIBS)
 
+# The access broker (src/perfctrd/): a root daemon on the static library.
+$(PERFCTRD): $(PERFCTRD_OBJS) $(STATIC_LIB)
+	$(CC) $(LDFLAGS) -o $@ $(PERFCTRD_OBJS) $(STATIC_LIB) $(LDLIBS)
+
 # License: is read by pkgconf 1.9 and later (`pkgconf --license perfctr`);
 # older pkg-config and pkgconf ignore fields they do not know.
 pc_text = printf 'prefix=%s\nlibdir=%s\nincludedir=%s\n\nName: perfctr\nDescription: performance-monitoring counters on perf_event_open\nVersion: %s\nLicense: LGPL-2.1 OR BSD-2-Clause\nLibs: -L$${libdir} -lperfctr\nLibs.private: %s\nCflags: -I$${includedir}\n' \
@@ -214,6 +224,11 @@ FORCE:
 $(O)/tests/unit/%: tests/unit/%.c $(TLIB_OBJS) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/lib $(LDFLAGS) -o $@ $< $(TLIB_OBJS) $(STATIC_LIB) $(LDLIBS)
+
+# Unit tests of the daemon's parts (policy parser and checks).
+$(O)/tests/unit/test_perfctrd_%: tests/unit/test_perfctrd_%.c $(TLIB_OBJS) $(PERFCTRD_PARTS) $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests/lib -Isrc/perfctrd $(LDFLAGS) -o $@ $< $(TLIB_OBJS) $(PERFCTRD_PARTS) $(STATIC_LIB) $(LDLIBS)
 
 $(O)/tests/kernel/%: tests/kernel/%.c $(TLIB_OBJS) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
@@ -287,6 +302,10 @@ install: all
 	install -m 644 include/perfctr/*.h $(DESTDIR)$(INCLUDEDIR)/perfctr/
 	install -m 644 $(PC_FILE) $(DESTDIR)$(LIBDIR)/pkgconfig/
 	install -m 755 $(PERFEX) $(DESTDIR)$(BINDIR)/
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
+	install -m 755 $(PERFCTRD) $(DESTDIR)$(SBINDIR)/
+	for f in docs/*.5; do [ -e "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(MANDIR)/man5/ || true; done
+	for f in docs/*.8; do [ -e "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(MANDIR)/man8/ || true; done
 	for f in docs/*.1; do [ -e "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(MANDIR)/man1/ || true; done
 	for f in docs/*.3; do [ -e "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(MANDIR)/man3/ || true; done
 	if [ -d $(PMU_EVENTS) ]; then \

@@ -150,6 +150,8 @@ enum pc_engine_flags {
 	 * nothing of children), never for software, tracepoint and
 	 * breakpoint events (their page holds no current count). */
 	PC_ENGINE_MMAP = 1u << 2,
+	/* Opens the kernel refuses are not passed on to the access broker. */
+	PC_ENGINE_NO_BROKER = 1u << 3,
 };
 
 /* Every unit, for pc_engine__toggle_group(). */

@@ -17,6 +17,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Where perfctrd listens unless told otherwise (PERFCTR_BROKER_SOCKET). */
+#define PC_BROKER_SOCKET	"/run/perfctr/perfctrd.sock"
+
 #define PC_BROKER_MAGIC		0x44424350u	/* "PCBD" read as bytes */
 #define PC_BROKER_VERSION	1
 /* No message is larger: a receiver whose buffer fills refuses it. */
