@@ -390,9 +390,11 @@ static void handle_open(struct client *c, const struct pc_broker_msg *m,
 	if (tpn)
 		snprintf(what, sizeof(what), "tracepoint %s", tpn);
 	else
-		snprintf(what, sizeof(what), "type %u config %#llx%s", attr.type,
-			 (unsigned long long)attr.config,
-			 attr.exclude_kernel ? "" : " with kernel mode");
+		snprintf(what, sizeof(what), "type %u config %#llx", attr.type,
+			 (unsigned long long)attr.config);
+	if (!attr.exclude_kernel)
+		snprintf(what + strlen(what), sizeof(what) - strlen(what),
+			 " with kernel mode");
 	if (attr.freq ? attr.sample_freq : attr.sample_period)
 		snprintf(what + strlen(what), sizeof(what) - strlen(what),
 			 " sampling %s %llu", attr.freq ? "freq" : "period",

@@ -329,8 +329,17 @@ static int rule_key(struct parser *p, const char *key, char *value)
 	case K_TARGETS:
 		return each_item(p, value, add_target);
 	case K_KERNEL:
-		return parse_bool(value, &r->kernel) ? 0 :
-		       fail(p, "'kernel' wants yes or no, not '%s'", value);
+		/* "count": kernel-mode counts, but no samples of kernel
+		 * state (addresses, callchains, registers). */
+		if (!strcmp(value, "count")) {
+			r->kernel = true;
+			return 0;
+		}
+		if (!parse_bool(value, &r->kernel))
+			return fail(p, "'kernel' wants yes, count or no, not "
+				    "'%s'", value);
+		r->kernel_sampling = r->kernel;
+		return 0;
 	case K_SAMPLING:
 		return parse_bool(value, &r->sampling) ? 0 :
 		       fail(p, "'sampling' wants yes or no, not '%s'", value);
@@ -770,10 +779,12 @@ int pd_rule_check(const struct pd_rule *r, const struct perf_event_attr *attr,
 	ret = check_event(r, attr, tp_name, why, size);
 	if (ret)
 		return ret;
-	if (!r->kernel) {
-		if (!attr->exclude_kernel)
-			return why_fail(why, size, EACCES,
-					"kernel mode (set exclude_kernel)");
+	if (!r->kernel && !attr->exclude_kernel)
+		return why_fail(why, size, EACCES,
+				"kernel mode (set exclude_kernel)");
+	if (sampling && !r->kernel_sampling && !attr->exclude_kernel)
+		return why_fail(why, size, EACCES, "kernel-mode sampling");
+	if (!r->kernel_sampling) {
 		if ((attr->sample_type & PERF_SAMPLE_CALLCHAIN) &&
 		    !attr->exclude_callchain_kernel)
 			return why_fail(why, size, EACCES, "kernel callchains");
@@ -787,6 +798,12 @@ int pd_rule_check(const struct pd_rule *r, const struct perf_event_attr *attr,
 			return why_fail(why, size, EACCES,
 					"kernel symbol, BPF or text poke records");
 	}
+	/* Samples on a CPU or cgroup catch other users' processes: their
+	 * stacks and registers are not what counting them grants. */
+	if (target != PD_T_OWN && !r->kernel_sampling &&
+	    (attr->sample_type & (PERF_SAMPLE_STACK_USER | PERF_SAMPLE_REGS_USER)))
+		return why_fail(why, size, EACCES,
+				"user stacks and registers of other processes");
 	if ((attr->sample_type & PERF_SAMPLE_RAW) && !(r->classes & PD_EV_RAW))
 		return why_fail(why, size, EACCES, "raw samples");
 	if (sampling) {
@@ -834,7 +851,8 @@ int pd_rule_describe(const struct pd_rule *r, char *buf, size_t size)
 	PUT("\ntargets%s%s%s\n", r->targets & PD_T_OWN ? " own" : "",
 	    r->targets & PD_T_CPU ? " cpu" : "",
 	    r->targets & PD_T_CGROUP ? " cgroup" : "");
-	PUT("kernel %s\n", r->kernel ? "yes" : "no");
+	PUT("kernel %s\n", r->kernel_sampling ? "yes" : r->kernel ? "count" :
+	    "no");
 	if (!r->sampling)
 		PUT("sampling no\n");
 	else

@@ -53,7 +53,8 @@ struct pd_rule {
 	struct pd_pmu_event *pmus;
 	size_t nr_pmus;
 	unsigned int targets;		/* enum pd_target */
-	bool kernel;
+	bool kernel;			/* kernel-mode counting */
+	bool kernel_sampling;		/* kernel-mode sampling too */
 	bool sampling;
 	uint64_t max_sample_freq;	/* 0: no limit beyond the kernel's */
 	uint64_t min_sample_period;	/* 0: no limit */

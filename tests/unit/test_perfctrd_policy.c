@@ -31,7 +31,7 @@ TEST(parse_errors)
 		{ HEAD "events = softwear\n", "t.conf:4: unknown event class 'softwear'" },
 		{ HEAD "bogus = 1\n", "t.conf:4: unknown key 'bogus' in rule 'r'" },
 		{ "bogus = 1\n", "t.conf:1: unknown key 'bogus' outside a rule" },
-		{ HEAD "kernel = maybe\n", "t.conf:4: 'kernel' wants yes or no" },
+		{ HEAD "kernel = maybe\n", "t.conf:4: 'kernel' wants yes, count or no" },
 		{ HEAD "events = software\nevents = raw\n", "t.conf:5: 'events' given twice" },
 		{ "[rule a]\ntargets = own\nevents = raw\n", "t.conf:1: rule 'a' names no users" },
 		{ "[rule a]\nusers = 0\n", "t.conf:1: rule 'a' allows no targets" },
@@ -156,8 +156,10 @@ TEST(rule_check_table)
 		"[rule user]\nusers = 0\ntargets = own\n"
 		"events = software, breakpoint, tracepoint:syscalls:sys_enter_get*\n"
 		"sampling = yes\nmax_sample_freq = 1000\nmin_sample_period = 10000\n"
-		"[rule wide]\nusers = 1\ntargets = own, cpu\nkernel = yes\n"
-		"events = software, raw\n";
+		"[rule wide]\nusers = 1\ntargets = own, cpu\nkernel = count\n"
+		"events = software, raw\nsampling = yes\n"
+		"[rule counts]\nusers = 2\ntargets = own\nkernel = count\n"
+		"events = software\nsampling = yes\n";
 	enum { SW, TP, TP_OTHER, TP_UNKNOWN, HW, RAW, BP_USER, BP_KERNEL };
 	static const struct {
 		const char *what;
@@ -191,8 +193,14 @@ TEST(rule_check_table)
 		{ "physical addresses", 0, SW, PD_T_OWN, 0, 2, 10000, PERF_SAMPLE_PHYS_ADDR, -EACCES },
 		{ "wide: kernel, CPU", 1, SW, PD_T_CPU, 1, 0, 0, 0, 0 },
 		{ "wide: raw event", 1, RAW, PD_T_OWN, 1, 0, 0, 0, 0 },
-		{ "wide: no sampling", 1, SW, PD_T_OWN, 1, 2, 10000, 0, -EACCES },
+		{ "wide: kernel sampling", 1, SW, PD_T_OWN, 1, 2, 10000, 0, -EACCES },
 		{ "wide: no tracepoints", 1, TP, PD_T_OWN, 1, 0, 0, 0, -EACCES },
+		{ "wide: other users' stacks", 1, SW, PD_T_CPU, 0, 2, 10000, PERF_SAMPLE_STACK_USER, -EACCES },
+		{ "wide: own stacks", 1, SW, PD_T_OWN, 0, 2, 10000, PERF_SAMPLE_STACK_USER, 0 },
+		{ "count: kernel counting", 2, SW, PD_T_OWN, 1, 0, 0, 0, 0 },
+		{ "count: user sampling", 2, SW, PD_T_OWN, 0, 2, 100, 0, 0 },
+		{ "count: kernel sampling", 2, SW, PD_T_OWN, 1, 2, 100, 0, -EACCES },
+		{ "count: kernel callchain", 2, SW, PD_T_OWN, 0, 2, 100, PERF_SAMPLE_CALLCHAIN, -EACCES },
 	};
 	char err[256], why[256];
 	struct pd_policy *pol = pd_policy_parse(policy, "t", NULL, err, sizeof(err));
@@ -201,7 +209,7 @@ TEST(rule_check_table)
 	if (!pol)
 		test_fail(__FILE__, __LINE__, "%s", err);
 	REQUIRE(pol);
-	REQUIRE(pol->nr_rules == 2);
+	REQUIRE(pol->nr_rules == 3);
 	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		struct perf_event_attr a = sw_attr();
 		const char *tp = NULL;

@@ -63,7 +63,7 @@ static int connect_broker(void)
 
 static void disconnect(void)
 {
-	if (conn_fd >= 0 && conn_pid == getpid())
+	if (conn_fd >= 0)
 		close(conn_fd);
 	conn_fd = -1;
 }
@@ -82,8 +82,12 @@ static ssize_t exchange(const void *req, size_t len, const int *fds,
 	ssize_t n;
 
 	*fd = -1;
+	/* A forked child has its parent's connection: the replies to the
+	 * two would cross, so the child makes its own. */
+	if (conn_fd >= 0 && conn_pid != getpid())
+		disconnect();
 	for (attempt = 0; attempt < 2; attempt++) {
-		if (conn_fd < 0 || conn_pid != getpid()) {
+		if (conn_fd < 0) {
 			int c = connect_broker();
 
 			if (c < 0)
