@@ -819,6 +819,7 @@ void stat_print_final(struct stat_report *r, const struct stat_view *v)
 		if (r->have_rusage && !with_stats)
 			fprintf(out, " %17.9f seconds user\n %17.9f seconds sys\n\n",
 				r->user_ns / 1e9, r->sys_ns / 1e9);
+		stat_print_tree(r);
 		break;
 	case STAT_FORMAT_CSV:
 		if (cfg->interval_ms)
@@ -829,6 +830,7 @@ void stat_print_final(struct stat_report *r, const struct stat_view *v)
 		} else {
 			csv_block(r, v, "", with_stats);
 		}
+		stat_print_tree(r);
 		break;
 	case STAT_FORMAT_JSON:
 		if (cfg->interval_ms)
@@ -860,6 +862,7 @@ void stat_print_final(struct stat_report *r, const struct stat_view *v)
 			fprintf(out, ",\n  \"metrics\": ");
 			stat_metrics_json(r, with_stats, "  ");
 		}
+		stat_json_tree(r);
 		fprintf(out, "\n}\n");
 		break;
 	}

@@ -45,6 +45,13 @@ struct stat_config {
 	unsigned int switch_interval_ms;	/* --switch-interval, or 0 */
 	unsigned long switch_after_n;		/* --switch-after N:EVENT */
 	const char *switch_after_event;		/* or NULL */
+	/* --per-process (--per-thread with a command): the process tree,
+	 * cut to the tree_limit largest rows or to tree_percent of the
+	 * whole (0: all). */
+	bool tree;
+	bool tree_threads;
+	unsigned long tree_limit;
+	double tree_percent;
 };
 
 /* Running statistics over the runs of -r (Welford's method). */
@@ -121,12 +128,17 @@ struct stat_report {
 	int exit_code;
 	unsigned int runs_done;
 	struct stat_metrics *metrics;	/* -M, --topdown; NULL without */
+	struct perfctr_tree *tree;	/* --per-process, or NULL */
 };
 
 /* stat-print.c */
 void stat_print_begin(struct stat_report *r);
 void stat_print_interval(struct stat_report *r, const struct stat_view *v);
 void stat_print_final(struct stat_report *r, const struct stat_view *v);
+
+/* stat-tree.c: the process tree of --per-process, after the totals. */
+void stat_print_tree(const struct stat_report *r);
+void stat_json_tree(const struct stat_report *r);
 
 /* stat-sets.c: event sets on the session (each -e one set, taking turns
  * by --switch-interval / --switch-after) and their accounting. */
