@@ -128,6 +128,9 @@ struct stat_report {
 	int exit_code;
 	unsigned int runs_done;
 	struct stat_metrics *metrics;	/* -M, --topdown; NULL without */
+	/* While a whole-target row without a built-in ratio prints: its first
+	 * -M metric goes on its line (per-unit rows have no -M metrics). */
+	bool metrics_beside;
 	struct perfctr_tree *tree;	/* --per-process, or NULL */
 };
 
@@ -176,10 +179,20 @@ void stat_metrics_run(struct stat_report *r, const struct perfctr_count *counts,
 /* The values of the view about to be printed. */
 void stat_metrics_compute_view(struct stat_report *r,
 			       const struct perfctr_count *counts, double wall_ns);
+/* Index of the first metric shown beside row @row, or (size_t)-1.  As in
+ * perf's layout, a row without a built-in ratio of its own shows it on its
+ * own line, and the others follow on lines below. */
+size_t stat_metrics_first(const struct stat_report *r, size_t row);
+/* Metric @i in the human layout ("   3.00 name" with its marks); @spread
+ * adds its spread over the runs. */
+void stat_metrics_human(const struct stat_report *r, size_t i,
+			bool with_stats, bool spread);
 /* The metric lines shown beside row @row ((size_t)-1: those beside no
- * row), human or CSV. */
+ * row), human or CSV; @first_shown: the row's first one is already on the
+ * row's line. */
 void stat_metrics_rows(const struct stat_report *r, size_t row,
-		       const char *prefix, bool csv, bool with_stats);
+		       const char *prefix, bool csv, bool with_stats,
+		       bool first_shown);
 void stat_metrics_print_only(const struct stat_report *r, bool csv,
 			     bool with_stats);
 void stat_metrics_json(const struct stat_report *r, bool with_stats,
