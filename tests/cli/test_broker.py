@@ -30,7 +30,9 @@ from pctest import BUILD, case, check, require_root, run_cases, skip, work
 
 PERFCTRD = os.path.join(BUILD, "perfctrd")
 PERFEX = os.path.join(BUILD, "perfex")
-USER_A, USER_B = "pcbroker_a", "pcbroker_b"
+# Names of this run's own: two runs at once (a sanitizer build's and the
+# plain one's) must not remove each other's users.
+USER_A, USER_B = "pcbrk_a%d" % os.getpid(), "pcbrk_b%d" % os.getpid()
 MAGIC = 0x44424350
 OPEN, TP_ID, TP_LIST, POLICY = 1, 2, 3, 4
 T_PID, T_CPU, T_CGROUP = 1, 2, 3
