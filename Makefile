@@ -82,6 +82,9 @@ ifeq ($(HAVE_JSONC),1)
 BASE_CFLAGS += -DHAVE_JSONC=1
 LDLIBS      += -ljson-c
 endif
+# perfex serve's HTTP server (libmicrohttpd): without it perfex-serve can
+# only print its metrics (--once), and says so.  Only perfex-serve links it.
+HAVE_MICROHTTPD := $(call probe,microhttpd.h,-lmicrohttpd)
 
 # Counting cgroups through BPF (src/bpf/, src/lib/core/bpfcg.c) needs
 # libbpf, clang for the BPF target and bpftool, which writes vmlinux.h from
@@ -114,6 +117,7 @@ ALL_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS)
 LIB_SRCS    := $(sort $(wildcard src/lib/*/*.c))
 PERFEX_SRCS := $(sort $(wildcard src/perfex/*.c))
 PERFCTRD_SRCS := $(sort $(wildcard src/perfctrd/*.c))
+SERVE_SRCS  := $(sort $(wildcard src/perfex/serve/*.c))
 UNIT_SRCS   := $(sort $(wildcard tests/unit/*.c))
 KERNEL_SRCS := $(sort $(wildcard tests/kernel/*.c))
 TLIB_SRCS   := $(sort $(wildcard tests/lib/*.c))
@@ -125,6 +129,7 @@ PERFEX_OBJS := $(PERFEX_SRCS:%.c=$(O)/%.o)
 PERFCTRD_OBJS := $(PERFCTRD_SRCS:%.c=$(O)/%.o)
 # Everything of the daemon but its main(), for the unit tests.
 PERFCTRD_PARTS := $(filter-out $(O)/src/perfctrd/perfctrd.o,$(PERFCTRD_OBJS))
+SERVE_OBJS  := $(SERVE_SRCS:%.c=$(O)/%.o)
 TLIB_OBJS   := $(TLIB_SRCS:%.c=$(O)/%.o)
 UNIT_BINS   := $(UNIT_SRCS:tests/unit/%.c=$(O)/tests/unit/%)
 KERNEL_BINS := $(KERNEL_SRCS:tests/kernel/%.c=$(O)/tests/kernel/%)
@@ -135,13 +140,14 @@ STATIC_LIB  := $(O)/libperfctr.a
 SHARED_LIB  := $(O)/libperfctr.so.$(VERSION)
 PERFEX      := $(O)/perfex
 PERFCTRD    := $(O)/perfctrd
+PERFEX_SERVE := $(O)/perfex-serve
 PC_FILE     := $(O)/perfctr.pc
 
 .PHONY: all lib deps tests check FORCE check-unit check-kernel check-cli demo install clean bench
 .SUFFIXES:
 .SECONDARY:
 
-all: lib $(PERFEX) $(PERFCTRD) $(PC_FILE) pmu-events
+all: lib $(PERFEX) $(PERFEX_SERVE) $(PERFCTRD) $(PC_FILE) pmu-events
 
 # The kernel tree's PMU event and metric tables (tools/perf/pmu-events/arch,
 # GPL-2.0 data), imported from Debian's linux-source package into the build
@@ -251,6 +257,19 @@ $(PERFEX): $(PERFEX_OBJS) $(STATIC_LIB)
 # The access broker (src/perfctrd/): a root daemon on the static library.
 $(PERFCTRD): $(PERFCTRD_OBJS) $(STATIC_LIB)
 	$(CC) $(LDFLAGS) -o $@ $(PERFCTRD_OBJS) $(STATIC_LIB) $(LDLIBS)
+# perfex serve is this program, which perfex runs for its `serve`
+# subcommand: libmicrohttpd is a shared library only (its TLS
+# dependencies have no archives here), and linking it into perfex would
+# make perfex dynamic (see above).  It shares perfex's option table and
+# messages.
+SERVE_SHARED := $(O)/src/perfex/options.o $(O)/src/perfex/messages.o
+SERVE_LIBS  := $(if $(filter 1,$(HAVE_MICROHTTPD)),-lmicrohttpd)
+$(SERVE_OBJS): ALL_CFLAGS += -Isrc/perfex $(if $(filter 1,$(HAVE_MICROHTTPD)),-DHAVE_MICROHTTPD=1)
+$(PERFEX_SERVE): $(SERVE_OBJS) $(SERVE_SHARED) $(STATIC_LIB)
+	$(CC) $(LDFLAGS) -o $@ $(SERVE_OBJS) $(SERVE_SHARED) $(STATIC_LIB) $(SERVE_LIBS) $(LDLIBS)
+ifneq ($(HAVE_MICROHTTPD),1)
+	@echo "note: libmicrohttpd not found: perfex serve can only print its metrics (--once); scripts/install-deps installs libmicrohttpd-dev"
+endif
 
 # License: is read by pkgconf 1.9 and later (`pkgconf --license perfctr`);
 # older pkg-config and pkgconf ignore fields they do not know.
@@ -360,6 +379,7 @@ install: all
 	install -m 755 $(PERFCTRD) $(DESTDIR)$(SBINDIR)/
 	for f in docs/*.5; do [ -e "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(MANDIR)/man5/ || true; done
 	for f in docs/*.8; do [ -e "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(MANDIR)/man8/ || true; done
+	install -m 755 $(PERFEX) $(PERFEX_SERVE) $(DESTDIR)$(BINDIR)/
 	for f in docs/*.1; do [ -e "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(MANDIR)/man1/ || true; done
 	for f in docs/*.3; do [ -e "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(MANDIR)/man3/ || true; done
 	if [ -d $(PMU_EVENTS) ]; then \
