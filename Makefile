@@ -257,6 +257,7 @@ $(PERFEX): $(PERFEX_OBJS) $(STATIC_LIB)
 # The access broker (src/perfctrd/): a root daemon on the static library.
 $(PERFCTRD): $(PERFCTRD_OBJS) $(STATIC_LIB)
 	$(CC) $(LDFLAGS) -o $@ $(PERFCTRD_OBJS) $(STATIC_LIB) $(LDLIBS)
+
 # perfex serve is this program, which perfex runs for its `serve`
 # subcommand: libmicrohttpd is a shared library only (its TLS
 # dependencies have no archives here), and linking it into perfex would
