@@ -18,6 +18,7 @@ PREFIX      ?= /usr/local
 LIBDIR      ?= $(PREFIX)/lib
 INCLUDEDIR  ?= $(PREFIX)/include
 BINDIR      ?= $(PREFIX)/bin
+SBINDIR     ?= $(PREFIX)/sbin
 MANDIR      ?= $(PREFIX)/share/man
 DATADIR     ?= $(PREFIX)/share
 DESTDIR     ?=
@@ -128,6 +129,7 @@ ALL_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS)
 
 LIB_SRCS    := $(sort $(wildcard src/lib/*/*.c))
 PERFEX_SRCS := $(sort $(wildcard src/perfex/*.c))
+PERFCTRD_SRCS := $(sort $(wildcard src/perfctrd/*.c))
 SERVE_SRCS  := $(sort $(wildcard src/perfex/serve/*.c))
 UNIT_SRCS   := $(sort $(wildcard tests/unit/*.c))
 KERNEL_SRCS := $(sort $(wildcard tests/kernel/*.c))
@@ -137,6 +139,9 @@ EX_SRCS     := $(sort $(wildcard examples/*.c))
 
 LIB_OBJS    := $(LIB_SRCS:%.c=$(O)/%.o) $(PROTO_GEN:%.c=%.o)
 PERFEX_OBJS := $(PERFEX_SRCS:%.c=$(O)/%.o)
+PERFCTRD_OBJS := $(PERFCTRD_SRCS:%.c=$(O)/%.o)
+# Everything of the daemon but its main(), for the unit tests.
+PERFCTRD_PARTS := $(filter-out $(O)/src/perfctrd/perfctrd.o,$(PERFCTRD_OBJS))
 SERVE_OBJS  := $(SERVE_SRCS:%.c=$(O)/%.o)
 TLIB_OBJS   := $(TLIB_SRCS:%.c=$(O)/%.o)
 UNIT_BINS   := $(UNIT_SRCS:tests/unit/%.c=$(O)/tests/unit/%)
@@ -147,6 +152,7 @@ EX_BINS     := $(EX_SRCS:examples/%.c=$(O)/examples/%)
 STATIC_LIB  := $(O)/libperfctr.a
 SHARED_LIB  := $(O)/libperfctr.so.$(VERSION)
 PERFEX      := $(O)/perfex
+PERFCTRD    := $(O)/perfctrd
 PERFEX_SERVE := $(O)/perfex-serve
 PC_FILE     := $(O)/perfctr.pc
 
@@ -154,7 +160,7 @@ PC_FILE     := $(O)/perfctr.pc
 .SUFFIXES:
 .SECONDARY:
 
-all: lib $(PERFEX) $(PERFEX_SERVE) $(PC_FILE) pmu-events
+all: lib $(PERFEX) $(PERFEX_SERVE) $(PERFCTRD) $(PC_FILE) pmu-events
 
 # The kernel tree's PMU event and metric tables (tools/perf/pmu-events/arch,
 # GPL-2.0 data), imported from Debian's linux-source package into the build
@@ -273,6 +279,10 @@ $(PERFEX_OBJS): ALL_CFLAGS += $(PERFEX_CFLAGS)
 $(PERFEX): $(PERFEX_OBJS) $(STATIC_LIB)
 	$(CC) $(LDFLAGS) -no-pie $(PERFEX_LDFLAGS) -o $@ $(PERFEX_OBJS) $(STATIC_LIB) $(PERFEX_LIBS)
 
+# The access broker (src/perfctrd/): a root daemon on the static library.
+$(PERFCTRD): $(PERFCTRD_OBJS) $(STATIC_LIB)
+	$(CC) $(LDFLAGS) -o $@ $(PERFCTRD_OBJS) $(STATIC_LIB) $(LDLIBS)
+
 # perfex serve is this program, which perfex runs for its `serve`
 # subcommand: libmicrohttpd is a shared library only (its TLS
 # dependencies have no archives here), and linking it into perfex would
@@ -305,6 +315,11 @@ FORCE:
 $(O)/tests/unit/%: tests/unit/%.c $(TLIB_OBJS) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/lib $(LDFLAGS) -o $@ $< $(TLIB_OBJS) $(STATIC_LIB) $(LDLIBS)
+
+# Unit tests of the daemon's parts (policy parser and checks).
+$(O)/tests/unit/test_perfctrd_%: tests/unit/test_perfctrd_%.c $(TLIB_OBJS) $(PERFCTRD_PARTS) $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests/lib -Isrc/perfctrd $(LDFLAGS) -o $@ $< $(TLIB_OBJS) $(PERFCTRD_PARTS) $(STATIC_LIB) $(LDLIBS)
 
 $(O)/tests/kernel/%: tests/kernel/%.c $(TLIB_OBJS) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
@@ -385,6 +400,11 @@ install: all
 	ln -sf libperfctr.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libperfctr.so
 	install -m 644 include/perfctr/*.h $(DESTDIR)$(INCLUDEDIR)/perfctr/
 	install -m 644 $(PC_FILE) $(DESTDIR)$(LIBDIR)/pkgconfig/
+	install -m 755 $(PERFEX) $(DESTDIR)$(BINDIR)/
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
+	install -m 755 $(PERFCTRD) $(DESTDIR)$(SBINDIR)/
+	for f in docs/*.5; do [ -e "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(MANDIR)/man5/ || true; done
+	for f in docs/*.8; do [ -e "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(MANDIR)/man8/ || true; done
 	install -m 755 $(PERFEX) $(PERFEX_SERVE) $(DESTDIR)$(BINDIR)/
 	for f in docs/*.1; do [ -e "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(MANDIR)/man1/ || true; done
 	for f in docs/*.3; do [ -e "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(MANDIR)/man3/ || true; done

@@ -138,6 +138,36 @@ typedef int (*perfctr_pmu_cb_t)(const struct perfctr_pmu_desc *pmu, void *ctx);
 PERFCTR_API int perfctr_info_pmus(const struct perfctr_info_opts *opts,
 				  perfctr_pmu_cb_t cb, void *ctx);
 
+/* What the access broker (perfctrd(8)) grants the calling user. */
+struct perfctr_broker_info {
+	size_t sz;
+	/* 0: a broker answers and a rule names this user; -EACCES: it
+	 * answers, no rule does; -ECANCELED: PERFCTR_NO_BROKER is set;
+	 * -ENOENT: no socket; -ECONNREFUSED: nobody listens on it. */
+	int32_t status;
+	char socket[108];	/* the socket asked */
+	char rule[64];		/* the rule's name, "" without one */
+	/* What the rule allows, lines of "key values" (events, targets,
+	 * kernel, sampling, max_fds); "" without a rule. */
+	char policy[2048];
+	size_t :0;
+};
+
+/**
+ * perfctr_broker_info() - ask the access broker what it allows this user.
+ * @info: filled (its sz set by the caller); @info->status says whether a
+ *        broker answered and whether a rule names the caller.
+ *
+ * When the kernel refuses an open with EACCES or EPERM, the library asks
+ * this broker to open the event (unless PERFCTR_NO_BROKER is set or the
+ * session has PERFCTR_SESSION_NO_BROKER).  The socket is
+ * $PERFCTR_BROKER_SOCKET, else /run/perfctr/perfctrd.sock.
+ * Thread-safe.
+ * Return: 0 (whatever the broker's answer), -EINVAL for NULL or a bad
+ * @info->sz.
+ */
+PERFCTR_API int perfctr_broker_info(struct perfctr_broker_info *info);
+
 #ifdef __cplusplus
 }
 #endif

@@ -48,6 +48,10 @@ enum perfctr_session_flags {
 	/* Leave counting on from attach, instead of waiting for start (for a
 	 * command target: from its exec). */
 	PERFCTR_SESSION_ENABLE_ON_ATTACH = 1u << 2,
+	/* Never ask the access broker (perfctrd(8)) to open an event the
+	 * kernel refuses this user; PERFCTR_NO_BROKER=1 in the environment
+	 * does the same for every open of the process. */
+	PERFCTR_SESSION_NO_BROKER = 1u << 3,
 };
 
 struct perfctr_session_opts {

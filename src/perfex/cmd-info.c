@@ -124,6 +124,7 @@ struct machine {
 	struct pmu_row *pmus;
 	size_t nr_pmus;
 	bool privileged;
+	struct perfctr_broker_info broker;
 };
 
 static int pmu_cb(const struct perfctr_pmu_desc *pmu, void *ctx)
@@ -210,7 +211,8 @@ static int load(struct machine *m)
 		if (!strcmp(m->pmus[i].name, m->info.core_pmu))
 			m->pmus[i].counters = m->info.nr_hw_counters;
 	m->privileged = privileged();
-	return 0;
+	m->broker.sz = sizeof(m->broker);
+	return perfctr_broker_info(&m->broker);
 }
 
 static void unload(struct machine *m)
@@ -329,6 +331,43 @@ static const char *feature_hint(const struct machine *m, uint32_t bit)
 	return NULL;
 }
 
+/* Whether an access broker answers, and what its policy gives us. */
+static void print_broker(const struct perfctr_broker_info *b)
+{
+	const char *line, *nl;
+
+	printf("\nAccess broker (perfctrd)\n");
+	switch (-b->status) {
+	case 0:
+		printf("  %s: rule '%s' for you, used when the kernel refuses "
+		       "an open\n", b->socket, b->rule);
+		for (line = b->policy; *line; line = nl + 1) {
+			nl = strchr(line, '\n');
+			if (!nl)
+				nl = line + strlen(line) - 1;
+			if (strncmp(line, "rule ", 5))
+				printf("    %.*s\n", (int)(nl - line), line);
+			if (!nl[0])
+				break;
+		}
+		break;
+	case EACCES:
+		printf("  %s: answers, but its policy has no rule for you\n",
+		       b->socket);
+		break;
+	case ECANCELED:
+		printf("  not asked: PERFCTR_NO_BROKER is set\n");
+		break;
+	case ENOENT:
+		printf("  none (no socket at %s): the kernel's permission "
+		       "level is all there is\n", b->socket);
+		break;
+	default:
+		printf("  %s does not answer: %s\n", b->socket,
+		       strerror(-b->status));
+	}
+}
+
 static void print_text(const struct machine *m)
 {
 	const struct perfctr_info *info = &m->info;
@@ -391,6 +430,8 @@ static void print_text(const struct machine *m)
 		       "the level does not restrict you\n");
 	printf("  to change it (as root): sysctl -w kernel.perf_event_paranoid=N\n"
 	       "    (-1 everything, 0 CPU-wide and kernel, 1 kernel, 2 user space only)\n");
+
+	print_broker(&m->broker);
 
 	printf("\ntracefs\n");
 	if (!info->tracefs[0])

@@ -485,7 +485,9 @@ static int open_group(struct pc_engine *e, size_t g, size_t u)
 			attr.config1 |= 0x2;
 #endif
 		fd = sys_perf_event_open(&attr, unit->tid, unit->cpu, *lfd,
-					 e->open_flags);
+					 e->open_flags |
+					 (e->flags & PC_ENGINE_NO_BROKER ?
+					  PC_SYS_NO_BROKER : 0));
 		if (fd == -ESRCH && e->units_may_vanish)
 			return 1;
 		if (fd < 0) {

@@ -154,6 +154,8 @@ enum pc_engine_flags {
 	 * counts that another mechanism fills in (a session counting
 	 * cgroups through BPF, core/bpfcg.h). */
 	PC_ENGINE_NO_FDS = 1u << 3,
+	/* Opens the kernel refuses are not passed on to the access broker. */
+	PC_ENGINE_NO_BROKER = 1u << 4,
 };
 
 /* Every unit, for pc_engine__toggle_group(). */

@@ -331,6 +331,8 @@ static int open_engine(struct perfctr_session *s, struct pc_engine **out)
 	}
 	if (s->flags & PERFCTR_SESSION_STRICT)
 		flags |= PC_ENGINE_STRICT;
+	if (s->flags & PERFCTR_SESSION_NO_BROKER)
+		flags |= PC_ENGINE_NO_BROKER;
 	if ((s->flags & PERFCTR_SESSION_ENABLE_ON_ATTACH) && !held)
 		flags |= PC_ENGINE_ENABLE;
 	/* The fast read serves the thread that reads its own counters. */

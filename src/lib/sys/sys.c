@@ -2,26 +2,46 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/internal.h"
+#include "sys/broker.h"
 #include "sys/sys.h"
 
 int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 			int group_fd, unsigned long flags)
 {
 	long fd;
+	int err;
 
 	if (!attr->size)
 		attr->size = sizeof(*attr);
 	fd = syscall(SYS_perf_event_open, attr, pid, cpu, group_fd,
-		     flags | PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	return (int)fd;
+		     (flags & ~PC_SYS_NO_BROKER) | PERF_FLAG_FD_CLOEXEC);
+	if (fd >= 0)
+		return (int)fd;
+	err = -errno;
+	if ((err == -EACCES || err == -EPERM) &&
+	    !(flags & PC_SYS_NO_BROKER) && pc_broker_enabled()) {
+		char why[256];
+		int bfd = pc_broker_open(attr, pid, cpu, group_fd,
+					 flags & ~PC_SYS_NO_BROKER, why,
+					 sizeof(why));
+
+		if (bfd >= 0)
+			return bfd;
+		pr_debug("perfctrd refused the open: %s: %s\n",
+			 strerror(-bfd), why);
+		/* No broker listening: the kernel's answer stands. */
+		if (bfd != -ENOENT && bfd != -ECONNREFUSED)
+			err = bfd;
+	}
+	errno = -err;
+	return err;
 }
 
 static int perf_ioctl(int fd, unsigned long request, unsigned long arg)

@@ -16,7 +16,14 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* perf_event_open(2).  Adds PERF_FLAG_FD_CLOEXEC always.  Returns fd or -errno. */
+/*
+ * perf_event_open(2).  Adds PERF_FLAG_FD_CLOEXEC always.  Returns fd or
+ * -errno.  When the kernel refuses with EACCES or EPERM and an access
+ * broker (perfctrd) listens, the broker is asked to open the event
+ * instead (sys/broker.h), unless @flags has PC_SYS_NO_BROKER or the
+ * environment has PERFCTR_NO_BROKER set.
+ */
+#define PC_SYS_NO_BROKER (1ul << 31)	/* no kernel flag is that high */
 int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 			int group_fd, unsigned long flags);
 

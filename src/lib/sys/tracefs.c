@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/internal.h"
+#include "sys/broker.h"
 #include "sys/dirlist.h"
 #include "sys/tracefs.h"
 
@@ -74,6 +75,10 @@ int pc_tracefs_root(const char *root, char *out, size_t size)
 		if (r == -EACCES)
 			ret = r;
 	}
+	if (ret == -EACCES && pc_broker_enabled()) {
+		pc_strlcpy(out, PC_TRACEFS_BROKER, size);
+		return 0;
+	}
 	return ret;
 }
 
@@ -85,6 +90,8 @@ int pc_tracefs_id(const char *root, const char *sys, const char *name,
 
 	if (strchr(sys, '/') || strchr(name, '/') || !*sys || !*name)
 		return -ENOENT;
+	if (!strcmp(root, PC_TRACEFS_BROKER))
+		return pc_broker_tp_id(sys, name, id);
 	n = snprintf(path, sizeof(path), "%s/events/%s/%s/id", root, sys, name);
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return -ENAMETOOLONG;
@@ -115,6 +122,28 @@ static int walk_sys(const char *root, const char *sys, const char *name_glob,
 	return ret;
 }
 
+struct broker_walk {
+	const char *sys_glob, *name_glob;
+	pc_tracepoint_cb cb;
+	void *ctx;
+};
+
+static int broker_walk_one(const char *full, void *ctx)
+{
+	const struct broker_walk *w = ctx;
+	const char *colon = strchr(full, ':');
+	char sys[256];
+
+	if (!colon || (size_t)(colon - full) >= sizeof(sys))
+		return 0;
+	memcpy(sys, full, (size_t)(colon - full));
+	sys[colon - full] = '\0';
+	if ((w->sys_glob && fnmatch(w->sys_glob, sys, 0)) ||
+	    (w->name_glob && fnmatch(w->name_glob, colon + 1, 0)))
+		return 0;
+	return w->cb(sys, colon + 1, w->ctx);
+}
+
 int pc_tracefs_walk(const char *root, const char *sys_glob,
 		    const char *name_glob, pc_tracepoint_cb cb, void *ctx)
 {
@@ -122,6 +151,12 @@ int pc_tracefs_walk(const char *root, const char *sys_glob,
 	char path[4096];
 	size_t i;
 	int ret, n;
+
+	if (!strcmp(root, PC_TRACEFS_BROKER)) {
+		struct broker_walk w = { sys_glob, name_glob, cb, ctx };
+
+		return pc_broker_tp_list(broker_walk_one, &w);
+	}
 
 	n = snprintf(path, sizeof(path), "%s/events", root);
 	if (n < 0 || (size_t)n >= sizeof(path))

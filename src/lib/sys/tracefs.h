@@ -14,9 +14,17 @@
 #define PC_TRACEFS_MOUNT_HINT "mount -t tracefs nodev /sys/kernel/tracing"
 
 /*
+ * The root that stands for "ask the access broker": tracefs is mounted but
+ * this user cannot read it, and perfctrd listens (sys/broker.h).  The
+ * functions below take it like a directory; its tracepoints are those the
+ * broker's policy lets this user name.
+ */
+#define PC_TRACEFS_BROKER "perfctrd:"
+
+/*
  * Resolve the tracefs root: @root when non-NULL, else /sys/kernel/tracing,
- * then /sys/kernel/debug/tracing.  The chosen root (its events/ directory
- * exists) is copied to @out.
+ * then /sys/kernel/debug/tracing, else (unreadable, with a broker there)
+ * PC_TRACEFS_BROKER.  The chosen root is copied to @out.
  * Return: 0, -ENOTDIR when not mounted, -EACCES when unreadable,
  * -ENAMETOOLONG.
  */

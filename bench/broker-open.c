@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * The cost of opening a counter through the access broker (perfctrd)
+ * against a direct perf_event_open(2), in one run: one event, and a group
+ * of 8; then read(2) of a brokered and of a direct counter, which must
+ * cost the same (the descriptor is the caller's own).  Run as root by
+ * bench/broker-open, which starts a broker on a socket of its own.
+ * Medians of rounds; opens only are timed (closes are the same either way).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sys/broker.h"
+#include "sys/sys.h"
+
+#define ROUNDS 15
+#define PER_ROUND 200
+#define READS 100000
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp);
+	return v[n / 2];
+}
+
+static void task_clock(struct perf_event_attr *attr)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->type = PERF_TYPE_SOFTWARE;
+	attr->size = sizeof(*attr);
+	attr->config = PERF_COUNT_SW_TASK_CLOCK;
+	attr->exclude_kernel = 1;
+}
+
+static int open_one(bool broker, int group_fd)
+{
+	struct perf_event_attr attr;
+	char why[256];
+
+	task_clock(&attr);
+	if (broker)
+		return pc_broker_open(&attr, 0, -1, group_fd, 0, why,
+				      sizeof(why));
+	return sys_perf_event_open(&attr, 0, -1, group_fd, PC_SYS_NO_BROKER);
+}
+
+/* ns per open of a group of @size (1: a single event). */
+static double bench_open(bool broker, int size)
+{
+	double rounds[ROUNDS];
+	int fds[8], r, i, k;
+
+	for (r = 0; r < ROUNDS; r++) {
+		double t = 0;
+
+		for (i = 0; i < PER_ROUND / size; i++) {
+			double t0 = now_ns();
+
+			for (k = 0; k < size; k++) {
+				fds[k] = open_one(broker, k ? fds[0] : -1);
+				if (fds[k] < 0) {
+					fprintf(stderr, "broker-open: open: %s\n",
+						strerror(-fds[k]));
+					exit(1);
+				}
+			}
+			t += now_ns() - t0;
+			for (k = size; k-- > 0;)
+				close(fds[k]);
+		}
+		rounds[r] = t / (PER_ROUND / size);
+	}
+	return median(rounds, ROUNDS);
+}
+
+static double bench_read(bool broker)
+{
+	double rounds[ROUNDS];
+	uint64_t v;
+	int fd = open_one(broker, -1), r, i;
+
+	for (r = 0; r < ROUNDS; r++) {
+		double t0 = now_ns();
+
+		for (i = 0; i < READS / ROUNDS; i++)
+			if (read(fd, &v, sizeof(v)) != sizeof(v))
+				exit(1);
+		rounds[r] = (now_ns() - t0) / (READS / ROUNDS);
+	}
+	close(fd);
+	return median(rounds, ROUNDS);
+}
+
+int main(void)
+{
+	double d1, b1, d8, b8, dr, br;
+
+	if (!pc_broker_enabled()) {
+		fprintf(stderr, "broker-open: no broker at %s\n",
+			pc_broker_socket());
+		return 1;
+	}
+	/* Warm both paths (first opens fault in code and the broker's
+	 * connection). */
+	bench_open(true, 1);
+	bench_open(false, 1);
+	d1 = bench_open(false, 1);
+	b1 = bench_open(true, 1);
+	d8 = bench_open(false, 8);
+	b8 = bench_open(true, 8);
+	dr = bench_read(false);
+	br = bench_read(true);
+	printf("open of one task-clock event: direct %8.0f ns, broker %8.0f ns, "
+	       "ratio %.2f (target <= 3)\n", d1, b1, b1 / d1);
+	printf("open of a group of 8:         direct %8.0f ns, broker %8.0f ns, "
+	       "ratio %.2f (target <= 3)\n", d8, b8, b8 / d8);
+	printf("read(2) of the counter:       direct %8.0f ns, broker %8.0f ns, "
+	       "ratio %.2f (same descriptor kind: 1)\n", dr, br, br / dr);
+	return 0;
+}

@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/* The access broker's client (see broker.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "common/internal.h"
+#include "sys/broker-wire.h"
+#include "sys/broker.h"
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int conn_fd = -1;
+static pid_t conn_pid;		/* a child after fork() connects anew */
+static uint64_t msg[PC_BROKER_MSG_MAX / 8];
+
+const char *pc_broker_socket(void)
+{
+	const char *path = getenv("PERFCTR_BROKER_SOCKET");
+
+	return path && *path ? path : PC_BROKER_SOCKET;
+}
+
+bool pc_broker_enabled(void)
+{
+	const char *off = getenv("PERFCTR_NO_BROKER");
+
+	if (off && *off && strcmp(off, "0"))
+		return false;
+	return access(pc_broker_socket(), F_OK) == 0;
+}
+
+static int connect_broker(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *path = pc_broker_socket();
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+static void disconnect(void)
+{
+	if (conn_fd >= 0)
+		close(conn_fd);
+	conn_fd = -1;
+}
+
+/* One request, one reply, under the lock.  Returns the reply's length
+ * (in msg) with *fd set when it carried one, or -errno. */
+static ssize_t exchange(const void *req, size_t len, const int *fds,
+			unsigned int nr_fds, int *fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int) * (PC_BROKER_FDS_MAX + 1))];
+	struct iovec iov = { .iov_base = (void *)req, .iov_len = len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cm;
+	unsigned int got_fds = 0;
+	int attempt;
+	ssize_t n;
+
+	*fd = -1;
+	/* A forked child has its parent's connection: the replies to the
+	 * two would cross, so the child makes its own. */
+	if (conn_fd >= 0 && conn_pid != getpid())
+		disconnect();
+	for (attempt = 0; attempt < 2; attempt++) {
+		if (conn_fd < 0) {
+			int c = connect_broker();
+
+			if (c < 0)
+				return c;
+			conn_fd = c;
+			conn_pid = getpid();
+		}
+		memset(&mh, 0, sizeof(mh));
+		mh.msg_iov = &iov;
+		mh.msg_iovlen = 1;
+		if (nr_fds) {
+			memset(cbuf, 0, sizeof(cbuf));
+			mh.msg_control = cbuf;
+			mh.msg_controllen = CMSG_SPACE(sizeof(int) * nr_fds);
+			cm = CMSG_FIRSTHDR(&mh);
+			cm->cmsg_level = SOL_SOCKET;
+			cm->cmsg_type = SCM_RIGHTS;
+			cm->cmsg_len = CMSG_LEN(sizeof(int) * nr_fds);
+			memcpy(CMSG_DATA(cm), fds, sizeof(int) * nr_fds);
+		}
+		if (sendmsg(conn_fd, &mh, MSG_NOSIGNAL) == (ssize_t)len)
+			break;
+		/* The broker restarted since we connected: once more. */
+		disconnect();
+		if (attempt)
+			return -ECONNREFUSED;
+	}
+	memset(&mh, 0, sizeof(mh));
+	iov.iov_base = msg;
+	iov.iov_len = sizeof(msg);
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cbuf;
+	mh.msg_controllen = sizeof(cbuf);
+	do
+		n = recvmsg(conn_fd, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0) {
+		disconnect();
+		return n < 0 ? -errno : -ECONNRESET;
+	}
+	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		size_t k, nr = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (k = 0; k < nr; k++) {
+			int got;
+
+			memcpy(&got, CMSG_DATA(cm) + k * sizeof(int), sizeof(got));
+			if (*fd < 0)
+				*fd = got;
+			else	/* more than one: the reply is refused below */
+				close(got);
+			got_fds++;
+		}
+	}
+	if (got_fds > 1 || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
+		disconnect();
+		return -EPROTO;
+	}
+	return n;
+}
+
+static int pidfd_of(pid_t pid)
+{
+	long fd;
+
+	if (pid == 0)
+		pid = (pid_t)syscall(SYS_gettid);
+	/* A thread's own pidfd where the kernel has them (6.9), so that
+	 * a thread that is not the leader can be named. */
+	fd = syscall(SYS_pidfd_open, pid, PIDFD_THREAD);
+	if (fd < 0 && errno == EINVAL)
+		fd = syscall(SYS_pidfd_open, pid, 0);
+	return fd < 0 ? -errno : (int)fd;
+}
+
+int pc_broker_open(const struct perf_event_attr *attr, pid_t pid, int cpu,
+		   int group_fd, unsigned long flags, char *why,
+		   size_t why_size)
+{
+	uint64_t req[(PC_BROKER_ATTR_MAX + 64) / 8];
+	struct pc_broker_msg m;
+	uint32_t target, wflags = 0;
+	int fds[PC_BROKER_FDS_MAX], pidfd = -1, fd, len, ret;
+	unsigned int nr_fds = 0;
+	ssize_t n;
+
+	if (why_size)
+		why[0] = '\0';
+	if (flags & PERF_FLAG_FD_OUTPUT)
+		return -EINVAL;
+	if (attr->size > PC_BROKER_ATTR_MAX)
+		return -E2BIG;
+	if (flags & PERF_FLAG_PID_CGROUP) {
+		target = PC_BROKER_TARGET_CGROUP;
+		fds[nr_fds++] = pid;
+	} else if (pid == -1) {
+		target = PC_BROKER_TARGET_CPU;
+	} else {
+		target = PC_BROKER_TARGET_PID;
+		pidfd = pidfd_of(pid);
+		if (pidfd < 0)
+			return pidfd;
+		fds[nr_fds++] = pidfd;
+	}
+	if (group_fd >= 0) {
+		wflags |= PC_BROKER_F_GROUP;
+		fds[nr_fds++] = group_fd;
+	}
+	if (flags & PERF_FLAG_FD_NO_GROUP)
+		wflags |= PC_BROKER_F_NO_GROUP;
+	len = pc_broker_encode_open(req, sizeof(req), target, cpu, wflags,
+				    attr, attr->size);
+	if (len < 0) {
+		ret = len;
+		goto out;
+	}
+	pthread_mutex_lock(&lock);
+	n = exchange(req, (size_t)len, fds, nr_fds, &fd);
+	if (n >= 0) {
+		ret = pc_broker_decode_reply(msg, (size_t)n, fd >= 0,
+					     PC_BROKER_OPEN, &m);
+		if (!ret) {
+			ret = m.reply->status ? m.reply->status : fd;
+			if (why_size)
+				snprintf(why, why_size, "%.*s (rule '%s')",
+					 (int)m.reply->text_len, m.text,
+					 m.reply->rule);
+		}
+		if (ret < 0 && fd >= 0)
+			close(fd);
+	} else {
+		ret = (int)n;
+	}
+	pthread_mutex_unlock(&lock);
+out:
+	if (pidfd >= 0)
+		close(pidfd);
+	return ret;
+}
+
+/* A query without descriptors; the decoded reply in *m (pointing into
+ * msg: call with the lock held). */
+static int query(uint16_t type, uint32_t arg, const char *name, size_t name_len,
+		 struct pc_broker_msg *m)
+{
+	uint64_t req[(PC_BROKER_NAME_MAX + 64) / 8];
+	int len = pc_broker_encode_query(req, sizeof(req), type, arg, name,
+					 name_len);
+	ssize_t n;
+	int fd, ret;
+
+	if (len < 0)
+		return len;
+	n = exchange(req, (size_t)len, NULL, 0, &fd);
+	if (n < 0)
+		return (int)n;
+	ret = pc_broker_decode_reply(msg, (size_t)n, fd >= 0, type, m);
+	if (fd >= 0)
+		close(fd);
+	return ret ? ret : m->reply->status;
+}
+
+int pc_broker_tp_id(const char *sys, const char *name, uint64_t *id)
+{
+	char full[PC_BROKER_NAME_MAX + 1];
+	struct pc_broker_msg m;
+	int n = snprintf(full, sizeof(full), "%s:%s", sys, name);
+	int ret;
+
+	if (n < 0 || (size_t)n >= sizeof(full))
+		return -ENAMETOOLONG;
+	pthread_mutex_lock(&lock);
+	ret = query(PC_BROKER_TP_ID, (uint32_t)n, full, (size_t)n, &m);
+	if (!ret)
+		*id = m.reply->value;
+	pthread_mutex_unlock(&lock);
+	return ret;
+}
+
+int pc_broker_tp_list(int (*cb)(const char *full, void *ctx), void *ctx)
+{
+	struct pc_broker_msg m;
+	uint32_t start = 0;
+	char *page = NULL;
+	int ret;
+
+	do {
+		size_t len;
+		char *line, *nl;
+
+		pthread_mutex_lock(&lock);
+		ret = query(PC_BROKER_TP_LIST, start, NULL, 0, &m);
+		if (!ret) {
+			len = m.reply->text_len;
+			page = malloc(len + 1);
+			if (page) {
+				memcpy(page, m.text, len);
+				page[len] = '\0';
+			}
+			start = m.reply->value > UINT32_MAX ? 0 :
+				(uint32_t)m.reply->value;
+		}
+		pthread_mutex_unlock(&lock);
+		if (ret)
+			break;
+		if (!page)
+			return -ENOMEM;
+		/* Callbacks run without the lock: they may open events. */
+		for (line = page; !ret && (nl = strchr(line, '\n')); line = nl + 1) {
+			*nl = '\0';
+			ret = cb(line, ctx);
+		}
+		free(page);
+		page = NULL;
+	} while (!ret && start);
+	return ret;
+}
+
+int pc_broker_policy(char *text, size_t size, char *rule, size_t rule_size)
+{
+	struct pc_broker_msg m = { 0 };
+	int ret;
+
+	if (size)
+		text[0] = '\0';
+	if (rule_size)
+		rule[0] = '\0';
+	pthread_mutex_lock(&lock);
+	ret = query(PC_BROKER_POLICY, 0, NULL, 0, &m);
+	if (m.reply) {
+		if (size)
+			snprintf(text, size, "%.*s", (int)m.reply->text_len,
+				 m.text);
+		if (rule_size)
+			snprintf(rule, rule_size, "%s", m.reply->rule);
+	}
+	pthread_mutex_unlock(&lock);
+	return ret;
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * The client side of the access broker (perfctrd): when the kernel refuses
+ * an open to this user, sys_perf_event_open() asks the broker, which opens
+ * the event under its policy and passes the descriptor back; tracefs
+ * names that this user cannot read are resolved through it too.  One
+ * connection per process, made at first use, requests serialised on it.
+ */
+#ifndef PERFCTR_SYS_BROKER_H
+#define PERFCTR_SYS_BROKER_H
+
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The socket: $PERFCTR_BROKER_SOCKET, else /run/perfctr/perfctrd.sock. */
+const char *pc_broker_socket(void);
+
+/* False when $PERFCTR_NO_BROKER is set (and not "0") or no socket exists. */
+bool pc_broker_enabled(void);
+
+/*
+ * Ask the broker to open @attr for @pid (0: the calling thread) or on
+ * @cpu, @flags as perf_event_open(2)'s.  Return the descriptor, or -errno:
+ * the broker's refusal (EACCES, ESRCH, ...), or ENOENT / ECONNREFUSED when
+ * no broker answers.  @why (may be NULL) gets the broker's reason.
+ */
+int pc_broker_open(const struct perf_event_attr *attr, pid_t pid, int cpu,
+		   int group_fd, unsigned long flags, char *why,
+		   size_t why_size);
+
+/* The id of tracepoint @sys:@name, if the policy lets this user name it. */
+int pc_broker_tp_id(const char *sys, const char *name, uint64_t *id);
+
+/* Call @cb with each tracepoint "sys:name" the policy allows, in tracefs
+ * order; a non-zero return from @cb stops and is returned. */
+int pc_broker_tp_list(int (*cb)(const char *full, void *ctx), void *ctx);
+
+/* What the policy allows this user, as text, and the rule's name.
+ * Return 0, -EACCES (no rule), or -errno when no broker answers. */
+int pc_broker_policy(char *text, size_t size, char *rule, size_t rule_size);
+
+#endif /* PERFCTR_SYS_BROKER_H */

@@ -1,0 +1,919 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * perfctrd: the access broker.  A root daemon on a SOCK_SEQPACKET unix
+ * socket that opens perf events for users under a policy and hands them
+ * the descriptors (docs/perfctrd.8, docs/perfctrd.conf.5).
+ *
+ * One thread, one poll loop: every request is answered before the next
+ * is read, nothing blocks on a client (replies are sent non-blocking and
+ * a client that cannot take one is dropped), every descriptor a client
+ * sends is closed after its request whatever happens, and every decision
+ * is logged.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <grp.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "policy.h"
+#include "sys/broker-wire.h"
+#include "sys/sys.h"
+#include "sys/tracefs.h"
+
+#define DEFAULT_CONFIG	"/etc/perfctr/perfctrd.conf"
+#define MAX_CLIENTS	1024
+#define MAX_CLIENTS_PER_UID 64
+#define MAX_GROUPS	256
+
+struct client {
+	int fd;
+	uid_t uid;
+	gid_t gid;
+	pid_t pid;
+	gid_t groups[MAX_GROUPS];
+	size_t nr_groups;
+	char user[64];
+	unsigned int handed;	/* descriptors given on this connection */
+};
+
+struct tp_entry {
+	uint64_t id;
+	char *name;		/* "sys:name" */
+};
+
+static struct {
+	const char *config;
+	const char *socket_path;
+	const char *sysfs_root;
+	bool use_syslog;
+	struct pd_policy *policy;
+	struct client clients[MAX_CLIENTS];
+	size_t nr_clients;
+	char tracefs[4096];
+	struct tp_entry *tps;
+	size_t nr_tps;
+	time_t tps_built;
+	uint64_t msg[PC_BROKER_MSG_MAX / 8 + 1];
+	uint64_t reply[PC_BROKER_MSG_MAX / 8];
+} d;
+
+static void logmsg(int prio, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void logmsg(int prio, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (d.use_syslog) {
+		vsyslog(LOG_AUTHPRIV | prio, fmt, ap);
+	} else {
+		fputs("perfctrd: ", stderr);
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+	}
+	va_end(ap);
+}
+
+/* ---- tracepoint names ---------------------------------------------- */
+
+static int tp_add(const char *sys, const char *name, void *ctx)
+{
+	struct tp_entry *tps;
+	uint64_t id;
+	char full[400];
+
+	if (pc_tracefs_id(d.tracefs, sys, name, &id))
+		return 0;
+	tps = realloc(d.tps, (d.nr_tps + 1) * sizeof(*tps));
+	if (!tps)
+		return -ENOMEM;
+	d.tps = tps;
+	snprintf(full, sizeof(full), "%s:%s", sys, name);
+	d.tps[d.nr_tps].id = id;
+	d.tps[d.nr_tps].name = strdup(full);
+	if (!d.tps[d.nr_tps].name)
+		return -ENOMEM;
+	d.nr_tps++;
+	return 0;
+}
+
+static void tp_free(void)
+{
+	size_t i;
+
+	for (i = 0; i < d.nr_tps; i++)
+		free(d.tps[i].name);
+	free(d.tps);
+	d.tps = NULL;
+	d.nr_tps = 0;
+}
+
+/* The id -> name table, rebuilt when asked for an id it lacks (a module
+ * may have added tracepoints), at most once a second. */
+static int tp_build(void)
+{
+	time_t now = time(NULL);
+	int ret;
+
+	if (d.tps && now - d.tps_built < 1)
+		return 0;
+	ret = pc_tracefs_root(NULL, d.tracefs, sizeof(d.tracefs));
+	if (ret)
+		return ret;
+	tp_free();
+	d.tps_built = now;
+	return pc_tracefs_walk(d.tracefs, NULL, NULL, tp_add, NULL);
+}
+
+static const char *tp_name(uint64_t id)
+{
+	size_t i;
+	int pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < d.nr_tps; i++)
+			if (d.tps[i].id == id)
+				return d.tps[i].name;
+		if (pass == 0 && tp_build())
+			return NULL;
+	}
+	return NULL;
+}
+
+/* ---- replies ------------------------------------------------------- */
+
+static void drop_client(size_t i);
+
+static int send_reply(struct client *c, uint16_t type, int status,
+		      uint64_t value, const char *rule, const char *text,
+		      size_t text_len, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov;
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	int len = pc_broker_encode_reply(d.reply, sizeof(d.reply), type, status,
+					 value, rule, text, text_len);
+
+	if (len < 0)
+		return len;
+	iov.iov_base = d.reply;
+	iov.iov_len = (size_t)len;
+	if (fd >= 0) {
+		struct cmsghdr *cm;
+
+		memset(cbuf, 0, sizeof(cbuf));
+		mh.msg_control = cbuf;
+		mh.msg_controllen = sizeof(cbuf);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	}
+	if (sendmsg(c->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) != len)
+		return -errno;
+	return 0;
+}
+
+/* ---- checks on the request's descriptors --------------------------- */
+
+static bool fd_is(int fd, const char *what)
+{
+	char path[64], link[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0)
+		return false;
+	link[n] = '\0';
+	return !strcmp(link, what);
+}
+
+/* The pid a pidfd refers to: -ESRCH when it has exited. */
+static int pidfd_pid(int pidfd, pid_t *pid)
+{
+	char path[64], line[128];
+	FILE *f;
+	int ret = -EBADF;
+	long v;
+
+	if (!fd_is(pidfd, "anon_inode:[pidfd]"))
+		return -EBADF;
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Pid:\t%ld", &v) == 1) {
+			/* -1: exited; 0: in a pid namespace we cannot see. */
+			ret = v > 0 ? 0 : v < 0 ? -ESRCH : -EPERM;
+			*pid = (pid_t)v;
+			break;
+		}
+	fclose(f);
+	return ret;
+}
+
+static bool pidfd_alive(int pidfd)
+{
+	return syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0;
+}
+
+/*
+ * The kernel's ptrace read-access rule for an unprivileged caller: the
+ * target's real, effective and saved ids all equal the caller's, and the
+ * target is dumpable (a non-dumpable process's /proc directory belongs to
+ * root).  Read through a /proc directory opened while the pidfd's process
+ * was alive, so the files are that process's and no later one's.
+ */
+static int check_own(const struct client *c, int pidfd, pid_t pid,
+		     char *why, size_t size)
+{
+	char path[64], line[256];
+	unsigned int ids[2][4];
+	int seen = 0, dirfd, fd, ret = 0;
+	struct stat st;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0 || !pidfd_alive(pidfd)) {
+		if (dirfd >= 0)
+			close(dirfd);
+		snprintf(why, size, "target process exited");
+		return -ESRCH;
+	}
+	if (fstat(dirfd, &st) || st.st_uid != c->uid) {
+		snprintf(why, size, "process %d is not the caller's "
+			 "(or not dumpable)", (int)pid);
+		close(dirfd);
+		return -EACCES;
+	}
+	fd = openat(dirfd, "status", O_RDONLY | O_CLOEXEC);
+	close(dirfd);
+	f = fd >= 0 ? fdopen(fd, "re") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		snprintf(why, size, "cannot read the status of process %d",
+			 (int)pid);
+		return -ESRCH;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Uid:\t%u\t%u\t%u\t%u", &ids[0][0], &ids[0][1],
+			   &ids[0][2], &ids[0][3]) == 4)
+			seen |= 1;
+		if (sscanf(line, "Gid:\t%u\t%u\t%u\t%u", &ids[1][0], &ids[1][1],
+			   &ids[1][2], &ids[1][3]) == 4)
+			seen |= 2;
+	}
+	fclose(f);
+	if (seen != 3 ||
+	    ids[0][0] != c->uid || ids[0][1] != c->uid || ids[0][2] != c->uid ||
+	    ids[1][0] != c->gid || ids[1][1] != c->gid || ids[1][2] != c->gid) {
+		snprintf(why, size, "process %d is not the caller's", (int)pid);
+		ret = -EACCES;
+	}
+	return ret;
+}
+
+/* Perf event descriptors the peer process holds now. */
+static unsigned int count_perf_fds(pid_t pid)
+{
+	char link[64], dirpath[64];
+	unsigned int n = 0;
+	struct dirent *de;
+	DIR *dir;
+
+	snprintf(dirpath, sizeof(dirpath), "/proc/%d/fd", (int)pid);
+	dir = opendir(dirpath);
+	if (!dir)
+		return 0;
+	while ((de = readdir(dir))) {
+		ssize_t len;
+
+		if (de->d_name[0] == '.')
+			continue;
+		len = readlinkat(dirfd(dir), de->d_name, link, sizeof(link) - 1);
+		if (len < 0)
+			continue;
+		link[len] = '\0';
+		n += !strcmp(link, "anon_inode:[perf_event]");
+	}
+	closedir(dir);
+	return n;
+}
+
+/*
+ * Descriptors the user holds through us.  The running tally only grows;
+ * at the limit it is replaced by what the users' processes still hold, so
+ * closed descriptors are given back without the broker keeping any.
+ */
+static bool under_fd_limit(const struct client *c, unsigned int max_fds)
+{
+	unsigned int total = 0;
+	size_t i;
+
+	for (i = 0; i < d.nr_clients; i++)
+		if (d.clients[i].uid == c->uid)
+			total += d.clients[i].handed;
+	if (total < max_fds)
+		return true;
+	total = 0;
+	for (i = 0; i < d.nr_clients; i++) {
+		struct client *o = &d.clients[i];
+
+		if (o->uid != c->uid)
+			continue;
+		o->handed = count_perf_fds(o->pid);
+		total += o->handed;
+	}
+	return total < max_fds;
+}
+
+/* ---- requests ------------------------------------------------------ */
+
+static const char *target_name(uint32_t t)
+{
+	return t == PC_BROKER_TARGET_PID ? "pid" :
+	       t == PC_BROKER_TARGET_CPU ? "cpu" : "cgroup";
+}
+
+static const struct pd_rule *rule_of(const struct client *c)
+{
+	return pd_policy_rule_for(d.policy, c->uid, c->groups, c->nr_groups);
+}
+
+static void handle_open(struct client *c, const struct pc_broker_msg *m,
+			const int *fds)
+{
+	const struct pc_broker_open_body *o = m->open;
+	const struct pd_rule *rule = rule_of(c);
+	struct perf_event_attr attr;
+	unsigned int target = 0;
+	unsigned long flags = PC_SYS_NO_BROKER;
+	char why[256] = "", what[512], tgt[128];
+	const char *tpn = NULL;
+	int group_fd = -1, fd = -1, ret;
+	pid_t pid = -1;
+
+	ret = pd_attr_sanitise(m->attr, o->attr_size, &attr, why, sizeof(why));
+	if (ret) {
+		snprintf(what, sizeof(what), "attr of %u bytes", o->attr_size);
+		snprintf(tgt, sizeof(tgt), "%s", target_name(o->target));
+		goto out;
+	}
+	if (attr.type == PERF_TYPE_TRACEPOINT)
+		tpn = tp_name(attr.config);
+	if (tpn)
+		snprintf(what, sizeof(what), "tracepoint %s", tpn);
+	else
+		snprintf(what, sizeof(what), "type %u config %#llx", attr.type,
+			 (unsigned long long)attr.config);
+	if (!attr.exclude_kernel)
+		snprintf(what + strlen(what), sizeof(what) - strlen(what),
+			 " with kernel mode");
+	if (attr.freq ? attr.sample_freq : attr.sample_period)
+		snprintf(what + strlen(what), sizeof(what) - strlen(what),
+			 " sampling %s %llu", attr.freq ? "freq" : "period",
+			 (unsigned long long)attr.sample_period);
+	switch (o->target) {
+	case PC_BROKER_TARGET_PID:
+		target = PD_T_OWN;
+		ret = pidfd_pid(fds[0], &pid);
+		snprintf(tgt, sizeof(tgt), "pid %d cpu %d", (int)pid, o->cpu);
+		if (ret) {
+			snprintf(why, sizeof(why), "%s", ret == -EBADF ?
+				 "not a pidfd" : "target process exited");
+			goto out;
+		}
+		break;
+	case PC_BROKER_TARGET_CPU:
+		target = PD_T_CPU;
+		snprintf(tgt, sizeof(tgt), "cpu %d", o->cpu);
+		break;
+	default: {
+		struct statfs sfs;
+		char link[200];
+		ssize_t n;
+
+		target = PD_T_CGROUP;
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fds[0]);
+		n = readlink(link, tgt, sizeof(tgt) - 1);
+		tgt[n > 0 ? n : 0] = '\0';
+		snprintf(link, sizeof(link), "%s", tgt);
+		snprintf(tgt, sizeof(tgt), "cgroup %.100s cpu %d", link, o->cpu);
+		if (fstatfs(fds[0], &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
+			ret = -EBADF;
+			snprintf(why, sizeof(why), "not a cgroup2 directory");
+			goto out;
+		}
+		pid = fds[0];
+		flags |= PERF_FLAG_PID_CGROUP;
+	}
+	}
+	if (!rule) {
+		ret = -EACCES;
+		snprintf(why, sizeof(why), "no rule for this user");
+		goto out;
+	}
+	ret = pd_rule_check(rule, &attr, target, tpn, why, sizeof(why));
+	if (ret)
+		goto out;
+	if (target == PD_T_OWN) {
+		ret = check_own(c, fds[0], pid, why, sizeof(why));
+		if (ret)
+			goto out;
+	}
+	if (o->flags & PC_BROKER_F_GROUP) {
+		group_fd = fds[pc_broker_open_nr_fds(o->target, 0)];
+		if (!fd_is(group_fd, "anon_inode:[perf_event]")) {
+			ret = -EBADF;
+			snprintf(why, sizeof(why), "group leader is not a perf "
+				 "event");
+			goto out;
+		}
+	}
+	if (o->flags & PC_BROKER_F_NO_GROUP)
+		flags |= PERF_FLAG_FD_NO_GROUP;
+	if (!under_fd_limit(c, rule->max_fds)) {
+		ret = -EMFILE;
+		snprintf(why, sizeof(why), "the user holds %u descriptors "
+			 "(max_fds)", rule->max_fds);
+		goto out;
+	}
+	fd = sys_perf_event_open(&attr, pid, o->cpu, group_fd, flags);
+	if (fd < 0) {
+		ret = fd;
+		snprintf(why, sizeof(why), "the kernel refused: %s",
+			 strerror(-fd));
+		goto out;
+	}
+	/* The pidfd's process was alive at the check; if it still is, the
+	 * pid cannot have been reused in between, so the event is on it. */
+	if (target == PD_T_OWN && !pidfd_alive(fds[0])) {
+		close(fd);
+		fd = -1;
+		ret = -ESRCH;
+		snprintf(why, sizeof(why), "target exited during the open");
+		goto out;
+	}
+	ret = 0;
+out:
+	logmsg(ret ? LOG_NOTICE : LOG_INFO,
+	       "%s: uid %u (%s) pid %d: open %s on %s: rule '%s'%s%s",
+	       ret ? "denied" : "allowed", (unsigned int)c->uid, c->user,
+	       (int)c->pid, what, tgt, rule ? rule->name : "",
+	       why[0] ? ": " : "", why);
+	if (send_reply(c, PC_BROKER_OPEN, ret, 0, rule ? rule->name : "", why,
+		       strlen(why), ret ? -1 : fd) == 0 && !ret)
+		c->handed++;
+	if (fd >= 0)
+		close(fd);
+}
+
+static void handle_tp_id(struct client *c, const struct pc_broker_msg *m)
+{
+	const struct pd_rule *rule = rule_of(c);
+	char name[PC_BROKER_NAME_MAX + 1], path[4600], *colon;
+	static char format[PC_BROKER_MSG_MAX / 2];
+	uint64_t id = 0;
+	int ret, n = 0;
+	const char *why = "";
+
+	memcpy(name, m->name, m->arg);
+	name[m->arg] = '\0';
+	colon = strchr(name, ':');
+	if (!colon || strchr(colon + 1, ':')) {
+		ret = -EINVAL;
+		why = "not sys:name";
+		goto out;
+	}
+	*colon = '\0';
+	if (!rule || !pd_rule_allows_tracepoint(rule, name, colon + 1)) {
+		ret = -EACCES;
+		why = rule ? "tracepoint not in the rule" : "no rule for this user";
+		goto out;
+	}
+	ret = pc_tracefs_root(NULL, d.tracefs, sizeof(d.tracefs));
+	if (!ret)
+		ret = pc_tracefs_id(d.tracefs, name, colon + 1, &id);
+	if (ret) {
+		why = "no such tracepoint";
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/events/%s/%s/format", d.tracefs,
+		 name, colon + 1);
+	{
+		int ffd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t r;
+
+		while (ffd >= 0 && (size_t)n < sizeof(format) &&
+		       (r = read(ffd, format + n, sizeof(format) - (size_t)n)) > 0)
+			n += (int)r;
+		if (ffd >= 0)
+			close(ffd);
+	}
+out:
+	if (colon)
+		*colon = ':';
+	logmsg(ret ? LOG_NOTICE : LOG_DEBUG,
+	       "%s: uid %u (%s) pid %d: tracepoint id of %s: rule '%s'%s%s",
+	       ret ? "denied" : "allowed", (unsigned int)c->uid, c->user,
+	       (int)c->pid, name, rule ? rule->name : "", *why ? ": " : "",
+	       why);
+	if (ret)
+		send_reply(c, PC_BROKER_TP_ID, ret, 0, rule ? rule->name : "",
+			   why, strlen(why), -1);
+	else
+		send_reply(c, PC_BROKER_TP_ID, 0, id, rule->name, format,
+			   (size_t)n, -1);
+}
+
+static void handle_tp_list(struct client *c, const struct pc_broker_msg *m)
+{
+	const struct pd_rule *rule = rule_of(c);
+	static char text[PC_BROKER_MSG_MAX - 256];
+	size_t i, n = 0, seen = 0;
+	uint64_t next = 0;
+	int ret = rule ? tp_build() : -EACCES;
+
+	for (i = 0; !ret && i < d.nr_tps; i++) {
+		const char *name = d.tps[i].name, *colon = strchr(name, ':');
+		char sys[128];
+		size_t len = strlen(name);
+
+		snprintf(sys, sizeof(sys), "%.*s", (int)(colon - name), name);
+		if (!pd_rule_allows_tracepoint(rule, sys, colon + 1))
+			continue;
+		if (seen++ < m->arg)
+			continue;
+		if (n + len + 1 > sizeof(text)) {
+			next = seen - 1;
+			break;
+		}
+		memcpy(text + n, name, len);
+		text[n + len] = '\n';
+		n += len + 1;
+	}
+	send_reply(c, PC_BROKER_TP_LIST, ret, next, rule ? rule->name : "",
+		   text, ret ? 0 : n, -1);
+}
+
+static void handle_policy(struct client *c)
+{
+	const struct pd_rule *rule = rule_of(c);
+	char text[4096];
+	int n = rule ? pd_rule_describe(rule, text, sizeof(text)) : 0;
+
+	send_reply(c, PC_BROKER_POLICY, rule ? 0 : -EACCES, 0,
+		   rule ? rule->name : "", text, (size_t)n, -1);
+}
+
+/* Read one message; 0 to keep the client, -1 to drop it. */
+static int handle_client(struct client *c)
+{
+	char cbuf[CMSG_SPACE(sizeof(int) * (PC_BROKER_FDS_MAX + 1))];
+	int fds[PC_BROKER_FDS_MAX + 8];
+	unsigned int nr_fds = 0, i;
+	bool bad_cmsg = false;
+	struct iovec iov = { .iov_base = d.msg, .iov_len = sizeof(d.msg) };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct pc_broker_msg m;
+	struct cmsghdr *cm;
+	ssize_t n;
+	int ret;
+
+	n = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : -1;
+	if (n == 0)
+		return -1;
+	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		size_t k, nr;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) {
+			bad_cmsg = true;
+			continue;
+		}
+		nr = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (k = 0; k < nr; k++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(cm) + k * sizeof(int), sizeof(fd));
+			if (nr_fds < sizeof(fds) / sizeof(fds[0]))
+				fds[nr_fds++] = fd;
+			else
+				close(fd);
+		}
+	}
+	/* More descriptors than fit are closed by the kernel (MSG_CTRUNC);
+	 * a message longer than the buffer is cut (MSG_TRUNC). */
+	if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC) || bad_cmsg)
+		ret = mh.msg_flags & MSG_TRUNC ? -EMSGSIZE : -EBADF;
+	else
+		ret = pc_broker_decode_request(d.msg, (size_t)n, nr_fds, &m);
+	if (ret) {
+		logmsg(LOG_NOTICE, "denied: uid %u (%s) pid %d: malformed "
+		       "message of %zd bytes with %u descriptors%s: %s",
+		       (unsigned int)c->uid, c->user, (int)c->pid, n, nr_fds,
+		       mh.msg_flags & MSG_CTRUNC ? " (and more)" : "",
+		       strerror(-ret));
+		/* The type is unknown: answer as to an open, which the
+		 * library's decoder refuses unless it asked one. */
+		send_reply(c, PC_BROKER_OPEN, ret, 0, "", "malformed request",
+			   17, -1);
+	} else {
+		switch (m.type) {
+		case PC_BROKER_OPEN:
+			handle_open(c, &m, fds);
+			break;
+		case PC_BROKER_TP_ID:
+			handle_tp_id(c, &m);
+			break;
+		case PC_BROKER_TP_LIST:
+			handle_tp_list(c, &m);
+			break;
+		default:
+			handle_policy(c);
+		}
+	}
+	for (i = 0; i < nr_fds; i++)
+		close(fds[i]);
+	return 0;
+}
+
+/* ---- connections --------------------------------------------------- */
+
+static void drop_client(size_t i)
+{
+	close(d.clients[i].fd);
+	d.clients[i] = d.clients[--d.nr_clients];
+}
+
+static void accept_client(int lfd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	struct client *c;
+	struct passwd *pw;
+	size_t i, same = 0;
+	int fd, ng;
+
+	fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
+		close(fd);
+		return;
+	}
+	for (i = 0; i < d.nr_clients; i++)
+		same += d.clients[i].uid == cred.uid;
+	if (d.nr_clients == MAX_CLIENTS || same >= MAX_CLIENTS_PER_UID) {
+		logmsg(LOG_WARNING, "denied: uid %u pid %d: too many "
+		       "connections", (unsigned int)cred.uid, (int)cred.pid);
+		close(fd);
+		return;
+	}
+	c = &d.clients[d.nr_clients];
+	memset(c, 0, sizeof(*c));
+	c->fd = fd;
+	c->uid = cred.uid;
+	c->gid = cred.gid;
+	c->pid = cred.pid;
+	pw = getpwuid(cred.uid);
+	snprintf(c->user, sizeof(c->user), "%s", pw ? pw->pw_name : "?");
+	ng = MAX_GROUPS;
+	if (!pw || getgrouplist(pw->pw_name, cred.gid, c->groups, &ng) < 0) {
+		c->groups[0] = cred.gid;
+		ng = 1;
+	}
+	c->nr_groups = (size_t)ng;
+	d.nr_clients++;
+}
+
+/* ---- setup --------------------------------------------------------- */
+
+static int make_socket(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *env_fds = getenv("LISTEN_FDS");
+	const char *env_pid = getenv("LISTEN_PID");
+	struct stat st;
+	char dir[sizeof(sa.sun_path)], *slash;
+	int fd;
+
+	/* systemd socket activation: the socket is fd 3, set up by the
+	 * .socket unit (whose mode and group the admin sets there). */
+	if (env_fds && env_pid && atoi(env_pid) == (int)getpid() &&
+	    !strcmp(env_fds, "1"))
+		return 3;
+	if (strlen(d.socket_path) >= sizeof(sa.sun_path)) {
+		logmsg(LOG_ERR, "socket path too long: %s", d.socket_path);
+		return -1;
+	}
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", d.socket_path);
+	snprintf(dir, sizeof(dir), "%s", d.socket_path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0755) && errno != EEXIST) {
+			logmsg(LOG_ERR, "cannot create %s: %s", dir,
+			       strerror(errno));
+			return -1;
+		}
+	}
+	/* Only a stale socket is removed: never a file put there. */
+	if (!lstat(d.socket_path, &st)) {
+		if (!S_ISSOCK(st.st_mode)) {
+			logmsg(LOG_ERR, "%s exists and is not a socket",
+			       d.socket_path);
+			return -1;
+		}
+		unlink(d.socket_path);
+	}
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    chmod(d.socket_path, d.policy->socket_mode) ||
+	    (d.policy->has_socket_group &&
+	     chown(d.socket_path, 0, d.policy->socket_group)) ||
+	    listen(fd, 64)) {
+		logmsg(LOG_ERR, "cannot listen on %s: %s", d.socket_path,
+		       strerror(errno));
+		return -1;
+	}
+	return fd;
+}
+
+static struct pd_policy *load_policy(void)
+{
+	char err[512];
+	struct pd_policy *pol = pd_policy_load(d.config, d.sysfs_root, err,
+					       sizeof(err));
+
+	if (!pol)
+		logmsg(LOG_ERR, "%s", err);
+	return pol;
+}
+
+static void reload(void)
+{
+	struct pd_policy *pol = load_policy();
+
+	if (!pol) {
+		logmsg(LOG_ERR, "reload failed: keeping the policy loaded before");
+		return;
+	}
+	pd_policy_free(d.policy);
+	d.policy = pol;
+	/* The socket keeps its mode: a reload cannot widen who connects
+	 * without a restart, which the log says. */
+	logmsg(LOG_INFO, "policy reloaded from %s: %zu rules", d.config,
+	       pol->nr_rules);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: perfctrd [-c FILE] [-s SOCKET] [--syslog] [--check]\n"
+		"  -c, --config FILE   policy file (default " DEFAULT_CONFIG ")\n"
+		"  -s, --socket PATH   socket (default " PC_BROKER_SOCKET ")\n"
+		"      --syslog        log to syslog (authpriv) instead of stderr\n"
+		"      --check         validate the policy file and exit\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "syslog", no_argument, NULL, 'l' },
+		{ "check", no_argument, NULL, 'k' },
+		{ "sysfs-root", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct pollfd pfds[MAX_CLIENTS + 2];
+	bool check_only = false;
+	sigset_t mask;
+	int opt, lfd, sfd;
+	size_t i;
+
+	d.config = DEFAULT_CONFIG;
+	d.socket_path = PC_BROKER_SOCKET;
+	while ((opt = getopt_long(argc, argv, "c:s:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'c': d.config = optarg; break;
+		case 's': d.socket_path = optarg; break;
+		case 'l': d.use_syslog = true; break;
+		case 'k': check_only = true; break;
+		case 'r': d.sysfs_root = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (d.use_syslog)
+		openlog("perfctrd", LOG_PID, LOG_AUTHPRIV);
+	/* The broker's own opens must never ask a broker. */
+	setenv("PERFCTR_NO_BROKER", "1", 1);
+	d.policy = load_policy();
+	if (!d.policy)
+		return 1;
+	if (check_only) {
+		printf("%s: %zu rules, valid\n", d.config, d.policy->nr_rules);
+		return 0;
+	}
+	if (geteuid() != 0)
+		logmsg(LOG_WARNING, "not running as root: opens get only this "
+		       "user's rights");
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	lfd = make_socket();
+	if (lfd < 0 || sfd < 0)
+		return 1;
+	logmsg(LOG_INFO, "listening on %s, policy %s: %zu rules",
+	       d.socket_path, d.config, d.policy->nr_rules);
+	for (;;) {
+		size_t nfds = 0;
+
+		pfds[nfds++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+		pfds[nfds++] = (struct pollfd){ .fd = lfd, .events = POLLIN };
+		for (i = 0; i < d.nr_clients; i++)
+			pfds[nfds++] = (struct pollfd){
+				.fd = d.clients[i].fd, .events = POLLIN };
+		if (poll(pfds, nfds, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			logmsg(LOG_ERR, "poll: %s", strerror(errno));
+			return 1;
+		}
+		if (pfds[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+				if (si.ssi_signo == SIGHUP) {
+					reload();
+				} else {
+					logmsg(LOG_INFO, "exiting on signal %u",
+					       si.ssi_signo);
+					break;
+				}
+			}
+		}
+		/* Clients from the end, so a dropped one's slot (refilled
+		 * from the end) is not skipped. */
+		for (i = nfds; i-- > 2;) {
+			size_t ci = i - 2;
+
+			if (!pfds[i].revents || ci >= d.nr_clients ||
+			    d.clients[ci].fd != pfds[i].fd)
+				continue;
+			if ((pfds[i].revents & (POLLERR | POLLNVAL)) ||
+			    handle_client(&d.clients[ci]))
+				drop_client(ci);
+		}
+		if (pfds[1].revents & POLLIN)
+			accept_client(lfd);
+	}
+	if (lfd != 3)
+		unlink(d.socket_path);
+	for (i = d.nr_clients; i-- > 0;)
+		drop_client(i);
+	tp_free();
+	pd_policy_free(d.policy);
+	return 0;
+}

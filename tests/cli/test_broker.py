@@ -1,0 +1,584 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+"""perfctrd, tested as an attacker would: two unprivileged users made for
+the test (removed at the end), perf_event_paranoid at 2 (restored at the
+end), the broker on a socket of its own with a test policy that gives user
+A its own processes, software events, two syscall tracepoints and
+kernel-mode counts (no kernel-mode samples), and user B nothing.
+
+A counts its own workload's getppid tracepoint exactly through perfex and
+the broker, and through a raw request.  A's requests against B's process,
+for CPU-wide counting, kernel sampling, raw events, forged and oversized
+attrs, a pidfd whose pid was reused by B, truncated, oversized and
+malformed messages with wrong descriptor counts are all refused and
+logged, and the broker stays up; 10,000 requests from clients that go
+away mid-request leave its descriptor count where it was."""
+import array
+import ctypes
+import json
+import os
+import platform
+import pwd
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import tempfile
+import time
+
+from pctest import BUILD, case, check, require_root, run_cases, skip, work
+
+PERFCTRD = os.path.join(BUILD, "perfctrd")
+PERFEX = os.path.join(BUILD, "perfex")
+# Names of this run's own: two runs at once (a sanitizer build's and the
+# plain one's) must not remove each other's users.
+USER_A, USER_B = "pcbrk_a%d" % os.getpid(), "pcbrk_b%d" % os.getpid()
+MAGIC = 0x44424350
+OPEN, TP_ID, TP_LIST, POLICY = 1, 2, 3, 4
+T_PID, T_CPU, T_CGROUP = 1, 2, 3
+F_GROUP = 1
+EPERM, ESRCH, EBADF, EACCES, EINVAL, E2BIG = 1, 3, 9, 13, 22, 7
+EPROTO, EMSGSIZE = 71, 90
+SYS_GETPPID = {"x86_64": 110, "aarch64": 173}.get(platform.machine())
+SYS_PIDFD_OPEN = 434
+
+POLICY_TEXT = """# the test's policy
+socket_mode = 0666
+
+[rule user-a]
+users = %s
+events = software, tracepoint:syscalls:sys_enter_getppid, tracepoint:syscalls:sys_enter_getpid
+targets = own
+kernel = count
+sampling = yes
+min_sample_period = 1000
+max_fds = 64
+"""
+
+
+class Env:
+    """The users, the paranoid level, the broker: made once, undone at
+    exit whatever happened (see main())."""
+
+    def __init__(self):
+        self.users = []
+        self.paranoid = None
+        self.broker = None
+        self.dir = None
+
+    def setup(self):
+        require_root()
+        if not SYS_GETPPID:
+            skip("no getppid number for %s" % platform.machine())
+        for tool in ("useradd", "userdel"):
+            if not shutil.which(tool):
+                skip("%s is not installed" % tool)
+        if not os.path.exists("/sys/kernel/tracing/events/syscalls"):
+            skip("tracefs with syscall tracepoints is not mounted at "
+                 "/sys/kernel/tracing")
+        if not os.access(PERFCTRD, os.X_OK):
+            skip("%s is not built" % PERFCTRD)
+        for name in (USER_A, USER_B):
+            if subprocess.run(["id", name], capture_output=True).returncode == 0:
+                subprocess.run(["userdel", name], capture_output=True)
+            r = subprocess.run(["useradd", "-M", "-U", "-s", "/bin/sh", name],
+                               capture_output=True, text=True)
+            if r.returncode:
+                skip("useradd %s: %s" % (name, r.stderr.strip()))
+            self.users.append(name)
+        self.a = pwd.getpwnam(USER_A)
+        self.b = pwd.getpwnam(USER_B)
+        with open("/proc/sys/kernel/perf_event_paranoid") as f:
+            self.paranoid = f.read().strip()
+        with open("/proc/sys/kernel/perf_event_paranoid", "w") as f:
+            f.write("2")
+        self.dir = tempfile.mkdtemp(prefix="perfctrd-test-")
+        os.chmod(self.dir, 0o755)
+        self.sock = os.path.join(self.dir, "perfctrd.sock")
+        self.conf = os.path.join(self.dir, "perfctrd.conf")
+        self.log = os.path.join(self.dir, "perfctrd.log")
+        with open(self.conf, "w") as f:
+            f.write(POLICY_TEXT % USER_A)
+        self.logf = open(self.log, "w")
+        self.broker = subprocess.Popen([PERFCTRD, "-c", self.conf, "-s",
+                                        self.sock], stderr=self.logf)
+        for _ in range(200):
+            if os.path.exists(self.sock):
+                break
+            time.sleep(0.02)
+        check(os.path.exists(self.sock), "the broker made no socket")
+        self.tp_id = {}
+        for name in ("sys_enter_getppid", "sys_enter_read"):
+            with open("/sys/kernel/tracing/events/syscalls/%s/id" % name) as f:
+                self.tp_id[name] = int(f.read())
+
+    def teardown(self):
+        if self.broker:
+            self.broker.terminate()
+            try:
+                self.broker.wait(10)
+            except subprocess.TimeoutExpired:
+                self.broker.kill()
+            self.logf.close()
+        if self.paranoid is not None:
+            with open("/proc/sys/kernel/perf_event_paranoid", "w") as f:
+                f.write(self.paranoid)
+        for name in self.users:
+            subprocess.run(["userdel", name], capture_output=True)
+        if self.dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def log_text(self):
+        self.logf.flush()
+        with open(self.log) as f:
+            return f.read()
+
+    def alive(self):
+        return self.broker.poll() is None
+
+    def env(self, **extra):
+        e = {"PATH": "/usr/bin:/bin", "PERFCTR_BROKER_SOCKET": self.sock,
+             "HOME": self.dir}
+        e.update(extra)
+        return e
+
+    def run_as(self, user, args, **extra):
+        return subprocess.run(args, user=user.pw_uid, group=user.pw_gid,
+                              extra_groups=[], env=self.env(**extra),
+                              capture_output=True, text=True, timeout=120)
+
+    def fd_count(self):
+        return len(os.listdir("/proc/%d/fd" % self.broker.pid))
+
+
+ENV = Env()
+
+
+def as_user(user, fn, *args):
+    """Run fn(*args) in a child with @user's ids; return what it returns
+    (JSON through a pipe)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            os.close(r)
+            os.setgroups([])
+            os.setresgid(user.pw_gid, user.pw_gid, user.pw_gid)
+            os.setresuid(user.pw_uid, user.pw_uid, user.pw_uid)
+            out = json.dumps({"ok": fn(*args)})
+        except BaseException as e:      # noqa: B902 -- report anything
+            out = json.dumps({"error": repr(e)})
+            code = 1
+        with os.fdopen(w, "w") as f:
+            f.write(out)
+        os._exit(code)
+    os.close(w)
+    with os.fdopen(r) as f:
+        data = f.read()
+    os.waitpid(pid, 0)
+    res = json.loads(data)
+    check("ok" in res, res.get("error"))
+    return res["ok"]
+
+
+# ---- the wire protocol, written by hand as an attacker would ----------
+
+def msg(mtype, body):
+    return struct.pack("=IHHII", MAGIC, 1, mtype, 16 + len(body), 0) + body
+
+
+def attr(type_=1, config=1, size=128, flags=1 << 5, period=0,
+         sample_type=0, extra=None):
+    """A perf_event_attr; flags default exclude_kernel.  extra: {offset:
+    (fmt, value)} for the fields the forgeries touch."""
+    a = bytearray(max(size, 128))
+    struct.pack_into("=IIQQQQQ", a, 0, type_, size, config, period,
+                     sample_type, 0, flags)
+    for off, (fmt, value) in (extra or {}).items():
+        struct.pack_into(fmt, a, off, value)
+    return bytes(a[:size]) if size <= 128 else bytes(a)
+
+
+def open_msg(target, cpu, a, flags=0, attr_size=None):
+    return msg(OPEN, struct.pack("=IiII", target, cpu, flags,
+                                 len(a) if attr_size is None else attr_size) + a)
+
+
+def pidfd_open(pid):
+    fd = ctypes.CDLL(None, use_errno=True).syscall(SYS_PIDFD_OPEN, pid, 0)
+    if fd < 0:
+        raise OSError(ctypes.get_errno(), "pidfd_open")
+    return fd
+
+
+def request(s, m, fds=()):
+    """Send @m with @fds; return (status, rule, text, fd or None)."""
+    anc = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))] \
+        if fds else []
+    s.sendmsg([m], anc)
+    data, anc, _, _ = s.recvmsg(70000, socket.CMSG_SPACE(4 * 4))
+    if not data:
+        return ("closed", "", "", None)
+    status, text_len = struct.unpack_from("=iI", data, 16)
+    rule = data[32:96].split(b"\0")[0].decode()
+    text = data[96:96 + text_len].decode()
+    got = []
+    for level, kind, payload in anc:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            got += array.array("i", payload[:len(payload) - len(payload) % 4])
+    return (status, rule, text, got[0] if got else None)
+
+
+def connect(path):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.settimeout(20)
+    s.connect(path)
+    return s
+
+
+# ---- what user A runs ---------------------------------------------------
+
+def attacks(path, tp, b_pid):
+    libc = ctypes.CDLL(None, use_errno=True)
+    out = {}
+    s = connect(path)
+    me = pidfd_open(os.getpid())
+    b = pidfd_open(b_pid)
+    init = pidfd_open(1)
+    rd, wr = os.pipe()
+
+    def note(name, m, fds=()):
+        st, rule, text, fd = request(s, m, fds)
+        out[name] = [st, rule, text, fd is not None]
+        if fd is not None:
+            os.close(fd)
+
+    # Allowed: its own process, user mode; then kernel-mode counts of its
+    # own getppid calls, read back exactly.
+    note("own_task_clock", open_msg(T_PID, -1, attr()), [me])
+    st, rule, text, fd = request(s, open_msg(T_PID, -1, attr(2, tp["sys_enter_getppid"], flags=0)), [me])
+    out["own_getppid_kernel_mode"] = [st, rule, text, fd is not None]
+    if fd is not None:
+        for _ in range(5000):
+            libc.syscall(SYS_GETPPID)
+        out["own_getppid_count"] = struct.unpack("=Q", os.read(fd, 8))[0]
+        os.close(fd)
+    # Refused by the policy.
+    note("b_process", open_msg(T_PID, -1, attr()), [b])
+    note("init_process", open_msg(T_PID, -1, attr()), [init])
+    note("system_wide", open_msg(T_CPU, 0, attr()))
+    note("kernel_sampling", open_msg(T_PID, -1, attr(flags=0, period=100000)), [me])
+    note("fast_sampling", open_msg(T_PID, -1, attr(period=10)), [me])
+    note("raw_event", open_msg(T_PID, -1, attr(4, 0x3c)), [me])
+    note("raw_samples", open_msg(T_PID, -1, attr(2, tp["sys_enter_getppid"], period=1000, sample_type=1 << 10)), [me])
+    note("tracepoint_not_allowed", open_msg(T_PID, -1, attr(2, tp["sys_enter_read"])), [me])
+    note("cgroup_target", open_msg(T_CGROUP, 0, attr()), [rd])
+    # Forged attrs.
+    big = bytearray(attr(size=136))
+    big[130] = 1
+    note("oversized_attr_tail", open_msg(T_PID, -1, bytes(big)), [me])
+    note("attr_beyond_cap", open_msg(T_PID, -1, attr(size=1024)), [me])
+    note("size_field_forged", open_msg(T_PID, -1, attr(extra={4: ("=I", 120)})), [me])
+    note("attr_size_lies", open_msg(T_PID, -1, attr(), attr_size=64), [me])
+    note("reserved_flag_bits", open_msg(T_PID, -1, attr(flags=(1 << 5) | (1 << 50))), [me])
+    note("aux_output", open_msg(T_PID, -1, attr(flags=(1 << 5) | (1 << 31))), [me])
+    note("sigtrap", open_msg(T_PID, -1, attr(flags=(1 << 5) | (1 << 37) | (1 << 36))), [me])
+    note("aux_watermark", open_msg(T_PID, -1, attr(extra={104: ("=I", 4096)})), [me])
+    note("aux_sample_size", open_msg(T_PID, -1, attr(extra={112: ("=I", 64)})), [me])
+    note("reserved_2", open_msg(T_PID, -1, attr(extra={110: ("=H", 1)})), [me])
+    note("bpf_event_record", open_msg(T_PID, -1, attr(flags=(1 << 5) | (1 << 30))), [me])
+    # Malformed messages and wrong descriptor counts.
+    good = open_msg(T_PID, -1, attr())
+    note("truncated", good[:30], [me])
+    note("header_only", good[:16], [me])
+    note("length_lies", good[:8] + struct.pack("=I", 500) + good[12:], [me])
+    note("bad_magic", b"XXXX" + good[4:], [me])
+    note("bad_version", good[:4] + struct.pack("=H", 9) + good[6:], [me])
+    note("oversized_message", good + bytes(70000), [me])
+    note("pid_target_without_pidfd", good)
+    note("pid_target_two_fds", good, [me, me])
+    note("cpu_target_with_fd", open_msg(T_CPU, 0, attr()), [me])
+    note("ten_fds", good, [me] * 10)
+    note("pipe_as_pidfd", good, [rd])
+    note("pipe_as_group_leader", open_msg(T_PID, -1, attr(), flags=F_GROUP), [me, rd])
+    note("unknown_type", msg(9, b""))
+    # Still serving: a good request after all that.
+    note("still_serving", good, [me])
+    s.close()
+    return out
+
+
+def stale_pidfd(path, ctl_r, ctl_w):
+    """A pidfd of A's own child, kept after the child is reaped; root then
+    gives the pid to a process of B's.  The pidfd still names the dead
+    child: the broker must refuse it, not open an event on B's process."""
+    r, w = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.close(w)
+        os.read(r, 1)
+        os._exit(0)
+    os.close(r)
+    fd = pidfd_open(child)
+    os.close(w)
+    os.waitpid(child, 0)
+    os.write(ctl_w, b"%d\n" % child)
+    go = os.read(ctl_r, 16)
+    s = connect(path)
+    st, rule, text, got = request(s, open_msg(T_PID, -1, attr()), [fd])
+    return {"pid": child, "go": go.decode().strip(), "status": st,
+            "text": text, "fd": got is not None}
+
+
+def churn(path, n):
+    """@n clients that go away mid-request, in four ways."""
+    me = pidfd_open(os.getpid())
+    good = open_msg(T_PID, -1, attr())
+    for i in range(n):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        s.connect(path)
+        kind = i % 4
+        anc = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [me, me]))]
+        if kind == 1:
+            s.sendmsg([good[:40]], anc)             # malformed, with fds
+        elif kind == 2:                             # valid, reply unread
+            s.sendmsg([good], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
+                                array.array("i", [me]))])
+        elif kind == 3:
+            st, _, _, fd = request(s, good, [me])
+            if fd is not None:
+                os.close(fd)
+        s.close()
+    s = connect(path)
+    st = request(s, msg(POLICY, b""))[0]
+    s.close()
+    return st
+
+
+# ---- the cases ----------------------------------------------------------
+
+@case
+def user_counts_own_tracepoint_exactly_through_perfex():
+    e = ENV
+    r = e.run_as(e.a, [PERFEX, "-x,", "-e", "syscalls:sys_enter_getppid:uk",
+                       "--", work(), "getppid", "10000"])
+    check(r.returncode == 0, r.stderr)
+    check(r.stderr.startswith("10000,"), r.stderr)
+    log = e.log_text()
+    check("allowed: uid %d (%s)" % (e.a.pw_uid, USER_A) in log and
+          "open tracepoint syscalls:sys_enter_getppid with kernel mode" in log
+          and "rule 'user-a'" in log, log[-2000:])
+    # Without the broker the kernel refuses (paranoid 2), and tracefs
+    # cannot even name the tracepoint.
+    r = e.run_as(e.a, [PERFEX, "-x,", "-e", "syscalls:sys_enter_getppid:uk",
+                       "--", work(), "getppid", "10"], PERFCTR_NO_BROKER="1")
+    check(r.returncode != 0, r.stderr)
+
+
+@case
+def user_lists_what_the_policy_allows():
+    e = ENV
+    r = e.run_as(e.a, [PERFEX, "list", "tracepoint"])
+    check(r.returncode == 0, r.stderr)
+    check("syscalls:sys_enter_getppid" in r.stdout, r.stdout[-2000:])
+    check("syscalls:sys_enter_read" not in r.stdout, r.stdout[-2000:])
+
+
+@case
+def info_says_what_the_broker_allows():
+    e = ENV
+    r = e.run_as(e.a, [PERFEX, "info"])
+    check(r.returncode == 0, r.stderr)
+    check("perfctrd" in r.stdout and "user-a" in r.stdout and
+          "kernel count" in r.stdout, r.stdout[-3000:])
+    r = e.run_as(e.b, [PERFEX, "info"])
+    check("no rule" in r.stdout, r.stdout[-3000:])
+    r = e.run_as(e.a, [PERFEX, "info"], PERFCTR_NO_BROKER="1")
+    check("user-a" not in r.stdout, r.stdout[-3000:])
+
+
+@case
+def attacks_are_refused_and_logged():
+    e = ENV
+    b_proc = subprocess.Popen([work(), "wait"], stdin=subprocess.PIPE,
+                              user=e.b.pw_uid, group=e.b.pw_gid,
+                              extra_groups=[])
+    try:
+        out = as_user(e.a, attacks, e.sock, e.tp_id, b_proc.pid)
+    finally:
+        b_proc.communicate(b"\n", timeout=10)
+    want = {
+        "own_task_clock": 0, "own_getppid_kernel_mode": 0,
+        "b_process": -EACCES, "init_process": -EACCES,
+        "system_wide": -EACCES, "kernel_sampling": -EACCES,
+        "fast_sampling": -EACCES, "raw_event": -EACCES,
+        "raw_samples": -EACCES, "tracepoint_not_allowed": -EACCES,
+        "cgroup_target": -EBADF,
+        "oversized_attr_tail": -E2BIG, "attr_beyond_cap": -E2BIG,
+        "size_field_forged": -EINVAL, "attr_size_lies": -EPROTO,
+        "reserved_flag_bits": -EINVAL, "aux_output": -EINVAL,
+        "sigtrap": -EINVAL, "aux_watermark": -EINVAL,
+        "aux_sample_size": -EINVAL, "reserved_2": -EINVAL,
+        "bpf_event_record": -EACCES,
+        "truncated": -EPROTO, "header_only": -EPROTO,
+        "length_lies": -EPROTO, "bad_magic": -EPROTO,
+        "bad_version": -EPROTO, "oversized_message": -EMSGSIZE,
+        "pid_target_without_pidfd": -EBADF, "pid_target_two_fds": -EBADF,
+        "cpu_target_with_fd": -EBADF, "ten_fds": -EBADF,
+        "pipe_as_pidfd": -EBADF, "pipe_as_group_leader": -EBADF,
+        "unknown_type": -EPROTO, "still_serving": 0,
+    }
+    bad = []
+    for name, status in want.items():
+        got = out.get(name)
+        if not got or got[0] != status or got[3] != (status == 0):
+            bad.append("%s: %s, expected %d" % (name, got, status))
+    check(not bad, "; ".join(bad))
+    check(out.get("own_getppid_count") == 5000, out.get("own_getppid_count"))
+    check(e.alive(), "the broker died")
+    log = e.log_text()
+    denied = log.count("denied: uid %d (%s)" % (e.a.pw_uid, USER_A))
+    refusals = sum(1 for s in want.values() if s)
+    check(denied >= refusals, "%d denials logged for %d refusals"
+          % (denied, refusals))
+    for what in ("process %d is not the caller's" % b_proc.pid,
+                 "on cpu 0: rule 'user-a': CPU-wide targets",
+                 "kernel-mode sampling", "raw events",
+                 "reserved attr flag bits", "malformed message"):
+        check(what in log, "log lacks '%s'" % what)
+
+
+@case
+def reused_pid_cannot_be_confused():
+    e = ENV
+    a_r, root_w = os.pipe()
+    root_r, a_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            os.close(root_w)
+            os.close(root_r)
+            os.setgroups([])
+            os.setresgid(e.a.pw_gid, e.a.pw_gid, e.a.pw_gid)
+            os.setresuid(e.a.pw_uid, e.a.pw_uid, e.a.pw_uid)
+            res = stale_pidfd(e.sock, a_r, a_w)
+        except BaseException as ex:     # noqa: B902
+            res = {"error": repr(ex)}
+            code = 1
+        os.write(a_w, (json.dumps(res) + "\n").encode())
+        os._exit(code)
+    os.close(a_r)
+    os.close(a_w)
+    rf = os.fdopen(root_r)
+    dead = int(rf.readline())
+    # Give the dead child's pid to a process of B's (other processes on
+    # the machine fork too: try a few times).
+    b_proc = None
+    for _ in range(50):
+        with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+            f.write(str(dead - 1))
+        p = subprocess.Popen([work(), "wait"], stdin=subprocess.PIPE,
+                             user=e.b.pw_uid, group=e.b.pw_gid,
+                             extra_groups=[])
+        if p.pid == dead:
+            b_proc = p
+            break
+        p.communicate(b"\n", timeout=10)
+    os.write(root_w, b"reused\n" if b_proc else b"not-reused\n")
+    os.close(root_w)
+    res = json.loads(rf.readline())
+    rf.close()
+    os.waitpid(pid, 0)
+    if b_proc:
+        with open("/proc/%d/status" % dead) as f:
+            uid_line = [ln for ln in f if ln.startswith("Uid:")][0]
+        b_proc.communicate(b"\n", timeout=10)
+    check("error" not in res, res)
+    if not b_proc:
+        skip("pid %d could not be given to another process (the machine "
+             "forks too much)" % dead)
+    # The pid now names B's process; the pidfd still names A's dead child.
+    check(uid_line.split()[1] == str(e.b.pw_uid), uid_line)
+    check(res["status"] == -ESRCH and not res["fd"], res)
+    check(e.alive(), "the broker died")
+
+
+@case
+def clients_leaving_mid_request_leak_nothing():
+    e = ENV
+    before = e.fd_count()
+    t0 = time.time()
+    st = as_user(e.a, churn, e.sock, 10000)
+    took = time.time() - t0
+    check(st == 0, st)
+    after = e.fd_count()
+    for _ in range(50):
+        if after == before:
+            break
+        time.sleep(0.1)
+        after = e.fd_count()
+    check(after == before, "broker fds %d before, %d after 10,000 requests"
+          % (before, after))
+    perf = [fd for fd in os.listdir("/proc/%d/fd" % e.broker.pid)
+            if os.readlink("/proc/%d/fd/%s" % (e.broker.pid, fd))
+            == "anon_inode:[perf_event]"]
+    check(not perf, "the broker holds perf events: %s" % perf)
+    check(e.alive(), "the broker died")
+    print("# 10,000 requests in %.1f s" % took)
+
+
+@case
+def user_without_rule_gets_nothing():
+    e = ENV
+    r = e.run_as(e.b, [PERFEX, "-e", "syscalls:sys_enter_getppid", "--",
+                       work(), "getppid", "10"])
+    check(r.returncode != 0, r.stdout + r.stderr)
+    check("denied: uid %d (%s)" % (e.b.pw_uid, USER_B) in e.log_text() and
+          "no rule for this user" in e.log_text(), e.log_text()[-2000:])
+
+
+@case
+def bad_reload_keeps_the_policy():
+    e = ENV
+    with open(e.conf, "a") as f:
+        f.write("bogus_key = 1\n")
+    e.broker.send_signal(signal.SIGHUP)
+    line = len(POLICY_TEXT.split("\n"))
+    for _ in range(100):
+        if "reload failed" in e.log_text():
+            break
+        time.sleep(0.05)
+    log = e.log_text()
+    check("%s:%d: unknown key 'bogus_key'" % (e.conf, line) in log, log[-1500:])
+    check("keeping the policy loaded before" in log, log[-1500:])
+    r = e.run_as(e.a, [PERFEX, "-x,", "-e", "syscalls:sys_enter_getppid:uk",
+                       "--", work(), "getppid", "100"])
+    check(r.returncode == 0 and r.stderr.startswith("100,"), r.stderr)
+    with open(e.conf, "w") as f:
+        f.write(POLICY_TEXT % USER_A)
+    e.broker.send_signal(signal.SIGHUP)
+    for _ in range(100):
+        if "policy reloaded" in e.log_text():
+            break
+        time.sleep(0.05)
+    check("policy reloaded" in e.log_text(), e.log_text()[-1500:])
+
+
+def main():
+    try:
+        ENV.setup()
+    except Exception as ex:             # noqa: B902 -- a skip or a failure
+        ENV.teardown()
+        name = "test_broker.py/setup"
+        kind = "skip" if type(ex).__name__ == "Skip" else "FAIL"
+        print("%s %s: %s" % (kind, name, ex), flush=True)
+        raise SystemExit(0 if kind == "skip" else 1)
+    try:
+        run_cases()
+    finally:
+        ENV.teardown()
+
+
+main()
