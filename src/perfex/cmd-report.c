@@ -103,6 +103,7 @@ static void print_header(struct perfctr_reader *rd, const struct report *rep)
 	const char *os = perfctr_perfdata__string(pd, PERFCTR_FEAT_OSRELEASE);
 	const char *const *argv;
 	int argc = perfctr_perfdata__cmdline(pd, &argv), i;
+	char unwind[512];
 
 	perfctr_reader__stats(rd, SIZE_MAX, &stats);
 	printf("# perfex report of '%s'\n", rep->input);
@@ -121,6 +122,8 @@ static void print_header(struct perfctr_reader *rd, const struct report *rep)
 	if (st->bad_samples)
 		printf("# Undecodable samples skipped: %" PRIu64 "\n",
 		       st->bad_samples);
+	if (perfex_unwind_summary(st, unwind, sizeof(unwind)))
+		printf("# DWARF call chains: %s\n", unwind);
 	if (!perfctr_symbols_have_elf())
 		printf("# note: built without libelf: user-space addresses are not symbolised\n");
 	printf("#\n");
@@ -419,6 +422,7 @@ int cmd_report(int argc, char **argv)
 	struct perfctr_reader_stats stats = { .sz = sizeof(stats) };
 	struct perfctr_reader *rd;
 	struct perfex_parse p;
+	char unwind[512];
 	int ret = 0, r;
 	size_t a;
 
@@ -472,6 +476,11 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	perfctr_reader__stats(rd, SIZE_MAX, &stats);
+	/* The table's header says it; the other outputs have no room. */
+	if ((rep.folded || rep.flame || rep.json) &&
+	    perfex_unwind_summary(&stats, unwind, sizeof(unwind)) &&
+	    strncmp(unwind, "0 ", 2))
+		fprintf(stderr, "perfex: note: DWARF call chains: %s\n", unwind);
 	if (rep.callgraph != PERFCTR_CALLGRAPH_NONE && !rep.saw_callchain &&
 	    stats.samples)
 		fprintf(stderr, "perfex: note: '%s' has no callchains (record with -g)\n",
