@@ -25,5 +25,6 @@
 #include <perfctr/sampler.h>
 #include <perfctr/reader.h>
 #include <perfctr/synth.h>
+#include <perfctr/tree.h>
 
 #endif /* PERFCTR_PERFCTR_H */

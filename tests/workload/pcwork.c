@@ -11,6 +11,11 @@
  *   pcwork threads T N        T threads, each N x getppid (main thread: none)
  *   pcwork fork K N           K children, each N x getppid, reaped
  *   pcwork exec ARGS...       exec pcwork ARGS... (rest of the line)
+ *   pcwork tree K N           K children at once (released together), child
+ *                             c making N*(c+1) getppid; when c % 3 == 1 it
+ *                             also forks a grandchild making N*(c+1)+1;
+ *                             when c % 3 == 2 it execs `pcwork getppid
+ *                             N*(c+1)+2` instead; the forked ones _exit
  *   pcwork spin MS            CPU-bound loop for MS milliseconds
  *   pcwork clockspin MS       clock_gettime(2) in a tight loop for MS
  *                             milliseconds (in the vDSO where the clock
@@ -183,6 +188,46 @@ int main(int argc, char **argv)
 					_exit(0);
 				}
 			}
+			while (wait(NULL) > 0)
+				;
+		} else if (!strcmp(cmd, "tree")) {
+			need(argc, i, 2, cmd);
+			long k = num(argv[i + 1]), n = num(argv[i + 2]);
+			int go[2];
+
+			i += 2;
+			if (pipe(go))
+				return 1;
+			for (long c = 0; c < k; c++) {
+				long mine = n * (c + 1);
+				char calls[32], self[] = "/proc/self/exe";
+				char *args[] = { self, (char *)"getppid", calls, NULL };
+				pid_t pid = fork();
+				char b;
+
+				if (pid)
+					continue;
+				close(go[1]);
+				/* Wait for every sibling: they run at once. */
+				if (read(go[0], &b, 1) < 0)
+					_exit(1);
+				if (c % 3 == 2) {
+					snprintf(calls, sizeof(calls), "%ld",
+						 mine + 2);
+					execv(self, args);
+					_exit(127);
+				}
+				if (c % 3 == 1 && fork() == 0) {
+					do_getppid(mine + 1);
+					_exit(0);
+				}
+				do_getppid(mine);
+				while (wait(NULL) > 0)
+					;
+				_exit(0);
+			}
+			close(go[0]);
+			close(go[1]);
 			while (wait(NULL) > 0)
 				;
 		} else if (!strcmp(cmd, "exec")) {

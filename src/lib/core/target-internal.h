@@ -37,4 +37,9 @@ bool pc_target_units_may_vanish(const struct perfctr_target *target);
  */
 int pc_list_threads(pid_t pid, pid_t **out);
 
+/* A command target's child was waited for by someone else (the tracer
+ * of a process tree, perfctr/tree.h): its wait status, so that
+ * perfctr_target__wait() returns it instead of waiting. */
+void pc_target_set_reaped(struct perfctr_target *target, int status);
+
 #endif /* PERFCTR_TARGET_INTERNAL_H */

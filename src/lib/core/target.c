@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -44,6 +45,8 @@
 #include "sys/sys.h"
 
 extern char **environ;
+
+static void reap(pid_t pid, int *status);
 
 enum command_state {
 	COMMAND_HELD,		/* forked, waiting to be released */
@@ -753,9 +756,7 @@ int perfctr_target__start(struct perfctr_target *target)
 	if (n == (ssize_t)sizeof(errnum) && errnum > 0) {
 		/* The child exits at once (127); reap it now, so that its
 		 * stack is no longer in use when we free it. */
-		while (waitpid(target->pid, &target->status, 0) < 0 &&
-		       errno == EINTR)
-			;
+		reap(target->pid, &target->status);
 		target->state = COMMAND_REAPED;
 		free_stack(target);
 		return pc_err(errnum);
@@ -763,6 +764,32 @@ int perfctr_target__start(struct perfctr_target *target)
 	/* End of file: the exec has replaced the child's memory. */
 	free_stack(target);
 	return 0;
+}
+
+/*
+ * Wait for our child @pid to end.  A traced child (perfctr/tree.h) also
+ * reports its ptrace stops here: let it run on until it is gone, so that
+ * the status is its end, not a stop.
+ */
+static void reap(pid_t pid, int *status)
+{
+	int st = 0;
+	pid_t rc;
+
+	for (;;) {
+		rc = waitpid(pid, &st, __WALL);
+		if (rc < 0 && errno == EINTR)
+			continue;
+		if (rc < 0)
+			break;
+		if (WIFSTOPPED(st)) {
+			ptrace(PTRACE_CONT, pid, 0, 0);
+			continue;
+		}
+		break;
+	}
+	if (status)
+		*status = st;
 }
 
 /* Wait for a process we did not fork: its pidfd becomes readable when it
@@ -837,13 +864,11 @@ void perfctr_target__delete(struct perfctr_target *target)
 	    target->state == COMMAND_HELD) {
 		/* Never let a held child run: kill it, then reap it. */
 		kill(target->pid, SIGKILL);
-		while (waitpid(target->pid, NULL, 0) < 0 && errno == EINTR)
-			;
+		reap(target->pid, NULL);
 	} else if (target->stack && target->state == COMMAND_RUNNING) {
 		/* Released but failed before its exec (start() said so):
 		 * it is exiting on our stack; wait for it before the unmap. */
-		while (waitpid(target->pid, NULL, 0) < 0 && errno == EINTR)
-			;
+		reap(target->pid, NULL);
 	}
 	free_stack(target);
 	if (target->go_fd >= 0)
@@ -904,4 +929,13 @@ unsigned long pc_target_open_flags(const struct perfctr_target *target)
 bool pc_target_units_may_vanish(const struct perfctr_target *target)
 {
 	return target->kind == PERFCTR_TARGET_PROCESS;
+}
+
+void pc_target_set_reaped(struct perfctr_target *target, int status)
+{
+	if (target->kind != PERFCTR_TARGET_COMMAND)
+		return;
+	target->status = status;
+	target->state = COMMAND_REAPED;
+	free_stack(target);
 }
