@@ -46,10 +46,14 @@ struct perfctr_reader_opts {
 	 * CFI of the mapped files (libdw), after the kernel's frames of their
 	 * callchain, as perf merges them. */
 	bool callchain;
-	/* Name DSOs only: no ELF symbol table or kallsyms is read. */
+	/* Name DSOs only: no ELF file (symbol table, CFI) or kallsyms is
+	 * read, so no DWARF unwinding either. */
 	bool dso_only;
 	/* C++ names as the binaries spell them (mangled). */
 	bool no_demangle;
+	/* Prefix of every DSO path opened (a copy of the recorded machine's
+	 * files, as perf's --symfs); NULL: none. */
+	const char *root;
 	size_t :0;
 };
 

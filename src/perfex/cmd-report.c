@@ -231,8 +231,21 @@ static void print_json(struct perfctr_reader *rd, struct report *rep)
 	printf("{\"input\": ");
 	json_string(rep->input);
 	printf(", \"samples\": %" PRIu64 ", \"lost\": %" PRIu64
-	       ", \"lost_samples\": %" PRIu64 ", \"sort\": [",
-	       st->samples, st->lost, st->lost_samples);
+	       ", \"lost_samples\": %" PRIu64, st->samples, st->lost,
+	       st->lost_samples);
+	if (st->unwound) {
+		printf(", \"unwound\": %" PRIu64 ", \"truncated\": {",
+		       st->unwound);
+		for (i = 0, shown = 0; i < PERFCTR_UNWIND_NR_STOPS; i++) {
+			if (!st->truncated[i])
+				continue;
+			printf("%s", shown++ ? ", " : "");
+			json_string(perfctr_unwind_stop_str((int)i));
+			printf(": %" PRIu64, st->truncated[i]);
+		}
+		printf("}");
+	}
+	printf(", \"sort\": [");
 	for (k = 0; k < rep->nr_keys; k++)
 		printf("%s\"%s\"", k ? ", " : "", perfctr_sort_key_name(rep->keys[k]));
 	printf("], \"events\": [");
@@ -476,8 +489,8 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	perfctr_reader__stats(rd, SIZE_MAX, &stats);
-	/* The table's header says it; the other outputs have no room. */
-	if ((rep.folded || rep.flame || rep.json) &&
+	/* The table's header and the JSON say it; the others have no room. */
+	if ((rep.folded || rep.flame) &&
 	    perfex_unwind_summary(&stats, unwind, sizeof(unwind)) &&
 	    strncmp(unwind, "0 ", 2))
 		fprintf(stderr, "perfex: note: DWARF call chains: %s\n", unwind);

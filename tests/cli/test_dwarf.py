@@ -6,6 +6,7 @@ perfex report --folded, the same stacks and counts as perf script folded
 by this test; a file perf recorded with --call-graph dwarf reads the same
 way; a stack copy too small for the chain is counted as truncated."""
 import collections
+import json
 import os
 import re
 import subprocess
@@ -187,6 +188,14 @@ def small_stack_copy_is_counted_as_truncated():
                   r"(\d+) stack copy too small", head)
     check(m and int(m.group(3)) > 0.9 * int(m.group(2)), head)
     check(FULL not in perfex_folded(out), perfex_folded(out))
+    r = perfex("report", "-i", out, "-j")
+    check(r.returncode == 0, r.stderr)
+    rep = json.loads(r.stdout)
+    check(rep["unwound"] == int(m.group(2)) and
+          rep["truncated"]["stack copy too small"] == int(m.group(3)), rep)
+    # The folded stacks have no header: a note says it.
+    r = perfex("report", "-i", out, "--folded")
+    check("perfex: note: DWARF call chains: " in r.stderr, r.stderr)
 
 
 try:

@@ -271,7 +271,7 @@ static void build_frames(struct perfctr_reader *w, const struct perfctr_sample *
 {
 	uint16_t cpumode = s->misc & PERF_RECORD_MISC_CPUMODE_MASK;
 	bool kernel = cpumode == PERF_RECORD_MISC_KERNEL;
-	bool unwind = w->callchain && pc_unwinder__applies(s);
+	bool unwind = w->callchain && !w->dso_only && pc_unwinder__applies(s);
 	uint64_t i;
 
 	ws->kernel = kernel;
@@ -806,6 +806,7 @@ struct perfctr_reader *perfctr_reader__open(const char *path,
 	w->dso_only = PC_OPTS_GET(opts, dso_only, false);
 	sopts.kallsyms = PC_OPTS_GET(opts, kallsyms, NULL);
 	sopts.no_demangle = PC_OPTS_GET(opts, no_demangle, false);
+	sopts.root = PC_OPTS_GET(opts, root, NULL);
 	w->pd = perfctr_perfdata__open(path, NULL);
 	if (!w->pd) {
 		err = errno;
