@@ -265,6 +265,14 @@ check-concurrent: $(CONCURRENT_TESTS:%=$(O)/tests/%) $(WORK_BINS)
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan.supp" \
 	tests/run $(CONCURRENT_TESTS:%=concurrent:%)
 
+# The soak at its full size: 100,000 cycles of each kind (sessions,
+# samplers, vperfctr states), whatever the time; make check runs it bounded.
+.PHONY: check-soak
+check-soak: $(O)/tests/kernel/test_soak
+	O=$(O) SOAK_FULL=1 SOAK_SECONDS=$${SOAK_SECONDS:-2400} \
+	PERFCTR_TEST_TIMEOUT=$${PERFCTR_TEST_TIMEOUT:-2700} \
+	tests/run concurrent:kernel/test_soak
+
 # The PMU lane: kernel- and hardware-tier tests in an arm64 guest under
 # QEMU, whose emulated PMU the kernel's real driver serves (docs/pmu-lane.md).
 check-pmu:

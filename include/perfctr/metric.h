@@ -110,7 +110,8 @@ PERFCTR_API int perfctr_metric__compute(const struct perfctr_metric_input *in,
 struct perfctr_metrics;
 
 enum perfctr_metrics_flags {
-	PERFCTR_METRICS_NO_ENV = 1 << 0,	/* ignore PERFCTR_METRICS_PATH */
+	PERFCTR_METRICS_NO_ENV = 1 << 0,	/* ignore PERFCTR_METRICS_PATH and
+						 * PERFCTR_CPUID */
 	PERFCTR_METRICS_NO_MODEL = 1 << 1,	/* no CPU model table */
 };
 
@@ -122,7 +123,8 @@ struct perfctr_metrics_opts {
 	/* Prefix of /proc and /sys (a fixture tree), NULL for the host's. */
 	const char *root;
 	/* Select as if the CPU were this one ("AuthenticAMD-26-2-0" or an
-	 * arm64 MIDR "0x00000000410fd0c0"); NULL: the CPU's own identity. */
+	 * arm64 MIDR "0x00000000410fd0c0"); NULL: $PERFCTR_CPUID when set and
+	 * not empty (unless PERFCTR_METRICS_NO_ENV), else the CPU's own. */
 	const char *cpuid;
 	/* Metric files of the user's own, added after the tables. */
 	const char *const *files;

@@ -153,8 +153,40 @@ static int stat_option(struct perfex_parse *p, void *ctx)
 		o->cfg.aggr = STAT_AGGR_CPU;
 		break;
 	case OPT_PER_THREAD:
+		/* With a command: the tree with its threads (decided once
+		 * the target is known). */
 		o->cfg.aggr = STAT_AGGR_THREAD;
+		o->cfg.tree_threads = true;
 		break;
+	case OPT_PER_PROCESS:
+		o->cfg.tree = true;
+		break;
+	case OPT_TREE_LIMIT: {
+		size_t len = strlen(p->arg);
+		char num[32];
+		char *end;
+		double pc;
+
+		if (len && p->arg[len - 1] == '%' && len < sizeof(num)) {
+			memcpy(num, p->arg, len - 1);
+			num[len - 1] = '\0';
+			errno = 0;
+			pc = strtod(num, &end);
+			if (errno || end == num || *end || !(pc > 0 && pc <= 100))
+				return perfex_opt_error(p, "expects N or a "
+							"percentage P%% in "
+							"(0, 100] (not '%s')",
+							p->arg);
+			o->cfg.tree_percent = pc;
+		} else if ((r = perfex_opt_ulong(p, 1, ULONG_MAX,
+						 "a count of rows or a "
+						 "percentage P%", &v)) >= 0) {
+			return r;
+		} else {
+			o->cfg.tree_limit = v;
+		}
+		break;
+	}
 	case OPT_INTERVAL:
 		if ((r = perfex_opt_ulong(p, 10, 3600000,
 					  "milliseconds, at least 10", &v)) >= 0)
@@ -264,6 +296,23 @@ static int parse_options(int argc, char **argv, struct stat_options *o)
 		perfex_hint("perfex [options] -- command [args]; perfex --help");
 		return PERFEX_EXIT_USAGE;
 	}
+	/* --per-thread of a command without -p/-t: its tree, by thread. */
+	if (o->cfg.tree_threads && o->cfg.command && !o->cfg.pid &&
+	    !o->cfg.tid && !o->cfg.cpus)
+		o->cfg.tree = true;
+	else
+		o->cfg.tree_threads = o->cfg.tree_threads && o->cfg.tree;
+	if (o->cfg.tree)
+		o->cfg.aggr = STAT_AGGR_GLOBAL;
+	if (perfex_option_given(&o->parse, OPT_TREE_LIMIT) && !o->cfg.tree)
+		return usage_error("option '--tree-limit' goes with "
+				   "--per-process");
+	if (o->cfg.tree && (o->cfg.pid || o->cfg.tid || o->cfg.cpus))
+		return usage_error("--per-process traces a command's tree: "
+				   "not with -p, -t, -a or -C");
+	if (o->cfg.tree && (o->cfg.repeat > 1 || o->cfg.interval_ms))
+		return usage_error("--per-process cannot be combined with "
+				   "-r or -I");
 	modes = (o->cfg.command ? MODE_COMMAND : 0) |
 		(o->cfg.cpus ? MODE_CPUS : 0) |
 		(o->cfg.pid || o->cfg.tid ? MODE_THREADS : 0) |
@@ -479,6 +528,7 @@ struct run {
 	struct perfctr_session *session;
 	struct perfctr_target *watched;	/* what the session is attached to */
 	struct perfctr_target *command;	/* the command we run, if any */
+	struct perfctr_tree *tree;	/* --per-process: the command's tree */
 	struct perfctr_count *counts, *prev, *delta;
 	struct perfctr_count *unit_counts, *unit_prev, *unit_delta;
 	size_t nr_units;
@@ -566,7 +616,11 @@ static int wait_loop(struct run *run, const struct signal_state *sig)
 	pid_t foreign = 0;
 	int err = 0;
 
-	if (waited) {
+	if (run->tree) {
+		/* The tree's tasks stop for us at every fork and exit: we
+		 * hear of it by SIGCHLD (which ends the ppoll) and take the
+		 * stops before anything else. */
+	} else if (waited) {
 		pfd.fd = pidfd_open_compat(perfctr_target__pid(waited), 0);
 	} else if (cfg->pid || cfg->tid) {
 		foreign = cfg->pid ? cfg->pid : cfg->tid;
@@ -579,6 +633,15 @@ static int wait_loop(struct run *run, const struct signal_state *sig)
 		double now = now_ns(), wait_ns = -1;
 		int ret;
 
+		if (run->tree) {
+			ret = perfctr_tree__poll(run->tree);
+			if (ret < 0) {
+				err = ret;
+				break;
+			}
+			if (ret == 1)
+				break;
+		}
 		if (interval > 0)
 			wait_ns = next_tick > now ? next_tick - now : 0;
 		/* Without a pidfd: look again every 100 ms. */
@@ -594,7 +657,7 @@ static int wait_loop(struct run *run, const struct signal_state *sig)
 		if (ret > 0 && (pfd.revents & (POLLIN | POLLHUP | POLLERR)))
 			break;
 		if (pfd.fd < 0 && waited && ret < 0 && errno == EINTR &&
-		    !stop_signal)
+		    !stop_signal && !run->tree)
 			break;	/* SIGCHLD: reap below */
 		if (pfd.fd < 0 && foreign && foreign_gone(foreign))
 			break;
@@ -608,7 +671,7 @@ static int wait_loop(struct run *run, const struct signal_state *sig)
 				next_tick = now + interval;
 		}
 	}
-	if (waited) {
+	if (waited && !err) {
 		do
 			err = perfctr_target__wait(waited, &run->wait_status);
 		while (err == -EINTR);
@@ -617,6 +680,18 @@ static int wait_loop(struct run *run, const struct signal_state *sig)
 	if (pfd.fd >= 0)
 		close(pfd.fd);
 	return err;
+}
+
+static int tree_error(const struct stat_config *cfg, int err)
+{
+	perfex_error("cannot trace the tree of '%s': %s", cfg->command[0],
+		     strerror(err));
+	if (err == EPERM)
+		perfex_hint("--per-process traces the command (ptrace); it "
+			    "cannot while perfex itself is traced (gdb, "
+			    "strace) or ptrace is restricted "
+			    "(/proc/sys/kernel/yama/ptrace_scope)");
+	return PERFEX_EXIT_TARGET;
 }
 
 static int target_error(const struct stat_config *cfg, int err)
@@ -966,6 +1041,10 @@ static int alloc_counts(struct run *run)
 
 static void free_run(struct run *run)
 {
+	/* Before the target: tasks still traced are let go first. */
+	perfctr_tree__delete(run->tree);
+	if (run->report && run->report->tree == run->tree)
+		run->report->tree = NULL;
 	if (run->session)
 		perfctr_session__delete(run->session);
 	if (run->command && run->command != run->watched)
@@ -1061,6 +1140,14 @@ static int do_run(struct stat_options *o, struct stat_report *r,
 	if (!run.watched) {
 		ret = target_error(cfg, errno);
 		goto out;
+	}
+	if (cfg->tree) {
+		run.tree = perfctr_tree__new(run.session, run.command, NULL);
+		if (!run.tree) {
+			ret = tree_error(cfg, errno);
+			goto out;
+		}
+		r->tree = run.tree;
 	}
 	/* The command is forked (and held before its exec): from here on a
 	 * Ctrl-C is for it, and for us only a reason to stop a count that has

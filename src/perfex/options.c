@@ -48,8 +48,17 @@ static const struct perfex_option table[] = {
 	  "mount or absolute; one cgroup for every event" },
 	{ STAT, OPT_NO_AGGR, 'A', "no-aggr", NULL, 0, MODE_CPUS,
 	  "one line per CPU (with -a or -C)" },
-	{ STAT, OPT_PER_THREAD, 0, "per-thread", NULL, 0, MODE_THREADS,
-	  "one line per thread (with -p or -t)" },
+	{ STAT, OPT_PER_THREAD, 0, "per-thread", NULL, 0,
+	  MODE_THREADS | MODE_COMMAND,
+	  "one line per thread (with -p or -t); with a\n"
+	  "command: --per-process with its threads" },
+	{ STAT, OPT_PER_PROCESS, 0, "per-process", NULL, 0, MODE_COMMAND,
+	  "the command's process tree: each process's own\n"
+	  "counts and its children's (traces the tree)" },
+	{ STAT, OPT_TREE_LIMIT, 0, "tree-limit", "N|P%", 0, MODE_COMMAND,
+	  "with --per-process: the N processes with the\n"
+	  "largest counts of the first event, or those\n"
+	  "with at least P% of the whole tree's" },
 	{ STAT, OPT_INTERVAL, 'I', "interval-print", "MS", 0, 0,
 	  "print the counts of every MS milliseconds" },
 	{ STAT, OPT_REPEAT, 'r', "repeat", "N", 0, MODE_COMMAND,

@@ -70,6 +70,8 @@ enum perfex_opt_id {
 	OPT_METRICS_FILE,
 	OPT_TOPDOWN,
 	OPT_TD_LEVEL,
+	OPT_PER_PROCESS,
+	OPT_TREE_LIMIT,
 };
 
 /*

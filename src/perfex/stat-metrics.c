@@ -313,8 +313,8 @@ static void format_number(double v, char *buf, size_t size)
 }
 
 /* "   3.00 ppid_per_pid" with its marks, or why it has none. */
-static void human_metric(const struct stat_report *r, size_t i,
-			 bool with_stats)
+void stat_metrics_human(const struct stat_report *r, size_t i,
+			bool with_stats, bool spread)
 {
 	struct stat_metrics *sm = r->metrics;
 	const struct perfctr_metric_value *v = &sm->values[i];
@@ -334,7 +334,7 @@ static void human_metric(const struct stat_report *r, size_t i,
 		fprintf(out, "  (!)");
 	if (v->multiplexed)
 		fprintf(out, "  (multiplexed)");
-	if (with_runs(sm, i, with_stats))
+	if (spread && with_runs(sm, i, with_stats))
 		fprintf(out, "  ( +- %5.2f%% )", spread_percent(&sm->stats[i]));
 }
 
@@ -374,6 +374,16 @@ static size_t anchor_row(const struct stat_report *r, size_t i)
 	return (size_t)-1;
 }
 
+size_t stat_metrics_first(const struct stat_report *r, size_t row)
+{
+	size_t i;
+
+	for (i = 0; r->metrics && i < r->metrics->nr; i++)
+		if (anchor_row(r, i) == row)
+			return i;
+	return (size_t)-1;
+}
+
 void stat_metrics_compute_view(struct stat_report *r,
 			       const struct perfctr_count *counts,
 			       double wall_ns)
@@ -383,13 +393,15 @@ void stat_metrics_compute_view(struct stat_report *r,
 }
 
 void stat_metrics_rows(const struct stat_report *r, size_t row,
-		       const char *prefix, bool csv, bool with_stats)
+		       const char *prefix, bool csv, bool with_stats,
+		       bool first_shown)
 {
 	struct stat_metrics *sm = r->metrics;
-	size_t i;
+	size_t i, first;
 
 	if (!sm)
 		return;
+	first = first_shown && !csv ? stat_metrics_first(r, row) : (size_t)-1;
 	for (i = 0; i < sm->nr; i++) {
 		size_t a = anchor_row(r, i);
 
@@ -399,8 +411,10 @@ void stat_metrics_rows(const struct stat_report *r, size_t row,
 			csv_metric(r, prefix, i, with_stats);
 			continue;
 		}
+		if (i == first)
+			continue;
 		fprintf(r->cfg->out, "%s%18s %-4s %-32s # ", prefix, "", "", "");
-		human_metric(r, i, with_stats);
+		stat_metrics_human(r, i, with_stats, true);
 		fputc('\n', r->cfg->out);
 	}
 }
@@ -417,7 +431,7 @@ void stat_metrics_print_only(const struct stat_report *r, bool csv,
 			continue;
 		}
 		fputs("  ", r->cfg->out);
-		human_metric(r, i, with_stats);
+		stat_metrics_human(r, i, with_stats, true);
 		fputc('\n', r->cfg->out);
 	}
 }

@@ -206,15 +206,24 @@ static void human_row(const struct stat_report *r, const char *prefix,
 	else
 		format_value(e, with_stats ? e->stats.mean : scaled_value(e, c),
 			     value, sizeof(value));
+	size_t first = r->metrics_beside && !nr_metrics ?
+		stat_metrics_first(r, (size_t)(e - r->events)) : (size_t)-1;
+
 	if (nr_metrics)
 		format_metric(metrics[0], metric, sizeof(metric));
 	else
 		metric[0] = '\0';
 	fprintf(out, "%s%18s %-4s %s", prefix, value, unit, e->name);
-	if (metric[0] || (is_counted(c) && (frac < 1.0 || with_stats)))
+	if (metric[0] || first != (size_t)-1 ||
+	    (is_counted(c) && (frac < 1.0 || with_stats)))
 		fprintf(out, "%*s", pad(e->name, 32), "");
 	if (metric[0])
 		fprintf(out, " # %s", metric);
+	else if (first != (size_t)-1) {
+		/* The row's spread follows, so the metric's is left out. */
+		fputs(" # ", out);
+		stat_metrics_human(r, first, with_stats, false);
+	}
 	if (is_counted(c) && frac < 1.0 && e->set >= 0 && !with_stats &&
 	    !r->cfg->interval_ms && !prefix[0])
 		human_error(out, e, frac);
@@ -380,11 +389,15 @@ static void rows_block(struct stat_report *r, const struct stat_view *v,
 
 				if (!in_set(&r->events[e], set))
 					continue;
+				r->metrics_beside = !csv && !n;
 				row_fn(r, base, &r->events[e], &v->counts[e],
 				       mine, n, with_stats);
-				stat_metrics_rows(r, e, base, csv, with_stats);
+				r->metrics_beside = false;
+				stat_metrics_rows(r, e, base, csv, with_stats,
+						  !csv && !n);
 			}
-			stat_metrics_rows(r, (size_t)-1, base, csv, with_stats);
+			stat_metrics_rows(r, (size_t)-1, base, csv, with_stats,
+					  false);
 			continue;
 		}
 		for (u = 0; u < r->nr_units; u++) {
@@ -819,6 +832,7 @@ void stat_print_final(struct stat_report *r, const struct stat_view *v)
 		if (r->have_rusage && !with_stats)
 			fprintf(out, " %17.9f seconds user\n %17.9f seconds sys\n\n",
 				r->user_ns / 1e9, r->sys_ns / 1e9);
+		stat_print_tree(r);
 		break;
 	case STAT_FORMAT_CSV:
 		if (cfg->interval_ms)
@@ -829,6 +843,7 @@ void stat_print_final(struct stat_report *r, const struct stat_view *v)
 		} else {
 			csv_block(r, v, "", with_stats);
 		}
+		stat_print_tree(r);
 		break;
 	case STAT_FORMAT_JSON:
 		if (cfg->interval_ms)
@@ -860,6 +875,7 @@ void stat_print_final(struct stat_report *r, const struct stat_view *v)
 			fprintf(out, ",\n  \"metrics\": ");
 			stat_metrics_json(r, with_stats, "  ");
 		}
+		stat_json_tree(r);
 		fprintf(out, "\n}\n");
 		break;
 	}

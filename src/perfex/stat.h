@@ -45,6 +45,13 @@ struct stat_config {
 	unsigned int switch_interval_ms;	/* --switch-interval, or 0 */
 	unsigned long switch_after_n;		/* --switch-after N:EVENT */
 	const char *switch_after_event;		/* or NULL */
+	/* --per-process (--per-thread with a command): the process tree,
+	 * cut to the tree_limit largest rows or to tree_percent of the
+	 * whole (0: all). */
+	bool tree;
+	bool tree_threads;
+	unsigned long tree_limit;
+	double tree_percent;
 };
 
 /* Running statistics over the runs of -r (Welford's method). */
@@ -121,12 +128,20 @@ struct stat_report {
 	int exit_code;
 	unsigned int runs_done;
 	struct stat_metrics *metrics;	/* -M, --topdown; NULL without */
+	/* While a whole-target row without a built-in ratio prints: its first
+	 * -M metric goes on its line (per-unit rows have no -M metrics). */
+	bool metrics_beside;
+	struct perfctr_tree *tree;	/* --per-process, or NULL */
 };
 
 /* stat-print.c */
 void stat_print_begin(struct stat_report *r);
 void stat_print_interval(struct stat_report *r, const struct stat_view *v);
 void stat_print_final(struct stat_report *r, const struct stat_view *v);
+
+/* stat-tree.c: the process tree of --per-process, after the totals. */
+void stat_print_tree(const struct stat_report *r);
+void stat_json_tree(const struct stat_report *r);
 
 /* stat-sets.c: event sets on the session (each -e one set, taking turns
  * by --switch-interval / --switch-after) and their accounting. */
@@ -164,10 +179,20 @@ void stat_metrics_run(struct stat_report *r, const struct perfctr_count *counts,
 /* The values of the view about to be printed. */
 void stat_metrics_compute_view(struct stat_report *r,
 			       const struct perfctr_count *counts, double wall_ns);
+/* Index of the first metric shown beside row @row, or (size_t)-1.  As in
+ * perf's layout, a row without a built-in ratio of its own shows it on its
+ * own line, and the others follow on lines below. */
+size_t stat_metrics_first(const struct stat_report *r, size_t row);
+/* Metric @i in the human layout ("   3.00 name" with its marks); @spread
+ * adds its spread over the runs. */
+void stat_metrics_human(const struct stat_report *r, size_t i,
+			bool with_stats, bool spread);
 /* The metric lines shown beside row @row ((size_t)-1: those beside no
- * row), human or CSV. */
+ * row), human or CSV; @first_shown: the row's first one is already on the
+ * row's line. */
 void stat_metrics_rows(const struct stat_report *r, size_t row,
-		       const char *prefix, bool csv, bool with_stats);
+		       const char *prefix, bool csv, bool with_stats,
+		       bool first_shown);
 void stat_metrics_print_only(const struct stat_report *r, bool csv,
 			     bool with_stats);
 void stat_metrics_json(const struct stat_report *r, bool with_stats,

@@ -329,7 +329,9 @@ def help_and_version():
               "-M", "--metrics", "--metric-only", "--metrics-file",
               "--topdown", "--td-level",
               # cgroups: tests/cli/test_stat_cgroup.py
-              "-G", "--cgroup"}
+              "-G", "--cgroup",
+              # process trees: tests/cli/test_stat_tree.py
+              "--per-process", "--tree-limit"}
     check(opts <= tested, "untested options in --help: %s" % (opts - tested))
     # Long spellings work too.
     r = perfex("--event", "task-clock", "--field-separator", ",",

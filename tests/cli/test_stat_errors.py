@@ -132,7 +132,7 @@ def usage_errors():
         (("-t", "0"), "option '-t' expects a thread id"),
         (("-x", "", "--", "true"), "option '-x' needs a separator"),
         (("-A", "--", "true"), "option '-A' needs -a or -C"),
-        (("--per-thread", "--", "true"), "option '--per-thread' needs -p or -t"),
+        (("--per-thread", "-a"), "option '--per-thread' needs a command to run or -p or -t"),
         (("-r", "2", "-a"), "option '-r' needs a command"),
         (("-r", "2", "-I", "100", "--", "true"), "cannot be combined"),
         (("-a", "-p", "1"), "choose one target"),

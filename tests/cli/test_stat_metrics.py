@@ -133,6 +133,23 @@ def human_csv_and_metric_only_layouts():
         check(re.match(r"^\s+# +%.2f %%  ppid_share  \(!\)$" % share,
                        lines[row[0] + 2]), lines)
 
+        # perf's layout: a row with no ratio of its own (no task-clock,
+        # so no rate) carries its first metric on its own line, and with
+        # -r the row's spread ends the line
+        for runs in ([], ["-r", "2"]):
+            r = perfex("--metrics-file", path, "-e", PID, "-M", "calls",
+                       *runs, "--", work(), *WORKLOAD)
+            check(r.returncode == 0, r.stderr)
+            lines = r.stderr.splitlines()
+            row = [i for i, l in enumerate(lines)
+                   if re.match(r"^\s+\d+\s+%s" % PPID, l)]
+            check(len(row) == 1, r.stderr)
+            spread = r"  \( \+-\s+0\.00% \)" if runs else ""
+            check(re.match(r"^\s+\d+\s+%s\s+# +%.2f ppid_per_pid%s$" %
+                           (PPID, ratio, spread), lines[row[0]]), lines)
+            check(re.match(r"^\s+# +%.2f %%  ppid_share  \(!\)%s$" %
+                           (share, spread), lines[row[0] + 1]), lines)
+
         r, rows = run_csv("--metrics-file", path, "-M", "calls", "--",
                           work(), *WORKLOAD)
         check(r.returncode == 0, r.stderr)

@@ -7,6 +7,8 @@
  * and reads its CSV.  Skips where there is no PMU.
  */
 #include <fcntl.h>
+#include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -143,6 +145,66 @@ TEST(group_gives_ipc)
 	CHECK_STR(ins->metric_unit, "insn per cycle");
 }
 
+/* A metric row of the CSV (no event) whose "unit name" field ends in
+ * @name, or NULL. */
+static const struct row *find_metric(const struct row *rows, int n,
+				     const char *name)
+{
+	size_t len = strlen(name);
+
+	for (int i = 0; i < n; i++) {
+		size_t l = strlen(rows[i].metric_unit);
+
+		if (!rows[i].value[0] && !rows[i].event[0] && l >= len &&
+		    !strcmp(rows[i].metric_unit + l - len, name))
+			return &rows[i];
+	}
+	return NULL;
+}
+
+/* The imported Arm tables' ipc (arm/neoverse-n1's metrics.json:
+ * INST_RETIRED / CPU_CYCLES, Armv8 common events 0x08 and 0x11 that every
+ * PMUv3 has) of the loop equals the ratio of the counts perfex printed for
+ * its two events.  QEMU's "max" CPU is in no mapfile, so the test poses as
+ * an N1 through PERFCTR_CPUID; the tables are the build's import of
+ * linux-source (skip when the build had none). */
+TEST(arm_table_ipc_matches_its_counts)
+{
+	const char *argv[] = { "-M", "ipc", "--",
+			       test_build_path("tests/workload/pcwork"),
+			       "insnloop", LOOPS, NULL };
+	const char *tables = test_build_path("share/perfctr/pmu-events");
+	char mapfile[PATH_MAX];
+	const struct row *ins, *cyc, *ipc;
+	double want, got;
+	struct row rows[16];
+	int n;
+
+	hw_require_lane();
+	snprintf(mapfile, sizeof(mapfile), "%s/arm64/mapfile.csv", tables);
+	if (access(mapfile, R_OK))
+		test_skip("no imported pmu-events tables at %s (the build "
+			  "imports them from linux-source-6.12)", tables);
+	setenv("PERFCTR_METRICS_PATH", tables, 1);
+	setenv("PERFCTR_CPUID", "0x00000000410fd0c0", 1);
+	n = run_perfex(argv, rows, 16);
+	unsetenv("PERFCTR_METRICS_PATH");
+	unsetenv("PERFCTR_CPUID");
+	REQUIRE(n >= 3);
+	ins = find(rows, n, "r08");
+	cyc = find(rows, n, "r11");
+	ipc = find_metric(rows, n, " ipc");
+	REQUIRE(ins && cyc && ipc);
+	CHECK(strtoull(ins->value, NULL, 10) >= 4 * strtoull(LOOPS, NULL, 10));
+	REQUIRE(strtoull(cyc->value, NULL, 10) > 0);
+	want = strtod(ins->value, NULL) / strtod(cyc->value, NULL);
+	got = strtod(ipc->metric_value, NULL);
+	/* %.6g in the CSV: six significant digits. */
+	if (fabs(got - want) > 1e-5 * want)
+		test_fail(__FILE__, __LINE__, "ipc %s, counts give %.9g",
+			  ipc->metric_value, want);
+}
+
 /* Run perfex with @argv (after "perfex", NULL-terminated), its stdout
  * and stderr together into @buf.  Return its exit status, or -1. */
 static int run_capture(const char *const *argv, char *buf, size_t size)
@@ -227,4 +289,5 @@ TEST(record_cycles_sample_count_and_top)
 
 TEST_MAIN(TEST_CASE(default_events_count_cycles_and_instructions),
 	  TEST_CASE(group_gives_ipc),
+	  TEST_CASE(arm_table_ipc_matches_its_counts),
 	  TEST_CASE(record_cycles_sample_count_and_top))

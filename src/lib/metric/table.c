@@ -684,7 +684,11 @@ struct perfctr_metrics *perfctr_metrics__new(const struct perfctr_metrics_opts *
 	if (!m)
 		return NULL;
 	pc_strlcpy(m->root, root && strcmp(root, "/") ? root : "", sizeof(m->root));
-	if (cpuid)
+	/* PERFCTR_CPUID poses as another CPU from outside a program, as for
+	 * a machine whose identity its tables do not list yet. */
+	if (!cpuid && !(flags & PERFCTR_METRICS_NO_ENV))
+		cpuid = getenv("PERFCTR_CPUID");
+	if (cpuid && *cpuid)
 		pc_strlcpy(m->cpuid, cpuid, sizeof(m->cpuid));
 	else
 		read_cpuid(m);
