@@ -81,6 +81,25 @@ BASE_CFLAGS += -DHAVE_JSONC=1
 LDLIBS      += -ljson-c
 endif
 
+# Counting cgroups through BPF (src/bpf/, src/lib/core/bpfcg.c) needs
+# libbpf, clang for the BPF target and bpftool, which writes vmlinux.h from
+# the running kernel's BTF and the program's skeleton at build time.
+# Without any of them the library is built without the program and
+# perfex --bpf-counters counts with cgroup events, saying why.
+CLANG       ?= clang
+BPFTOOL     ?= $(or $(shell command -v bpftool 2>/dev/null),$(wildcard /usr/sbin/bpftool /sbin/bpftool))
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+HAVE_LIBBPF := $(call probe,bpf/libbpf.h,-lbpf)
+HAVE_BPF    := $(if $(and $(filter 1,$(HAVE_LIBBPF)),$(BPFTOOL),$(shell command -v $(CLANG) 2>/dev/null),$(wildcard $(VMLINUX_BTF))),1)
+ifeq ($(HAVE_BPF),1)
+BASE_CFLAGS += -DHAVE_BPF=1
+# Before -lelf and -lz, which libbpf's archive needs.
+LDLIBS      := -lbpf $(LDLIBS)
+ifneq ($(HAVE_LIBELF),1)
+LDLIBS      += -lelf
+endif
+endif
+
 ALL_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS)
 
 LIB_SRCS    := $(sort $(wildcard src/lib/*/*.c))
@@ -136,6 +155,24 @@ $(O)/src/lib/metric/table.o: $(O)/gen/metric-generic.inc
 $(O)/src/lib/metric/table.o: ALL_CFLAGS += -I$(O)/gen -DPERFCTR_DATADIR=\"$(DATADIR)/perfctr\"
 
 lib: $(STATIC_LIB) $(SHARED_LIB)
+
+# The BPF program: vmlinux.h from the kernel's BTF, the object for the BPF
+# target, and its skeleton (the object embedded in a C header).
+BPF_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+$(O)/gen/vmlinux.h:
+	@mkdir -p $(dir $@)
+	$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@.tmp
+	mv $@.tmp $@
+$(O)/gen/cgroup_counters.bpf.o: src/bpf/cgroup_counters.bpf.c src/bpf/cgroup_counters.h $(O)/gen/vmlinux.h
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) \
+	    -I$(O)/gen -Isrc/bpf -c $< -o $@
+$(O)/gen/pc_bpfcg.skel.h: $(O)/gen/cgroup_counters.bpf.o
+	$(BPFTOOL) gen skeleton $< name pc_bpfcg > $@.tmp
+	mv $@.tmp $@
+ifeq ($(HAVE_BPF),1)
+$(O)/src/lib/core/bpfcg.o: $(O)/gen/pc_bpfcg.skel.h
+$(O)/src/lib/core/bpfcg.o: ALL_CFLAGS += -I$(O)/gen -Isrc/bpf
+endif
 
 $(O)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -317,9 +354,9 @@ FUZZ_CFLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Isrc/lib \
 .PHONY: fuzz fuzz-run
 fuzz: $(FUZZ_BINS)
 
-$(O)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(O)/gen/metric-generic.inc
+$(O)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(O)/gen/metric-generic.inc $(if $(HAVE_BPF),$(O)/gen/pc_bpfcg.skel.h)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -I$(O)/gen $(filter -DHAVE_%,$(BASE_CFLAGS)) -o $@ $< $(LIB_SRCS) $(LDLIBS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -I$(O)/gen -Isrc/bpf $(filter -DHAVE_%,$(BASE_CFLAGS)) -o $@ $< $(LIB_SRCS) $(LDLIBS)
 
 fuzz-run: fuzz
 	@pass=0; fail=0; \

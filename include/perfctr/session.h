@@ -205,6 +205,16 @@ PERFCTR_API int perfctr_session__unit_count(const struct perfctr_session *sessio
 PERFCTR_API int perfctr_session__set_filter(struct perfctr_session *session,
 					    size_t idx, const char *filter);
 
+/**
+ * perfctr_session__counts_by_bpf() - true when the last attach counts
+ * through the BPF counters of its cgroup target (perfctr_cgroup_opts);
+ * false when it counts with the kernel's own counters, also for a target
+ * that asked for BPF when that could not be used (no program, event sets,
+ * a PMU of only some CPUs): the library's log says why, at info level.
+ */
+PERFCTR_API bool
+perfctr_session__counts_by_bpf(const struct perfctr_session *session);
+
 #ifdef __cplusplus
 }
 #endif

@@ -93,6 +93,72 @@ PERFCTR_API struct perfctr_target *perfctr_target__new_cpus(const char *cpulist)
 PERFCTR_API struct perfctr_target *
 perfctr_target__new_cgroup(const char *path, const char *cpulist);
 
+/*
+ * BPF cgroup counting.  The kernel's cgroup events (the default) are
+ * switched out and in at every switch between tasks of different cgroups,
+ * once per event and counted cgroup: a cost that grows with the cgroups
+ * and falls on the tasks that switch most.  A perfctr_bpf_counters counts
+ * each event once per CPU instead, and a BPF program at every context
+ * switch adds the counters' progress to the outgoing task's cgroup and to
+ * its counted ancestors.  Any number of cgroup targets (and the sessions
+ * on them) share one; a session attached to such a target reads the same
+ * per-CPU counts as with cgroup events, exact as of each read (the
+ * program is run on each CPU first).  Events the kernel counts inside
+ * the switch itself (context-switches, cgroup-switches, cpu-migrations)
+ * land in the next task's cgroup.
+ */
+struct perfctr_bpf_counters;
+
+struct perfctr_bpf_counters_opts {
+	size_t sz;
+	/* Cgroups counted at once, 0 for 256. */
+	size_t max_cgroups;
+	size_t :0;
+};
+
+/**
+ * perfctr_bpf_counters__new() - load the cgroup counting BPF program and
+ * attach it to sched_switch.  When it cannot be loaded (a library built
+ * without BPF, no CAP_BPF + CAP_PERFMON, a kernel without BPF) the object
+ * is still made: perfctr_bpf_counters__error() says why, and sessions on
+ * targets that use it count with cgroup events instead.
+ * @opts: NULL for the defaults.
+ * Thread safety: one thread uses it, and the targets and sessions that
+ * use it, at a time.
+ * Return: NULL + errno: EINVAL for bad opts, ENOMEM.
+ */
+PERFCTR_API struct perfctr_bpf_counters *
+perfctr_bpf_counters__new(const struct perfctr_bpf_counters_opts *opts);
+
+/** perfctr_bpf_counters__delete() - unload the program, close its
+ * counters; only once every session counting through it is detached.
+ * NULL is a no-op. */
+PERFCTR_API void perfctr_bpf_counters__delete(struct perfctr_bpf_counters *bc);
+
+/** perfctr_bpf_counters__error() - 0 when the program is loaded, else the
+ * -errno of the failed load (-EOPNOTSUPP: built without libbpf; -EPERM:
+ * not privileged); -EINVAL for NULL. */
+PERFCTR_API int
+perfctr_bpf_counters__error(const struct perfctr_bpf_counters *bc);
+
+struct perfctr_cgroup_opts {
+	size_t sz;
+	/* Count through these BPF counters instead of cgroup events; not
+	 * owned, must outlive the sessions attached to the target. */
+	struct perfctr_bpf_counters *bpf;
+	size_t :0;
+};
+
+/**
+ * perfctr_target__new_cgroup_opts() - perfctr_target__new_cgroup() with
+ * options: @opts->bpf makes sessions on the target count through BPF
+ * (see above).  Return and errno: as perfctr_target__new_cgroup(), and
+ * EINVAL for bad opts.
+ */
+PERFCTR_API struct perfctr_target *
+perfctr_target__new_cgroup_opts(const char *path, const char *cpulist,
+				const struct perfctr_cgroup_opts *opts);
+
 /** perfctr_target__cgroup_path() - the full path of a cgroup target's
  * directory (as it was opened), NULL for other kinds. */
 PERFCTR_API const char *

@@ -86,6 +86,13 @@ static const struct library libraries[] = {
 	  false,
 #endif
 	  "no metrics at all (-M, the generic IPC and ratios)" },
+	{ "libbpf", "libbpf",
+#ifdef HAVE_BPF
+	  true,
+#else
+	  false,
+#endif
+	  "no --bpf-counters: cgroups are counted with cgroup events" },
 };
 
 struct pmu_row {

@@ -149,6 +149,9 @@ static int stat_option(struct perfex_parse *p, void *ctx)
 						"for every event)");
 		o->cfg.cgroup = p->arg;
 		break;
+	case OPT_BPF_COUNTERS:
+		o->cfg.bpf_counters = true;
+		break;
 	case OPT_NO_AGGR:
 		o->cfg.aggr = STAT_AGGR_CPU;
 		break;
@@ -320,6 +323,9 @@ static int parse_options(int argc, char **argv, struct stat_options *o)
 	ret = perfex_options_check_modes(&o->parse, modes);
 	if (ret >= 0)
 		return ret;
+	if (o->cfg.bpf_counters && !o->cfg.cgroup)
+		return usage_error("--bpf-counters counts cgroups: it goes "
+				   "with -G");
 	if (o->cfg.repeat > 1 && o->cfg.interval_ms)
 		return usage_error("-r and -I cannot be combined");
 	if (o->cfg.repeat > 1 && o->cfg.aggr != STAT_AGGR_GLOBAL)
@@ -528,6 +534,7 @@ struct run {
 	struct perfctr_session *session;
 	struct perfctr_target *watched;	/* what the session is attached to */
 	struct perfctr_target *command;	/* the command we run, if any */
+	struct perfctr_bpf_counters *bpf;	/* --bpf-counters, or NULL */
 	struct perfctr_tree *tree;	/* --per-process: the command's tree */
 	struct perfctr_count *counts, *prev, *delta;
 	struct perfctr_count *unit_counts, *unit_prev, *unit_delta;
@@ -1039,6 +1046,21 @@ static int alloc_counts(struct run *run)
 	return 0;
 }
 
+/* -G with --bpf-counters: the cgroup target counted through BPF.  When
+ * the program cannot load, the session counts with cgroup events (said
+ * after the attach). */
+static struct perfctr_target *bpf_cgroup_target(struct run *run,
+						const struct stat_config *cfg)
+{
+	PERFCTR_OPTS(perfctr_cgroup_opts, opts);
+
+	run->bpf = perfctr_bpf_counters__new(NULL);
+	if (!run->bpf)
+		return NULL;
+	opts.bpf = run->bpf;
+	return perfctr_target__new_cgroup_opts(cfg->cgroup, cfg->cpus, &opts);
+}
+
 static void free_run(struct run *run)
 {
 	/* Before the target: tasks still traced are let go first. */
@@ -1051,6 +1073,7 @@ static void free_run(struct run *run)
 		perfctr_target__delete(run->command);
 	if (run->watched)
 		perfctr_target__delete(run->watched);
+	perfctr_bpf_counters__delete(run->bpf);
 	free(run->counts);
 	free(run->prev);
 	free(run->delta);
@@ -1131,6 +1154,8 @@ static int do_run(struct stat_options *o, struct stat_report *r,
 		run.watched = perfctr_target__new_thread_on_cpus(cfg->tid, cfg->cpus);
 	else if (cfg->tid)
 		run.watched = perfctr_target__new_thread(cfg->tid);
+	else if (cfg->cgroup && cfg->bpf_counters)
+		run.watched = bpf_cgroup_target(&run, cfg);
 	else if (cfg->cgroup)
 		run.watched = perfctr_target__new_cgroup(cfg->cgroup, cfg->cpus);
 	else if (cfg->cpus)
@@ -1168,6 +1193,12 @@ static int do_run(struct stat_options *o, struct stat_report *r,
 		ret = target_error(cfg, -err);
 		goto out;
 	}
+	if (run.bpf && !perfctr_session__counts_by_bpf(run.session))
+		fprintf(stderr, "perfex: note: --bpf-counters: counting with "
+			"cgroup events: %s\n",
+			perfctr_bpf_counters__error(run.bpf) ?
+			strerror(-perfctr_bpf_counters__error(run.bpf)) :
+			"event sets need the kernel's cgroup counters");
 	if (run.watched != run.command) {
 		err = perfctr_session__start(run.session);
 		if (err < 0) {

@@ -46,6 +46,10 @@ static const struct perfex_option table[] = {
 	  "with -a or -C: only the tasks of cgroup v2 NAME\n"
 	  "(and its descendants), relative to the cgroup2\n"
 	  "mount or absolute; one cgroup for every event" },
+	{ STAT, OPT_BPF_COUNTERS, 0, "bpf-counters", NULL, 0, MODE_CPUS,
+	  "with -G: count cgroups through BPF at context\n"
+	  "switches (one counter per CPU and event), not\n"
+	  "cgroup events that are switched at each one" },
 	{ STAT, OPT_NO_AGGR, 'A', "no-aggr", NULL, 0, MODE_CPUS,
 	  "one line per CPU (with -a or -C)" },
 	{ STAT, OPT_PER_THREAD, 0, "per-thread", NULL, 0,

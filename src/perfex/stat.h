@@ -40,6 +40,7 @@ struct stat_config {
 	pid_t pid, tid;		/* -p / -t, or 0 */
 	const char *cpus;	/* -C list, "" for -a, NULL for neither */
 	const char *cgroup;	/* -G, with cpus; or NULL */
+	bool bpf_counters;	/* --bpf-counters, with cgroup */
 	/* Event sets: each -e one set, taking turns. */
 	bool sets;
 	unsigned int switch_interval_ms;	/* --switch-interval, or 0 */

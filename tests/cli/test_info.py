@@ -82,7 +82,7 @@ def json_agrees_with_proc_and_sysfs():
     check(doc["features"]["sampling"], doc["features"])
     check(doc["nr_hw_counters"] == 0 or doc["core_pmu"], doc)
     check(doc["permission"]["privileged"] == (os.geteuid() == 0), doc["permission"])
-    check(set(doc["libraries"]) == {"libpfm", "libdw", "libelf", "zlib", "json-c",
+    check(set(doc["libraries"]) == {"libpfm", "libdw", "libelf", "zlib", "json-c", "libbpf",
                                     "libstdcxx"}, doc)
     # A hint for each missing feature, none for the present ones.
     missing = {k for k, v in doc["features"].items() if not v}

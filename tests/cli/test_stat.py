@@ -330,6 +330,8 @@ def help_and_version():
               "--topdown", "--td-level",
               # cgroups: tests/cli/test_stat_cgroup.py
               "-G", "--cgroup",
+              # tests/cli/test_stat_cgroup_bpf.py
+              "--bpf-counters",
               # process trees: tests/cli/test_stat_tree.py
               "--per-process", "--tree-limit"}
     check(opts <= tested, "untested options in --help: %s" % (opts - tested))

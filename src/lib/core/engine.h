@@ -150,6 +150,10 @@ enum pc_engine_flags {
 	 * nothing of children), never for software, tracepoint and
 	 * breakpoint events (their page holds no current count). */
 	PC_ENGINE_MMAP = 1u << 2,
+	/* Open nothing: only the slots are made (fd -1, NOT_COUNTED), for
+	 * counts that another mechanism fills in (a session counting
+	 * cgroups through BPF, core/bpfcg.h). */
+	PC_ENGINE_NO_FDS = 1u << 3,
 };
 
 /* Every unit, for pc_engine__toggle_group(). */

@@ -78,6 +78,14 @@ struct perfctr_session {
 	struct perfctr_count *carried;
 	bool *has_carried;
 
+	/* Counting a cgroup through BPF (core/bpfcg.h) while attached, or
+	 * NULL: the engine then opened nothing and its slots are filled
+	 * from the binding, read as bpf_counts (event-major, per unit). */
+	struct pc_bpfcg_binding *bpf;
+	bool bpf_used;			/* the last attach counts through BPF */
+	struct perfctr_count *bpf_counts;
+	int *bpf_cpus;
+
 	/* Event sets, rotation, notifications (set.c); NULL when unused. */
 	struct pc_sets *sets;
 };

@@ -9,10 +9,22 @@
 #include <string.h>
 
 #include "common/internal.h"
+#include "core/bpfcg.h"
 #include "core/session-internal.h"
 #include "core/set-internal.h"
 #include "core/target-internal.h"
+#include "sys/cgroup.h"
 #include "sys/cpulist.h"
+
+static void drop_bpf(struct perfctr_session *s)
+{
+	pc_bpfcg__unbind(s->bpf);
+	s->bpf = NULL;
+	free(s->bpf_counts);
+	s->bpf_counts = NULL;
+	free(s->bpf_cpus);
+	s->bpf_cpus = NULL;
+}
 
 struct perfctr_session *perfctr_session__new(const struct perfctr_session_opts *opts)
 {
@@ -56,6 +68,7 @@ void perfctr_session__delete(struct perfctr_session *s)
 		return;
 	if (s->attached)
 		pc_sets_detach(s);	/* sets hook */
+	drop_bpf(s);
 	pc_engine__delete(s->engine);
 	pc_sets_free(s->sets);		/* sets hook */
 	for (i = 0; i < s->nr_events; i++) {
@@ -335,6 +348,93 @@ fail:
 	return err;
 }
 
+/*
+ * Counting a cgroup target through its BPF counters: an engine with the
+ * session's events and units but no fds, whose slots are filled from the
+ * binding at each read.  Return: 0, or why not (the caller falls back to
+ * cgroup events).
+ */
+static int open_bpf(struct perfctr_session *s, struct perfctr_bpf_counters *bc,
+		    struct pc_engine **out)
+{
+	struct perfctr_target *t = s->target;
+	struct pc_bpfcg_event *evs = NULL;
+	struct perf_event_attr *attrs = NULL;
+	struct pc_bpfcg_binding *b = NULL;
+	struct pc_engine *engine = NULL;
+	struct perfctr_count *counts = NULL;
+	int *cpus = NULL;
+	size_t e, u, nu;
+	uint64_t id;
+	int err;
+
+	err = perfctr_bpf_counters__error(bc);
+	if (err)
+		return err;
+	/* Set rotation, overflow signals and rings need the kernel's own
+	 * counters of the cgroup; so does a PMU of only some CPUs. */
+	if (s->sets)
+		return -EOPNOTSUPP;
+	for (e = 0; e < s->nr_events; e++)
+		if (s->events[e].cpus)
+			return -EOPNOTSUPP;
+	err = pc_cgroup2_id(pc_target_cgroup_fd(t), &id);
+	if (err)
+		return err;
+	evs = calloc(s->nr_events, sizeof(*evs));
+	attrs = calloc(s->nr_events, sizeof(*attrs));
+	engine = pc_engine__new(t);
+	if (!evs || !attrs || !engine) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (e = 0; e < s->nr_events; e++) {
+		struct pc_engine_event desc = {
+			.attr = &attrs[e],
+			.leader = s->events[e].leader,
+			.filter = s->events[e].filter,
+		};
+
+		open_attr(s, e, false, &attrs[e]);
+		evs[e].attr = &attrs[e];
+		evs[e].filter = s->events[e].filter;
+		err = pc_engine__add(engine, &desc);
+		if (err < 0)
+			goto out;
+	}
+	err = pc_engine__open(engine, PC_ENGINE_NO_FDS);
+	if (err)
+		goto out;
+	nu = pc_engine__nr_units(engine);
+	counts = calloc(s->nr_events * nu, sizeof(*counts));
+	cpus = calloc(nu, sizeof(*cpus));
+	if (!counts || !cpus) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (u = 0; u < nu; u++)
+		cpus[u] = pc_engine__unit(engine, u)->cpu;
+	err = pc_bpfcg__bind(bc, id, evs, s->nr_events, &b);
+	if (!err && (s->flags & PERFCTR_SESSION_ENABLE_ON_ATTACH))
+		err = pc_bpfcg__start(b);
+out:
+	free(evs);
+	free(attrs);
+	if (err) {
+		pc_bpfcg__unbind(b);
+		pc_engine__delete(engine);
+		free(counts);
+		free(cpus);
+		return err;
+	}
+	drop_bpf(s);
+	s->bpf = b;
+	s->bpf_counts = counts;
+	s->bpf_cpus = cpus;
+	*out = engine;
+	return 0;
+}
+
 static void carry(struct perfctr_session *s, size_t e, const struct perfctr_count *c)
 {
 	if (!s->has_carried[e]) {
@@ -360,7 +460,17 @@ int perfctr_session__attach(struct perfctr_session *s, struct perfctr_target *ta
 	if (!perfctr_target__nr_units(target))
 		return pc_err(ESRCH);
 	s->target = target;
-	err = open_engine(s, &engine);
+	err = -EOPNOTSUPP;
+	if (pc_target_bpf(target)) {
+		err = open_bpf(s, pc_target_bpf(target), &engine);
+		if (err)
+			pr_info("cgroup '%s': counted with cgroup events, not "
+				"BPF: %s\n", perfctr_target__cgroup_path(target),
+				strerror(-err));
+	}
+	s->bpf_used = !err;
+	if (err)
+		err = open_engine(s, &engine);
 	if (err) {
 		s->target = NULL;
 		return pc_err(-err);
@@ -394,6 +504,21 @@ int perfctr_session__attach(struct perfctr_session *s, struct perfctr_target *ta
 	return 0;
 }
 
+static int read_bpf(struct perfctr_session *s)
+{
+	size_t e, u;
+	int err;
+
+	err = pc_bpfcg__read(s->bpf, s->bpf_cpus, s->nr_units, s->bpf_counts);
+	if (err)
+		return err;
+	for (e = 0; e < s->nr_events; e++)
+		for (u = 0; u < s->nr_units; u++)
+			pc_slot(s, e, u)->count =
+				s->bpf_counts[e * s->nr_units + u];
+	return 0;
+}
+
 int perfctr_session__read(struct perfctr_session *s)
 {
 	int err;
@@ -402,7 +527,10 @@ int perfctr_session__read(struct perfctr_session *s)
 		return pc_err(EINVAL);
 	if (!s->attached)
 		return 0;
-	err = pc_engine__read(s->engine);
+	if (s->bpf)
+		err = read_bpf(s);
+	else
+		err = pc_engine__read(s->engine);
 	return err ? pc_err(-err) : 0;
 }
 
@@ -418,7 +546,9 @@ int perfctr_session__start(struct perfctr_session *s)
 	 * enabling now would count the wait and the exec itself. */
 	if (pc_target_is_held(s->target))
 		return 0;
-	if (pc_sets_rotating(s))	/* sets hook: only the active set */
+	if (s->bpf)
+		err = pc_bpfcg__start(s->bpf);
+	else if (pc_sets_rotating(s))	/* sets hook: only the active set */
 		err = pc_sets_start(s);
 	else
 		err = pc_engine__enable(s->engine);
@@ -433,7 +563,9 @@ int perfctr_session__stop(struct perfctr_session *s)
 		return pc_err(EINVAL);
 	if (!s->attached)
 		return pc_err(ENOTCONN);
-	if (pc_sets_rotating(s))	/* sets hook: closes the run's slice */
+	if (s->bpf)
+		err = pc_bpfcg__stop(s->bpf);
+	else if (pc_sets_rotating(s))	/* sets hook: closes the run's slice */
 		err = pc_sets_stop(s);
 	else
 		err = pc_engine__disable(s->engine);
@@ -454,7 +586,9 @@ int perfctr_session__reset(struct perfctr_session *s)
 
 	if (!s)
 		return pc_err(EINVAL);
-	if (s->attached)
+	if (s->attached && s->bpf)
+		err = pc_bpfcg__reset(s->bpf);
+	else if (s->attached)
 		err = pc_engine__reset(s->engine);
 	for (i = 0; i < s->nr_events; i++)
 		for (u = 0; u < s->nr_units; u++)
@@ -474,6 +608,7 @@ int perfctr_session__detach(struct perfctr_session *s)
 		return pc_err(ENOTCONN);
 	pc_sets_detach(s);		/* sets hook: stop, fold accounting */
 	err = perfctr_session__read(s);
+	drop_bpf(s);
 	pc_engine__close(s->engine);
 	s->attached = false;
 	s->target = NULL;
@@ -599,4 +734,9 @@ int perfctr_session__set_filter(struct perfctr_session *s, size_t idx,
 	free(s->events[idx].filter);
 	s->events[idx].filter = copy;
 	return 0;
+}
+
+bool perfctr_session__counts_by_bpf(const struct perfctr_session *s)
+{
+	return s && s->bpf_used;
 }

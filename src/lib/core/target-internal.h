@@ -30,6 +30,13 @@ unsigned long pc_target_open_flags(const struct perfctr_target *target);
  * failure. */
 bool pc_target_units_may_vanish(const struct perfctr_target *target);
 
+/* A cgroup target's BPF counters (perfctr_cgroup_opts), NULL when it
+ * counts with cgroup events or is no cgroup target. */
+struct perfctr_bpf_counters *pc_target_bpf(const struct perfctr_target *target);
+
+/* A cgroup target's directory fd, -1 for other kinds. */
+int pc_target_cgroup_fd(const struct perfctr_target *target);
+
 /*
  * The threads of process @pid as they are now (/proc/PID/task): the main
  * thread first, the rest by tid.  Return their number, -ESRCH when the

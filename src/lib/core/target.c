@@ -76,6 +76,7 @@ struct perfctr_target {
 	/* Cgroup targets only: the directory (every unit's tid) and its path. */
 	int cgroup_fd;
 	char *cgroup_path;
+	struct perfctr_bpf_counters *bpf;	/* not owned, or NULL */
 };
 
 static struct perfctr_target *target_alloc(enum perfctr_target_kind kind,
@@ -317,10 +318,21 @@ struct perfctr_target *perfctr_target__new_cpus(const char *cpulist)
 struct perfctr_target *perfctr_target__new_cgroup(const char *path,
 						  const char *cpulist)
 {
+	return perfctr_target__new_cgroup_opts(path, cpulist, NULL);
+}
+
+struct perfctr_target *
+perfctr_target__new_cgroup_opts(const char *path, const char *cpulist,
+				const struct perfctr_cgroup_opts *opts)
+{
 	struct perfctr_target *t;
 	char full[4096];
 	int fd, err;
 
+	if (!pc_opts_valid(opts, sizeof(*opts))) {
+		errno = EINVAL;
+		return NULL;
+	}
 	fd = pc_cgroup2_open(path, full, sizeof(full));
 	if (fd < 0) {
 		errno = -fd;
@@ -334,6 +346,7 @@ struct perfctr_target *perfctr_target__new_cgroup(const char *path,
 		return NULL;
 	}
 	t->cgroup_fd = fd;
+	t->bpf = PC_OPTS_GET(opts, bpf, NULL);
 	t->cgroup_path = strdup(full);
 	if (!t->cgroup_path) {
 		perfctr_target__delete(t);
@@ -341,6 +354,18 @@ struct perfctr_target *perfctr_target__new_cgroup(const char *path,
 		return NULL;
 	}
 	return t;
+}
+
+struct perfctr_bpf_counters *pc_target_bpf(const struct perfctr_target *target)
+{
+	return target && target->kind == PERFCTR_TARGET_CGROUP ?
+	       target->bpf : NULL;
+}
+
+int pc_target_cgroup_fd(const struct perfctr_target *target)
+{
+	return target && target->kind == PERFCTR_TARGET_CGROUP ?
+	       target->cgroup_fd : -1;
 }
 
 const char *perfctr_target__cgroup_path(const struct perfctr_target *target)

@@ -147,3 +147,27 @@ int pc_cgroup2_open(const char *path, char *out, size_t size)
 	}
 	return fd;
 }
+
+int pc_cgroup2_id(int fd, uint64_t *id)
+{
+	struct {
+		struct file_handle fh;
+		uint64_t id;
+	} h;
+	struct stat st;
+	int mount_id;
+
+	/* kernfs hands out the node id, which is the cgroup id that BPF's
+	 * cgroup helpers return, as the file handle of a cgroup directory. */
+	h.fh.handle_bytes = sizeof(h.id);
+	if (!name_to_handle_at(fd, "", &h.fh, &mount_id, AT_EMPTY_PATH) &&
+	    h.fh.handle_bytes == sizeof(h.id)) {
+		memcpy(id, h.fh.f_handle, sizeof(*id));
+		return 0;
+	}
+	/* On 64-bit kernels the inode number is the same id. */
+	if (fstat(fd, &st))
+		return -errno;
+	*id = st.st_ino;
+	return 0;
+}

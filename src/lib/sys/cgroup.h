@@ -9,6 +9,7 @@
 #define PERFCTR_SYS_CGROUP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* For hints: how a cgroup2 hierarchy is mounted on a hybrid system. */
 #define PC_CGROUP2_MOUNT_HINT \
@@ -33,5 +34,12 @@ int pc_cgroup2_mount(const char *mountinfo, char *out, size_t size);
  * such cgroup, -ENOTDIR, -EACCES, -ENAMETOOLONG.
  */
 int pc_cgroup2_open(const char *path, char *out, size_t size);
+
+/*
+ * The id of the cgroup whose directory is open as @fd: the one the
+ * kernel's BPF helpers (bpf_get_current_cgroup_id()) name it by.
+ * Return: 0, or fstat's -errno.
+ */
+int pc_cgroup2_id(int fd, uint64_t *id);
 
 #endif /* PERFCTR_SYS_CGROUP_H */

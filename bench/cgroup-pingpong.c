@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * The cost of counting cgroups to the tasks that switch between them: a
+ * byte ping-ponged over two pipes between a process in cgroup A and one
+ * in cgroup B, both pinned to CPU 0, so that every round trip is two
+ * switches between cgroups.  Prints the mean time of a round trip.
+ *
+ *   cgroup-pingpong ROUNDS MNT A B [MODE NCG PREFIX]
+ *
+ * MODE bare: nothing counted (also the workload that perf stat wraps);
+ * bpf / events: NCG sessions of four events each, one on each cgroup
+ * PREFIX000..PREFIX(NCG-1) (A and B among them), through one
+ * perfctr_bpf_counters or through the kernel's cgroup events, open and
+ * counting while the ping-pong runs, read once after it.  The count of
+ * write(2) in A is checked against the truth (ROUNDS, one a round trip,
+ * plus none else: A's process does nothing else).
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <perfctr/perfctr.h>
+
+#define EVENTS "cpu-clock,page-faults,syscalls:sys_enter_read," \
+	       "syscalls:sys_enter_write"
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void enter(const char *mnt, const char *cg)
+{
+	char path[4096];
+	cpu_set_t set;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s/cgroup.procs", mnt, cg);
+	f = fopen(path, "w");
+	if (!f || fprintf(f, "0\n") < 0 || fclose(f)) {
+		perror(path);
+		_exit(2);
+	}
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	if (sched_setaffinity(0, sizeof(set), &set)) {
+		perror("sched_setaffinity");
+		_exit(2);
+	}
+}
+
+/* One side: @first writes first.  Waits for the go byte on @go. */
+static pid_t side(const char *mnt, const char *cg, long rounds, int in,
+		  int out, bool first, int ready, int go)
+{
+	pid_t pid = fork();
+	char c = 'x';
+
+	if (pid)
+		return pid;
+	enter(mnt, cg);
+	if (write(ready, &c, 1) != 1 || read(go, &c, 1) != 1)
+		_exit(3);
+	for (long i = 0; i < rounds; i++) {
+		if (first && write(out, &c, 1) != 1)
+			_exit(4);
+		if (read(in, &c, 1) != 1)
+			_exit(5);
+		if (!first && write(out, &c, 1) != 1)
+			_exit(4);
+	}
+	_exit(0);
+}
+
+static double pingpong(const char *mnt, const char *a, const char *b,
+		       long rounds)
+{
+	int ab[2], ba[2], ready[2], go[2], status;
+	pid_t pa, pb;
+	double t0, t1;
+	char c;
+
+	if (pipe(ab) || pipe(ba) || pipe(ready) || pipe(go))
+		return -1;
+	pa = side(mnt, a, rounds, ba[0], ab[1], true, ready[1], go[0]);
+	pb = side(mnt, b, rounds, ab[0], ba[1], false, ready[1], go[0]);
+	if (read(ready[0], &c, 1) != 1 || read(ready[0], &c, 1) != 1)
+		return -1;
+	t0 = now();
+	if (write(go[1], "gg", 2) != 2)
+		return -1;
+	waitpid(pa, &status, 0);
+	waitpid(pb, &status, 0);
+	t1 = now();
+	return (t1 - t0) / rounds;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 5 ? argv[5] : "bare";
+	struct perfctr_bpf_counters *bc = NULL;
+	struct perfctr_session **s = NULL;
+	struct perfctr_target **t = NULL;
+	long rounds, ncg = 0;
+	double rt;
+
+	if (argc < 5) {
+		fprintf(stderr, "usage: %s ROUNDS MNT A B [MODE NCG PREFIX]\n",
+			argv[0]);
+		return 2;
+	}
+	rounds = atol(argv[1]);
+	if (strcmp(mode, "bare")) {
+		bool bpf = !strcmp(mode, "bpf");
+
+		ncg = argc > 7 ? atol(argv[6]) : 0;
+		if (ncg <= 0)
+			return 2;
+		if (bpf) {
+			bc = perfctr_bpf_counters__new(NULL);
+			if (!bc || perfctr_bpf_counters__error(bc)) {
+				fprintf(stderr, "no BPF counters: %s\n",
+					strerror(bc ? -perfctr_bpf_counters__error(bc)
+						 : errno));
+				return 1;
+			}
+		}
+		s = calloc(ncg, sizeof(*s));
+		t = calloc(ncg, sizeof(*t));
+		for (long i = 0; i < ncg; i++) {
+			PERFCTR_OPTS(perfctr_session_opts, so,
+				     .flags = PERFCTR_SESSION_ENABLE_ON_ATTACH);
+			PERFCTR_OPTS(perfctr_cgroup_opts, co, .bpf = bc);
+			char name[256];
+
+			snprintf(name, sizeof(name), "%s%03ld", argv[7], i);
+			s[i] = perfctr_session__new(&so);
+			t[i] = perfctr_target__new_cgroup_opts(name, NULL, &co);
+			if (!s[i] || !t[i] ||
+			    perfctr_session__add_events(s[i], EVENTS, NULL) != 4 ||
+			    perfctr_session__attach(s[i], t[i])) {
+				fprintf(stderr, "cannot count cgroup %s: %s\n",
+					name, strerror(errno));
+				return 1;
+			}
+			if (bpf && !perfctr_session__counts_by_bpf(s[i])) {
+				fprintf(stderr, "%s: not through BPF\n", name);
+				return 1;
+			}
+		}
+	}
+	rt = pingpong(argv[2], argv[3], argv[4], rounds);
+	if (rt < 0) {
+		perror("ping-pong");
+		return 1;
+	}
+	printf("%.3f\n", rt * 1e6);
+	for (long i = 0; i < ncg; i++) {
+		char name[256];
+		struct perfctr_count c;
+
+		snprintf(name, sizeof(name), "%s%03ld", argv[7], i);
+		perfctr_session__read(s[i]);
+		perfctr_session__count(s[i], 3, &c);
+		if (!strcmp(name, argv[3]) && c.value != (uint64_t)rounds)
+			fprintf(stderr, "%s: %llu writes counted, %ld made\n",
+				name, (unsigned long long)c.value, rounds);
+		perfctr_session__delete(s[i]);
+		perfctr_target__delete(t[i]);
+	}
+	perfctr_bpf_counters__delete(bc);
+	free(s);
+	free(t);
+	return 0;
+}

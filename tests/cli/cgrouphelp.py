@@ -1,0 +1,80 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+"""Cgroups for the CLI tests: made under the cgroup2 mount (found in
+/proc/self/mountinfo) and removed after, and pcwork members moved into
+them before they start."""
+import os
+import shutil
+import subprocess
+import tempfile
+
+from pctest import check, require_root, skip, work
+from stathelp import wait_for
+
+
+def cgroup2_mount():
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split()
+            dash = fields.index("-")
+            if fields[dash + 1] == "cgroup2" and fields[3] == "/":
+                return fields[4].replace("\\040", " ")
+    skip("no cgroup2 file system is mounted")
+
+
+class Cgroups:
+    """Cgroups made under the cgroup2 mount, removed (children first) at
+    close."""
+
+    def __init__(self):
+        require_root()
+        self.mnt = cgroup2_mount()
+        self.made = []
+
+    def make(self, rel):
+        path = os.path.join(self.mnt, rel)
+        if os.path.isdir(path):
+            os.rmdir(path)          # left by a killed run
+        try:
+            os.mkdir(path)
+        except OSError as e:
+            skip("cannot make a cgroup under %s: %s" % (self.mnt, e))
+        self.made.append(path)
+        return rel
+
+    def close(self):
+        for path in reversed(self.made):
+            try:
+                os.rmdir(path)
+            except OSError:
+                pass
+
+
+class Member:
+    """pcwork moved into cgroup REL before it starts; it makes AFTER
+    getppid calls once released."""
+
+    def __init__(self, cg, rel, after):
+        self.dir = tempfile.mkdtemp()
+        ready = os.path.join(self.dir, "ready")
+        procs = os.path.join(cg.mnt, rel, "cgroup.procs")
+
+        def enter():
+            with open(procs, "w") as f:
+                f.write("0\n")
+        self.p = subprocess.Popen([work(), "ready", ready, "wait", "getppid",
+                                   str(after)], stdin=subprocess.PIPE,
+                                  text=True, preexec_fn=enter)
+        wait_for(lambda: os.path.exists(ready), what="the workload")
+
+    def go(self):
+        self.p.stdin.write("go\n")
+        self.p.stdin.close()
+
+    def wait(self):
+        check(self.p.wait(timeout=60) == 0)
+
+    def close(self):
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
