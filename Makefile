@@ -58,6 +58,7 @@ HAVE_LIBDW  := $(call probe,elfutils/libdwfl.h,-ldw -lelf)
 HAVE_LIBELF := $(call probe,gelf.h,-lelf)
 HAVE_ZLIB   := $(call probe,zlib.h,-lz)
 HAVE_JSONC  := $(call probe,json-c/json.h,-ljson-c)
+HAVE_TRACEEVENT := $(call probe,traceevent/event-parse.h,-ltraceevent)
 ifeq ($(HAVE_LIBPFM),1)
 BASE_CFLAGS += -DHAVE_LIBPFM=1
 LDLIBS      += -lpfm
@@ -98,6 +99,13 @@ LDLIBS      := -lbpf $(LDLIBS)
 ifneq ($(HAVE_LIBELF),1)
 LDLIBS      += -lelf
 endif
+endif
+
+# Tracepoint payloads in perfex script (the kernel's print formats): perfex
+# only, the library does not need it.
+ifeq ($(HAVE_TRACEEVENT),1)
+PERFEX_CFLAGS += -DHAVE_TRACEEVENT=1
+PERFEX_EXTRA_LIBS += -ltraceevent
 endif
 
 ALL_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS)
@@ -212,7 +220,7 @@ static_or_l  = $(foreach l,$(1),$(if $(and $(filter-out -lpthread,$(l)),$(call h
 DW_DEPS     := $(if $(filter 1,$(HAVE_LIBDW)),$(sort $(filter-out -ldw -lelf -lpthread,$(shell pkg-config --static --libs-only-l libdw 2>/dev/null))))
 DW_STATIC   := $(if $(filter 1,$(HAVE_LIBDW)),$(if $(strip $(foreach l,-ldw -lelf $(DW_DEPS),$(if $(call has_archive,$(l)),,missing))),,1))
 PERFEX_DYN  := $(if $(filter 1,$(HAVE_LIBDW)),$(if $(DW_STATIC),,-ldw -lelf))
-PERFEX_LIBS := $(call static_or_l,$(filter-out -lm $(PERFEX_DYN),$(LDLIBS)) $(if $(DW_STATIC),$(DW_DEPS)) -lm) $(PERFEX_DYN)
+PERFEX_LIBS := $(call static_or_l,$(PERFEX_EXTRA_LIBS) $(filter-out -lm $(PERFEX_DYN),$(LDLIBS)) $(if $(DW_STATIC),$(DW_DEPS)) -lm) $(PERFEX_DYN)
 
 # And with every library an archive, perfex is linked static when the C
 # library's archive is there and no sanitizer is asked for (their runtimes
@@ -230,6 +238,7 @@ PERFEX_LDFLAGS := -static
 PERFEX_LIBS += $(call archive_of,stdc++)
 $(PERFEX_OBJS): ALL_CFLAGS += -DPERFEX_LINKS_DEMANGLER=1
 endif
+$(PERFEX_OBJS): ALL_CFLAGS += $(PERFEX_CFLAGS)
 $(PERFEX): $(PERFEX_OBJS) $(STATIC_LIB)
 	$(CC) $(LDFLAGS) -no-pie $(PERFEX_LDFLAGS) -o $@ $(PERFEX_OBJS) $(STATIC_LIB) $(PERFEX_LIBS)
 

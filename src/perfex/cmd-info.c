@@ -93,6 +93,13 @@ static const struct library libraries[] = {
 	  false,
 #endif
 	  "no --bpf-counters: cgroups are counted with cgroup events" },
+	{ "libtraceevent", "libtraceevent",
+#ifdef HAVE_TRACEEVENT
+	  true,
+#else
+	  false,
+#endif
+	  "no tracepoint payloads in perfex script (the trace field)" },
 };
 
 struct pmu_row {

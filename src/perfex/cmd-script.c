@@ -25,6 +25,7 @@
 
 #include "options.h"
 #include "perfex.h"
+#include "script.h"
 
 enum field {
 	F_COMM, F_TID, F_PID, F_TIME, F_CPU, F_EVENT, F_IP, F_SYM, F_SYMOFF,
@@ -92,6 +93,7 @@ struct script {
 	bool use_callchain;	/* some event has call chains; not -G */
 	int name_width;
 	struct perfctr_reader *rd;
+	struct script_trace *trace;	/* payload printer, or NULL */
 };
 
 static enum otype otype_of(uint32_t type)
@@ -181,11 +183,6 @@ static void print_callchain(struct script *sc, enum otype t,
 	}
 }
 
-/* A tracepoint's payload, as far as perfex can print it. */
-static void print_trace(const struct perfctr_sample *s)
-{
-	(void)s;
-}
 
 static void print_sample(struct script *sc, const struct perfctr_reader_sample *ws)
 {
@@ -221,7 +218,7 @@ static void print_sample(struct script *sc, const struct perfctr_reader_sample *
 	if (printing(sc, t, F_EVENT))
 		printf("%*s: ", sc->name_width, ws->event);
 	if (printing(sc, t, F_TRACE))
-		print_trace(s);
+		script_trace_print(sc->trace, attr, s, stdout);
 	if (printing(sc, t, F_IP)) {
 		if (chain && (s->type & PERF_SAMPLE_CALLCHAIN)) {
 			printf("\n");
@@ -368,6 +365,14 @@ static int check_fields(struct script *sc)
 		}
 		if (o->fields & BIT(F_TRACE) && attr->type != PERF_TYPE_TRACEPOINT)
 			o->fields &= ~BIT(F_TRACE);
+		if (o->user_fields & BIT(F_TRACE) && o->fields & BIT(F_TRACE) &&
+		    !script_trace_available()) {
+			perfex_error("cannot print field 'trace': perfex was "
+				     "built without libtraceevent");
+			perfex_hint("install libtraceevent-dev and rebuild "
+				    "(scripts/install-deps)");
+			return PERFEX_EXIT_USAGE;
+		}
 	}
 	/* Tracepoints with call chains show them, as perf does. */
 	if (sc->use_callchain && !sc->out[T_TRACE].user_set) {
@@ -381,6 +386,49 @@ static int check_fields(struct script *sc)
 				sc->out[T_TRACE].fields |= CALLCHAIN_FIELDS;
 				break;
 			}
+		}
+	}
+	return -1;
+}
+
+/*
+ * perf script's options that perfex script does not offer: named as such
+ * rather than as unknown, so that a perf user knows it is not a typo.
+ * perf.data files carry what --header and the --show-*-events need; the
+ * sample reader does not hand those records out yet.
+ */
+static const char *const perf_only_options[] = {
+	"--header", "--header-only", "--show-task-events",
+	"--show-mmap-events", "--show-switch-events",
+	"--show-namespace-events", "--show-lost-events",
+	"--show-round-events", "--show-bpf-events", "--show-cgroup-events",
+	"--show-text-poke-events", "--show-info", "--show-kernel-path",
+	"--reltime", "--deltatime", "--ns", "--dump-raw-trace", "-D",
+	"--script", "-s", "--gen-script", "--list", "-l", "--comms",
+	"--pid", "--tid", "--symbols", "-S", "--time", "--cpu", "-C",
+	"--max-stack", "--inline", "--itrace", "--insn-trace",
+	"--call-trace", "--call-ret-trace", "--graph-function",
+	"--per-event-dump", "--full-source-path", "--demangle-kernel",
+	"--stop-bt", "--xed", "--debug-mode", "--force", "--guestmount",
+};
+
+/* Return -1, or PERFEX_EXIT_USAGE after naming a perf-only option. */
+static int refuse_perf_only(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+		size_t len = strcspn(argv[i], "=");
+
+		for (size_t k = 0; k < sizeof(perf_only_options) /
+				       sizeof(perf_only_options[0]); k++) {
+			const char *o = perf_only_options[k];
+
+			if (strlen(o) != len || strncmp(argv[i], o, len))
+				continue;
+			perfex_error("option '%s' of perf script is not "
+				     "supported by perfex script", o);
+			perfex_hint("perfex-script(1) lists what perfex script "
+				    "prints and what it does not");
+			return PERFEX_EXIT_USAGE;
 		}
 	}
 	return -1;
@@ -433,6 +481,9 @@ int cmd_script(int argc, char **argv)
 
 	for (i = 0; i < T_NR; i++)
 		sc->out[i].fields = i == T_TRACE ? DEFAULT_TRACE : DEFAULT_SAMPLE;
+	ret = refuse_perf_only(argc, argv);
+	if (ret >= 0)
+		return ret;
 	ret = perfex_options_parse(&p, PERFEX_CMD_SCRIPT, argc, argv, false,
 				   script_option, &so);
 	if (ret >= 0)
@@ -452,6 +503,7 @@ int cmd_script(int argc, char **argv)
 		perfctr_reader__close(sc->rd);
 		return ret;
 	}
+	sc->trace = script_trace_new(sc->rd);
 	ret = 0;
 	while ((r = perfctr_reader__next(sc->rd, &rs)) > 0)
 		print_sample(sc, &rs);
@@ -469,6 +521,7 @@ int cmd_script(int argc, char **argv)
 		perfex_error("cannot write: %s", strerror(errno));
 		ret = PERFEX_EXIT_IO;
 	}
+	script_trace_free(sc->trace);
 	perfctr_reader__close(sc->rd);
 	return ret;
 }

@@ -42,6 +42,7 @@ struct stat_options {
 	size_t nr_specs;
 	const char *output;
 	bool all_cpus;
+	bool json_perf;			/* --json-format perf */
 	struct perfex_parse parse;
 	struct stat_metric_opts metrics;
 	char *metric_list;		/* the -M lists, joined */
@@ -212,6 +213,12 @@ static int stat_option(struct perfex_parse *p, void *ctx)
 	case OPT_JSON:
 		o->cfg.format = STAT_FORMAT_JSON;
 		break;
+	case OPT_JSON_FORMAT:
+		if (strcmp(p->arg, "perf") && strcmp(p->arg, "perfex"))
+			return perfex_opt_error(p, "expects perf or perfex "
+						"(not '%s')", p->arg);
+		o->json_perf = !strcmp(p->arg, "perf");
+		break;
 	case OPT_OUTPUT:
 		o->output = p->arg;
 		break;
@@ -287,6 +294,11 @@ static int parse_options(int argc, char **argv, struct stat_options *o)
 		o->cfg.command = &argv[optind];
 	if (o->all_cpus && !o->cfg.cpus)
 		o->cfg.cpus = "";
+	if (perfex_option_given(&o->parse, OPT_JSON_FORMAT) &&
+	    o->cfg.format != STAT_FORMAT_JSON)
+		return usage_error("--json-format goes with -j");
+	if (o->json_perf)
+		o->cfg.format = STAT_FORMAT_PERF_JSON;
 	o->cfg.sets = o->cfg.switch_interval_ms || o->cfg.switch_after_event;
 
 	/* -t with -C: the thread only while it runs on those CPUs. */
@@ -316,6 +328,10 @@ static int parse_options(int argc, char **argv, struct stat_options *o)
 	if (o->cfg.tree && (o->cfg.repeat > 1 || o->cfg.interval_ms))
 		return usage_error("--per-process cannot be combined with "
 				   "-r or -I");
+	if (o->cfg.tree && o->cfg.format == STAT_FORMAT_PERF_JSON)
+		return usage_error("perf stat -j's lines have no form for a "
+				   "process tree (--per-process, --per-thread "
+				   "of a command)");
 	modes = (o->cfg.command ? MODE_COMMAND : 0) |
 		(o->cfg.cpus ? MODE_CPUS : 0) |
 		(o->cfg.pid || o->cfg.tid ? MODE_THREADS : 0) |

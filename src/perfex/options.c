@@ -71,6 +71,9 @@ static const struct perfex_option table[] = {
 	  "CSV output with separator S" },
 	{ STAT, OPT_JSON, 'j', "json", NULL, 0, 0,
 	  "one JSON document (docs/json.md)" },
+	{ STAT, OPT_JSON_FORMAT, 0, "json-format", "FMT", 0, 0,
+	  "the form of -j: perfex (one document, the\n"
+	  "default) or perf (perf stat -j's JSON lines)" },
 	{ STAT, OPT_OUTPUT, 'o', "output", "FILE", 0, 0,
 	  "write the counts to FILE instead of stderr" },
 	{ STAT, OPT_METRICS, 'M', "metrics", "LIST", 0, 0,

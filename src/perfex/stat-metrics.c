@@ -510,3 +510,29 @@ void stat_metrics_json(const struct stat_report *r, bool with_stats,
 		fprintf(out, "\n%s", indent);
 	fputc(']', out);
 }
+
+void stat_metrics_perf_json(const struct stat_report *r, size_t row,
+			    const char *prefix, bool with_stats)
+{
+	struct stat_metrics *sm = r->metrics;
+	FILE *out = r->cfg->out;
+	size_t i;
+
+	for (i = 0; sm && i < sm->nr; i++) {
+		struct perfctr_metric_def d;
+		char unit[256];
+
+		if (anchor_row(r, i) != row)
+			continue;
+		perfctr_metric_plan__def(sm->plan, i, &d);
+		snprintf(unit, sizeof(unit), "%s%s%s", d.unit,
+			 d.unit[0] ? " " : "", d.name);
+		/* perf's line for a metric it cannot compute has the keys
+		 * with 0 and no unit. */
+		fprintf(out, "{%s\"metric-value\" : %f, \"metric-unit\" : ",
+			prefix, has_value(sm, i, with_stats) ?
+			shown_value(sm, i, with_stats) : 0.0);
+		jout_str(out, has_value(sm, i, with_stats) ? unit : "");
+		fputs("}\n", out);
+	}
+}

@@ -736,6 +736,131 @@ static void json_begin(struct stat_report *r)
 		fprintf(out, ",\n  \"intervals\": [");
 }
 
+/* ------------------------------------------------------ perf stat -j */
+
+/*
+ * --json-format perf: one object a line in perf stat -j's keys and order
+ * (perf 6.1), for the tools that read those lines.  perf prints rates in
+ * K/M/G per second, clocks in msec and counts as "%f" strings.
+ */
+static void perf_json_metric(FILE *out, const struct perfctr_metric *m)
+{
+	double v = m->value;
+	const char *unit = m->unit;
+
+	if (m->id == PERFCTR_METRIC_RATE) {
+		unit = v >= 1e9 ? "G/sec" : v >= 1e6 ? "M/sec" :
+		       v >= 1e3 ? "K/sec" : "/sec";
+		v /= v >= 1e9 ? 1e9 : v >= 1e6 ? 1e6 : v >= 1e3 ? 1e3 : 1;
+	}
+	fprintf(out, "\"metric-value\" : %f, \"metric-unit\" : ",
+		isfinite(v) ? v : 0.0);
+	json_str(out, unit);
+}
+
+/* The keys before a line's own: the interval, if any, and the unit's
+ * ("cpu" : "3" of -A, "thread" : "comm-tid" of --per-thread). */
+static void perf_json_keys(const struct stat_report *r, const char *time,
+			   size_t u)
+{
+	FILE *out = r->cfg->out;
+	char label[64];
+
+	fprintf(out, "{%s", time);
+	if (u == (size_t)-1)
+		return;
+	if (r->cfg->aggr == STAT_AGGR_CPU) {
+		fprintf(out, "\"cpu\" : \"%d\", ", r->units[u].cpu);
+		return;
+	}
+	unit_label(r, u, label, sizeof(label));
+	fprintf(out, "\"thread\" : ");
+	json_str(out, label);
+	fputs(", ", out);
+}
+
+static void perf_json_row(const struct stat_report *r, const char *time,
+			  size_t u, const struct stat_event *e,
+			  const struct perfctr_count *c,
+			  const struct perfctr_metric **metrics,
+			  size_t nr_metrics, bool with_stats)
+{
+	FILE *out = r->cfg->out;
+	double v = with_stats ? e->stats.mean : scaled_value(e, c);
+
+	perf_json_keys(r, time, u);
+	fprintf(out, "\"counter-value\" : ");
+	if (c->status == PERFCTR_COUNT_NOT_SUPPORTED)
+		fputs("\"<not supported>\"", out);
+	else if (!is_counted(c))
+		fputs("\"<not counted>\"", out);
+	else
+		fprintf(out, "\"%f\"", e->is_clock ? v / 1e6 : v);
+	fprintf(out, ", \"unit\" : ");
+	json_str(out, e->is_clock ? "msec" : e->unit);
+	fprintf(out, ", \"event\" : ");
+	json_str(out, e->name);
+	if (with_stats)
+		fprintf(out, ", \"variance\" : %.2f", stddev_percent(&e->stats));
+	/* perf shows 100 for what did not run at all. */
+	fprintf(out, ", \"event-runtime\" : %" PRIu64 ", \"pcnt-running\" : "
+		"%.2f, ", is_counted(c) ? c->time_running : 0,
+		is_counted(c) ? 100.0 * fraction(c) : 100.0);
+	if (nr_metrics && is_counted(c))
+		perf_json_metric(out, metrics[0]);
+	else
+		fprintf(out, "\"metric-value\" : %f, \"metric-unit\" : \"\"", 0.0);
+	fputs("}\n", out);
+	for (size_t i = 1; i < nr_metrics && is_counted(c); i++) {
+		perf_json_keys(r, time, u);
+		perf_json_metric(out, metrics[i]);
+		fputs("}\n", out);
+	}
+}
+
+/*
+ * One view: every event in order and, without aggregation, each unit
+ * under it (perf's order: event by event, unit by unit).  Events of
+ * different sets get the metrics of their own set only.
+ */
+static void perf_json_block(struct stat_report *r, const struct stat_view *v,
+			    const char *time, bool with_stats)
+{
+	struct perfctr_metric all[MAX_METRICS * (r->nr_events + 1)];
+	const struct perfctr_metric *mine[MAX_METRICS];
+	size_t per_unit = sizeof(all) / sizeof(all[0]);
+	size_t e, u;
+	int nr;
+
+	if (!v->unit_counts) {
+		nr = all_metrics(r, v->counts, v->duration_ns, all, per_unit);
+		stat_metrics_compute_view(r, v->counts, v->duration_ns);
+		for (e = 0; e < r->nr_events; e++) {
+			size_t n = metrics_of(all, nr, e, mine);
+
+			if (!stat_metrics_only(r->metrics))
+				perf_json_row(r, time, (size_t)-1,
+					      &r->events[e], &v->counts[e],
+					      mine, n, with_stats);
+			stat_metrics_perf_json(r, e, time, with_stats);
+		}
+		stat_metrics_perf_json(r, (size_t)-1, time, with_stats);
+		return;
+	}
+	for (e = 0; e < r->nr_events; e++) {
+		for (u = 0; u < r->nr_units; u++) {
+			const struct perfctr_count *c =
+				&v->unit_counts[u * r->nr_events];
+			size_t n;
+
+			nr = all_metrics(r, c, v->duration_ns, all, per_unit);
+			n = metrics_of(all, nr, e, mine);
+			perf_json_row(r, time, u, &r->events[e], &c[e], mine,
+				      n, false);
+		}
+	}
+}
+
 /* --------------------------------------------------------------- public */
 
 void stat_print_begin(struct stat_report *r)
@@ -779,6 +904,11 @@ void stat_print_interval(struct stat_report *r, const struct stat_view *v)
 			stat_metrics_json(r, false, "    ");
 		}
 		fputc('}', cfg->out);
+		break;
+	case STAT_FORMAT_PERF_JSON:
+		snprintf(prefix, sizeof(prefix), "\"interval\" : %.9f, ",
+			 v->timestamp);
+		perf_json_block(r, v, prefix, false);
 		break;
 	}
 	printed_one = true;
@@ -877,6 +1007,10 @@ void stat_print_final(struct stat_report *r, const struct stat_view *v)
 		}
 		stat_json_tree(r);
 		fprintf(out, "\n}\n");
+		break;
+	case STAT_FORMAT_PERF_JSON:
+		if (!cfg->interval_ms)
+			perf_json_block(r, v, "", with_stats);
 		break;
 	}
 	fflush(out);

@@ -26,6 +26,7 @@ enum stat_format {
 	STAT_FORMAT_HUMAN,
 	STAT_FORMAT_CSV,
 	STAT_FORMAT_JSON,
+	STAT_FORMAT_PERF_JSON,	/* -j --json-format perf: perf stat -j's lines */
 };
 
 struct stat_config {
@@ -198,5 +199,9 @@ void stat_metrics_print_only(const struct stat_report *r, bool csv,
 			     bool with_stats);
 void stat_metrics_json(const struct stat_report *r, bool with_stats,
 		       const char *indent);
+/* The metric lines beside row @row as perf stat -j's lines, each opened
+ * by @prefix (its interval and unit keys). */
+void stat_metrics_perf_json(const struct stat_report *r, size_t row,
+			    const char *prefix, bool with_stats);
 
 #endif /* PERFEX_STAT_H */

@@ -83,6 +83,7 @@ def json_agrees_with_proc_and_sysfs():
     check(doc["nr_hw_counters"] == 0 or doc["core_pmu"], doc)
     check(doc["permission"]["privileged"] == (os.geteuid() == 0), doc["permission"])
     check(set(doc["libraries"]) == {"libpfm", "libdw", "libelf", "zlib", "json-c", "libbpf",
+                                    "libtraceevent",
                                     "libstdcxx"}, doc)
     # A hint for each missing feature, none for the present ones.
     missing = {k for k, v in doc["features"].items() if not v}

@@ -6,11 +6,12 @@ fields and with -F sets.  The differences allowed are listed here with
 their reason.  Also: perfex script's output folded to FlameGraph's stack
 format equals perfex report --folded."""
 import collections
+import json
 import re
 import subprocess
 
 from pctest import (PERFEX, case, check, require_root, require_tracefs,
-                    run_cases, work)
+                    run_cases, skip, work)
 from sampletools import (PERF, TP, cleanup, perf_record, record,
                          require_perf, tmpfile)
 
@@ -22,8 +23,9 @@ from sampletools import (PERF, TP, cleanup, perf_record, record,
 #   frames its own way; perfex names them as perfex report does.  perf
 #   also demangles C++ names without their parameters.  Lines
 #   must then agree in everything but the symbol.
-# - Tracepoint payloads (the trace field): not printed yet; the tests use
-#   syscalls:sys_enter_getppid, whose payload perf prints as nothing.
+# - Tracepoint payloads (the trace field) are printed by libtraceevent
+#   from the formats in the file, as perf prints them; a perfex built
+#   without libtraceevent prints none (tracepoint_payloads skips then).
 # - With -a, only the workload's samples are compared: perf and perfex
 #   disagree on a few samples of other processes, which come and go while
 #   the machine is shared.
@@ -177,6 +179,29 @@ def threads_and_exec():
         check(any(l.startswith("\t") for l in lines), lines[:3])
 
 
+@case
+def tracepoint_payloads():
+    """The trace field: sys_exit_getppid's payload is the return value,
+    the pid of the recorder (the workload's parent), the same each call."""
+    require_tracefs()
+    info = subprocess.run([PERFEX, "info", "-j"], capture_output=True,
+                          text=True)
+    if not json.loads(info.stdout)["libraries"].get("libtraceevent"):
+        skip("perfex was built without libtraceevent")
+    exit_tp = "syscalls:sys_exit_getppid"
+    for path in both_files("tpx", "-e", TP, "-e", exit_tp, "-c", "1", "--",
+                           work(), "getppid", "30"):
+        lines = same_as_perf(path)
+        exits = [l for l in lines if exit_tp + ": " in l]
+        check(len(exits) >= 30, (len(exits), lines[:3]))
+        ppid = {l.rsplit(": ", 1)[1] for l in exits
+                if l.split()[0] == "pcwork"}
+        check(len(ppid) == 1 and re.match(r"^0x[0-9a-f]+$", ppid.pop()),
+              (ppid, exits[:3]))
+        same_as_perf(path, "-F", "comm,tid,event,trace")
+        same_as_perf(path, "-F", "trace:cpu,event,trace")
+
+
 def fold(lines):
     """perf script output folded as FlameGraph's stackcollapse takes it:
     one line per stack, "comm;outermost;...;innermost count"."""
@@ -257,6 +282,13 @@ def unsupported_and_unrecorded_fields_are_refused():
     r = subprocess.run([exe, "script", "-i", path, "-F", "sw:comm,trace"],
                        capture_output=True, text=True)
     check(r.returncode == 129 and "do not record field 'trace'" in r.stderr, r)
+    # perf script's options that perfex script does not offer are named.
+    for opt in ("--header", "--show-task-events", "--show-mmap-events",
+                "--show-switch-events", "--time=1,2"):
+        r = subprocess.run([exe, "script", "-i", path, opt],
+                           capture_output=True, text=True)
+        check(r.returncode == 129 and "of perf script is not supported" in
+              r.stderr and "'%s'" % opt.split("=")[0] in r.stderr, (opt, r))
 
 
 try:

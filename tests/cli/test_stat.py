@@ -330,6 +330,8 @@ def help_and_version():
               "--topdown", "--td-level",
               # cgroups: tests/cli/test_stat_cgroup.py
               "-G", "--cgroup",
+              # perf stat -j's lines: tests/cli/test_stat_perf_json.py
+              "--json-format",
               # tests/cli/test_stat_cgroup_bpf.py
               "--bpf-counters",
               # process trees: tests/cli/test_stat_tree.py
