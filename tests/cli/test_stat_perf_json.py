@@ -150,7 +150,10 @@ def run_intervals():
     args = ("-I", "100", "-e", TP + ",task-clock",
             *run_of_work("getppid", "300", "sleep", "350"))
     a, b = both(*args)
-    check(abs(len(a) - len(b)) <= 2, (len(a), len(b)))
+    # How many intervals each prints depends on how long it takes to
+    # start and stop (a sanitizer build of perfex is slower): compare the
+    # intervals both printed.
+    check(min(len(a), len(b)) >= 4, (len(a), len(b)))
     n = min(len(a), len(b)) // 2 * 2
     same_lines(a[:n], b[:n])
     check(a[0]["interval"] < a[-1]["interval"], a)
