@@ -81,6 +81,9 @@ ifeq ($(HAVE_JSONC),1)
 BASE_CFLAGS += -DHAVE_JSONC=1
 LDLIBS      += -ljson-c
 endif
+# perfex serve's HTTP server (libmicrohttpd): without it perfex-serve can
+# only print its metrics (--once), and says so.  Only perfex-serve links it.
+HAVE_MICROHTTPD := $(call probe,microhttpd.h,-lmicrohttpd)
 
 # Counting cgroups through BPF (src/bpf/, src/lib/core/bpfcg.c) needs
 # libbpf, clang for the BPF target and bpftool, which writes vmlinux.h from
@@ -112,6 +115,7 @@ ALL_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS)
 
 LIB_SRCS    := $(sort $(wildcard src/lib/*/*.c))
 PERFEX_SRCS := $(sort $(wildcard src/perfex/*.c))
+SERVE_SRCS  := $(sort $(wildcard src/perfex/serve/*.c))
 UNIT_SRCS   := $(sort $(wildcard tests/unit/*.c))
 KERNEL_SRCS := $(sort $(wildcard tests/kernel/*.c))
 TLIB_SRCS   := $(sort $(wildcard tests/lib/*.c))
@@ -120,6 +124,7 @@ EX_SRCS     := $(sort $(wildcard examples/*.c))
 
 LIB_OBJS    := $(LIB_SRCS:%.c=$(O)/%.o)
 PERFEX_OBJS := $(PERFEX_SRCS:%.c=$(O)/%.o)
+SERVE_OBJS  := $(SERVE_SRCS:%.c=$(O)/%.o)
 TLIB_OBJS   := $(TLIB_SRCS:%.c=$(O)/%.o)
 UNIT_BINS   := $(UNIT_SRCS:tests/unit/%.c=$(O)/tests/unit/%)
 KERNEL_BINS := $(KERNEL_SRCS:tests/kernel/%.c=$(O)/tests/kernel/%)
@@ -129,13 +134,14 @@ EX_BINS     := $(EX_SRCS:examples/%.c=$(O)/examples/%)
 STATIC_LIB  := $(O)/libperfctr.a
 SHARED_LIB  := $(O)/libperfctr.so.$(VERSION)
 PERFEX      := $(O)/perfex
+PERFEX_SERVE := $(O)/perfex-serve
 PC_FILE     := $(O)/perfctr.pc
 
 .PHONY: all lib deps tests check FORCE check-unit check-kernel check-cli demo install clean bench
 .SUFFIXES:
 .SECONDARY:
 
-all: lib $(PERFEX) $(PC_FILE) pmu-events
+all: lib $(PERFEX) $(PERFEX_SERVE) $(PC_FILE) pmu-events
 
 # The kernel tree's PMU event and metric tables (tools/perf/pmu-events/arch,
 # GPL-2.0 data), imported from Debian's linux-source package into the build
@@ -242,6 +248,20 @@ $(PERFEX_OBJS): ALL_CFLAGS += $(PERFEX_CFLAGS)
 $(PERFEX): $(PERFEX_OBJS) $(STATIC_LIB)
 	$(CC) $(LDFLAGS) -no-pie $(PERFEX_LDFLAGS) -o $@ $(PERFEX_OBJS) $(STATIC_LIB) $(PERFEX_LIBS)
 
+# perfex serve is this program, which perfex runs for its `serve`
+# subcommand: libmicrohttpd is a shared library only (its TLS
+# dependencies have no archives here), and linking it into perfex would
+# make perfex dynamic (see above).  It shares perfex's option table and
+# messages.
+SERVE_SHARED := $(O)/src/perfex/options.o $(O)/src/perfex/messages.o
+SERVE_LIBS  := $(if $(filter 1,$(HAVE_MICROHTTPD)),-lmicrohttpd)
+$(SERVE_OBJS): ALL_CFLAGS += -Isrc/perfex $(if $(filter 1,$(HAVE_MICROHTTPD)),-DHAVE_MICROHTTPD=1)
+$(PERFEX_SERVE): $(SERVE_OBJS) $(SERVE_SHARED) $(STATIC_LIB)
+	$(CC) $(LDFLAGS) -o $@ $(SERVE_OBJS) $(SERVE_SHARED) $(STATIC_LIB) $(SERVE_LIBS) $(LDLIBS)
+ifneq ($(HAVE_MICROHTTPD),1)
+	@echo "note: libmicrohttpd not found: perfex serve can only print its metrics (--once); scripts/install-deps installs libmicrohttpd-dev"
+endif
+
 # License: is read by pkgconf 1.9 and later (`pkgconf --license perfctr`);
 # older pkg-config and pkgconf ignore fields they do not know.
 pc_text = printf 'prefix=%s\nlibdir=%s\nincludedir=%s\n\nName: perfctr\nDescription: performance-monitoring counters on perf_event_open\nVersion: %s\nLicense: LGPL-2.1 OR BSD-2-Clause\nLibs: -L$${libdir} -lperfctr\nLibs.private: %s\nCflags: -I$${includedir}\n' \
@@ -340,7 +360,7 @@ install: all
 	ln -sf libperfctr.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libperfctr.so
 	install -m 644 include/perfctr/*.h $(DESTDIR)$(INCLUDEDIR)/perfctr/
 	install -m 644 $(PC_FILE) $(DESTDIR)$(LIBDIR)/pkgconfig/
-	install -m 755 $(PERFEX) $(DESTDIR)$(BINDIR)/
+	install -m 755 $(PERFEX) $(PERFEX_SERVE) $(DESTDIR)$(BINDIR)/
 	for f in docs/*.1; do [ -e "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(MANDIR)/man1/ || true; done
 	for f in docs/*.3; do [ -e "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(MANDIR)/man3/ || true; done
 	if [ -d $(PMU_EVENTS) ]; then \

@@ -14,8 +14,9 @@
  * they are numbered 0-65535, not necessarily contiguously, and rotate
  * round-robin in increasing order.  Each group of events belongs to one
  * set.  A set switches to the next on a timeout (per-thread targets: the
- * run time of the target's first thread, measured by a task-clock
- * counter; CPU targets: wall time, by a cpu-clock counter) and/or after
+ * run time of the target's first thread on every CPU, measured by a
+ * task-clock counter, also when the target is on a CPU list; CPU
+ * targets: wall time, by a cpu-clock counter) and/or after
  * n overflows of a counter flagged for switching.  With no switch policy
  * on any set, every set counts all the time and the kernel multiplexes
  * them as it must (reported by time_enabled / time_running as usual).

@@ -20,8 +20,12 @@
  * strace inside it get EPERM); the calling thread is the tracer and must
  * pump the tree (perfctr_tree__poll() or perfctr_tree__wait()) until the
  * root ends, else the tree's tasks stay stopped.  Tasks still alive when
- * the root ends are read then, detached and marked running.  Only
- * command targets are supported.
+ * the root ends are read then, detached and marked running.
+ *
+ * Command and process targets: a command is traced from its exec (every
+ * process of its tree from its creation); a running process is traced
+ * from the call on, each of its threads counted from then, the processes
+ * and threads it creates afterwards from their creation.
  *
  * Thread safety: none; every call on a tree must come from the thread that
  * made it (the kernel ties a tracee to its tracer thread).
@@ -54,17 +58,21 @@ struct perfctr_tree_opts {
 };
 
 /**
- * perfctr_tree__new() - trace the tree of command @target, counting the
- * events of @events (their groups and tracepoint filters) in each task.
+ * perfctr_tree__new() - trace the tree of command or process @target,
+ * counting the events of @events (their groups and tracepoint filters)
+ * in each task.
  * @events: a session with events; it is only read here (the tree keeps
  *          copies), it need not be attached.
- * @target: a command target not started yet; the caller still starts it
- *          (perfctr_target__start()) and keeps ownership; it must outlive
- *          the tree.  perfctr_target__wait() then returns the status the
- *          tree collected.
+ * @target: a command target not started yet (the caller still starts it
+ *          with perfctr_target__start(); perfctr_target__wait() then
+ *          returns the status the tree collected), or a process target
+ *          (its threads are traced and counted from this call on).  The
+ *          caller keeps ownership; it must outlive the tree.
  * Return: NULL + errno: EINVAL (NULL, bad opts, a session without events,
- * another kind of target), EALREADY (started), EPERM (the kernel refuses
- * to trace it, e.g. Yama's ptrace_scope 3), ENOMEM.
+ * another kind of target), EALREADY (a command already started), EPERM
+ * (the kernel refuses to trace it: already traced, another user's,
+ * Yama's ptrace_scope), ESRCH (the process is gone), ENOMEM, or the
+ * counters' open errno.  On failure nothing stays traced.
  */
 PERFCTR_API struct perfctr_tree *
 perfctr_tree__new(const struct perfctr_session *events,
@@ -92,6 +100,13 @@ PERFCTR_API int perfctr_tree__poll(struct perfctr_tree *tree);
  * waitpid's -errno.
  */
 PERFCTR_API int perfctr_tree__wait(struct perfctr_tree *tree, int *status);
+
+/**
+ * perfctr_tree__detach() - stop following the tree before its root ends
+ * (a process watched until Ctrl-C): every task still traced is read and
+ * let go, and reads as running.  Return: 0, -EINVAL for NULL.
+ */
+PERFCTR_API int perfctr_tree__detach(struct perfctr_tree *tree);
 
 /** perfctr_tree__nr_events() - the events counted, as in the session. */
 PERFCTR_API size_t perfctr_tree__nr_events(const struct perfctr_tree *tree);

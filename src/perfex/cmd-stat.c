@@ -322,9 +322,9 @@ static int parse_options(int argc, char **argv, struct stat_options *o)
 	if (perfex_option_given(&o->parse, OPT_TREE_LIMIT) && !o->cfg.tree)
 		return usage_error("option '--tree-limit' goes with "
 				   "--per-process");
-	if (o->cfg.tree && (o->cfg.pid || o->cfg.tid || o->cfg.cpus))
-		return usage_error("--per-process traces a command's tree: "
-				   "not with -p, -t, -a or -C");
+	if (o->cfg.tree && (o->cfg.tid || o->cfg.cpus))
+		return usage_error("--per-process traces the tree of a command "
+				   "or of -p: not with -t, -a or -C");
 	if (o->cfg.tree && (o->cfg.repeat > 1 || o->cfg.interval_ms))
 		return usage_error("--per-process cannot be combined with "
 				   "-r or -I");
@@ -346,14 +346,6 @@ static int parse_options(int argc, char **argv, struct stat_options *o)
 		return usage_error("-r and -I cannot be combined");
 	if (o->cfg.repeat > 1 && o->cfg.aggr != STAT_AGGR_GLOBAL)
 		return usage_error("-r cannot be combined with -A or --per-thread");
-	/* The library times a thread's sets by a task-clock on its first
-	 * unit: with -C, its run time on the first CPU of the list only. */
-	if (o->cfg.switch_interval_ms && o->cfg.tid && o->cfg.cpus) {
-		perfex_error("option '--switch-interval' cannot time a thread "
-			     "on a CPU list yet (-t with -C)");
-		perfex_hint("use --switch-after, or -t without -C");
-		return PERFEX_EXIT_USAGE;
-	}
 	if (o->cfg.sets && o->nr_specs < 2)
 		return usage_error("event sets need two -e or more (one per set)");
 	if (!o->metrics.td_level)
@@ -639,12 +631,15 @@ static int wait_loop(struct run *run, const struct signal_state *sig)
 	pid_t foreign = 0;
 	int err = 0;
 
-	if (run->tree) {
+	if (run->tree && run->watched == run->command) {
 		/* The tree's tasks stop for us at every fork and exit: we
 		 * hear of it by SIGCHLD (which ends the ppoll) and take the
 		 * stops before anything else. */
 	} else if (waited) {
 		pfd.fd = pidfd_open_compat(perfctr_target__pid(waited), 0);
+	} else if (run->tree) {
+		/* -p with --per-process: as above, its end comes as a stop. */
+		foreign = cfg->pid;
 	} else if (cfg->pid || cfg->tid) {
 		foreign = cfg->pid ? cfg->pid : cfg->tid;
 		pfd.fd = pidfd_open_compat(foreign, cfg->tid ? PIDFD_THREAD : 0);
@@ -682,7 +677,7 @@ static int wait_loop(struct run *run, const struct signal_state *sig)
 		if (pfd.fd < 0 && waited && ret < 0 && errno == EINTR &&
 		    !stop_signal && !run->tree)
 			break;	/* SIGCHLD: reap below */
-		if (pfd.fd < 0 && foreign && foreign_gone(foreign))
+		if (pfd.fd < 0 && foreign && !run->tree && foreign_gone(foreign))
 			break;
 		if (!waited && stop_signal)
 			break;
@@ -694,6 +689,10 @@ static int wait_loop(struct run *run, const struct signal_state *sig)
 				next_tick = now + interval;
 		}
 	}
+	/* Stopped before the tree ended (Ctrl-C, the timing command):
+	 * what is still traced is read and let go. */
+	if (run->tree)
+		perfctr_tree__detach(run->tree);
 	if (waited && !err) {
 		do
 			err = perfctr_target__wait(waited, &run->wait_status);
@@ -707,8 +706,12 @@ static int wait_loop(struct run *run, const struct signal_state *sig)
 
 static int tree_error(const struct stat_config *cfg, int err)
 {
-	perfex_error("cannot trace the tree of '%s': %s", cfg->command[0],
-		     strerror(err));
+	if (cfg->pid)
+		perfex_error("cannot trace process %d: %s", (int)cfg->pid,
+			     err == ESRCH ? "no such process" : strerror(err));
+	else
+		perfex_error("cannot trace the tree of '%s': %s",
+			     cfg->command[0], strerror(err));
 	if (err == EPERM)
 		perfex_hint("--per-process traces the command (ptrace); it "
 			    "cannot while perfex itself is traced (gdb, "
@@ -1183,7 +1186,8 @@ static int do_run(struct stat_options *o, struct stat_report *r,
 		goto out;
 	}
 	if (cfg->tree) {
-		run.tree = perfctr_tree__new(run.session, run.command, NULL);
+		/* -p PID -- cmd: the process's tree, the command times it. */
+		run.tree = perfctr_tree__new(run.session, run.watched, NULL);
 		if (!run.tree) {
 			ret = tree_error(cfg, errno);
 			goto out;

@@ -18,7 +18,8 @@
 #define LIST (1u << PERFEX_CMD_LIST)
 #define INFO (1u << PERFEX_CMD_INFO)
 #define REGIONS (1u << PERFEX_CMD_REGIONS)
-#define ALL (STAT | RECORD | REPORT | SCRIPT | LIST | INFO | REGIONS)
+#define SERVE (1u << PERFEX_CMD_SERVE)
+#define ALL (STAT | RECORD | REPORT | SCRIPT | LIST | INFO | REGIONS | SERVE)
 
 /*
  * One row per option and subcommand wording; in each subcommand's --help
@@ -56,10 +57,12 @@ static const struct perfex_option table[] = {
 	  MODE_THREADS | MODE_COMMAND,
 	  "one line per thread (with -p or -t); with a\n"
 	  "command: --per-process with its threads" },
-	{ STAT, OPT_PER_PROCESS, 0, "per-process", NULL, 0, MODE_COMMAND,
-	  "the command's process tree: each process's own\n"
-	  "counts and its children's (traces the tree)" },
-	{ STAT, OPT_TREE_LIMIT, 0, "tree-limit", "N|P%", 0, MODE_COMMAND,
+	{ STAT, OPT_PER_PROCESS, 0, "per-process", NULL, 0,
+	  MODE_COMMAND | MODE_THREADS,
+	  "the process tree of the command (or of -p):\n"
+	  "each process's own counts and its children's" },
+	{ STAT, OPT_TREE_LIMIT, 0, "tree-limit", "N|P%", 0,
+	  MODE_COMMAND | MODE_THREADS,
 	  "with --per-process: the N processes with the\n"
 	  "largest counts of the first event, or those\n"
 	  "with at least P% of the whole tree's" },
@@ -194,6 +197,30 @@ static const struct perfex_option table[] = {
 	{ REGIONS, OPT_OUTPUT, 'o', "output", "FILE", 0, 0,
 	  "keep the results file (text, docs/regions.md)" },
 
+	/* --------------------------------------------------------- serve */
+	{ SERVE, OPT_CONFIG, 'c', "config", "FILE", 0, 0,
+	  "read events, cgroups, labels and the address\n"
+	  "from FILE (perfex-serve(1)); SIGHUP reads it again" },
+	{ SERVE, OPT_LISTEN, 'l', "listen", "ADDR:PORT", 0, 0,
+	  "the address to serve on (default 127.0.0.1:9717;\n"
+	  "port 0 picks a free one, the log says which)" },
+	{ SERVE, OPT_EVENT, 'e', "event", "SPEC", 0, 0,
+	  "events to count, as perfex -e; repeatable (default:\n"
+	  "the default events of perfex stat)" },
+	{ SERVE, OPT_CGROUP, 'G', "cgroup", "NAMES", 0, 0,
+	  "also count cgroup v2 NAMES (a comma list, relative\n"
+	  "to the cgroup2 mount); repeatable" },
+	{ SERVE, OPT_CGROUP_ROOT, 0, "cgroup-root", "DIR", 0, 0,
+	  "count DIR and every cgroup below it, following the\n"
+	  "ones made and removed later; repeatable" },
+	{ SERVE, OPT_CPU, 'C', "cpu", "CPUS", 0, 0,
+	  "count on CPUS (\"0-3,6\"; default: every online CPU)" },
+	{ SERVE, OPT_LABEL, 0, "label", "NAME=VALUE", 0, 0,
+	  "a label added to every series; repeatable" },
+	{ SERVE, OPT_ONCE, 0, "once", NULL, 0, 0,
+	  "print one scrape (Prometheus text) on stdout and\n"
+	  "exit, without a server" },
+
 	/* ---------------------------------------------------- everywhere */
 	{ ALL, OPT_HELP, 'h', "help", NULL, 0, 0,
 	  "this text" },
@@ -273,6 +300,18 @@ static const struct cmd_help cmd_help[PERFEX_CMD_NR] = {
 "usage: perfex --regions [-e EVENTS] [-o FILE] [--] command [args]\n",
 "The command marks its regions with perfctr_region_begin() and\n"
 "perfctr_region_end() (perfctr/region.h).\n", 24 },
+	[PERFEX_CMD_SERVE] = { "perfex serve --help",
+"usage: perfex serve [options]\n"
+"\n"
+"Count events per CPU, for the whole machine and for each cgroup asked\n"
+"for, and serve the counts over HTTP at /metrics in the Prometheus text\n"
+"format or OpenMetrics (as the Accept header asks).  SIGHUP reloads the\n"
+"configuration file, SIGTERM and SIGINT stop.\n",
+"Events the machine cannot count are reported in perfex_event_unavailable\n"
+"and the log; the others are served.\n"
+"Exit status: 0 after SIGTERM or SIGINT, 129 bad option or configuration,\n"
+"130 bad event, 131 permission, 132 tracefs, 133 no such cgroup or CPU,\n"
+"134 the address cannot be served, 135 other failures.\n", 27 },
 };
 
 static bool row_of(const struct perfex_option *o, enum perfex_cmd cmd)

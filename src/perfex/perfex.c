@@ -6,9 +6,10 @@
  * `perfex help CMD`.
  */
 #include <errno.h>
-#include <stdarg.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <perfctr/perfctr.h>
 
@@ -25,6 +26,8 @@ char *(*const perfex_linked_demangler)(const char *, char *, size_t *, int *) =
 	__cxa_demangle;
 #endif
 
+static int cmd_serve(int argc, char **argv);
+
 struct subcommand {
 	const char *name;
 	int (*fn)(int argc, char **argv);
@@ -38,47 +41,38 @@ static const struct subcommand subcommands[] = {
 	{ "record", cmd_record, "sample a command into a perf.data file" },
 	{ "report", cmd_report, "summarise a perf.data file" },
 	{ "script", cmd_script, "print the samples of a perf.data file" },
+	{ "serve",  cmd_serve,  "export counts to Prometheus over HTTP" },
 };
 
-void perfex_error(const char *fmt, ...)
+/*
+ * `perfex serve` is the program perfex-serve beside perfex, as git runs
+ * git-<cmd>: the HTTP server library it links is shared-only (its TLS
+ * dependencies have no archives), and linking it here would make perfex a
+ * dynamic program, giving back the start-up cost its static link saves on
+ * every counting run (Makefile).
+ */
+static int cmd_serve(int argc, char **argv)
 {
-	va_list ap;
+	char self[PATH_MAX], prog[PATH_MAX + 16];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
 
-	fputs("perfex: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-int perfex_command_error(char *const *argv, int err)
-{
-	if (err == ENOENT) {
-		perfex_error("cannot run '%s': command not found", argv[0]);
-		if (!strchr(argv[0], '/'))
-			perfex_hint("it is looked up in PATH; give a path "
-				    "(./%s) for a file in this directory", argv[0]);
-		return PERFEX_EXIT_NOCMD;
+	if (n <= 0) {
+		perfex_error("cannot find perfex-serve: /proc/self/exe: %s",
+			     strerror(errno));
+		return PERFEX_EXIT_INTERNAL;
 	}
-	if (err == EACCES || err == ENOEXEC || err == EISDIR) {
-		perfex_error("cannot run '%s': %s", argv[0], strerror(err));
-		perfex_hint("check that it is an executable file (chmod +x '%s')",
-			    argv[0]);
-		return PERFEX_EXIT_NOEXEC;
-	}
-	perfex_error("cannot run '%s': %s", argv[0], strerror(err));
-	return PERFEX_EXIT_INTERNAL;
-}
-
-void perfex_hint(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("hint: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (slash)
+		slash[1] = '\0';
+	snprintf(prog, sizeof(prog), "%sperfex-serve", slash ? self : "");
+	argv[0] = prog;
+	execv(prog, argv);
+	perfex_error("cannot run '%s': %s", prog, strerror(errno));
+	perfex_hint("perfex serve is the program perfex-serve, installed "
+		    "beside perfex (make install puts both in BINDIR)");
+	return errno == ENOENT ? PERFEX_EXIT_NOCMD : PERFEX_EXIT_NOEXEC;
 }
 
 static void usage(FILE *out)

@@ -21,7 +21,7 @@ def install_honours_prefix_and_destdir():
         r = make("install", "PREFIX=/opt/pc", "DESTDIR=" + dest)
         check(r.returncode == 0, r.stderr)
         root = os.path.join(dest, "opt/pc")
-        for rel in ("bin/perfex", "lib/libperfctr.a", "lib/libperfctr.so",
+        for rel in ("bin/perfex", "bin/perfex-serve", "lib/libperfctr.a", "lib/libperfctr.so",
                     "lib/libperfctr.so.0", "include/perfctr/perfctr.h",
                     "include/perfctr/session.h", "lib/pkgconfig/perfctr.pc"):
             check(os.path.exists(os.path.join(root, rel)), "missing " + rel)

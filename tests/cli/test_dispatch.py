@@ -6,7 +6,7 @@ import re
 
 from pctest import TOP, case, check, perfex, run_cases, skip
 
-SUBCOMMANDS = ("stat", "list", "info", "record", "report", "script")
+SUBCOMMANDS = ("stat", "list", "info", "record", "report", "script", "serve")
 
 
 def makefile_version():

@@ -21,6 +21,7 @@ COMMANDS = {
     "list": (["list", "--help"], "perfex-list.1", ["test_list.py"]),
     "info": (["info", "--help"], "perfex-info.1", ["test_info.py"]),
     "regions": (["--regions", "--help"], "perfex.1", ["test_regions.py"]),
+    "serve": (["serve", "--help"], "perfex-serve.1", ["test_serve.py"]),
 }
 
 OPTION_LINE = re.compile(r"^  (?:-(\w)(?:, |  ))?(?:    )?(?:--([a-z][a-z0-9-]*))?")
@@ -128,7 +129,7 @@ def help_of_every_subcommand():
         check(r.stdout.startswith("usage: perfex"), (sub, r.stdout))
         check(re.search(r"^  -h, --help ", r.stdout, re.M), (sub, r.stdout))
     # perfex help SUB is SUB --help.
-    for sub in ("stat", "record", "report", "script", "list", "info"):
+    for sub in ("stat", "record", "report", "script", "list", "info", "serve"):
         check(perfex("help", sub).stdout == perfex(sub, "--help").stdout, sub)
 
 

@@ -89,16 +89,16 @@ def command_json_and_csv():
                                                 0.02 * truth), (row, truth))
 
 
-def attached_sets(args, all_cpus):
+def attached_sets(args, all_cpus, attach="-p"):
     """Sets counting a held workload's N calls: perfex -j ARGS attached to
-    it (-p, or -a with a filter on its pid), both pinned to one CPU so
-    that the woken perfex switches before the workload runs on.  Returns
-    the raw count of each set."""
+    it (ATTACH: -p or -t, or -a with a filter on its pid), both pinned to
+    one CPU so that the woken perfex switches before the workload runs
+    on.  Returns the raw count of each set."""
     w = Held(1000, N, extra=("taskset", "-c", "1"))
     try:
         target = ["-a"] + [a % w.pid if "%d" in a else a for a in args] \
             if all_cpus else \
-            list(args) + ["-p", str(w.pid)]
+            list(args) + [attach, str(w.pid)]
         p, out = start_perfex("-j", *target, prefix=("taskset", "-c", "1"))
         wait_counting(p.pid)
         w.go()
@@ -109,13 +109,13 @@ def attached_sets(args, all_cpus):
         doc = json.loads(out.read())
     finally:
         w.close()
-    check(doc["target"]["kind"] == ("cpus" if all_cpus else "process"),
-          doc["target"])
+    kind = "cpus" if all_cpus else "process" if attach == "-p" else "thread"
+    check(doc["target"]["kind"] == kind, doc["target"])
     check_sets_doc(doc)
     return set_counts(doc)
 
 
-def exact_sums(args, all_cpus):
+def exact_sums(args, all_cpus, attach="-p"):
     # Every run: no call counted twice, few lost.  A call made while
     # perfex is switching belongs to no set; on one CPU the switch
     # usually comes first (8 of 9 runs under load 13 here), so one run of
@@ -123,12 +123,12 @@ def exact_sums(args, all_cpus):
     need_tracepoint()
     need_two_cpus()
     # The workload's way out may make calls (a sanitizer's leak checker
-    # asks for its parent) from a task of its own: -p counts them, a
-    # filter on the workload's pid does not.
-    truth = N + (0 if all_cpus else exit_baseline())
+    # asks for its parent) from a task of its own: -p counts them; -t
+    # (one thread) and a filter on the workload's pid do not.
+    truth = N + (exit_baseline() if attach == "-p" and not all_cpus else 0)
     runs = []
     for _ in range(3):
-        counts = attached_sets(args, all_cpus)
+        counts = attached_sets(args, all_cpus, attach)
         runs.append(counts)
         check_sum(counts, truth, runs)
         if sum(counts.values()) == truth:
@@ -139,6 +139,15 @@ def exact_sums(args, all_cpus):
 @case
 def pid_target_exact_sums():
     exact_sums(["--switch-interval", "5", "-e", TP, "-e", TP], False)
+
+
+@case
+def tid_on_a_cpu_list_exact_sums():
+    # The switch clock is the thread's run time on any CPU: the thread
+    # runs on CPU 1 only, the list's first CPU is 0 (a clock there would
+    # never tick, and set 1 would count nothing).
+    exact_sums(["--switch-interval", "5", "-e", TP, "-e", TP, "-C", "0,1"],
+               False, attach="-t")
 
 
 @case

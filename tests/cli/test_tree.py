@@ -404,4 +404,35 @@ def every_public_function_is_in_a_man_page():
     check(not missing, "in no page of docs/*.3: %s" % ", ".join(missing))
 
 
+# The files beside the sys layer that may open a perf event themselves,
+# and why: everything else goes through the counter engine (engine.c).
+OPENERS = {
+    "src/lib/core/engine.c": "the counter engine",
+    "src/lib/core/info.c": "capability probes: opened and closed at once, "
+                           "never counted with",
+    "src/lib/core/region.c": "one probe whether the default region events "
+                             "are hardware ones, closed at once",
+}
+
+
+@case
+def only_the_engine_opens_perf_events():
+    bad = []
+    for path in tracked_files():
+        if not path.endswith((".c", ".h")) or not path.startswith("src/"):
+            continue
+        if path.startswith("src/lib/sys/") or path in OPENERS:
+            continue
+        # Comments blanked but for their line breaks, so lines stay.
+        text = re.sub(r"/\*.*?\*/|//[^\n]*",
+                      lambda c: "\n" * c.group(0).count("\n"),
+                      open(os.path.join(TOP, path)).read(), flags=re.S)
+        for m in re.finditer(r"\bsys_perf_event_open\s*\(|"
+                             r"\b(SYS|__NR)_perf_event_open\b", text):
+            line = text.count("\n", 0, m.start()) + 1
+            bad.append("%s:%d" % (path, line))
+    check(not bad, "perf events opened outside src/lib/sys and the engine "
+          "(or the exceptions listed in OPENERS): %s" % ", ".join(bad))
+
+
 run_cases()

@@ -180,4 +180,51 @@ static inline int hw_sysctl_set(const char *path, int value)
 	return rc;
 }
 
+/* The sysctl that lets user space read the armv8 PMU's counters. */
+#define HW_USER_ACCESS "/proc/sys/kernel/perf_user_access"
+
+/* Its value before the test changed it, -1 until then. */
+static int hw_saved_access = -1;
+
+/* Allow (1) or forbid (0) user-space counter reads, as root on a machine
+ * with an armv8 PMU; skips the test elsewhere.  The first call saves the
+ * value for hw_restore_user_access(). */
+static inline void hw_set_user_access(int on)
+{
+	test_require_root();
+	if (hw_armv8_pmu_type() < 0 || access(HW_USER_ACCESS, W_OK))
+		test_skip("no armv8 PMU with " HW_USER_ACCESS " here");
+	if (hw_saved_access < 0)
+		hw_saved_access = hw_sysctl_get(HW_USER_ACCESS);
+	REQUIRE(hw_sysctl_set(HW_USER_ACCESS, on) == 0);
+}
+
+static inline void hw_restore_user_access(void)
+{
+	if (hw_saved_access >= 0)
+		hw_sysctl_set(HW_USER_ACCESS, hw_saved_access);
+}
+
+/* A set-up that failed: report it, put the sysctl back, end the case. */
+#define HW_ABORT(...)							\
+	do {								\
+		test_fail(__FILE__, __LINE__, __VA_ARGS__);		\
+		hw_restore_user_access();				\
+		test_abort();						\
+	} while (0)
+
+/* A user-mode-only attr of armv8 PMU event @event with @config1 (its
+ * format bits: ARMV8_CONFIG1_*), enabled. */
+static inline void hw_armv8_attr(struct perf_event_attr *attr, uint64_t event,
+				 uint64_t config1)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = (uint32_t)hw_armv8_pmu_type();
+	attr->config = event;
+	attr->config1 = config1;
+	attr->exclude_kernel = 1;
+	attr->exclude_hv = 1;
+}
+
 #endif /* PERFCTR_HW_LANE_H */

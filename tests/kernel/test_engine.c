@@ -4,7 +4,8 @@
  * counts through group and single reads, a group answer matched to its
  * members by id, a leader the machine cannot count replaced by the next
  * member, a PMU's own CPU list, per-group toggles, filters, inherit on a
- * CPU-wide unit, and strict opens that leave nothing open.
+ * CPU-wide unit, strict opens that leave nothing open, and a single
+ * helper event on one position (pc_engine__new_single()).
  */
 #include "core/engine.h"
 #include "session_util.h"
@@ -440,6 +441,42 @@ TEST(bad_adds_refused)
 	CHECK(pc_engine__new(NULL) == NULL);
 }
 
+TEST(single_event_on_a_position)
+{
+	struct perf_event_attr tp = tp_attr("syscalls:sys_enter_getppid", 0);
+	struct perf_event_attr bad = sw_attr(9999, 0);
+	struct pc_engine *e;
+	int before = count_open_fds(), fd = -1;
+	uint64_t v = 0;
+
+	/* Opened disabled, on this thread on any CPU: counts only once
+	 * enabled, exactly. */
+	tp.disabled = 0;
+	e = pc_engine__new_single(&tp, (pid_t)syscall(SYS_gettid), -1, &fd);
+	REQUIRE(e);
+	CHECK(fd >= 0);
+	CHECK_EQ_INT(pc_engine__fd(e, 0, 0), fd);
+	getppids(5);
+	CHECK_EQ_INT(pc_engine__enable(e), 0);
+	getppids(7);
+	CHECK_EQ_INT(pc_engine__disable(e), 0);
+	CHECK(read(fd, &v, sizeof(v)) == (ssize_t)sizeof(v));
+	CHECK_EQ_U64(v, 7);
+	pc_engine__delete(e);
+	CHECK_EQ_INT(count_open_fds(), before);
+
+	/* What cannot be opened fails with the open's errno, nothing open. */
+	fd = -1;
+	errno = 0;
+	CHECK(pc_engine__new_single(&bad, 0, -1, &fd) == NULL);
+	CHECK(errno == ENOENT || errno == EINVAL || errno == EOPNOTSUPP);
+	CHECK_EQ_INT(fd, -1);
+	CHECK_EQ_INT(count_open_fds(), before);
+	errno = 0;
+	CHECK(pc_engine__new_single(NULL, 0, -1, &fd) == NULL);
+	CHECK_EQ_INT(errno, EINVAL);
+}
+
 TEST_MAIN(TEST_CASE(group_read_is_exact),
 	  TEST_CASE(single_reads_without_group_format),
 	  TEST_CASE(group_answer_matched_by_id),
@@ -449,4 +486,5 @@ TEST_MAIN(TEST_CASE(group_read_is_exact),
 	  TEST_CASE(toggle_one_group),
 	  TEST_CASE(filter_applies_before_counting),
 	  TEST_CASE(thread_spread_over_cpus),
-	  TEST_CASE(bad_adds_refused))
+	  TEST_CASE(bad_adds_refused),
+	  TEST_CASE(single_event_on_a_position))

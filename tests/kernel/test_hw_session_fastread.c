@@ -17,37 +17,6 @@
 #include "perfctr/perfctr.h"
 
 #define N_LONG 1000000UL
-#define USER_ACCESS "/proc/sys/kernel/perf_user_access"
-
-static int saved_access = -1;
-
-static void set_user_access(int on)
-{
-	test_require_root();
-	if (hw_armv8_pmu_type() < 0 || access(USER_ACCESS, W_OK))
-		test_skip("no armv8 PMU with " USER_ACCESS " here");
-	if (saved_access < 0)
-		saved_access = hw_sysctl_get(USER_ACCESS);
-	REQUIRE(hw_sysctl_set(USER_ACCESS, on) == 0);
-}
-
-static void restore_user_access(void)
-{
-	if (saved_access >= 0)
-		hw_sysctl_set(USER_ACCESS, saved_access);
-}
-
-static void armv8_attr(struct perf_event_attr *attr, uint64_t event,
-		       uint64_t config1)
-{
-	memset(attr, 0, sizeof(*attr));
-	attr->size = sizeof(*attr);
-	attr->type = (uint32_t)hw_armv8_pmu_type();
-	attr->config = event;
-	attr->config1 = config1;
-	attr->exclude_kernel = 1;
-	attr->exclude_hv = 1;
-}
 
 struct hw_session {
 	struct perfctr_session *s;
@@ -77,11 +46,8 @@ static struct hw_session open_session(const struct perf_event_attr *attrs,
 	} else {
 		REQUIRE(perfctr_session__add_events(h.s, spec, NULL) == (int)n);
 	}
-	if (perfctr_session__attach(h.s, h.t) || perfctr_session__start(h.s)) {
-		test_fail(__FILE__, __LINE__, "attach: %s", strerror(errno));
-		restore_user_access();
-		test_abort();
-	}
+	if (perfctr_session__attach(h.s, h.t) || perfctr_session__start(h.s))
+		HW_ABORT("attach: %s", strerror(errno));
 	return h;
 }
 
@@ -162,9 +128,9 @@ TEST(fast_read_group_of_two)
 	struct perfctr_count c;
 
 	hw_require_lane();
-	set_user_access(1);
-	armv8_attr(&a[0], ARMV8_INST_RETIRED, ARMV8_CONFIG1_RDPMC);
-	armv8_attr(&a[1], ARMV8_CPU_CYCLES, ARMV8_CONFIG1_RDPMC | ARMV8_CONFIG1_LONG);
+	hw_set_user_access(1);
+	hw_armv8_attr(&a[0], ARMV8_INST_RETIRED, ARMV8_CONFIG1_RDPMC);
+	hw_armv8_attr(&a[1], ARMV8_CPU_CYCLES, ARMV8_CONFIG1_RDPMC | ARMV8_CONFIG1_LONG);
 	h = open_session(a, 2, true, NULL);
 	REQUIRE(pc_engine__slot(h.s->engine, 0, 0)->page != NULL);
 	check_event(h.s, 0, 1, true);
@@ -175,7 +141,7 @@ TEST(fast_read_group_of_two)
 	CHECK(c.time_running > 0);
 	CHECK(c.time_enabled >= c.time_running);
 	close_session(&h);
-	restore_user_access();
+	hw_restore_user_access();
 }
 
 TEST(fast_read_separate_groups)
@@ -184,14 +150,14 @@ TEST(fast_read_separate_groups)
 	struct hw_session h;
 
 	hw_require_lane();
-	set_user_access(1);
-	armv8_attr(&a[0], ARMV8_INST_RETIRED, ARMV8_CONFIG1_RDPMC);
-	armv8_attr(&a[1], ARMV8_INST_RETIRED, ARMV8_CONFIG1_RDPMC);
+	hw_set_user_access(1);
+	hw_armv8_attr(&a[0], ARMV8_INST_RETIRED, ARMV8_CONFIG1_RDPMC);
+	hw_armv8_attr(&a[1], ARMV8_INST_RETIRED, ARMV8_CONFIG1_RDPMC);
 	h = open_session(a, 2, false, NULL);
 	check_event(h.s, 0, 2, true);
 	check_event(h.s, 1, 2, true);
 	close_session(&h);
-	restore_user_access();
+	hw_restore_user_access();
 }
 
 TEST(generic_events_get_the_rdpmc_bit)
@@ -199,11 +165,11 @@ TEST(generic_events_get_the_rdpmc_bit)
 	struct hw_session h;
 
 	hw_require_lane();
-	set_user_access(1);
+	hw_set_user_access(1);
 	h = open_session(NULL, 1, false, "instructions:u");
 	check_event(h.s, 0, 1, true);
 	close_session(&h);
-	restore_user_access();
+	hw_restore_user_access();
 }
 
 TEST(no_user_access_falls_back_to_read)
@@ -212,14 +178,14 @@ TEST(no_user_access_falls_back_to_read)
 	struct hw_session h;
 
 	hw_require_lane();
-	set_user_access(0);
-	armv8_attr(&a[0], ARMV8_INST_RETIRED, ARMV8_CONFIG1_RDPMC);
-	armv8_attr(&a[1], ARMV8_CPU_CYCLES, ARMV8_CONFIG1_RDPMC | ARMV8_CONFIG1_LONG);
+	hw_set_user_access(0);
+	hw_armv8_attr(&a[0], ARMV8_INST_RETIRED, ARMV8_CONFIG1_RDPMC);
+	hw_armv8_attr(&a[1], ARMV8_CPU_CYCLES, ARMV8_CONFIG1_RDPMC | ARMV8_CONFIG1_LONG);
 	h = open_session(a, 2, true, NULL);
 	check_event(h.s, 0, 1, false);
 	check_event(h.s, 1, 1, false);
 	close_session(&h);
-	restore_user_access();
+	hw_restore_user_access();
 }
 
 TEST(software_member_means_read)
@@ -229,12 +195,12 @@ TEST(software_member_means_read)
 	struct hw_session h;
 
 	hw_require_lane();
-	set_user_access(1);
+	hw_set_user_access(1);
 	h = open_session(NULL, 2, true, "{instructions:u,task-clock}");
 	CHECK(pc_engine__slot(h.s->engine, 1, 0)->page == NULL);
 	check_event(h.s, 0, 1, false);
 	close_session(&h);
-	restore_user_access();
+	hw_restore_user_access();
 }
 
 TEST_MAIN(TEST_CASE(fast_read_group_of_two),

@@ -13,7 +13,6 @@
 #include "hw_lane.h"
 
 #define N_LONG 1000000UL
-#define USER_ACCESS "/proc/sys/kernel/perf_user_access"
 
 #if defined(__aarch64__)
 /* The page's index is the hardware counter + 1; 32 is the cycle counter. */
@@ -72,24 +71,6 @@ static __attribute__((noinline)) uint64_t page_count_loop(
 	return b - a;
 }
 
-static int saved_access = -1;
-
-static void set_user_access(int on)
-{
-	test_require_root();
-	if (hw_armv8_pmu_type() < 0 || access(USER_ACCESS, W_OK))
-		test_skip("no armv8 PMU with " USER_ACCESS " here");
-	if (saved_access < 0)
-		saved_access = hw_sysctl_get(USER_ACCESS);
-	REQUIRE(hw_sysctl_set(USER_ACCESS, on) == 0);
-}
-
-static void restore_user_access(void)
-{
-	if (saved_access >= 0)
-		hw_sysctl_set(USER_ACCESS, saved_access);
-}
-
 struct mapped {
 	int fd;
 	volatile struct perf_event_mmap_page *pc;
@@ -106,19 +87,12 @@ static struct mapped open_mapped(uint64_t event, uint64_t config1)
 	attr.config1 = config1;
 	attr.disabled = 0;
 	m.fd = hw_open(&attr, -1);
-	if (m.fd < 0) {
-		test_fail(__FILE__, __LINE__, "open event 0x%" PRIx64 ": %s",
-			  event, strerror(errno));
-		restore_user_access();
-		test_abort();
-	}
+	if (m.fd < 0)
+		HW_ABORT("open event 0x%" PRIx64 ": %s", event, strerror(errno));
 	p = mmap(NULL, (size_t)sysconf(_SC_PAGESIZE), PROT_READ, MAP_SHARED,
 		 m.fd, 0);
-	if (p == MAP_FAILED) {
-		test_fail(__FILE__, __LINE__, "mmap: %s", strerror(errno));
-		restore_user_access();
-		test_abort();
-	}
+	if (p == MAP_FAILED)
+		HW_ABORT("mmap: %s", strerror(errno));
 	m.pc = p;
 	return m;
 }
@@ -153,7 +127,7 @@ TEST(user_read_instructions_32bit)
 	struct mapped m;
 
 	hw_require_lane();
-	set_user_access(1);
+	hw_set_user_access(1);
 	m = open_mapped(ARMV8_INST_RETIRED, ARMV8_CONFIG1_RDPMC);
 	CHECK_EQ_INT(m.pc->cap_user_rdpmc, 1);
 	/* A programmable counter: pmevcntr<n>_el0, 32 bits wide.  The kernel
@@ -164,7 +138,7 @@ TEST(user_read_instructions_32bit)
 	if (!test_failed())
 		check_agrees(&m);
 	close_mapped(&m);
-	restore_user_access();
+	hw_restore_user_access();
 }
 
 TEST(user_read_cycles_64bit)
@@ -172,7 +146,7 @@ TEST(user_read_cycles_64bit)
 	struct mapped m;
 
 	hw_require_lane();
-	set_user_access(1);
+	hw_set_user_access(1);
 	m = open_mapped(ARMV8_CPU_CYCLES,
 			ARMV8_CONFIG1_RDPMC | ARMV8_CONFIG1_LONG);
 	CHECK_EQ_INT(m.pc->cap_user_rdpmc, 1);
@@ -181,7 +155,7 @@ TEST(user_read_cycles_64bit)
 	if (!test_failed())
 		check_agrees(&m);
 	close_mapped(&m);
-	restore_user_access();
+	hw_restore_user_access();
 }
 
 TEST(user_read_needs_rdpmc_bit)
@@ -190,12 +164,12 @@ TEST(user_read_needs_rdpmc_bit)
 	uint64_t v;
 
 	hw_require_lane();
-	set_user_access(1);
+	hw_set_user_access(1);
 	m = open_mapped(ARMV8_INST_RETIRED, 0);
 	CHECK_EQ_INT(m.pc->cap_user_rdpmc, 0);
 	CHECK_EQ_INT(page_read(m.pc, &v), -1);
 	close_mapped(&m);
-	restore_user_access();
+	hw_restore_user_access();
 }
 
 /* With perf_user_access = 0 the kernel refuses EL0 reads (mrs traps with
@@ -207,7 +181,7 @@ TEST(user_access_off_falls_back_to_read)
 	uint64_t v, c1, c2;
 
 	hw_require_lane();
-	set_user_access(0);
+	hw_set_user_access(0);
 	m = open_mapped(ARMV8_INST_RETIRED, ARMV8_CONFIG1_RDPMC);
 	/* The kernel sets cap_user_rdpmc from config1 alone; it is the
 	 * index of 0 that says "no counter to read from user space now". */
@@ -218,7 +192,7 @@ TEST(user_access_off_falls_back_to_read)
 	c2 = hw_count_loop(m.fd, N_LONG);
 	CHECK_EQ_U64(c2 - c1, HW_LOOP_INSNS * (N_LONG - 1));
 	close_mapped(&m);
-	restore_user_access();
+	hw_restore_user_access();
 }
 
 TEST_MAIN(TEST_CASE(user_read_instructions_32bit),

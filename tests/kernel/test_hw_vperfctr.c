@@ -15,37 +15,6 @@
 
 #define N_LONG 1000000UL
 #define PERIOD 100000UL
-#define USER_ACCESS "/proc/sys/kernel/perf_user_access"
-
-static int saved_access = -1;
-
-static void set_user_access(int on)
-{
-	test_require_root();
-	if (hw_armv8_pmu_type() < 0 || access(USER_ACCESS, W_OK))
-		test_skip("no armv8 PMU with " USER_ACCESS " here");
-	if (saved_access < 0)
-		saved_access = hw_sysctl_get(USER_ACCESS);
-	REQUIRE(hw_sysctl_set(USER_ACCESS, on) == 0);
-}
-
-static void restore_user_access(void)
-{
-	if (saved_access >= 0)
-		hw_sysctl_set(USER_ACCESS, saved_access);
-}
-
-static void armv8_attr(struct perf_event_attr *attr, uint64_t event,
-		       uint64_t config1)
-{
-	memset(attr, 0, sizeof(*attr));
-	attr->size = sizeof(*attr);
-	attr->type = (uint32_t)hw_armv8_pmu_type();
-	attr->config = event;
-	attr->config1 = config1;
-	attr->exclude_kernel = 1;
-	attr->exclude_hv = 1;
-}
 
 static struct vperfctr *open_with(const struct perf_event_attr *a0,
 				  const struct perf_event_attr *a1)
@@ -62,11 +31,11 @@ static struct vperfctr *open_with(const struct perf_event_attr *a0,
 	c.attr[0] = a0;
 	c.attr[1] = a1;
 	if (vperfctr_control(v, &c) < 0) {
-		test_fail(__FILE__, __LINE__, "control: %s", strerror(errno));
+		int err = errno;
+
 		vperfctr_unlink(v);
 		vperfctr_close(v);
-		restore_user_access();
-		test_abort();
+		HW_ABORT("control: %s", strerror(err));
 	}
 	return v;
 }
@@ -122,13 +91,13 @@ TEST(fast_read_32bit_counter)
 	uint64_t one;
 
 	hw_require_lane();
-	set_user_access(1);
-	armv8_attr(&a, ARMV8_INST_RETIRED, ARMV8_CONFIG1_RDPMC);
+	hw_set_user_access(1);
+	hw_armv8_attr(&a, ARMV8_INST_RETIRED, ARMV8_CONFIG1_RDPMC);
 	v = open_with(&a, NULL);
 	check_counter(v, 0, 1);
 	CHECK_EQ_INT(vperfctr_read_pmc(v, 0, &one), 1);
 	close_v(v);
-	restore_user_access();
+	hw_restore_user_access();
 }
 
 TEST(fast_read_64bit_cycle_counter)
@@ -137,12 +106,12 @@ TEST(fast_read_64bit_cycle_counter)
 	struct vperfctr *v;
 
 	hw_require_lane();
-	set_user_access(1);
-	armv8_attr(&a, ARMV8_CPU_CYCLES, ARMV8_CONFIG1_RDPMC | ARMV8_CONFIG1_LONG);
+	hw_set_user_access(1);
+	hw_armv8_attr(&a, ARMV8_CPU_CYCLES, ARMV8_CONFIG1_RDPMC | ARMV8_CONFIG1_LONG);
 	v = open_with(&a, NULL);
 	check_counter(v, 0, 1);		/* -icount shift=0: a cycle per insn */
 	close_v(v);
-	restore_user_access();
+	hw_restore_user_access();
 }
 
 /* Both in one pass, and the counts with times (cap_user_time). */
@@ -153,9 +122,9 @@ TEST(fast_read_group)
 	struct vperfctr *v;
 
 	hw_require_lane();
-	set_user_access(1);
-	armv8_attr(&a0, ARMV8_INST_RETIRED, ARMV8_CONFIG1_RDPMC);
-	armv8_attr(&a1, ARMV8_CPU_CYCLES, ARMV8_CONFIG1_RDPMC | ARMV8_CONFIG1_LONG);
+	hw_set_user_access(1);
+	hw_armv8_attr(&a0, ARMV8_INST_RETIRED, ARMV8_CONFIG1_RDPMC);
+	hw_armv8_attr(&a1, ARMV8_CPU_CYCLES, ARMV8_CONFIG1_RDPMC | ARMV8_CONFIG1_LONG);
 	v = open_with(&a0, &a1);
 	check_counter(v, 0, 1);
 	check_counter(v, 1, 1);
@@ -164,7 +133,7 @@ TEST(fast_read_group)
 	CHECK(counts[0].time_running == counts[0].time_enabled);
 	CHECK(counts[1].value > counts[0].value / 2);
 	close_v(v);
-	restore_user_access();
+	hw_restore_user_access();
 }
 
 /* The event layer's generic name, with the rdpmc bit set by the library. */
@@ -174,7 +143,7 @@ TEST(fast_read_event_spec)
 	struct vperfctr *v;
 
 	hw_require_lane();
-	set_user_access(1);
+	hw_set_user_access(1);
 	perfctr_set_print(NULL);
 	v = vperfctr_open(0, 1);
 	REQUIRE(v);
@@ -185,7 +154,7 @@ TEST(fast_read_event_spec)
 	REQUIRE(vperfctr_control(v, &c) == 0);
 	check_counter(v, 0, 1);
 	close_v(v);
-	restore_user_access();
+	hw_restore_user_access();
 }
 
 /* perf_user_access = 0: the page has index 0, the library falls back to
@@ -196,12 +165,12 @@ TEST(fallback_without_user_access)
 	struct vperfctr *v;
 
 	hw_require_lane();
-	set_user_access(0);
-	armv8_attr(&a, ARMV8_INST_RETIRED, ARMV8_CONFIG1_RDPMC);
+	hw_set_user_access(0);
+	hw_armv8_attr(&a, ARMV8_INST_RETIRED, ARMV8_CONFIG1_RDPMC);
 	v = open_with(&a, NULL);
 	check_counter(v, 0, 0);
 	close_v(v);
-	restore_user_access();
+	hw_restore_user_access();
 }
 
 /* i-mode on the cycle counter. */

@@ -6,7 +6,10 @@
  * same run; threads that end early keep their counts; 1,000 short-lived
  * processes all appear.  A pcwork that exits normally makes a few getppid
  * calls of its own under the sanitizers (their leak check): measured
- * first and added, as test_session_command.c does.
+ * first and added, as test_session_command.c does.  The leak checker
+ * makes them from a helper task it creates with CLONE_UNTRACED, which no
+ * tracer sees: they are in the inherited whole-tree count and in no row
+ * (helper_calls, 0 in a plain build).
  */
 #include <sys/ptrace.h>
 
@@ -66,7 +69,10 @@ static uint64_t subtree_of(struct perfctr_tree *t, size_t p)
 	return c.value;
 }
 
-/* getppid calls of a pcwork that only exits normally. */
+static uint64_t helper_calls = UINT64_MAX;
+
+/* getppid calls of a pcwork that only exits normally, in its row; and
+ * those of untraced helpers (helper_calls). */
 static uint64_t baseline(void)
 {
 	static uint64_t calls = UINT64_MAX;
@@ -77,7 +83,8 @@ static uint64_t baseline(void)
 
 		run_tree(&r, argv);
 		calls = self_of(r.tree, 0);
-		CHECK_EQ_U64(value_of(r.whole, 0), calls);
+		REQUIRE(value_of(r.whole, 0) >= calls);
+		helper_calls = value_of(r.whole, 0) - calls;
 		CHECK_EQ_INT(perfctr_tree__nr_processes(r.tree), 1);
 		run_free(&r);
 	}
@@ -139,8 +146,10 @@ TEST(concurrent_children_exact_20_runs)
 			sum += sub;
 		}
 		CHECK_EQ_U64(subtree_of(r.tree, 0), sum + b);
-		/* The same run counted whole, by inheritance. */
-		CHECK_EQ_U64(subtree_of(r.tree, 0), value_of(r.whole, 0));
+		/* The same run counted whole, by inheritance (three
+		 * normal exits: the root and the two exec'ed). */
+		CHECK_EQ_U64(subtree_of(r.tree, 0) + 3 * helper_calls,
+			     value_of(r.whole, 0));
 		run_free(&r);
 	}
 }
@@ -173,7 +182,7 @@ TEST(threads_that_end_early_keep_their_counts)
 		sum += c.value;
 	}
 	CHECK_EQ_U64(self_of(r.tree, 0), sum);
-	CHECK_EQ_U64(value_of(r.whole, 0), sum);
+	CHECK_EQ_U64(value_of(r.whole, 0), sum + helper_calls);
 	run_free(&r);
 }
 
@@ -196,7 +205,7 @@ TEST(thousand_short_processes)
 			break;
 		}
 	CHECK_EQ_U64(subtree_of(r.tree, 0), 3000 + b);
-	CHECK_EQ_U64(value_of(r.whole, 0), 3000 + b);
+	CHECK_EQ_U64(value_of(r.whole, 0), 3000 + b + helper_calls);
 	run_free(&r);
 }
 

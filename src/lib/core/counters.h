@@ -2,16 +2,17 @@
 /*
  * The counters as a policy over them sees them (internal).
  *
- * Set rotation (rotate.c), overflow switching and period control (set.c)
- * and notifications (the notifier, notify.c) work on counters someone
- * else opened and owns: groups of events on positions ("units": one
- * thread or one CPU of the target).  They see them through this view and
- * nothing else: toggle a group on a unit, read a group on a unit, the fd
- * and kernel id of one event on one unit (to watch its overflows, map its
- * ring, change its period).  A policy never calls into the owner beyond
- * these operations, and the owner calls into the policies, not the other
- * way round.  The counter engine's view is pc_counters__of_engine()
- * (counters.c); a test may make its own over plain fds.
+ * Set rotation (rotate.c), overflow switching and period control
+ * (set-switch.c) and notifications (the notifier, notify.c) work on
+ * counters someone else opened and owns: groups of events on positions
+ * ("units": one thread or one CPU of the target).  They see them through
+ * this view and nothing else: toggle a group on a unit, read a group on a
+ * unit, the fd and kernel id of one event on one unit (to watch its
+ * overflows, map its ring, change its period).  A policy never calls into
+ * the owner beyond these operations, and the owner calls into the
+ * policies, not the other way round.  The counter engine's view is
+ * pc_counters__of_engine() (counters.c); a test may make its own over
+ * plain fds.
  *
  * Events and groups are numbered by the owner (the engine's, which are the
  * session's event and group indices); members of a group are in group

@@ -118,7 +118,8 @@ bool pc_open_err_is_unsupported(int err)
 /* ------------------------------------------------------------------ */
 /* Building. */
 
-/* An engine on @nu units, filled by the caller. */
+/* An engine on @nu units, filled by the caller; without @target, of
+ * plain (thread, CPU) units. */
 static struct pc_engine *engine_alloc(const struct perfctr_target *target,
 				      size_t nu)
 {
@@ -133,8 +134,8 @@ static struct pc_engine *engine_alloc(const struct perfctr_target *target,
 		return NULL;
 	}
 	e->nr_units = nu;
-	e->open_flags = pc_target_open_flags(target);
-	e->units_may_vanish = pc_target_units_may_vanish(target);
+	e->open_flags = target ? pc_target_open_flags(target) : 0;
+	e->units_may_vanish = target && pc_target_units_may_vanish(target);
 	return e;
 }
 
@@ -221,6 +222,34 @@ out:
 	free(online);
 	if (!e)
 		errno = err;
+	return e;
+}
+
+struct pc_engine *pc_engine__new_single(const struct perf_event_attr *attr,
+				       pid_t tid, int cpu, int *fd)
+{
+	struct pc_engine_event ev = { .attr = attr };
+	struct pc_engine *e;
+	int rc;
+
+	if (!attr || !fd) {
+		errno = EINVAL;
+		return NULL;
+	}
+	e = engine_alloc(NULL, 1);
+	if (!e)
+		return NULL;
+	e->units[0].tid = tid;
+	e->units[0].cpu = cpu;
+	rc = pc_engine__add(e, &ev);
+	if (rc >= 0)
+		rc = pc_engine__open(e, PC_ENGINE_STRICT);
+	if (rc < 0) {
+		pc_engine__delete(e);
+		errno = -rc;
+		return NULL;
+	}
+	*fd = e->slots[0].fd;
 	return e;
 }
 

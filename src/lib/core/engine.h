@@ -184,6 +184,20 @@ struct pc_engine *pc_engine__new(const struct perfctr_target *target);
 struct pc_engine *pc_engine__new_per_cpu(const struct perfctr_target *target,
 					 const int *cpus, size_t nr_cpus);
 
+/*
+ * pc_engine__new_single() - an engine of one event, @attr, on one
+ * position (@tid, @cpu: a thread, a CPU, or a thread on a CPU), opened
+ * strictly and left disabled (what the leader of a group gets, see
+ * above).  For a policy's own helper counter on the position of counters
+ * someone else owns: the switch clock of event sets, the blocking twin of
+ * a notifying counter.  *@fd gets its fd, to arm, toggle, re-period and
+ * read; the engine keeps owning it (pc_engine__delete() closes it).
+ * Return: the engine, or NULL + errno (EINVAL for a NULL @attr or @fd,
+ * ENOMEM, the open's errno).
+ */
+struct pc_engine *pc_engine__new_single(const struct perf_event_attr *attr,
+					pid_t tid, int cpu, int *fd);
+
 /* pc_engine__delete() - close and free; NULL is a no-op. */
 void pc_engine__delete(struct pc_engine *e);
 

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "common/internal.h"
+#include "core/engine.h"
 #include "core/notifier.h"
 #include "core/sampctl.h"
 #include "perfctr/notify.h"
@@ -263,6 +264,7 @@ struct pc_notifier {
 	struct perfctr_notify *queue;
 	struct note_ring *rings;	/* event-major: [e * nr_units + u] */
 	int *twins;			/* same layout, -1: none */
+	struct pc_engine **twin_engs;	/* same layout: the twins' owners */
 	size_t nr_events, nr_units;
 };
 
@@ -333,11 +335,12 @@ void pc_notifier__detach(struct pc_notifier *n)
 		perfctr_ring__delete(n->rings[i].ring);
 	free(n->rings);
 	n->rings = NULL;
-	for (size_t i = 0; n->twins && i < nr; i++)
-		if (n->twins[i] >= 0)
-			close(n->twins[i]);
+	for (size_t i = 0; n->twin_engs && i < nr; i++)
+		pc_engine__delete(n->twin_engs[i]);
 	free(n->twins);
+	free(n->twin_engs);
 	n->twins = NULL;
+	n->twin_engs = NULL;
 	n->counters = NULL;
 	n->queue = NULL;
 	n->nr_events = n->nr_units = 0;
@@ -384,9 +387,10 @@ static int open_twin(struct pc_notifier *n, size_t e, size_t u)
 	attr.wakeup_events = 0;
 	attr.disabled = 1;
 	attr.enable_on_exec = 0;
-	fd = sys_perf_event_open(&attr, c->unit_tid[u], c->unit_cpu[u], -1, 0);
-	if (fd < 0)
-		return fd;
+	n->twin_engs[e * n->nr_units + u] =
+		pc_engine__new_single(&attr, c->unit_tid[u], c->unit_cpu[u], &fd);
+	if (!n->twin_engs[e * n->nr_units + u])
+		return -errno;
 	n->twins[e * n->nr_units + u] = fd;
 	if (fcntl(fd, F_SETSIG, SIGSTOP) < 0 ||
 	    fcntl(fd, F_SETOWN_EX, &owner) < 0 ||
@@ -417,7 +421,8 @@ int pc_notifier__attach(struct pc_notifier *n, const struct pc_counters *c,
 	n->nr_units = c->nr_units;
 	n->rings = calloc(nr ? nr : 1, sizeof(*n->rings));
 	n->twins = block ? malloc((nr ? nr : 1) * sizeof(*n->twins)) : NULL;
-	if (!n->rings || (block && !n->twins)) {
+	n->twin_engs = block ? calloc(nr ? nr : 1, sizeof(*n->twin_engs)) : NULL;
+	if (!n->rings || (block && (!n->twins || !n->twin_engs))) {
 		pc_notifier__detach(n);
 		return -ENOMEM;
 	}

@@ -86,7 +86,8 @@ struct perfctr_session {
 	struct perfctr_count *bpf_counts;
 	int *bpf_cpus;
 
-	/* Event sets, rotation, notifications (set.c); NULL when unused. */
+	/* Event sets, rotation, notifications (set-state.h); NULL when
+	 * unused. */
 	struct pc_sets *sets;
 };
 

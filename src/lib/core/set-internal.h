@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
- * The session's hooks into sets, rotation and notifications (set.c).  The
- * session calls these at the points of its life cycle; each is a no-op
- * for a session that uses none of it.  Not installed.
+ * The session's hooks into sets, rotation and notifications (set.c,
+ * set-switch.c, set-read.c).  The session calls these at the points of
+ * its life cycle; each is a no-op for a session that uses none of it.
+ * Not installed.
  */
 #ifndef PERFCTR_SET_INTERNAL_H
 #define PERFCTR_SET_INTERNAL_H

@@ -62,6 +62,7 @@ struct tree_task {
 	uint64_t start_ns, end_ns;
 	int exit_status;
 	char comm[17];
+	bool detached;		/* let go while still running */
 };
 
 struct tree_proc {
@@ -69,6 +70,7 @@ struct tree_proc {
 	size_t parent;
 	unsigned int depth;
 	size_t *tasks, nr_tasks, live_tasks;
+	size_t detached_tasks;	/* let go while still running */
 	size_t *children, nr_children;
 	char comm[17];
 	char *exe;
@@ -101,6 +103,10 @@ struct perfctr_tree {
 	bool root_done;
 	int root_status;
 	bool sums_stale;
+	/* Stops of new tasks seen before their creator's event named
+	 * them: (tid, wait status), handled once they are named. */
+	struct early_stop { pid_t tid; int status; } *early;
+	size_t nr_early, cap_early;
 };
 
 static uint64_t now_ns(void)
@@ -474,6 +480,8 @@ static void resume(pid_t tid, int sig)
 	ptrace(PTRACE_CONT, tid, 0, (void *)(long)sig);
 }
 
+static int handle_early(struct perfctr_tree *t, size_t task);
+
 static int handle(struct perfctr_tree *t, size_t task, int st)
 {
 	struct tree_task *k = &t->tasks[task];
@@ -506,6 +514,8 @@ static int handle(struct perfctr_tree *t, size_t task, int st)
 			ssize_t n = add_task(t, (pid_t)msg, task);
 
 			err = n < 0 ? (int)n : task_placed(t, (size_t)n);
+			if (!err)
+				err = handle_early(t, (size_t)n);
 		}
 		resume(tid, 0);
 		break;
@@ -534,9 +544,10 @@ static int handle(struct perfctr_tree *t, size_t task, int st)
 	return err;
 }
 
-/* One pass over the watched tasks.  Return how many stops were handled,
- * or -errno. */
-static int pass(struct perfctr_tree *t)
+/* One look at every watched task: the slow way, for when some child of
+ * the caller that is not ours has news pending.  Return how many stops
+ * were handled, or -errno. */
+static int scan(struct perfctr_tree *t)
 {
 	int handled = 0, err = 0;
 
@@ -558,7 +569,9 @@ static int pass(struct perfctr_tree *t)
 			/* Not ours to wait for (any more): reaped elsewhere
 			 * (the root by perfctr_target__start() after a
 			 * failed exec). */
-			if (tid == t->root_tid) {
+			if (tid == t->root_tid &&
+			    perfctr_target__kind(t->target) ==
+			    PERFCTR_TARGET_COMMAND) {
 				int rst = 0;
 
 				if (perfctr_target__wait(t->target, &rst) == 0) {
@@ -582,6 +595,75 @@ static int pass(struct perfctr_tree *t)
 		i = (size_t)-1;
 	}
 	return err ? err : handled;
+}
+
+/*
+ * Take every state change pending now.  waitid(WNOWAIT) names the child
+ * with news without taking it: one of our tasks (taken and handled), a
+ * new task whose creator's event has not been seen (only tracees report
+ * stops here: taken and kept for when it is named), or a child of the
+ * caller that is not ours (left alone; the watched tasks are then looked
+ * at one by one).  Return how many were handled, or -errno.
+ */
+static int pass(struct perfctr_tree *t)
+{
+	int handled = 0, err = 0, rc;
+
+	for (;;) {
+		siginfo_t info;
+		ssize_t task;
+		int st;
+
+		memset(&info, 0, sizeof(info));
+		if (waitid(P_ALL, 0, &info, WEXITED | WSTOPPED | WNOHANG |
+			   WNOWAIT | __WALL) < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == ECHILD)
+				break;
+			return -errno;
+		}
+		if (!info.si_pid)
+			return err ? err : handled;
+		task = find_task(t, info.si_pid);
+		if (task < 0 && (info.si_code == CLD_TRAPPED ||
+				 info.si_code == CLD_STOPPED)) {
+			if (waitpid(info.si_pid, &st, WNOHANG | __WALL) <= 0)
+				continue;
+			if (grow((void **)&t->early, &t->cap_early,
+				 t->nr_early + 1, sizeof(*t->early)))
+				return -ENOMEM;
+			t->early[t->nr_early].tid = info.si_pid;
+			t->early[t->nr_early++].status = st;
+			continue;
+		}
+		if (task < 0)
+			break;
+		rc = waitpid(info.si_pid, &st, WNOHANG | __WALL);
+		if (rc <= 0)
+			continue;
+		rc = handle(t, (size_t)task, st);
+		if (rc && !err)
+			err = rc;
+		handled++;
+	}
+	rc = scan(t);
+	if (rc < 0)
+		return rc;
+	return err ? err : handled + rc;
+}
+
+/* A task just named by its creator may have stopped already. */
+static int handle_early(struct perfctr_tree *t, size_t task)
+{
+	for (size_t i = 0; i < t->nr_early; i++)
+		if (t->early[i].tid == t->tasks[task].tid) {
+			int st = t->early[i].status;
+
+			t->early[i] = t->early[--t->nr_early];
+			return handle(t, task, st);
+		}
+	return 0;
 }
 
 /* The root has ended: take what the rest have counted so far and let
@@ -622,8 +704,11 @@ static void finish(struct perfctr_tree *t)
 			read_counters(t, k, true);
 		ptrace(PTRACE_DETACH, k->tid, 0,
 		       (void *)(long)((st >> 16) == 0 ? WSTOPSIG(st) : 0));
-		if (k->proc != (size_t)-1)
+		if (k->proc != (size_t)-1) {
 			t->procs[k->proc].live_tasks--;
+			t->procs[k->proc].detached_tasks++;
+		}
+		k->detached = true;
 		k->state = TASK_DEAD;
 		unwatch(t, task);
 	}
@@ -681,21 +766,79 @@ int perfctr_tree__wait(struct perfctr_tree *t, int *status)
 	return 0;
 }
 
+/* A process target: seize every thread it has now, and again the ones
+ * a thread made before it was seized, until the list holds still. */
+static int seize_process(struct perfctr_tree *t)
+{
+	size_t proc = 0;
+
+	for (int round = 0; round < 100; round++) {
+		pid_t *tids;
+		int n = pc_list_threads(t->root_tid, &tids), added = 0;
+
+		if (n < 0)
+			return n;
+		for (int i = 0; i < n; i++) {
+			ssize_t task;
+			int err;
+
+			if (find_task(t, tids[i]) >= 0)
+				continue;
+			if (ptrace(PTRACE_SEIZE, tids[i], 0,
+				   (void *)(long)TRACE_OPTIONS)) {
+				err = errno;
+				if (err == ESRCH)
+					continue;	/* ended meanwhile */
+				free(tids);
+				return -err;
+			}
+			task = add_task(t, tids[i], (size_t)-1);
+			if (task < 0) {
+				free(tids);
+				return (int)task;
+			}
+			t->tasks[task].state = TASK_LIVE;
+			t->tasks[task].start_ns = now_ns();
+			read_comm(tids[i], t->tasks[task].comm,
+				  sizeof(t->tasks[task].comm));
+			err = join_proc(t, (size_t)task, proc);
+			if (!err)
+				err = open_counters(t, (size_t)task, false);
+			if (err) {
+				free(tids);
+				return err;
+			}
+			added++;
+		}
+		free(tids);
+		if (!added)
+			break;
+	}
+	memcpy(t->procs[proc].comm, t->tasks[0].comm, sizeof(t->procs[proc].comm));
+	read_exe(&t->procs[proc], t->root_tid);
+	return 0;
+}
+
 struct perfctr_tree *perfctr_tree__new(const struct perfctr_session *s,
 				       struct perfctr_target *target,
 				       const struct perfctr_tree_opts *opts)
 {
 	struct perfctr_tree *t;
+	enum perfctr_target_kind kind;
 	ssize_t task, proc;
 	int err;
 
 	if (!s || !target || !s->nr_events || !pc_opts_valid(opts, sizeof(*opts)) ||
-	    PC_OPTS_GET(opts, flags, 0) ||
-	    perfctr_target__kind(target) != PERFCTR_TARGET_COMMAND) {
+	    PC_OPTS_GET(opts, flags, 0)) {
 		errno = EINVAL;
 		return NULL;
 	}
-	if (!pc_target_is_held(target)) {
+	kind = perfctr_target__kind(target);
+	if (kind != PERFCTR_TARGET_COMMAND && kind != PERFCTR_TARGET_PROCESS) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (kind == PERFCTR_TARGET_COMMAND && !pc_target_is_held(target)) {
 		errno = EALREADY;
 		return NULL;
 	}
@@ -730,6 +873,18 @@ struct perfctr_tree *perfctr_tree__new(const struct perfctr_session *s,
 			te->nr_cpus = (size_t)ev->nr_cpus;
 		}
 	}
+	if (kind == PERFCTR_TARGET_PROCESS) {
+		if (add_proc(t, t->root_tid, (size_t)-1) < 0) {
+			errno = ENOMEM;
+			goto fail_errno;
+		}
+		err = seize_process(t);
+		if (err) {
+			errno = -err;
+			goto fail_errno;
+		}
+		return t;
+	}
 	task = add_task(t, t->root_tid, (size_t)-1);
 	if (task < 0 || (proc = add_proc(t, t->root_tid, (size_t)-1)) < 0) {
 		errno = ENOMEM;
@@ -756,13 +911,23 @@ fail_errno:
 	return NULL;
 }
 
+int perfctr_tree__detach(struct perfctr_tree *t)
+{
+	if (!t)
+		return pc_err(EINVAL);
+	if (t->nr_watched) {
+		t->root_done = true;
+		finish(t);
+	}
+	return 0;
+}
+
 void perfctr_tree__delete(struct perfctr_tree *t)
 {
 	if (!t)
 		return;
 	/* Tasks still traced must not wait for us for ever. */
-	if (t->nr_watched && !t->root_done && t->nr_tasks &&
-	    t->tasks[0].state != TASK_DEAD) {
+	if (t->nr_watched) {
 		t->root_done = true;
 		finish(t);
 	}
@@ -785,6 +950,7 @@ void perfctr_tree__delete(struct perfctr_tree *t)
 	free(t->tasks);
 	free(t->watched);
 	free(t->procs);
+	free(t->early);
 	free(t);
 }
 
@@ -878,9 +1044,9 @@ int perfctr_tree__process(const struct perfctr_tree *t, size_t proc,
 	full.comm = p->comm;
 	full.exe = p->exe ? p->exe : "";
 	full.start_ns = p->start_ns;
-	full.end_ns = p->live_tasks ? 0 : p->end_ns;
-	full.exit_status = p->exit_status;
-	full.running = p->live_tasks > 0;
+	full.running = p->live_tasks > 0 || p->detached_tasks > 0;
+	full.end_ns = full.running ? 0 : p->end_ns;
+	full.exit_status = full.running ? -1 : p->exit_status;
 	fill_node(node, &full);
 	return 0;
 }
@@ -906,10 +1072,9 @@ int perfctr_tree__thread(const struct perfctr_tree *t, size_t proc,
 	full.comm = k->comm;
 	full.exe = p->exe ? p->exe : "";
 	full.start_ns = k->start_ns;
-	full.end_ns = k->state == TASK_DEAD || k->state == TASK_EXITING ?
-		      k->end_ns : 0;
-	full.exit_status = k->exit_status;
-	full.running = k->state == TASK_LIVE;
+	full.running = k->state == TASK_LIVE || k->detached;
+	full.end_ns = full.running ? 0 : k->end_ns;
+	full.exit_status = full.running ? -1 : k->exit_status;
 	fill_node(node, &full);
 	return 0;
 }

@@ -3,10 +3,14 @@
  * Virtual per-thread counters: the seeds' vperfctr API on perf_event.
  *
  * One state per thread.  Its counters form one perf group opened on the
- * thread: the TSC (msr/tsc) as leader when tsc_on, else counter 0; the
- * leader is opened disabled and the members enabled, and only the leader
- * is toggled (kernel-facts 4: ENABLE with the group flag skips members of
- * other PMUs opened disabled).  One read(2) of the leader gives every sum.
+ * thread: the TSC (msr/tsc) as leader when tsc_on, else counter 0.  The
+ * counter engine opens it (a one-group engine on a thread target, strict,
+ * with the user pages mapped for vperfctr_read_fast()) and toggles the
+ * leader only (engine.h says why).  The state keeps copies of the
+ * engine's fds and pages for the reads, which must stay lock-free and
+ * async-signal-safe (a seed's overflow handler reads its counters): one
+ * read(2) of the leader into a buffer on the stack, decoded by the one
+ * read-format decoder, gives every sum.
  *
  * Sums: counter i's sum is base[i] + the kernel's count since the group
  * was opened or last RESET; base[] carries preserved sums across
@@ -33,30 +37,30 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/internal.h"
+#include "core/engine.h"
 #include "core/evntsel.h"
 #include "core/fastread.h"
 #include "core/overflow.h"
 #include "perfctr/event.h"
 #include "perfctr/vperfctr.h"
+#include "stream/readfmt.h"
 #include "sys/sys.h"
 
 #define N VPERFCTR_NR_PMCS
 #define READ_FORMAT (PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | \
 		     PERF_FORMAT_TOTAL_TIME_RUNNING)
-/* nr, time_enabled, time_running, then the values in group order. */
-#define FIRST_VALUE 3
 /*
  * A lone a-mode counter (no TSC, no i-mode) is opened without
- * PERF_FORMAT_GROUP: its read() gives value, time_enabled, time_running,
- * the times at the same places as in a group read, and the kernel's
- * single-event read path is about a third cheaper than its group read
- * (which allocates and walks the group each time).
+ * PERF_FORMAT_GROUP: the kernel's single-event read path is about a third
+ * cheaper than its group read (which allocates and walks the group each
+ * time).
  */
-#define SINGLE_WORDS 3
+#define SINGLE_FORMAT (READ_FORMAT & ~(uint64_t)PERF_FORMAT_GROUP)
+/* The largest answer: the TSC and N counters. */
+#define MAX_READ_WORDS (3 + N + 1)
 
 struct vcfg {
 	bool tsc;
@@ -77,16 +81,18 @@ struct vstate {
 	bool attached;
 	struct vstate *next;
 
-	/* The open events (possibly stopped). */
+	/* The open events (possibly stopped): the engine's, with copies of
+	 * its fds and pages (owned by the engine) for the reads. */
 	struct vcfg cfg;
 	bool open;
-	int tsc_fd;
+	struct pc_engine *eng;
 	int fd[N];
 	volatile struct perf_event_mmap_page *page[N];
 	int leader_fd;
-	unsigned int read_words;
+	uint64_t read_format;	/* of the leader */
+	size_t read_bytes;	/* of its answer */
 	bool single;		/* one counter, read without the group format */
-	unsigned int tsc_pos, pos[N];
+	unsigned int first;	/* entry of counter 0 in an answer (1 after the TSC) */
 	struct pc_ovf *ovf;
 	bool no_user_read;	/* some counter's page can never be read */
 	bool copy_is_spec;	/* event_copy[i] equal to cfg_spec[i], i < cfg.n */
@@ -134,27 +140,6 @@ static void *(*volatile clear_fn)(void *, int, size_t) = memset;
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct vstate *registry;
-
-/* The calling thread's id, cached; forgotten in a forked child. */
-static __thread pid_t cached_tid;
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-
-static void forget_tid(void)
-{
-	cached_tid = 0;
-}
-
-static void register_atfork(void)
-{
-	pthread_atfork(NULL, NULL, forget_tid);
-}
-
-static pid_t self_tid(void)
-{
-	if (!cached_tid)
-		cached_tid = (pid_t)syscall(SYS_gettid);
-	return cached_tid;
-}
 
 /* ------------------------------------------------------------------ */
 /* Translation of a control into the events to open. */
@@ -247,13 +232,6 @@ static int translate_counter(const struct vperfctr_control *c, unsigned int i,
 	attr->enable_on_exec = 0;
 	if (!imode)
 		attr->sample_period = 0;
-#if defined(__aarch64__)
-	/* The armv8 PMU's rdpmc format bit (config1:1): without it the
-	 * kernel gives the page no counter index. */
-	if (attr->type == PERF_TYPE_HARDWARE || attr->type == PERF_TYPE_HW_CACHE ||
-	    attr->type == PERF_TYPE_RAW)
-		attr->config1 |= 0x2;
-#endif
 	return 0;
 }
 
@@ -319,100 +297,117 @@ static bool cfg_same(const struct vcfg *a, const struct vcfg *b)
 /* The events. */
 
 struct vgroup {
-	int tsc_fd, leader_fd;
+	struct pc_engine *eng;
+	int leader_fd;
 	int fd[N];
 	volatile struct perf_event_mmap_page *page[N];
-	unsigned int read_words, tsc_pos, pos[N];
+	uint64_t read_format;
+	size_t read_bytes;
 	bool single;
+	unsigned int first;
 	struct pc_ovf *ovf;
 	bool no_user_read;
 };
 
-static void group_close(struct vgroup *g, unsigned int n)
+static void group_clear(struct vgroup *g)
 {
 	unsigned int i;
 
-	pc_ovf__delete(g->ovf);
-	g->ovf = NULL;
-	for (i = 0; i < n; i++) {
-		if (g->page[i])
-			sys_perf_munmap((void *)g->page[i], 0);
-		if (g->fd[i] >= 0)
-			close(g->fd[i]);
-		g->page[i] = NULL;
+	memset(g, 0, sizeof(*g));
+	g->leader_fd = -1;
+	for (i = 0; i < N; i++)
 		g->fd[i] = -1;
+}
+
+static void group_close(struct vgroup *g)
+{
+	pc_ovf__delete(g->ovf);
+	pc_engine__delete(g->eng);
+	group_clear(g);
+}
+
+/* The engine of @cfg's events on thread @tid, opened. */
+static int engine_open(const struct vcfg *cfg, pid_t tid, bool single,
+		       struct pc_engine **out)
+{
+	struct perfctr_target *target = perfctr_target__new_thread(tid);
+	struct perf_event_attr tsc, attr;
+	struct pc_engine_event ev;
+	struct pc_engine *eng;
+	unsigned int i;
+	int rc;
+
+	*out = NULL;
+	if (!target)
+		return -errno;
+	eng = pc_engine__new(target);
+	rc = eng ? 0 : -errno;
+	perfctr_target__delete(target);
+	if (rc < 0)
+		return rc;
+	memset(&ev, 0, sizeof(ev));
+	if (cfg->tsc) {
+		rc = tsc_attr(&tsc);
+		if (rc < 0) {
+			pr_warn("vperfctr: no per-thread TSC here (the msr PMU's "
+				"tsc event is missing)\n");
+			goto fail;
+		}
+		tsc.read_format = READ_FORMAT;
+		ev.attr = &tsc;
+		rc = pc_engine__add(eng, &ev);
+		if (rc < 0)
+			goto fail;
 	}
-	if (g->tsc_fd >= 0)
-		close(g->tsc_fd);
-	g->tsc_fd = g->leader_fd = -1;
+	for (i = 0; i < cfg->n; i++) {
+		attr = cfg->attr[i];
+		if (single)
+			attr.read_format = SINGLE_FORMAT;
+		ev.attr = &attr;
+		rc = pc_engine__add(eng, &ev);
+		if (rc < 0)
+			goto fail;
+	}
+	rc = pc_engine__open(eng, PC_ENGINE_STRICT | PC_ENGINE_MMAP);
+	if (rc < 0) {
+		pr_warn("vperfctr: cannot open %s%u counter%s for thread %d: %s\n",
+			cfg->tsc ? "the TSC and " : "", cfg->n,
+			cfg->n == 1 ? "" : "s", (int)tid, strerror(-rc));
+		goto fail;
+	}
+	*out = eng;
+	return 0;
+fail:
+	pc_engine__delete(eng);
+	return rc;
 }
 
 static int group_open(const struct vcfg *cfg, pid_t tid, struct vgroup *g)
 {
-	struct perf_event_attr attr;
-	unsigned int i, pos = FIRST_VALUE;
-	int fd, rc;
+	unsigned int i;
+	int rc;
 
-	memset(g, 0, sizeof(*g));
-	g->tsc_fd = g->leader_fd = -1;
-	for (i = 0; i < N; i++)
-		g->fd[i] = -1;
-	if (cfg->tsc) {
-		rc = tsc_attr(&attr);
-		if (rc < 0) {
-			pr_warn("vperfctr: no per-thread TSC here (the msr PMU's "
-				"tsc event is missing)\n");
-			return rc;
-		}
-		attr.disabled = 1;
-		attr.read_format = READ_FORMAT;
-		fd = sys_perf_event_open(&attr, tid, -1, -1, 0);
-		if (fd < 0) {
-			pr_warn("vperfctr: cannot open the TSC for thread %d: %s\n",
-				(int)tid, strerror(-fd));
-			return fd;
-		}
-		g->tsc_fd = g->leader_fd = fd;
-		g->tsc_pos = pos++;
-	}
+	group_clear(g);
 	g->single = !cfg->tsc && cfg->n == 1 && !cfg->nri;
-	if (g->single)
-		pos = 0;
+	g->first = cfg->tsc ? 1 : 0;
+	g->read_format = g->single ? SINGLE_FORMAT : READ_FORMAT;
+	g->read_bytes = pc_readfmt_size(g->read_format, g->first + cfg->n);
+	rc = engine_open(cfg, tid, g->single, &g->eng);
+	if (rc < 0)
+		return rc;
+	g->leader_fd = pc_engine__leader_fd(g->eng, 0, 0);
 	for (i = 0; i < cfg->n; i++) {
-		attr = cfg->attr[i];
-		if (g->single)
-			attr.read_format &= ~(uint64_t)PERF_FORMAT_GROUP;
-		attr.disabled = g->leader_fd < 0;
-		fd = sys_perf_event_open(&attr, tid, -1, g->leader_fd, 0);
-		if (fd < 0) {
-			pr_warn("vperfctr: cannot open counter %u (type %u, config "
-				"%#llx) for thread %d: %s\n", i, attr.type,
-				(unsigned long long)attr.config, (int)tid,
-				strerror(-fd));
-			group_close(g, i);
-			return fd;
-		}
-		g->fd[i] = fd;
-		if (g->leader_fd < 0)
-			g->leader_fd = fd;
-		g->pos[i] = pos++;
-		/* Software, tracepoint and breakpoint counters are never
-		 * readable from their pages (fastread.h says why): no page,
-		 * which also spares the kernel updating it at every ioctl.
-		 * For the others the user page (no ring) has the fast read's
-		 * fields; without it, read().  (The page's cap bits are not
-		 * used to decide this early: on x86 cap_user_rdpmc may be set
-		 * only at the next update.) */
-		if (attr.type == PERF_TYPE_SOFTWARE ||
-		    attr.type == PERF_TYPE_TRACEPOINT ||
-		    attr.type == PERF_TYPE_BREAKPOINT)
-			g->page[i] = NULL;
-		else
-			g->page[i] = sys_perf_mmap(fd, 0, false, NULL);
+		const struct pc_slot *slot =
+			pc_engine__slot(g->eng, g->first + i, 0);
+
+		g->fd[i] = slot->fd;
+		/* The engine maps no page where one can never be read
+		 * (software, tracepoint and breakpoint counters: fastread.h
+		 * says why); vperfctr_read_fast() then reads with read(2). */
+		g->page[i] = slot->page;
 		if (!g->page[i])
 			g->no_user_read = true;
 	}
-	g->read_words = g->single ? SINGLE_WORDS : pos;
 	if (cfg->nri) {
 		struct pc_ovf_counter oc[N];
 		int suspend[N];
@@ -422,11 +417,12 @@ static int group_open(const struct vcfg *cfg, pid_t tid, struct vgroup *g)
 		for (i = 0; i < cfg->n; i++) {
 			oc[i].fd = g->fd[i];
 			oc[i].period = cfg->period[i];
-			oc[i].value_pos = g->pos[i];
+			oc[i].value_pos = (unsigned int)
+				pc_readfmt_value_word(g->read_format, g->first + i);
 			suspend[i] = g->fd[i];
 		}
 		d.read_fd = g->leader_fd;
-		d.read_words = g->read_words;
+		d.read_words = (unsigned int)(g->read_bytes / sizeof(uint64_t));
 		d.nr_counters = cfg->n;
 		d.counters = oc;
 		d.signo = cfg->signo;
@@ -442,7 +438,7 @@ static int group_open(const struct vcfg *cfg, pid_t tid, struct vgroup *g)
 			pr_warn("vperfctr: cannot route overflow signal %d to "
 				"thread %d: %s\n", cfg->signo, (int)tid,
 				strerror(errno));
-			group_close(g, cfg->n);
+			group_close(g);
 			return rc;
 		}
 	}
@@ -453,36 +449,18 @@ static void state_take_group(struct vstate *st, struct vgroup *g)
 {
 	unsigned int i;
 
-	st->tsc_fd = g->tsc_fd;
+	st->eng = g->eng;
 	st->leader_fd = g->leader_fd;
-	st->read_words = g->read_words;
+	st->read_format = g->read_format;
+	st->read_bytes = g->read_bytes;
 	st->single = g->single;
-	st->tsc_pos = g->tsc_pos;
+	st->first = g->first;
 	st->no_user_read = g->no_user_read;
 	for (i = 0; i < N; i++) {
 		st->fd[i] = g->fd[i];
 		st->page[i] = g->page[i];
-		st->pos[i] = g->pos[i];
 	}
 	st->ovf = g->ovf;
-}
-
-static void state_give_group(struct vstate *st, struct vgroup *g)
-{
-	unsigned int i;
-
-	memset(g, 0, sizeof(*g));
-	g->tsc_fd = st->tsc_fd;
-	g->leader_fd = st->leader_fd;
-	g->read_words = st->read_words;
-	g->single = st->single;
-	g->tsc_pos = st->tsc_pos;
-	g->no_user_read = st->no_user_read;
-	for (i = 0; i < N; i++) {
-		g->fd[i] = st->fd[i];
-		g->page[i] = st->page[i];
-	}
-	g->ovf = st->ovf;
 }
 
 static void state_close_events(struct vstate *st)
@@ -491,56 +469,64 @@ static void state_close_events(struct vstate *st)
 
 	if (!st->open)
 		return;
-	state_give_group(st, &g);
-	group_close(&g, st->cfg.n);
+	pc_ovf__delete(st->ovf);
+	pc_engine__delete(st->eng);
+	group_clear(&g);
 	state_take_group(st, &g);
 	st->open = false;
 }
 
-/* One read() of the group; async-signal-safe. */
-static int group_read(const struct vstate *st, uint64_t *buf)
+/* The leader's answer; async-signal-safe (nothing of the engine's is
+ * touched but the fd).  @ent has room for the TSC and N counters. */
+static int group_read(const struct vstate *st, struct pc_readfmt *head,
+		      struct pc_readfmt_entry *ent)
 {
-	ssize_t n = read(st->leader_fd, buf, st->read_words * sizeof(uint64_t));
+	uint64_t buf[MAX_READ_WORDS];
+	ssize_t n = read(st->leader_fd, buf, st->read_bytes);
+	int nr;
 
 	if (n < 0)
 		return -errno;
-	if ((size_t)n < st->read_words * sizeof(uint64_t) ||
-	    (!st->single && buf[0] != st->read_words - FIRST_VALUE))
+	nr = pc_readfmt_decode(st->read_format, buf, (size_t)n, head, ent,
+			       N + 1);
+	if (nr < 0 || (unsigned int)nr != st->first + st->cfg.n)
 		return pc_err(EIO);
 	return 0;
 }
 
-/* The sums from a group read (@buf may be NULL when nothing is open). */
-static void sums_from(const struct vstate *st, const uint64_t *buf,
+/* The sums from a group answer (@ent may be NULL when nothing is open). */
+static void sums_from(const struct vstate *st,
+		      const struct pc_readfmt_entry *ent,
 		      struct perfctr_sum_ctrs *sum)
 {
-	unsigned int i, n = st->open && buf ? st->cfg.n : 0;
+	unsigned int i, n = st->open && ent ? st->cfg.n : 0;
 
 	for (i = 0; i < n; i++)
-		sum->pmc[i] = st->base[i] + buf[st->pos[i]];
+		sum->pmc[i] = st->base[i] + ent[st->first + i].value;
 	if (n < N)
 		copy_fn(&sum->pmc[n], &st->stale[n], (N - n) * sizeof(sum->pmc[0]));
 	if (!st->attached)
 		sum->tsc = st->tsc_final;
-	else if (st->tsc_active && st->open && buf)
-		sum->tsc = st->tsc_base + buf[st->tsc_pos];
+	else if (st->tsc_active && st->open && ent)
+		sum->tsc = st->tsc_base + ent[0].value;
 	else
 		sum->tsc = 0;
 }
 
 static int sample(const struct vstate *st, struct perfctr_sum_ctrs *sum)
 {
-	uint64_t buf[FIRST_VALUE + N + 1];
+	struct pc_readfmt_entry ent[N + 1];
+	struct pc_readfmt head;
 	int rc;
 
 	if (!st->open) {
 		sums_from(st, NULL, sum);
 		return 0;
 	}
-	rc = group_read(st, buf);
+	rc = group_read(st, &head, ent);
 	if (rc < 0)
 		return rc;
-	sums_from(st, buf, sum);
+	sums_from(st, ent, sum);
 	return 0;
 }
 
@@ -585,13 +571,12 @@ struct vperfctr *vperfctr_open(pid_t tid, int creat)
 	struct vstate *st;
 	unsigned int i;
 
-	pthread_once(&atfork_once, register_atfork);
 	if (tid < 0) {
 		errno = ESRCH;
 		return NULL;
 	}
 	if (tid == 0)
-		tid = self_tid();
+		tid = pc_self_tid();
 	else if (kill(tid, 0) < 0 && errno == ESRCH)
 		return NULL;
 	h = calloc(1, sizeof(*h));
@@ -635,7 +620,7 @@ struct vperfctr *vperfctr_open(pid_t tid, int creat)
 		st->tid = tid;
 		st->proc_fd = thread_dir_open(tid);
 		st->attached = true;
-		st->tsc_fd = st->leader_fd = -1;
+		st->leader_fd = -1;
 		for (i = 0; i < N; i++)
 			st->fd[i] = -1;
 		st->control.sz = sizeof(st->control);
@@ -819,7 +804,7 @@ int vperfctr_control(struct vperfctr *h, const struct vperfctr_control *c)
 		/* A stop (nothing enabled): park, as below, without building
 		 * or comparing a configuration; nothing to sample. */
 		if (st->open && (st->nr_active || st->tsc_active))
-			sys_perf_disable(st->leader_fd, false);
+			pc_engine__disable(st->eng);
 		st->nr_active = 0;
 		st->tsc_active = false;
 		goto done;
@@ -848,7 +833,7 @@ int vperfctr_control(struct vperfctr *h, const struct vperfctr_control *c)
 
 	/* 1. Stop. */
 	if (was_running)
-		sys_perf_disable(st->leader_fd, false);
+		pc_engine__disable(st->eng);
 
 	/* 2. Sample what the new control keeps. */
 	need_old = st->open && !empty &&
@@ -875,7 +860,7 @@ int vperfctr_control(struct vperfctr *h, const struct vperfctr_control *c)
 		if (st->ovf && pc_ovf__suspended(st->ovf) && st->cfg.tsc)
 			for (i = 0; i < st->cfg.n; i++)
 				sys_perf_enable(st->fd[i], false);
-		rc = sys_perf_reset(st->leader_fd, true);
+		rc = pc_engine__reset(st->eng);
 		for (i = st->cfg.nra; !rc && i < st->cfg.n; i++)
 			rc = sys_perf_period(st->fd[i], st->cfg.period[i]);
 		if (rc < 0)
@@ -917,7 +902,7 @@ int vperfctr_control(struct vperfctr *h, const struct vperfctr_control *c)
 	made = 0;
 	if (reopened)
 		st->copy_is_spec = true;	/* both are c's strings now */
-	rc = sys_perf_enable(st->leader_fd, false);
+	rc = pc_engine__enable(st->eng);
 	goto unlock;
 done:
 	keep_control(st, c, copies, made);
@@ -932,7 +917,7 @@ unlock:
 restart_old:
 	/* A failed control leaves the state as it was. */
 	if (was_running)
-		sys_perf_enable(st->leader_fd, false);
+		pc_engine__enable(st->eng);
 	goto unlock;
 }
 
@@ -966,7 +951,7 @@ int vperfctr_read(struct vperfctr *h, struct perfctr_sum_ctrs *sum,
 static bool fast_possible(const struct vstate *st)
 {
 	return st->open && !st->no_user_read && !st->tsc_active &&
-	       st->nr_active && st->attached && st->tid == self_tid();
+	       st->nr_active && st->attached && st->tid == pc_self_tid();
 }
 
 int vperfctr_read_fast(struct vperfctr *h, struct perfctr_sum_ctrs *sum)
@@ -1016,7 +1001,8 @@ int vperfctr_read_counts(struct vperfctr *h, struct perfctr_count *counts,
 			 unsigned int nr)
 {
 	struct pc_page_value v[N];
-	uint64_t buf[FIRST_VALUE + N + 1];
+	struct pc_readfmt_entry ent[N + 1];
+	struct pc_readfmt head;
 	const struct vstate *st;
 	unsigned int i, n;
 	bool fast;
@@ -1036,7 +1022,7 @@ int vperfctr_read_counts(struct vperfctr *h, struct perfctr_count *counts,
 	for (i = 0; fast && i < n; i++)
 		fast = v[i].times;
 	if (!fast) {
-		rc = group_read(st, buf);
+		rc = group_read(st, &head, ent);
 		if (rc < 0)
 			return rc;
 	}
@@ -1049,9 +1035,9 @@ int vperfctr_read_counts(struct vperfctr *h, struct perfctr_count *counts,
 			c->time_enabled = v[i].time_enabled;
 			c->time_running = v[i].time_running;
 		} else {
-			c->value = st->base[i] + buf[st->pos[i]];
-			c->time_enabled = buf[1];
-			c->time_running = buf[2];
+			c->value = st->base[i] + ent[st->first + i].value;
+			c->time_enabled = head.time_enabled;
+			c->time_running = head.time_running;
 		}
 		c->status = c->time_running ? PERFCTR_COUNT_OK
 					    : PERFCTR_COUNT_NOT_COUNTED;
@@ -1069,7 +1055,7 @@ static void detach_locked(struct vstate *st)
 	if (!st->attached)
 		return;
 	if (st->open)
-		sys_perf_disable(st->leader_fd, false);
+		pc_engine__disable(st->eng);
 	if (sample(st, &sum) < 0)
 		sums_from(st, NULL, &sum);
 	for (i = 0; i < N; i++)

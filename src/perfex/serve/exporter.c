@@ -1,0 +1,1028 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * perfex serve's exporter: one counting session per scope (the whole
+ * machine, and each cgroup counted), one unit per CPU, read at every
+ * scrape and written in the Prometheus text format or OpenMetrics.
+ *
+ * Cgroups under a followed root are found by walking the cgroup2 tree; an
+ * inotify watch on each directory of it wakes the main loop when one is
+ * made or removed, so a new cgroup is counted within milliseconds of its
+ * mkdir (not from the next scrape on), and a removed one stops being
+ * served.  A cgroup counts only from the moment its session is attached:
+ * what its tasks did before is not in its counts.
+ *
+ * The label text of every series is made once, when a scope is attached,
+ * so a scrape is reads plus copies: 2 CPUs x 100 cgroups x 4 events is
+ * 3,200 lines (bench/serve-scrape measures it).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <perfctr/perfctr.h>
+
+#include "perfex.h"
+#include "serve.h"
+
+/* Cgroup trees deeper than this are not followed further (a loop guard;
+ * real hierarchies are a handful of levels). */
+#define MAX_DEPTH 32
+
+struct scope {
+	char *cgroup;		/* "/a/b"; NULL: the whole machine */
+	struct perfctr_target *target;
+	struct perfctr_session *session;
+	size_t nr_units;
+	char **series;		/* [event * nr_units + unit]: label text */
+	bool wanted;		/* seen by the rescan in progress */
+};
+
+struct unavailable {
+	char *event;
+	char *reason;
+};
+
+struct serve_exporter {
+	pthread_mutex_t lock;
+	struct serve_config *cfg;
+	struct perfctr_evlist *events;	/* the events that parsed */
+	struct unavailable *unavail;
+	size_t nr_unavail;
+	struct scope **scopes;		/* [0]: the whole machine */
+	size_t nr_scopes;
+	char mount[PATH_MAX];		/* cgroup2 mount, "" without */
+	char *extra;			/* ",name=\"value\"" of cfg->labels */
+	int inotify_fd;
+	uint64_t cgroup_errors, read_errors, reloads_ok, reloads_failed;
+	long open_fds;			/* as of the last change of scopes */
+	bool last_reload_ok;
+};
+
+/* ------------------------------------------------------------ buffers */
+
+struct buf {
+	char *p;
+	size_t len, cap;
+	bool failed;
+};
+
+static void reserve(struct buf *b, size_t more)
+{
+	char *n;
+	size_t cap;
+
+	if (b->len + more <= b->cap || b->failed)
+		return;
+	cap = b->cap ? b->cap : 4096;
+	while (cap < b->len + more)
+		cap *= 2;
+	n = realloc(b->p, cap);
+	if (!n) {
+		b->failed = true;
+		return;
+	}
+	b->p = n;
+	b->cap = cap;
+}
+
+static void put(struct buf *b, const char *s, size_t len)
+{
+	reserve(b, len + 1);
+	if (b->failed)
+		return;
+	memcpy(b->p + b->len, s, len);
+	b->len += len;
+	b->p[b->len] = '\0';
+}
+
+static void puts_(struct buf *b, const char *s)
+{
+	put(b, s, strlen(s));
+}
+
+static void printf_(struct buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void printf_(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	reserve(b, (size_t)n + 1);
+	if (b->failed)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+/* A label value as the text formats quote it: \\, \" and \n escaped. */
+static void put_quoted(struct buf *b, const char *s)
+{
+	put(b, "\"", 1);
+	for (; *s; s++) {
+		if (*s == '\\')
+			put(b, "\\\\", 2);
+		else if (*s == '"')
+			put(b, "\\\"", 2);
+		else if (*s == '\n')
+			put(b, "\\n", 2);
+		else
+			put(b, s, 1);
+	}
+	put(b, "\"", 1);
+}
+
+static void put_u64(struct buf *b, uint64_t v)
+{
+	char tmp[24];
+	size_t i = sizeof(tmp);
+
+	do {
+		tmp[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	put(b, tmp + i, sizeof(tmp) - i);
+}
+
+/* Nanoseconds as seconds, exactly: "12.000000345". */
+static void put_seconds(struct buf *b, uint64_t ns)
+{
+	char frac[11];
+	uint64_t f = ns % 1000000000u;
+
+	put_u64(b, ns / 1000000000u);
+	frac[0] = '.';
+	for (int i = 9; i >= 1; i--) {
+		frac[i] = (char)('0' + f % 10);
+		f /= 10;
+	}
+	put(b, frac, 10);
+}
+
+/* ---------------------------------------------------------------- log */
+
+void serve_log(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("perfex serve: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* ------------------------------------------------------------- events */
+
+static bool lacking(int errnum)
+{
+	return errnum == EOPNOTSUPP || errnum == ENODEV || errnum == ENXIO;
+}
+
+static void note_unavailable(struct serve_exporter *ex, const char *event,
+			     const char *reason)
+{
+	struct unavailable *n;
+
+	for (size_t i = 0; i < ex->nr_unavail; i++)
+		if (!strcmp(ex->unavail[i].event, event) &&
+		    !strcmp(ex->unavail[i].reason, reason))
+			return;
+	n = realloc(ex->unavail, (ex->nr_unavail + 1) * sizeof(*n));
+	if (!n)
+		return;
+	ex->unavail = n;
+	n += ex->nr_unavail;
+	n->event = strdup(event);
+	n->reason = strdup(reason);
+	if (!n->event || !n->reason) {
+		free(n->event);
+		free(n->reason);
+		return;
+	}
+	ex->nr_unavail++;
+	serve_log("event '%s' cannot count: %s (reported in "
+		  "perfex_event_unavailable; the others are served)",
+		  event, reason);
+}
+
+static void free_unavailable(struct unavailable *u, size_t nr)
+{
+	for (size_t i = 0; i < nr; i++) {
+		free(u[i].event);
+		free(u[i].reason);
+	}
+	free(u);
+}
+
+/* The events perfex stat counts by default, one at a time so that a
+ * machine without cycles still counts the rest. */
+static const char *const default_events[] = {
+	"cycles", "instructions", "task-clock", "context-switches",
+	"cpu-migrations", "page-faults",
+};
+
+static int parse_one(struct serve_exporter *ex, const struct serve_config *cfg,
+		     const char *spec, size_t line)
+{
+	struct perfctr_parse_error err = { .sz = sizeof(err), .column = -1 };
+	int ret = perfctr_evlist__parse(ex->events, spec, NULL, &err);
+	int errnum = err.errnum ? err.errnum : -ret;
+
+	if (ret >= 0)
+		return -1;
+	if (lacking(errnum)) {
+		note_unavailable(ex, spec, err.message[0] ? err.message :
+				 strerror(errnum));
+		return -1;
+	}
+	if (line)
+		fprintf(stderr, "perfex: config '%s' line %zu: %s\n", cfg->file,
+			line, err.message[0] ? err.message : strerror(errnum));
+	else
+		perfex_error("%s", err.message[0] ? err.message :
+			     strerror(errnum));
+	if (err.hint[0])
+		perfex_hint("%s", err.hint);
+	if (errnum == ENOTDIR || errnum == EACCES) {
+		if (!err.hint[0])
+			perfex_hint("as root: mount -t tracefs nodev "
+				    "/sys/kernel/tracing");
+		return PERFEX_EXIT_TRACEFS;
+	}
+	if (errnum == ENOENT && !err.hint[0])
+		perfex_hint("perfex list shows the events this machine offers");
+	return PERFEX_EXIT_EVENT;
+}
+
+static int parse_events(struct serve_exporter *ex, const struct serve_config *cfg)
+{
+	int ret;
+
+	ex->events = perfctr_evlist__new();
+	if (!ex->events)
+		return PERFEX_EXIT_INTERNAL;
+	if (!cfg->nr_events) {
+		for (size_t i = 0; i < sizeof(default_events) /
+				       sizeof(default_events[0]); i++)
+			if ((ret = parse_one(ex, cfg, default_events[i], 0)) >= 0)
+				return ret;
+		return -1;
+	}
+	for (size_t i = 0; i < cfg->nr_events; i++)
+		if ((ret = parse_one(ex, cfg, cfg->events[i],
+				     cfg->event_lines[i])) >= 0)
+			return ret;
+	return -1;
+}
+
+/* ------------------------------------------------------------- scopes */
+
+/* Why an event that parsed could not be opened, for the metric. */
+static const char *not_supported(int errnum)
+{
+	switch (errnum) {
+	case ENOENT:
+	case EOPNOTSUPP:
+		return "no PMU of this machine counts it";
+	case ENODEV:
+		return "its PMU cannot count on these CPUs";
+	case ENOSPC:
+		return "no counter is free for it";
+	default:
+		return strerror(errnum);
+	}
+}
+
+static void scope_delete(struct scope *s, size_t nr_events)
+{
+	if (!s)
+		return;
+	perfctr_session__delete(s->session);
+	perfctr_target__delete(s->target);
+	if (s->series)
+		for (size_t i = 0; i < nr_events * s->nr_units; i++)
+			free(s->series[i]);
+	free(s->series);
+	free(s->cgroup);
+	free(s);
+}
+
+static size_t nr_events(const struct serve_exporter *ex)
+{
+	return perfctr_evlist__nr_events(ex->events);
+}
+
+/* The label text of each (event, unit) of @s. */
+static int make_series(struct serve_exporter *ex, struct scope *s)
+{
+	size_t n = nr_events(ex);
+
+	s->series = calloc(n * s->nr_units + 1, sizeof(*s->series));
+	if (!s->series)
+		return -ENOMEM;
+	for (size_t e = 0; e < n; e++) {
+		for (size_t u = 0; u < s->nr_units; u++) {
+			struct buf b = { 0 };
+			int cpu = -1;
+
+			perfctr_session__unit(s->session, u, NULL, &cpu);
+			if (s->cgroup) {
+				puts_(&b, "cgroup=");
+				put_quoted(&b, s->cgroup);
+				puts_(&b, ",");
+			}
+			printf_(&b, "cpu=\"%d\",event=", cpu);
+			put_quoted(&b, perfctr_session__event_name(s->session, e));
+			if (ex->extra)
+				puts_(&b, ex->extra);
+			if (b.failed)
+				return -ENOMEM;
+			s->series[e * s->nr_units + u] = b.p;
+		}
+	}
+	return 0;
+}
+
+static struct scope *scope_new(struct serve_exporter *ex, const char *cgroup)
+{
+	const struct perfctr_session_opts opts = {
+		.sz = sizeof(opts),
+		.flags = PERFCTR_SESSION_ENABLE_ON_ATTACH,
+	};
+	struct scope *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s)
+		return NULL;
+	if (cgroup) {
+		s->cgroup = strdup(cgroup);
+		if (!s->cgroup)
+			goto fail_errno;
+		s->target = perfctr_target__new_cgroup(cgroup, ex->cfg->cpus);
+	} else {
+		s->target = perfctr_target__new_cpus(ex->cfg->cpus);
+	}
+	if (!s->target)
+		goto fail_errno;
+	s->session = perfctr_session__new(&opts);
+	if (!s->session)
+		goto fail_errno;
+	err = perfctr_session__add_evlist(s->session, ex->events);
+	if (err < 0)
+		goto fail;
+	err = perfctr_session__attach(s->session, s->target);
+	if (err < 0)
+		goto fail;
+	s->nr_units = perfctr_session__nr_units(s->session);
+	for (size_t e = 0; e < nr_events(ex); e++) {
+		struct perfctr_count c;
+
+		if (perfctr_session__count(s->session, e, &c) == 0 &&
+		    c.status == PERFCTR_COUNT_NOT_SUPPORTED)
+			note_unavailable(ex, perfctr_session__event_name(s->session, e),
+					 not_supported(c.errnum));
+	}
+	err = make_series(ex, s);
+	if (err < 0)
+		goto fail;
+	return s;
+fail_errno:
+	err = -errno;
+fail:
+	scope_delete(s, nr_events(ex));
+	errno = -err;
+	return NULL;
+}
+
+/* ------------------------------------------------------ cgroup follow */
+
+/* @path ("a/b", "/a/b" or absolute under the mount) as "/a/b". */
+static char *normalise(const struct serve_exporter *ex, const char *path)
+{
+	size_t mlen = strlen(ex->mount), len;
+	char *out;
+
+	if (mlen && !strncmp(path, ex->mount, mlen) &&
+	    (path[mlen] == '/' || !path[mlen]))
+		path += mlen;
+	while (*path == '/')
+		path++;
+	len = strlen(path);
+	while (len && path[len - 1] == '/')
+		len--;
+	out = malloc(len + 2);
+	if (!out)
+		return NULL;
+	out[0] = '/';
+	memcpy(out + 1, path, len);
+	out[len + 1] = '\0';
+	return out;
+}
+
+static void watch(struct serve_exporter *ex, const char *full)
+{
+	if (ex->inotify_fd >= 0)
+		inotify_add_watch(ex->inotify_fd, full,
+				  IN_CREATE | IN_DELETE | IN_MOVED_FROM |
+				  IN_MOVED_TO | IN_ONLYDIR);
+}
+
+static struct scope *find_scope(struct serve_exporter *ex, const char *cgroup)
+{
+	for (size_t i = 1; i < ex->nr_scopes; i++)
+		if (!strcmp(ex->scopes[i]->cgroup, cgroup))
+			return ex->scopes[i];
+	return NULL;
+}
+
+static void want(struct serve_exporter *ex, const char *cgroup)
+{
+	struct scope *s = find_scope(ex, cgroup), **n;
+
+	if (s) {
+		s->wanted = true;
+		return;
+	}
+	s = scope_new(ex, cgroup);
+	if (!s) {
+		/* Gone between the walk and the open: not an error. */
+		if (errno != ENOENT) {
+			ex->cgroup_errors++;
+			serve_log("cannot count cgroup '%s': %s", cgroup,
+				  strerror(errno));
+		}
+		return;
+	}
+	n = realloc(ex->scopes, (ex->nr_scopes + 1) * sizeof(*n));
+	if (!n) {
+		scope_delete(s, nr_events(ex));
+		ex->cgroup_errors++;
+		return;
+	}
+	ex->scopes = n;
+	s->wanted = true;
+	n[ex->nr_scopes++] = s;
+}
+
+/* Watch the nearest existing ancestor of cgroup @full (a path under the
+ * mount) that does not exist (yet), so that its making is seen. */
+static void watch_ancestor(struct serve_exporter *ex, char *full)
+{
+	size_t mlen = strlen(ex->mount);
+	struct stat st;
+	char *slash;
+
+	while (stat(full, &st) != 0 && (slash = strrchr(full, '/')) &&
+	       slash >= full + mlen)
+		*slash = '\0';
+	if (!full[0])
+		snprintf(full, PATH_MAX, "%s", ex->mount);
+	watch(ex, full);
+}
+
+static void walk(struct serve_exporter *ex, const char *cgroup, int depth)
+{
+	char full[PATH_MAX];
+	struct dirent *d;
+	DIR *dir;
+
+	if (snprintf(full, sizeof(full), "%s%s", ex->mount, cgroup) >=
+	    (int)sizeof(full))
+		return;
+	dir = opendir(full);
+	if (!dir) {
+		if (!depth)
+			watch_ancestor(ex, full);
+		return;
+	}
+	watch(ex, full);
+	want(ex, cgroup);
+	while (depth < MAX_DEPTH && (d = readdir(dir))) {
+		char child[PATH_MAX];
+
+		if (d->d_type != DT_DIR || d->d_name[0] == '.')
+			continue;
+		if (snprintf(child, sizeof(child), "%s%s%s", cgroup,
+			     cgroup[1] ? "/" : "", d->d_name) >= (int)sizeof(child))
+			continue;
+		walk(ex, child, depth + 1);
+	}
+	closedir(dir);
+}
+
+/* A cgroup counted by name: counted while it exists; its parent (or the
+ * nearest ancestor that exists) is watched for its making and removal. */
+static void want_named(struct serve_exporter *ex, const char *cgroup)
+{
+	char full[PATH_MAX];
+	struct stat st;
+	char *slash;
+
+	if (snprintf(full, sizeof(full), "%s%s", ex->mount, cgroup) >=
+	    (int)sizeof(full))
+		return;
+	if (stat(full, &st) == 0 && S_ISDIR(st.st_mode)) {
+		want(ex, cgroup);
+		if ((slash = strrchr(full, '/')) && slash > full + strlen(ex->mount))
+			*slash = '\0';
+		else
+			snprintf(full, sizeof(full), "%s", ex->mount);
+	}
+	watch_ancestor(ex, full);
+}
+
+static long open_fds(void);
+
+static void rescan_locked(struct serve_exporter *ex)
+{
+	size_t kept = 1;
+
+	/* Counted here, when counters are opened and closed, not at each
+	 * scrape: listing /proc/self/fd instantiates an inode per fd, which
+	 * with 800 counters costs more than reading them all. */
+	ex->open_fds = open_fds();
+	if (!ex->mount[0] || !nr_events(ex))
+		return;
+	for (size_t i = 1; i < ex->nr_scopes; i++)
+		ex->scopes[i]->wanted = false;
+	for (size_t i = 0; i < ex->cfg->nr_cgroups; i++) {
+		char *c = normalise(ex, ex->cfg->cgroups[i]);
+
+		if (c)
+			want_named(ex, c);
+		free(c);
+	}
+	for (size_t i = 0; i < ex->cfg->nr_roots; i++) {
+		char *c = normalise(ex, ex->cfg->roots[i]);
+
+		if (c)
+			walk(ex, c, 0);
+		free(c);
+	}
+	for (size_t i = 1; i < ex->nr_scopes; i++) {
+		if (ex->scopes[i]->wanted)
+			ex->scopes[kept++] = ex->scopes[i];
+		else
+			scope_delete(ex->scopes[i], nr_events(ex));
+	}
+	ex->nr_scopes = kept;
+	ex->open_fds = open_fds();
+}
+
+void serve_exporter_rescan(struct serve_exporter *ex)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+
+	if (ex->inotify_fd >= 0)
+		while (read(ex->inotify_fd, buf, sizeof(buf)) > 0)
+			;
+	pthread_mutex_lock(&ex->lock);
+	rescan_locked(ex);
+	pthread_mutex_unlock(&ex->lock);
+}
+
+int serve_exporter_watch_fd(const struct serve_exporter *ex)
+{
+	return ex->inotify_fd;
+}
+
+/* ------------------------------------------------------------- set up */
+
+static void drop_scopes(struct serve_exporter *ex)
+{
+	for (size_t i = 0; i < ex->nr_scopes; i++)
+		scope_delete(ex->scopes[i], nr_events(ex));
+	free(ex->scopes);
+	ex->scopes = NULL;
+	ex->nr_scopes = 0;
+}
+
+static char *label_text(const struct serve_config *cfg)
+{
+	struct buf b = { 0 };
+
+	if (!cfg->nr_labels)
+		return NULL;
+	for (size_t i = 0; i < cfg->nr_labels; i++) {
+		printf_(&b, ",%s=", cfg->labels[i].name);
+		put_quoted(&b, cfg->labels[i].value);
+	}
+	if (b.failed) {
+		free(b.p);
+		return NULL;
+	}
+	return b.p;
+}
+
+static int target_error(const char *what, int err)
+{
+	perfex_error("cannot count %s: %s", what, strerror(err));
+	if (err == ENOMEDIUM)
+		perfex_hint("as root: mount -t cgroup2 none "
+			    "/sys/fs/cgroup/unified");
+	if (err == EACCES || err == EPERM) {
+		perfex_hint("counting a whole CPU needs root or "
+			    "perf_event_paranoid <= 0");
+		return PERFEX_EXIT_PERM;
+	}
+	if (err == EINVAL || err == ENODEV || err == ENOMEDIUM)
+		return PERFEX_EXIT_TARGET;
+	return PERFEX_EXIT_INTERNAL;
+}
+
+/* Build the state of @cfg into @ex (events, the machine's scope, the
+ * cgroup2 mount).  Return -1 or the exit status. */
+static int build(struct serve_exporter *ex, struct serve_config *cfg)
+{
+	struct scope *machine;
+	int ret;
+
+	ex->cfg = cfg;
+	ex->extra = label_text(cfg);
+	if (cfg->nr_labels && !ex->extra)
+		return PERFEX_EXIT_INTERNAL;
+	if ((ret = parse_events(ex, cfg)) >= 0)
+		return ret;
+	ex->mount[0] = '\0';
+	if (cfg->nr_cgroups || cfg->nr_roots) {
+		struct perfctr_target *root = perfctr_target__new_cgroup("/", NULL);
+
+		if (!root)
+			return target_error("cgroups", errno);
+		snprintf(ex->mount, sizeof(ex->mount), "%s",
+			 perfctr_target__cgroup_path(root));
+		perfctr_target__delete(root);
+		/* "/sys/fs/cgroup/unified/" as "/sys/fs/cgroup/unified". */
+		for (size_t l = strlen(ex->mount); l > 1 && ex->mount[l - 1] == '/';)
+			ex->mount[--l] = '\0';
+	}
+	ex->scopes = calloc(1, sizeof(*ex->scopes));
+	if (!ex->scopes)
+		return PERFEX_EXIT_INTERNAL;
+	if (!nr_events(ex)) {
+		serve_log("no event can count here: serving the exporter's "
+			  "own metrics only");
+		return -1;
+	}
+	machine = scope_new(ex, NULL);
+	if (!machine)
+		return target_error(cfg->cpus ? "the CPUs" : "every CPU", errno);
+	ex->scopes[0] = machine;
+	ex->nr_scopes = 1;
+	return -1;
+}
+
+static void unbuild(struct serve_exporter *ex)
+{
+	drop_scopes(ex);
+	perfctr_evlist__delete(ex->events);
+	ex->events = NULL;
+	free_unavailable(ex->unavail, ex->nr_unavail);
+	ex->unavail = NULL;
+	ex->nr_unavail = 0;
+	free(ex->extra);
+	ex->extra = NULL;
+	serve_config_free(ex->cfg);
+	free(ex->cfg);
+	ex->cfg = NULL;
+}
+
+struct serve_exporter *serve_exporter_new(struct serve_config *cfg,
+					  int *exit_code)
+{
+	struct serve_exporter *ex = calloc(1, sizeof(*ex));
+	int ret;
+
+	if (!ex) {
+		serve_config_free(cfg);
+		free(cfg);
+		*exit_code = PERFEX_EXIT_INTERNAL;
+		return NULL;
+	}
+	pthread_mutex_init(&ex->lock, NULL);
+	ex->last_reload_ok = true;
+	ex->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	ret = build(ex, cfg);
+	if (ret >= 0) {
+		*exit_code = ret;
+		serve_exporter_delete(ex);
+		return NULL;
+	}
+	rescan_locked(ex);
+	*exit_code = 0;
+	return ex;
+}
+
+void serve_exporter_delete(struct serve_exporter *ex)
+{
+	if (!ex)
+		return;
+	unbuild(ex);
+	if (ex->inotify_fd >= 0)
+		close(ex->inotify_fd);
+	pthread_mutex_destroy(&ex->lock);
+	free(ex);
+}
+
+int serve_exporter_reload(struct serve_exporter *ex, struct serve_config *cfg)
+{
+	struct serve_exporter next = { 0 };
+	int ret;
+
+	/* The new state is built beside the old one, so a configuration
+	 * that fails leaves the running one untouched. */
+	next.inotify_fd = -1;
+	ret = build(&next, cfg);
+	pthread_mutex_lock(&ex->lock);
+	if (ret >= 0) {
+		unbuild(&next);
+		ex->reloads_failed++;
+		ex->last_reload_ok = false;
+		pthread_mutex_unlock(&ex->lock);
+		serve_log("reload failed: the configuration in use is kept");
+		return -1;
+	}
+	unbuild(ex);
+	ex->cfg = next.cfg;
+	ex->events = next.events;
+	ex->unavail = next.unavail;
+	ex->nr_unavail = next.nr_unavail;
+	ex->scopes = next.scopes;
+	ex->nr_scopes = next.nr_scopes;
+	ex->extra = next.extra;
+	memcpy(ex->mount, next.mount, sizeof(ex->mount));
+	/* Old watches name directories no longer followed: start anew. */
+	if (ex->inotify_fd >= 0) {
+		close(ex->inotify_fd);
+		ex->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	}
+	rescan_locked(ex);
+	ex->reloads_ok++;
+	ex->last_reload_ok = true;
+	pthread_mutex_unlock(&ex->lock);
+	serve_log("configuration reloaded: %zu events, %zu cgroups",
+		  nr_events(ex), ex->nr_scopes ? ex->nr_scopes - 1 : 0);
+	return 0;
+}
+
+void serve_exporter_reload_failed(struct serve_exporter *ex)
+{
+	pthread_mutex_lock(&ex->lock);
+	ex->reloads_failed++;
+	ex->last_reload_ok = false;
+	pthread_mutex_unlock(&ex->lock);
+	serve_log("reload failed: the configuration in use is kept");
+}
+
+const char *serve_exporter_listen(const struct serve_exporter *ex)
+{
+	return ex->cfg->listen ? ex->cfg->listen : SERVE_DEFAULT_LISTEN;
+}
+
+/* ------------------------------------------------------------- scrape */
+
+struct family {
+	const char *name;	/* without _total */
+	const char *type;	/* counter, gauge */
+	const char *unit;	/* OpenMetrics UNIT, or NULL */
+	const char *help;
+};
+
+static void head(struct buf *b, const struct family *f, enum serve_format fmt)
+{
+	bool counter = !strcmp(f->type, "counter");
+	bool om = fmt == SERVE_FORMAT_OPENMETRICS;
+	/* Prometheus text names the family as its samples (with _total);
+	 * OpenMetrics names it without the suffix. */
+	const char *suffix = counter && !om ? "_total" : "";
+
+	printf_(b, "# HELP %s%s %s\n# TYPE %s%s %s\n", f->name, suffix,
+		f->help, f->name, suffix, f->type);
+	if (om && f->unit)
+		printf_(b, "# UNIT %s %s\n", f->name, f->unit);
+}
+
+static void sample_name(struct buf *b, const struct family *f)
+{
+	puts_(b, f->name);
+	if (!strcmp(f->type, "counter"))
+		puts_(b, "_total");
+}
+
+static const struct family f_events = {
+	"perfex_events", "counter", NULL,
+	"Events counted, raw: as the kernel summed them while the event ran "
+	"on a counter (perfex_time_running_seconds)." };
+static const struct family f_scaled = {
+	"perfex_events_scaled", "gauge", NULL,
+	"Events estimated for the whole enabled time: raw * enabled / running "
+	"(equal to the raw count when the event was never multiplexed; an "
+	"estimate, so it can fall slightly between scrapes)." };
+static const struct family f_enabled = {
+	"perfex_time_enabled_seconds", "counter", "seconds",
+	"Time the event was enabled." };
+static const struct family f_running = {
+	"perfex_time_running_seconds", "counter", "seconds",
+	"Time the event was on a hardware or software counter (less than "
+	"enabled: multiplexed)." };
+
+enum value_kind { V_RAW, V_SCALED, V_ENABLED, V_RUNNING };
+
+static void family_values(struct serve_exporter *ex, struct buf *b,
+			  const struct family *f, enum value_kind kind,
+			  enum serve_format fmt)
+{
+	size_t n = nr_events(ex);
+
+	if (!ex->nr_scopes)
+		return;
+	head(b, f, fmt);
+	for (size_t i = 0; i < ex->nr_scopes; i++) {
+		struct scope *s = ex->scopes[i];
+
+		for (size_t e = 0; e < n; e++) {
+			for (size_t u = 0; u < s->nr_units; u++) {
+				struct perfctr_count c;
+
+				if (perfctr_session__unit_count(s->session, e, u, &c) ||
+				    c.status == PERFCTR_COUNT_NOT_SUPPORTED)
+					continue;
+				if (kind == V_SCALED && !c.time_running)
+					continue;
+				sample_name(b, f);
+				puts_(b, "{");
+				puts_(b, s->series[e * s->nr_units + u]);
+				puts_(b, "} ");
+				switch (kind) {
+				case V_RAW:
+					put_u64(b, c.value);
+					break;
+				case V_SCALED:
+					if (c.time_running == c.time_enabled)
+						put_u64(b, c.value);
+					else
+						printf_(b, "%.17g",
+							perfctr_count__scaled(&c));
+					break;
+				case V_ENABLED:
+					put_seconds(b, c.time_enabled);
+					break;
+				case V_RUNNING:
+					put_seconds(b, c.time_running);
+					break;
+				}
+				puts_(b, "\n");
+			}
+		}
+	}
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static long open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	long n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n - 1;		/* the directory's own fd */
+}
+
+/* A gauge or counter family with one unlabelled sample (but the
+ * configured labels). */
+static void single(struct serve_exporter *ex, struct buf *b,
+		   const struct family *f, enum serve_format fmt,
+		   const char *value)
+{
+	head(b, f, fmt);
+	sample_name(b, f);
+	if (ex->extra) {
+		puts_(b, "{");
+		puts_(b, ex->extra + 1);
+		puts_(b, "}");
+	}
+	printf_(b, " %s\n", value);
+}
+
+static void health(struct serve_exporter *ex, struct buf *b,
+		   enum serve_format fmt, uint64_t start)
+{
+	static const struct family f_unavail = {
+		"perfex_event_unavailable", "gauge", NULL,
+		"1 for each event this machine cannot count, with the reason; "
+		"the other events are served." };
+	static const struct family f_cgroups = {
+		"perfex_cgroups", "gauge", NULL, "Cgroups counted now." };
+	static const struct family f_cgerr = {
+		"perfex_cgroup_errors", "counter", NULL,
+		"Cgroups that could not be counted (the log says why)." };
+	static const struct family f_rderr = {
+		"perfex_read_errors", "counter", NULL,
+		"Failed reads of counters." };
+	static const struct family f_fds = {
+		"perfex_open_fds", "gauge", NULL,
+		"File descriptors the exporter holds open (one per event, CPU "
+		"and cgroup, and its own), as of the last change of cgroups." };
+	static const struct family f_reloads = {
+		"perfex_config_reloads", "counter", NULL,
+		"Configuration reloads (SIGHUP), by result." };
+	static const struct family f_reload_ok = {
+		"perfex_config_last_reload_successful", "gauge", NULL,
+		"1 when the last reload succeeded (or there was none)." };
+	static const struct family f_duration = {
+		"perfex_scrape_duration_seconds", "gauge", "seconds",
+		"Time this scrape took to read the counters and format them." };
+	char tmp[32];
+
+	head(b, &f_unavail, fmt);
+	for (size_t i = 0; i < ex->nr_unavail; i++) {
+		sample_name(b, &f_unavail);
+		puts_(b, "{event=");
+		put_quoted(b, ex->unavail[i].event);
+		puts_(b, ",reason=");
+		put_quoted(b, ex->unavail[i].reason);
+		if (ex->extra)
+			puts_(b, ex->extra);
+		puts_(b, "} 1\n");
+	}
+	snprintf(tmp, sizeof(tmp), "%zu", ex->nr_scopes ? ex->nr_scopes - 1 : 0);
+	single(ex, b, &f_cgroups, fmt, tmp);
+	snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)ex->cgroup_errors);
+	single(ex, b, &f_cgerr, fmt, tmp);
+	snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)ex->read_errors);
+	single(ex, b, &f_rderr, fmt, tmp);
+	snprintf(tmp, sizeof(tmp), "%ld", ex->open_fds);
+	single(ex, b, &f_fds, fmt, tmp);
+	head(b, &f_reloads, fmt);
+	for (int ok = 1; ok >= 0; ok--) {
+		sample_name(b, &f_reloads);
+		printf_(b, "{result=\"%s\"%s} %llu\n", ok ? "success" : "failure",
+			ex->extra ? ex->extra : "",
+			(unsigned long long)(ok ? ex->reloads_ok : ex->reloads_failed));
+	}
+	single(ex, b, &f_reload_ok, fmt, ex->last_reload_ok ? "1" : "0");
+	/* Last, so that it covers the rest of the scrape. */
+	snprintf(tmp, sizeof(tmp), "%.9f", (double)(now_ns() - start) / 1e9);
+	single(ex, b, &f_duration, fmt, tmp);
+}
+
+char *serve_exporter_scrape(struct serve_exporter *ex, enum serve_format fmt,
+			    size_t *len)
+{
+	uint64_t start = now_ns();
+	struct buf b = { 0 };
+
+	pthread_mutex_lock(&ex->lock);
+	if (ex->inotify_fd < 0)
+		rescan_locked(ex);
+	for (size_t i = 0; i < ex->nr_scopes; i++)
+		if (perfctr_session__read(ex->scopes[i]->session) < 0)
+			ex->read_errors++;
+	reserve(&b, 256 * 1024);
+	family_values(ex, &b, &f_events, V_RAW, fmt);
+	family_values(ex, &b, &f_scaled, V_SCALED, fmt);
+	family_values(ex, &b, &f_enabled, V_ENABLED, fmt);
+	family_values(ex, &b, &f_running, V_RUNNING, fmt);
+	health(ex, &b, fmt, start);
+	pthread_mutex_unlock(&ex->lock);
+	if (fmt == SERVE_FORMAT_OPENMETRICS)
+		puts_(&b, "# EOF\n");
+	if (b.failed) {
+		free(b.p);
+		errno = ENOMEM;
+		return NULL;
+	}
+	*len = b.len;
+	return b.p;
+}

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * perfex serve — the exporter's internal interfaces, between its modules:
+ *
+ *   config.c    the configuration: file + command line, reloaded on SIGHUP
+ *   exporter.c  the counting sessions (whole machine and each cgroup,
+ *               cgroups under a root followed) and the text formats
+ *   http.c      the HTTP server (libmicrohttpd) and its handler table
+ *   main.c      perfex-serve's main: options, signals, the main loop
+ *
+ * Another module serves a path of its own by registering a handler with
+ * serve_http_handle() before serve_http_start() (as the exporter registers
+ * /metrics); main.c's modules[] table is where such a module is hooked in.
+ */
+#ifndef PERFEX_SERVE_H
+#define PERFEX_SERVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ------------------------------------------------------------- config */
+
+#define SERVE_DEFAULT_LISTEN "127.0.0.1:9717"
+
+struct serve_label {
+	char *name;
+	char *value;
+};
+
+struct serve_config {
+	char *listen;		/* ADDR:PORT */
+	char **events;		/* event specifications, as perfex -e */
+	size_t nr_events;
+	size_t *event_lines;	/* the config line of each (0: command line) */
+	char **cgroups;		/* cgroups counted by name */
+	size_t nr_cgroups;
+	char **roots;		/* cgroups counted with all below them */
+	size_t nr_roots;
+	char *cpus;		/* CPU list, NULL for every online CPU */
+	struct serve_label *labels;
+	size_t nr_labels;
+	char *file;		/* the configuration file, or NULL */
+};
+
+/*
+ * Read @path (when non-NULL) into @cfg, on top of what @cfg holds (the
+ * command line's values are added to the file's lists; the command line's
+ * listen address and CPUs win).  Errors are printed, naming the line:
+ * "perfex: config 'F' line 3: unknown key 'evnt'".
+ * Return: -1 on success, else perfex's exit status (cfg then undefined,
+ * free it).
+ */
+int serve_config_read(struct serve_config *cfg, const char *path);
+
+/* Add one value of a list key ("event", "cgroup", "cgroup-root",
+ * "label") as the file would; @line 0 for the command line.
+ * Return: -1, or the exit status after the error. */
+int serve_config_add(struct serve_config *cfg, const char *key,
+		     const char *value, size_t line);
+
+void serve_config_free(struct serve_config *cfg);
+
+/* ----------------------------------------------------------- exporter */
+
+struct serve_exporter;
+
+/* Formats of a scrape, chosen by serve_negotiate(). */
+enum serve_format {
+	SERVE_FORMAT_PROMETHEUS,	/* text/plain; version=0.0.4 */
+	SERVE_FORMAT_OPENMETRICS,	/* application/openmetrics-text; 1.0.0 */
+};
+
+/*
+ * The sessions of @cfg (kept by reference: the exporter owns it from now
+ * on and frees it).  Events that cannot count are logged and reported,
+ * not fatal.  Return: NULL with *@exit_code set after the error.
+ */
+struct serve_exporter *serve_exporter_new(struct serve_config *cfg,
+					  int *exit_code);
+void serve_exporter_delete(struct serve_exporter *ex);
+
+/* The fd to poll for cgroup changes under the followed roots (inotify),
+ * or -1 when there is none (then every scrape looks for them). */
+int serve_exporter_watch_fd(const struct serve_exporter *ex);
+
+/* Follow cgroups made or removed: drain the watch fd, rescan. */
+void serve_exporter_rescan(struct serve_exporter *ex);
+
+/* Take @cfg (owned from now on) in place of the running configuration;
+ * on failure keep the old one.  Return: 0 or -1 (logged). */
+int serve_exporter_reload(struct serve_exporter *ex, struct serve_config *cfg);
+
+/* Count a failed reload (a configuration that did not parse). */
+void serve_exporter_reload_failed(struct serve_exporter *ex);
+
+/*
+ * One scrape in @format: read every counter and format the families.
+ * Return: a malloc'd text of *@len bytes, or NULL on ENOMEM.
+ * Thread safety: serialised inside (one scrape or rescan at a time).
+ */
+char *serve_exporter_scrape(struct serve_exporter *ex, enum serve_format format,
+			    size_t *len);
+
+/* The listen address of the running configuration. */
+const char *serve_exporter_listen(const struct serve_exporter *ex);
+
+/* --------------------------------------------------------------- http */
+
+/* The format an Accept header asks for (NULL: Prometheus text). */
+enum serve_format serve_negotiate(const char *accept);
+/* The Content-Type of a format. */
+const char *serve_content_type(enum serve_format format);
+
+struct serve_request {
+	const char *path;	/* "/metrics" */
+	const char *accept;	/* the Accept header, or NULL */
+	void *conn;		/* the server's, for serve_request_arg() */
+};
+
+struct serve_reply {
+	unsigned int status;		/* HTTP status, 200 unless set */
+	const char *content_type;	/* static string */
+	char *body;			/* malloc'd; the server frees it */
+	size_t len;
+};
+
+/* A query argument of @req ("seconds" of "?seconds=5"), or NULL. */
+const char *serve_request_arg(const struct serve_request *req,
+			      const char *key);
+
+/*
+ * A handler: fill @reply for @req.  It runs in the thread of the request's
+ * connection (one thread per connection), so a slow handler does not hold
+ * up the others; it synchronises its own state.
+ */
+typedef void serve_handler_fn(const struct serve_request *req,
+			      struct serve_reply *reply, void *arg);
+
+struct serve_http;
+
+struct serve_http *serve_http_new(void);
+/* Serve @path (exact match) with @fn; before serve_http_start().
+ * Return: 0, -EEXIST, -ENOMEM, -EBUSY once started. */
+int serve_http_handle(struct serve_http *http, const char *path,
+		      const char *what, serve_handler_fn *fn, void *arg);
+/* Listen on @listen ("ADDR:PORT", "[V6]:PORT"); *@port gets the bound
+ * port.  Return: 0, or -errno after the error is printed. */
+int serve_http_start(struct serve_http *http, const char *listen,
+		     unsigned int *port);
+/* Stop serving (waits for running requests), free. */
+void serve_http_delete(struct serve_http *http);
+/* Whether the server was built in (libmicrohttpd). */
+bool serve_http_available(void);
+
+/* "perfex serve: " + message on stderr: the log. */
+void serve_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif /* PERFEX_SERVE_H */
