@@ -41,12 +41,19 @@ struct perfctr_reader_opts {
 	/* Kernel symbols; NULL: /proc/kallsyms. */
 	const char *kallsyms;
 	/* Resolve the whole callchain (when the file has one), not only
-	 * the sampled address. */
+	 * the sampled address.  Samples that carry the user registers and
+	 * stack (DWARF call graphs) get their user frames unwound with the
+	 * CFI of the mapped files (libdw), after the kernel's frames of their
+	 * callchain, as perf merges them. */
 	bool callchain;
-	/* Name DSOs only: no ELF symbol table or kallsyms is read. */
+	/* Name DSOs only: no ELF file (symbol table, CFI) or kallsyms is
+	 * read, so no DWARF unwinding either. */
 	bool dso_only;
 	/* C++ names as the binaries spell them (mangled). */
 	bool no_demangle;
+	/* Prefix of every DSO path opened (a copy of the recorded machine's
+	 * files, as perf's --symfs); NULL: none. */
+	const char *root;
 	size_t :0;
 };
 
@@ -67,11 +74,12 @@ struct perfctr_reader_sample {
 	/* The sample was taken in the kernel (its cpumode). */
 	bool kernel;
 	/* frames[0] is where the sample hit, then its callers outwards
-	 * (with opts.callchain and a callchain in the file); at least one.
-	 * A caller's frame is resolved at its return address minus one (the
-	 * call), and its addr is the DSO-relative return address.  Ready
-	 * for perfctr_profile__add().  ips[i] is frame i's address as
-	 * recorded. */
+	 * (with opts.callchain and a callchain or a user stack copy in the
+	 * file); at least one, however the chain was recorded.  A caller's
+	 * frame is resolved at its return address minus one (the call), and
+	 * its addr is the DSO-relative return address.  Ready for
+	 * perfctr_profile__add().  ips[i] is frame i's address as recorded
+	 * or unwound. */
 	const struct perfctr_frame *frames;
 	const uint64_t *ips;
 	size_t nr_frames;
@@ -119,6 +127,34 @@ perfctr_reader__event_name(const struct perfctr_reader *reader, size_t idx);
 PERFCTR_API const struct perf_event_attr *
 perfctr_reader__event_attr(const struct perfctr_reader *reader, size_t idx);
 
+/*
+ * Why the user part of a DWARF call chain (perf record --call-graph dwarf,
+ * perfex record --call-graph dwarf) ended before the outermost frame:
+ * the chain is handed over as far as it got.
+ */
+enum perfctr_unwind_stop {
+	/* A caller's frame lies beyond the stack copied into the sample:
+	 * record with a larger SIZE (dwarf,SIZE). */
+	PERFCTR_UNWIND_STACK,
+	/* A return address in no file mapping the recording saw (JIT code,
+	 * a file gone or changed since). */
+	PERFCTR_UNWIND_NO_MAP,
+	/* Code whose file has no CFI (.eh_frame, .debug_frame) for it. */
+	PERFCTR_UNWIND_NO_CFI,
+	/* PERFCTR_READER_MAX_FRAMES frames. */
+	PERFCTR_UNWIND_DEPTH,
+	/* Not unwound at all: a library built without libdw, a 32-bit task,
+	 * or an architecture it cannot unwind (x86-64 and arm64 it can). */
+	PERFCTR_UNWIND_UNSUPPORTED,
+	PERFCTR_UNWIND_NR_STOPS
+};
+
+/**
+ * perfctr_unwind_stop_str() - a reason of enum perfctr_unwind_stop in
+ * words ("stack copy too small", ...); NULL out of range.  Thread-safe.
+ */
+PERFCTR_API const char *perfctr_unwind_stop_str(int stop);
+
 struct perfctr_reader_stats {
 	size_t sz;
 	uint64_t records;	/* records handed over so far */
@@ -126,12 +162,17 @@ struct perfctr_reader_stats {
 	uint64_t bad_samples;	/* undecodable samples skipped so far */
 	uint64_t lost;		/* PERF_RECORD_LOST: the whole file */
 	uint64_t lost_samples;	/* PERF_RECORD_LOST_SAMPLES: the whole file */
+	/* Samples whose user frames were unwound from their stack copy
+	 * (with opts.callchain), and of those the chains that ended early,
+	 * by enum perfctr_unwind_stop. */
+	uint64_t unwound;
+	uint64_t truncated[PERFCTR_UNWIND_NR_STOPS];
 	size_t :0;
 };
 
 /**
  * perfctr_reader__stats() - counts of the file (@idx == SIZE_MAX) or of
- * event @idx (then records and bad_samples are 0).  The lost counts are
+ * event @idx (then records, bad_samples, unwound and truncated are 0).  The lost counts are
  * known from the open on; the others grow with perfctr_reader__next().
  * Return: 0, -EINVAL (bad arguments, no event @idx).
  */

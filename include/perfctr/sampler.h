@@ -103,6 +103,16 @@ struct perfctr_sampler_opts {
 	size_t :0;
 };
 
+/**
+ * perfctr_user_regs_mask() - the sample_regs_user mask that DWARF call
+ * graphs need on this machine's architecture: every general register the
+ * unwinder may start from (x86-64: all but the segment registers, as perf
+ * asks; arm64: x0-x30, sp and pc).  Pure, thread-safe.
+ * Return: the mask, or 0 where the library cannot unwind (then
+ * PERF_SAMPLE_REGS_USER is of no use to perfctr_reader).
+ */
+PERFCTR_API uint64_t perfctr_user_regs_mask(void);
+
 /** perfctr_sampler__new() - an empty sampler on @opts->target.
  * NULL + errno (EINVAL for bad @opts, ENOMEM). */
 PERFCTR_API struct perfctr_sampler *

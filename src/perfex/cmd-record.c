@@ -54,7 +54,8 @@ struct record {
 	const char *filter;
 	uint64_t period;
 	uint64_t freq;
-	bool callgraph;
+	enum { CALLGRAPH_NONE, CALLGRAPH_FP, CALLGRAPH_DWARF } callgraph;
+	uint32_t stack_size;	/* user stack bytes per sample (dwarf) */
 	pid_t pid, tid;
 	bool all_cpus;
 	const char *cpus;
@@ -537,8 +538,18 @@ static int add_events(struct record *rec, const char *spec)
 		attr.sample_type |= PERF_SAMPLE_IP | PERF_SAMPLE_TID |
 				    PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
 				    PERF_SAMPLE_PERIOD;
+		/* DWARF as perf records it: the kernel's callchain for the
+		 * kernel frames only, the user frames unwound later from a
+		 * copy of the registers and the top of the stack. */
 		if (rec->callgraph)
 			attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
+		if (rec->callgraph == CALLGRAPH_DWARF) {
+			attr.sample_type |= PERF_SAMPLE_REGS_USER |
+					    PERF_SAMPLE_STACK_USER;
+			attr.sample_regs_user = perfctr_user_regs_mask();
+			attr.sample_stack_user = rec->stack_size;
+			attr.exclude_callchain_user = 1;
+		}
 		/* The tracepoint's fields, as perf records them: perf report
 		 * sorts tracepoint-only files by them by default. */
 		if (attr.type == PERF_TYPE_TRACEPOINT)
@@ -550,6 +561,9 @@ static int add_events(struct record *rec, const char *spec)
 			attr.comm = 1;
 			attr.comm_exec = 1;
 			attr.task = 1;
+			/* Unwinders find a binary's CFI index (.eh_frame_hdr)
+			 * in its read-only mapping, not the executable one. */
+			attr.mmap_data = rec->callgraph == CALLGRAPH_DWARF;
 		}
 		attr.sample_id_all = 1;
 		r = perfctr_sampler__add_attr(rec->sampler, &attr,
@@ -608,6 +622,48 @@ static int parse_u64_arg(const struct perfex_parse *p, uint64_t *out)
 	return -1;
 }
 
+/* Larger copies do not fit the 16-bit size of a sample record. */
+#define STACK_SIZE_MAX 65528u
+
+/* -g, or --call-graph fp|dwarf[,SIZE] with perf's meaning and default. */
+static int callgraph_option(const struct perfex_parse *p, struct record *rec)
+{
+	const char *arg = p->arg;
+	unsigned long long size;
+	char *end;
+
+	if (!arg || !strcmp(arg, "fp")) {
+		rec->callgraph = CALLGRAPH_FP;
+		return -1;
+	}
+	if (strncmp(arg, "dwarf", 5) || (arg[5] && arg[5] != ','))
+		return perfex_opt_error(p, "expects fp or dwarf[,SIZE] (not '%s')",
+					arg);
+	if (!perfctr_user_regs_mask()) {
+		perfex_error("--call-graph dwarf is not supported on this "
+			     "architecture");
+		perfex_hint("use --call-graph fp");
+		return PERFEX_EXIT_USAGE;
+	}
+	size = 8192;
+	if (arg[5]) {
+		errno = 0;
+		size = strtoull(arg + 6, &end, 0);
+		if (errno || *end || end == arg + 6 || arg[6] == '-' || !size)
+			return perfex_opt_error(p, "expects a stack size in bytes "
+						"after 'dwarf,' (not '%s')", arg + 6);
+		if (size > STACK_SIZE_MAX)
+			return perfex_opt_error(p, "expects a stack size of at "
+						"most %u bytes (not '%s')",
+						STACK_SIZE_MAX, arg + 6);
+		/* The kernel copies whole words. */
+		size = (size + 7) & ~7ULL;
+	}
+	rec->callgraph = CALLGRAPH_DWARF;
+	rec->stack_size = (uint32_t)size;
+	return -1;
+}
+
 static int record_option(struct perfex_parse *p, void *ctx)
 {
 	struct record *rec = ctx;
@@ -629,8 +685,7 @@ static int record_option(struct perfex_parse *p, void *ctx)
 	case OPT_FREQ:
 		return parse_u64_arg(p, &rec->freq);
 	case OPT_CALL_GRAPH:
-		rec->callgraph = true;
-		break;
+		return callgraph_option(p, rec);
 	case OPT_PID:
 	case OPT_TID:
 		if ((r = parse_u64_arg(p, &v)) >= 0)

@@ -106,6 +106,7 @@ static void print_header(struct perfctr_reader *rd, const struct report *rep)
 	const char *os = perfctr_perfdata__string(pd, PERFCTR_FEAT_OSRELEASE);
 	const char *const *argv;
 	int argc = perfctr_perfdata__cmdline(pd, &argv), i;
+	char unwind[512];
 
 	perfctr_reader__stats(rd, SIZE_MAX, &stats);
 	printf("# perfex report of '%s'\n", rep->input);
@@ -124,6 +125,8 @@ static void print_header(struct perfctr_reader *rd, const struct report *rep)
 	if (st->bad_samples)
 		printf("# Undecodable samples skipped: %" PRIu64 "\n",
 		       st->bad_samples);
+	if (perfex_unwind_summary(st, unwind, sizeof(unwind)))
+		printf("# DWARF call chains: %s\n", unwind);
 	if (!perfctr_symbols_have_elf())
 		printf("# note: built without libelf: user-space addresses are not symbolised\n");
 	printf("#\n");
@@ -231,8 +234,21 @@ static void print_json(struct perfctr_reader *rd, struct report *rep)
 	printf("{\"input\": ");
 	json_string(rep->input);
 	printf(", \"samples\": %" PRIu64 ", \"lost\": %" PRIu64
-	       ", \"lost_samples\": %" PRIu64 ", \"sort\": [",
-	       st->samples, st->lost, st->lost_samples);
+	       ", \"lost_samples\": %" PRIu64, st->samples, st->lost,
+	       st->lost_samples);
+	if (st->unwound) {
+		printf(", \"unwound\": %" PRIu64 ", \"truncated\": {",
+		       st->unwound);
+		for (i = 0, shown = 0; i < PERFCTR_UNWIND_NR_STOPS; i++) {
+			if (!st->truncated[i])
+				continue;
+			printf("%s", shown++ ? ", " : "");
+			json_string(perfctr_unwind_stop_str((int)i));
+			printf(": %" PRIu64, st->truncated[i]);
+		}
+		printf("}");
+	}
+	printf(", \"sort\": [");
 	for (k = 0; k < rep->nr_keys; k++)
 		printf("%s\"%s\"", k ? ", " : "", perfctr_sort_key_name(rep->keys[k]));
 	printf("], \"events\": [");
@@ -479,6 +495,7 @@ int cmd_report(int argc, char **argv)
 	struct perfctr_reader_stats stats = { .sz = sizeof(stats) };
 	struct perfctr_reader *rd;
 	struct perfex_parse p;
+	char unwind[512];
 	int ret = 0, r;
 	size_t a;
 
@@ -543,6 +560,11 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	perfctr_reader__stats(rd, SIZE_MAX, &stats);
+	/* The table's header and the JSON say it; the others have no room. */
+	if ((rep.folded || rep.flame) &&
+	    perfex_unwind_summary(&stats, unwind, sizeof(unwind)) &&
+	    strncmp(unwind, "0 ", 2))
+		fprintf(stderr, "perfex: note: DWARF call chains: %s\n", unwind);
 	if (rep.callgraph != PERFCTR_CALLGRAPH_NONE && !rep.saw_callchain &&
 	    stats.samples)
 		fprintf(stderr, "perfex: note: '%s' has no callchains (record with -g)\n",

@@ -157,27 +157,29 @@ static void print_loc(struct script *sc, enum otype t, pid_t pid,
 		printf("\n");
 }
 
+/* The reader's chain, whichever way it was recorded (the kernel's
+ * callchain, or its kernel part and the user frames unwound from the
+ * stack copy). */
 static void print_callchain(struct script *sc, enum otype t,
-			    const struct perfctr_sample *s)
+			    const struct perfctr_reader_sample *ws)
 {
-	bool kernel = false;	/* perf takes a chain's start as user */
-	unsigned int n = 0;
-	uint64_t i;
+	bool unwound = ws->sample->type & PERF_SAMPLE_STACK_USER;
+	bool first_user = true;
+	size_t i;
 
-	for (i = 0; i < s->callchain_nr && n < MAX_STACK; i++) {
-		uint64_t ip = s->callchain[i];
+	for (i = 0; i < ws->nr_frames && i < MAX_STACK; i++) {
+		uint64_t ip = ws->ips[i];
 
-		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
-			if (ip == (uint64_t)PERF_CONTEXT_KERNEL)
-				kernel = true;
-			else if (ip == (uint64_t)PERF_CONTEXT_USER)
-				kernel = false;
-			continue;
-		}
-		n++;
 		/* Return addresses are shown and named as they are (not
-		 * the call before them), as perf script does. */
-		print_loc(sc, t, (pid_t)s->pid, ip, kernel, true);
+		 * the call before them), as perf script does; but for the
+		 * callers it unwinds, perf shows the call (one byte
+		 * before), and so do we. */
+		if (unwound && !ws->frames[i].kernel) {
+			if (!first_user)
+				ip--;
+			first_user = false;
+		}
+		print_loc(sc, t, ws->pid, ip, ws->frames[i].kernel, true);
 	}
 }
 
@@ -220,7 +222,7 @@ static void print_sample(struct script *sc, const struct perfctr_reader_sample *
 	if (printing(sc, t, F_IP)) {
 		if (chain && (s->type & PERF_SAMPLE_CALLCHAIN)) {
 			printf("\n");
-			print_callchain(sc, t, s);
+			print_callchain(sc, t, ws);
 		} else {
 			printf(" ");
 			print_loc(sc, t, (pid_t)s->pid, s->ip, ws->kernel, false);
@@ -471,6 +473,7 @@ int cmd_script(int argc, char **argv)
 	PERFCTR_OPTS(perfctr_reader_opts, ropts);
 	struct perfctr_reader_sample rs = { .sz = sizeof(rs) };
 	struct perfctr_reader_stats st = { .sz = sizeof(st) };
+	char unwind[512];
 	struct script_opts so = { .input = "perf.data", .ropts = &ropts };
 	struct script *sc = &so.sc;
 	struct perfex_parse p;
@@ -490,6 +493,8 @@ int cmd_script(int argc, char **argv)
 		perfex_hint("perfex script --help lists the options");
 		return PERFEX_EXIT_USAGE;
 	}
+	/* The reader's frames are the chains printed (unwound too). */
+	ropts.callchain = !sc->no_callchain;
 	sc->rd = perfex_reader_open(so.input, &ropts, &ret);
 	if (!sc->rd)
 		return ret;
@@ -508,6 +513,10 @@ int cmd_script(int argc, char **argv)
 	if (!ret && st.lost + st.lost_samples)
 		fprintf(stderr, "perfex: %" PRIu64 " samples were lost while recording\n",
 			st.lost + st.lost_samples);
+	/* Only when chains were cut: the output does not say so itself. */
+	if (!ret && perfex_unwind_summary(&st, unwind, sizeof(unwind)) &&
+	    strncmp(unwind, "0 ", 2))
+		fprintf(stderr, "perfex: note: DWARF call chains: %s\n", unwind);
 	if (fflush(stdout) && !ret) {
 		perfex_error("cannot write: %s", strerror(errno));
 		ret = PERFEX_EXIT_IO;

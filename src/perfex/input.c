@@ -72,3 +72,28 @@ int perfex_reader_error(const char *input, int err)
 		perfex_error("cannot read '%s': %s", input, strerror(-err));
 	return PERFEX_EXIT_IO;
 }
+
+bool perfex_unwind_summary(const struct perfctr_reader_stats *st, char *buf,
+			   size_t size)
+{
+	uint64_t truncated = 0;
+	bool first = true;
+	size_t len;
+	int i;
+
+	if (!st->unwound)
+		return false;
+	for (i = 0; i < PERFCTR_UNWIND_NR_STOPS; i++)
+		truncated += st->truncated[i];
+	len = (size_t)snprintf(buf, size, "%" PRIu64 " truncated of %" PRIu64
+			       " unwound", truncated, st->unwound);
+	for (i = 0; i < PERFCTR_UNWIND_NR_STOPS && len < size; i++) {
+		if (!st->truncated[i])
+			continue;
+		len += (size_t)snprintf(buf + len, size - len, "%s %" PRIu64 " %s",
+					first ? ":" : ",", st->truncated[i],
+					perfctr_unwind_stop_str(i));
+		first = false;
+	}
+	return true;
+}

@@ -116,8 +116,14 @@ static const struct perfex_option table[] = {
 	{ RECORD, OPT_FREQ, 'F', "freq", "HZ", 0, 0,
 	  "about HZ samples per second (default 4000; tracepoints\n"
 	  "and breakpoints default to -c 1)" },
-	{ RECORD, OPT_CALL_GRAPH, 'g', "call-graph", NULL, 0, 0,
-	  "record callchains (frame pointers)" },
+	{ RECORD, OPT_CALL_GRAPH, 'g', NULL, NULL, 0, 0,
+	  "record callchains with frame pointers (the same\n"
+	  "as --call-graph fp)" },
+	{ RECORD, OPT_CALL_GRAPH, 0, "call-graph", "MODE", 0, 0,
+	  "record callchains: fp (frame pointers) or\n"
+	  "dwarf[,SIZE] (SIZE bytes of user stack and the\n"
+	  "user registers per sample, unwound with the\n"
+	  "binaries' CFI when read; default 8192)" },
 	{ RECORD, OPT_PID, 'p', "pid", "PID", 0, 0,
 	  "sample the running process PID, its threads and\n"
 	  "the threads and children it starts" },

@@ -55,6 +55,14 @@ struct perfctr_reader *perfex_reader_open(const char *input,
 /* Say what perfctr_reader__next()'s error @err (< 0) means; returns the
  * exit status. */
 int perfex_reader_error(const char *input, int err);
+
+struct perfctr_reader_stats;
+
+/* The DWARF unwinding of @st in words, "3 truncated of 100 unwound: 2
+ * stack copy too small, 1 no CFI for the code", into @buf; false when no
+ * sample was unwound. */
+bool perfex_unwind_summary(const struct perfctr_reader_stats *st, char *buf,
+			   size_t size);
 /*
  * Create the output file @path anew (mode 0600), moving what was there to
  * PATH.old; never through a symbolic link, never into a FIFO or a device

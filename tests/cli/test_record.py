@@ -533,6 +533,61 @@ def callgraph_and_perf_tools_read_our_file():
 
 
 @case
+def callgraph_dwarf_records_regs_and_stack():
+    require_root()
+    require_perf()
+    out = tmpfile("dwarf.data")
+    r = record(out, "--call-graph", "dwarf,4000", "-e", "cpu-clock", "-F",
+               "500", "--", *spin_args())
+    check(r.returncode == 0, r.stderr)
+    # perf's reading of the attr: what it would have asked for itself.
+    e = subprocess.run(["/usr/bin/perf", "evlist", "-v", "-i", out],
+                       capture_output=True, text=True)
+    check(e.returncode == 0, e.stderr)
+    ev = e.stdout.splitlines()[0]
+    check(re.search(r"sample_type: [^,]*CALLCHAIN[^,]*REGS_USER\|STACK_USER", ev), ev)
+    check("exclude_callchain_user: 1" in ev, ev)
+    check("sample_stack_user: 4000" in ev, ev)
+    mask = re.search(r"sample_regs_user: (0x[0-9a-f]+)", ev)
+    check(mask, ev)
+    if os.uname().machine == "x86_64":
+        check(mask.group(1) == "0xff0fff", ev)
+    elif os.uname().machine == "aarch64":
+        check(mask.group(1) == "0x1ffffffff", ev)
+    # perf unwinds our samples: the spin loop has its callers.
+    s = subprocess.run(["/usr/bin/perf", "script", "-i", out],
+                       capture_output=True, text=True, timeout=120)
+    check(s.returncode == 0, s.stderr[-2000:])
+    check(re.search(r"spin_loop.*\n.*\n(.*\n)*.*main", s.stdout), s.stdout[:3000])
+    # -g and --call-graph fp: frame pointers, no stack copy.
+    for args in (["-g"], ["--call-graph", "fp"]):
+        r = record(out, *args, "-e", "cpu-clock", "--", work(), "spin", "50")
+        check(r.returncode == 0, r.stderr)
+        e = subprocess.run(["/usr/bin/perf", "evlist", "-v", "-i", out],
+                           capture_output=True, text=True)
+        ev = e.stdout.splitlines()[0]
+        check("CALLCHAIN" in ev and "STACK_USER" not in ev, (args, ev))
+
+
+@case
+def callgraph_mode_errors():
+    rows = [
+        ("bogus", "expects fp or dwarf[,SIZE] (not 'bogus')"),
+        ("dwarfx", "expects fp or dwarf"),
+        ("dwarf,0", "expects a stack size in bytes after 'dwarf,' (not '0')"),
+        ("dwarf,-8", "expects a stack size"),
+        ("dwarf,65536", "expects a stack size of at most 65528 bytes"),
+        ("dwarf,18446744073709551615", "expects a stack size of at most"),
+    ]
+    for arg, msg in rows:
+        r = perfex("record", "--call-graph", arg, "--", "true")
+        check(r.returncode == 129, (arg, r.returncode, r.stderr))
+        check("option '--call-graph' " + msg in r.stderr, (arg, r.stderr))
+    r = perfex("record", "--call-graph")
+    check(r.returncode == 129 and "needs an argument" in r.stderr, r.stderr)
+
+
+@case
 def perf_reads_our_tracepoint_file():
     need_tp()
     require_perf()
@@ -594,6 +649,7 @@ HELP_OPTIONS = {
     "-c": "tracepoint_period_gives_exact_samples_and_tids",
     "-F": "callgraph_and_perf_tools_read_our_file",
     "-g": "callgraph_and_perf_tools_read_our_file",
+    "--call-graph": "callgraph_dwarf_records_regs_and_stack",
     "-p": "attach_to_running_process",
     "-t": "attach_to_running_thread",
     "-a": "system_wide_sees_the_command",
@@ -619,10 +675,12 @@ def help_lists_every_option():
     # The long spellings are accepted too.
     for opt in re.findall(r"(--[\w-]+)", r.stdout):
         r3 = perfex("record", opt, "--help") if opt in ("--overwrite", "--snapshot",
-                                                         "--quiet", "--call-graph",
+                                                         "--quiet",
                                                          "--all-cpus", "--help") \
             else perfex("record", "-e", TP, opt, "1", "--help") \
             if opt == "--filter" \
+            else perfex("record", opt, "dwarf", "--help") \
+            if opt == "--call-graph" \
             else perfex("record", opt, "1", "--help")
         check(r3.returncode == 0, (opt, r3.stderr))
 

@@ -13,6 +13,7 @@
 
 #include "perfctr/reader.h"
 #include "common/internal.h"
+#include "sample/unwind.h"
 
 #define WALK_MAX_FRAMES PERFCTR_READER_MAX_FRAMES
 
@@ -41,6 +42,8 @@ struct walk_stats {
 	uint64_t bad_samples;
 	uint64_t lost;
 	uint64_t lost_samples;
+	uint64_t unwound;
+	uint64_t truncated[PERFCTR_UNWIND_NR_STOPS];
 	uint64_t *samples_per_attr;	/* nr_attrs entries */
 	uint64_t *lost_per_attr;
 };
@@ -54,6 +57,8 @@ struct perfctr_reader {
 	struct perfctr_perfdata *pd;
 	const struct perfctr_decoder *dec;
 	struct perfctr_symbols *syms;
+	struct pc_unwinder *unwinder;	/* made at the first stack copy */
+	bool no_unwinder;		/* ... which could not be made */
 	struct walk_stats stats;
 	char **names;		/* per attr */
 	size_t *time_off;	/* per attr: where a sample has its time */
@@ -211,13 +216,62 @@ struct walk_sample {
 	uint64_t ips[WALK_MAX_FRAMES];
 	size_t nr_frames;
 	bool kernel;
+	/* The unwinder's output, before it is resolved. */
+	uint64_t user_ips[WALK_MAX_FRAMES];
+	bool user_exact[WALK_MAX_FRAMES];
 };
+
+/* Frame @ip at the end of @ws: @exact where the thread was (the sampled
+ * address, the top of an unwound user stack), else a return address,
+ * whose call is one byte before it. */
+static void add_frame(struct perfctr_reader *w, pid_t pid,
+		      struct walk_sample *ws, uint64_t ip, bool kernel,
+		      bool exact)
+{
+	struct perfctr_frame *f = &ws->frames[ws->nr_frames];
+
+	resolve(w, pid, exact ? ip : ip - 1, kernel, f);
+	if (!exact)
+		f->addr++;
+	ws->ips[ws->nr_frames++] = ip;
+}
+
+/*
+ * The user frames of a sample with a stack copy, after its kernel frames
+ * (perf's merge: the kernel's callchain has no user part when the user
+ * stack is recorded).
+ */
+static void add_unwound(struct perfctr_reader *w, const struct perfctr_sample *s,
+			struct walk_sample *ws)
+{
+	size_t n, i;
+	int stop;
+
+	if (!w->unwinder && !w->no_unwinder) {
+		w->unwinder = pc_unwinder__new(w->syms,
+			perfctr_perfdata__string(w->pd, PERFCTR_FEAT_ARCH));
+		w->no_unwinder = !w->unwinder;
+	}
+	w->stats.unwound++;
+	if (!w->unwinder) {
+		w->stats.truncated[PERFCTR_UNWIND_UNSUPPORTED]++;
+		return;
+	}
+	n = pc_unwinder__unwind(w->unwinder, s, ws->user_ips, ws->user_exact,
+				WALK_MAX_FRAMES - ws->nr_frames, &stop);
+	if (stop >= 0 && stop < PERFCTR_UNWIND_NR_STOPS)
+		w->stats.truncated[stop]++;
+	for (i = 0; i < n; i++)
+		add_frame(w, (pid_t)s->pid, ws, ws->user_ips[i], false,
+			  ws->user_exact[i]);
+}
 
 static void build_frames(struct perfctr_reader *w, const struct perfctr_sample *s,
 			 struct walk_sample *ws)
 {
 	uint16_t cpumode = s->misc & PERF_RECORD_MISC_CPUMODE_MASK;
 	bool kernel = cpumode == PERF_RECORD_MISC_KERNEL;
+	bool unwind = w->callchain && !w->dso_only && pc_unwinder__applies(s);
 	uint64_t i;
 
 	ws->kernel = kernel;
@@ -237,21 +291,16 @@ static void build_frames(struct perfctr_reader *w, const struct perfctr_sample *
 					ctx_kernel = false;
 				continue;
 			}
-			/* Callers: a return address points after the call;
-			 * the call itself is one byte before. */
-			resolve(w, s->pid, ws->nr_frames ? ip - 1 : ip,
-				ctx_kernel, &ws->frames[ws->nr_frames]);
-			ws->ips[ws->nr_frames] = ip;
-			if (ws->nr_frames)
-				ws->frames[ws->nr_frames].addr++;
-			ws->nr_frames++;
+			/* The stack copy has the user frames. */
+			if (unwind && !ctx_kernel)
+				break;
+			add_frame(w, s->pid, ws, ip, ctx_kernel, !ws->nr_frames);
 		}
 	}
-	if (!ws->nr_frames) {
-		resolve(w, s->pid, s->ip, kernel, &ws->frames[0]);
-		ws->ips[0] = s->ip;
-		ws->nr_frames = 1;
-	}
+	if (unwind && ws->nr_frames < WALK_MAX_FRAMES)
+		add_unwound(w, s, ws);
+	if (!ws->nr_frames)
+		add_frame(w, s->pid, ws, s->ip, kernel, true);
 }
 
 /*
@@ -757,6 +806,7 @@ struct perfctr_reader *perfctr_reader__open(const char *path,
 	w->dso_only = PC_OPTS_GET(opts, dso_only, false);
 	sopts.kallsyms = PC_OPTS_GET(opts, kallsyms, NULL);
 	sopts.no_demangle = PC_OPTS_GET(opts, no_demangle, false);
+	sopts.root = PC_OPTS_GET(opts, root, NULL);
 	w->pd = perfctr_perfdata__open(path, NULL);
 	if (!w->pd) {
 		err = errno;
@@ -828,6 +878,7 @@ void perfctr_reader__close(struct perfctr_reader *w)
 	free(w->rcache);
 	free(w->handed);
 	order_free(w->order);
+	pc_unwinder__delete(w->unwinder);
 	perfctr_symbols__delete(w->syms);
 	perfctr_perfdata__close(w->pd);
 	free(w);
@@ -865,6 +916,8 @@ int perfctr_reader__stats(const struct perfctr_reader *w, size_t idx,
 		st.bad_samples = w->stats.bad_samples;
 		st.lost = w->stats.lost;
 		st.lost_samples = w->stats.lost_samples;
+		st.unwound = w->stats.unwound;
+		memcpy(st.truncated, w->stats.truncated, sizeof(st.truncated));
 	} else {
 		st.samples = w->stats.samples_per_attr[idx];
 		st.lost = w->stats.lost_per_attr[idx];
@@ -881,4 +934,18 @@ struct perfctr_perfdata *perfctr_reader__perfdata(struct perfctr_reader *w)
 struct perfctr_symbols *perfctr_reader__symbols(struct perfctr_reader *w)
 {
 	return w ? w->syms : NULL;
+}
+
+const char *perfctr_unwind_stop_str(int stop)
+{
+	static const char *const names[PERFCTR_UNWIND_NR_STOPS] = {
+		[PERFCTR_UNWIND_STACK] = "stack copy too small",
+		[PERFCTR_UNWIND_NO_MAP] = "address in no mapped file",
+		[PERFCTR_UNWIND_NO_CFI] = "no CFI for the code",
+		[PERFCTR_UNWIND_DEPTH] = "too many frames",
+		[PERFCTR_UNWIND_UNSUPPORTED] = "not unwound (no libdw, 32-bit "
+					       "task or unknown architecture)",
+	};
+
+	return stop >= 0 && stop < PERFCTR_UNWIND_NR_STOPS ? names[stop] : NULL;
 }

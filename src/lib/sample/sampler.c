@@ -17,6 +17,7 @@
 #include "core/engine.h"
 #include "core/target-internal.h"
 #include "perfctr/sampler.h"
+#include "sample/regs.h"
 #include "sys/sys.h"
 
 struct s_attr {
@@ -661,4 +662,9 @@ int perfctr_sampler__stats(const struct perfctr_sampler *s,
 		}
 	}
 	return 0;
+}
+
+uint64_t perfctr_user_regs_mask(void)
+{
+	return PC_REGS_HOST_MASK;
 }

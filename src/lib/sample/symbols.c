@@ -33,6 +33,7 @@
 
 #include "perfctr/symbols.h"
 #include "common/internal.h"
+#include "sample/symbols-internal.h"
 
 #define KERNEL_DSO "[kernel.kallsyms]"
 #define VDSO_DSO "[vdso]"
@@ -94,6 +95,7 @@ struct map {
 struct mspace {
 	pid_t pid;
 	bool used;
+	uint64_t generation;	/* pc_symbols__generation() */
 	struct map *maps;	/* sorted by start, non-overlapping */
 	size_t nr, cap;
 };
@@ -116,6 +118,7 @@ struct perfctr_symbols {
 
 	struct mspace *spaces;	/* open addressing by pid */
 	size_t spaces_cap, nr_spaces;
+	uint64_t generation;	/* the last one handed to an mspace */
 };
 
 static uint64_t hash_str(const char *s)
@@ -1116,6 +1119,7 @@ int perfctr_symbols__add_map(struct perfctr_symbols *syms, pid_t pid,
 		return pc_err(ENOMEM);
 	if (mspace_insert(ms, &m))
 		return pc_err(ENOMEM);
+	ms->generation = ++syms->generation;
 	return 0;
 }
 
@@ -1145,6 +1149,7 @@ int perfctr_symbols__fork(struct perfctr_symbols *syms, pid_t pid, pid_t ppid)
 	free(child->maps);
 	child->maps = copy;
 	child->nr = child->cap = parent->nr;
+	child->generation = ++syms->generation;
 	return 0;
 }
 
@@ -1152,8 +1157,10 @@ void perfctr_symbols__exec(struct perfctr_symbols *syms, pid_t pid)
 {
 	struct mspace *ms = syms ? mspace_get(syms, pid, false) : NULL;
 
-	if (ms)
+	if (ms) {
 		ms->nr = 0;
+		ms->generation = ++syms->generation;
+	}
 }
 
 int perfctr_symbols__load_proc_maps(struct perfctr_symbols *syms, pid_t pid)
@@ -1334,5 +1341,59 @@ int perfctr_symbols__dso(struct perfctr_symbols *syms, size_t idx,
 	memcpy(out.build_id, dso->build_id, sizeof(out.build_id));
 	out.build_id_size = dso->build_id_size;
 	memcpy(info, &out, info->sz < sizeof(out) ? info->sz : sizeof(out));
+	return 0;
+}
+
+/* ---- for the unwinder ---- */
+
+uint64_t pc_symbols__generation(struct perfctr_symbols *syms, pid_t pid)
+{
+	struct mspace *ms = syms ? mspace_get(syms, pid, false) : NULL;
+
+	return ms ? ms->generation : 0;
+}
+
+int pc_symbols__for_each_elf(struct perfctr_symbols *syms, pid_t pid,
+			     int (*fn)(void *ctx, const char *path,
+				       uint64_t bias),
+			     void *ctx)
+{
+	struct mspace *ms = syms ? mspace_get(syms, pid, false) : NULL;
+	char path[4096];
+	size_t i, k, j;
+	int r;
+
+	for (i = 0; ms && i < ms->nr; i++) {
+		const struct map *m = &ms->maps[i];
+		struct dso *dso = m->dso;
+		bool seen = false;
+
+		if (dso->kernel || dso->vdso || !path_is_file(dso->path))
+			continue;
+		/* Once per file: a file mapped in pieces has one bias. */
+		for (k = 0; k < i && !seen; k++)
+			seen = ms->maps[k].dso == dso;
+		if (seen)
+			continue;
+		if (!dso->loaded)
+			dso_load(syms, dso, m->end - m->start);
+		if (!dso->elf)
+			continue;
+		for (j = 0; j < dso->nr_segs; j++) {
+			const struct segment *seg = &dso->segs[j];
+
+			if (m->pgoff >= seg->offset &&
+			    m->pgoff < seg->offset + seg->filesz)
+				break;
+		}
+		if (j == dso->nr_segs)
+			continue;
+		snprintf(path, sizeof(path), "%s%s",
+			 syms->root ? syms->root : "", dso->path);
+		r = fn(ctx, path, m->start - m->pgoff + dso->segs[j].offset -
+				  dso->segs[j].vaddr);
+		if (r)
+			return r;
+	}
 	return 0;
 }

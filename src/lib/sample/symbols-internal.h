@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * What the unwinder needs of a symbols object beyond the public API: the
+ * ELF files mapped into a process and where, and a number that changes
+ * whenever that process's maps do.
+ */
+#ifndef PC_SAMPLE_SYMBOLS_INTERNAL_H
+#define PC_SAMPLE_SYMBOLS_INTERNAL_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "perfctr/symbols.h"
+
+/* Changes whenever @pid's maps change (a map added, fork, exec); 0 when
+ * the process has none. */
+uint64_t pc_symbols__generation(struct perfctr_symbols *syms, pid_t pid);
+
+/*
+ * @fn for each ELF file mapped executable into @pid, once per file: @path
+ * to open (the root option applied) and @bias, what its load added to the
+ * file's virtual addresses.  Files that cannot be read as ELF are left
+ * out.  Stops at the first non-zero return of @fn and returns it.
+ */
+int pc_symbols__for_each_elf(struct perfctr_symbols *syms, pid_t pid,
+			     int (*fn)(void *ctx, const char *path,
+				       uint64_t bias),
+			     void *ctx);
+
+#endif /* PC_SAMPLE_SYMBOLS_INTERNAL_H */
