@@ -84,6 +84,11 @@ def same_as_perf(path, *args, other_processes=False):
             continue
         ma, own = masked(a)
         mb, _ = masked(b)
+        # A listed difference: perf names a PLT stub "sym@plt" from the
+        # .rela.plt relocations; perfex does not make symbols of PLT slots
+        # yet and names the nearest symbol before them (_init).
+        if ma == mb and "@plt+" in b:
+            continue
         check(ma == mb and not own, (args, a, b))
     # Symbol aliases are the exception, not the rule.
     check(differ * 5 <= len(ours), (args, differ, len(ours)))
