@@ -434,20 +434,7 @@ static int make_target(struct record *rec)
 	}
 	if (rec->cgroup && (errno == ENOMEDIUM || errno == ENOENT ||
 			    errno == ENOTDIR)) {
-		int err = errno;
-
-		perfex_error("cannot sample cgroup '%s': %s", rec->cgroup,
-			     err == ENOMEDIUM ? "no cgroup v2 file system is "
-			     "mounted" : err == ENOENT ? "no such cgroup" :
-			     "not a cgroup v2 directory");
-		if (err == ENOMEDIUM)
-			perfex_hint("as root: mount -t cgroup2 none "
-				    "/sys/fs/cgroup/unified");
-		else
-			perfex_hint("a name relative to the cgroup2 mount "
-				    "(see /proc/self/mountinfo), as "
-				    "/proc/PID/cgroup shows it after '0::'");
-		return PERFEX_EXIT_TARGET;
+		return perfex_cgroup_error("sample", rec->cgroup, errno);
 	}
 	if (errno == EINVAL) {
 		perfex_error("bad CPU list '%s'", rec->cpus);

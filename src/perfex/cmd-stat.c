@@ -765,22 +765,6 @@ static int tree_error(const struct stat_config *cfg, int err)
 	return PERFEX_EXIT_TARGET;
 }
 
-static int cgroup_error(const char *cgroup, int err)
-{
-	perfex_error("cannot count cgroup '%s': %s", cgroup,
-		     err == ENOMEDIUM ? "no cgroup v2 file system is "
-		     "mounted" : err == ENOENT ? "no such cgroup" :
-		     "not a cgroup v2 directory");
-	if (err == ENOMEDIUM)
-		perfex_hint("as root: mount -t cgroup2 none "
-			    "/sys/fs/cgroup/unified");
-	else
-		perfex_hint("a name relative to the cgroup2 mount "
-			    "(see /proc/self/mountinfo), as "
-			    "/proc/PID/cgroup shows it after '0::'");
-	return PERFEX_EXIT_TARGET;
-}
-
 static int target_error(const struct stat_config *cfg, int err)
 {
 	if (err == EACCES || err == EPERM)
@@ -794,8 +778,9 @@ static int target_error(const struct stat_config *cfg, int err)
 	}
 	if ((cfg->cgroup || cfg->nr_cgroups) &&
 	    (err == ENOMEDIUM || err == ENOENT || err == ENOTDIR))
-		return cgroup_error(cfg->cgroup ? cfg->cgroup : cfg->cgroups[0],
-				    err);
+		return perfex_cgroup_error("count",
+					   cfg->cgroup ? cfg->cgroup :
+					   cfg->cgroups[0], err);
 	if (cfg->cpus) {
 		if (err == EINVAL) {
 			perfex_error("bad CPU list '%s'", cfg->cpus);
@@ -1226,7 +1211,8 @@ static int build_more(struct stat_options *o, struct stat_report *r,
 		if (!run->more_targets[p]) {
 			if (errno == ENOMEDIUM || errno == ENOENT ||
 			    errno == ENOTDIR)
-				return cgroup_error(cfg->cgroups[p + 1], errno);
+				return perfex_cgroup_error("count",
+						cfg->cgroups[p + 1], errno);
 			return target_error(cfg, errno);
 		}
 	}

@@ -50,3 +50,19 @@ void perfex_hint(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 }
+
+int perfex_cgroup_error(const char *verb, const char *cgroup, int err)
+{
+	perfex_error("cannot %s cgroup '%s': %s", verb, cgroup,
+		     err == ENOMEDIUM ? "no cgroup v2 file system is "
+		     "mounted" : err == ENOENT ? "no such cgroup" :
+		     "not a cgroup v2 directory");
+	if (err == ENOMEDIUM)
+		perfex_hint("as root: mount -t cgroup2 none "
+			    "/sys/fs/cgroup/unified");
+	else
+		perfex_hint("a name relative to the cgroup2 mount "
+			    "(see /proc/self/mountinfo), as "
+			    "/proc/PID/cgroup shows it after '0::'");
+	return PERFEX_EXIT_TARGET;
+}

@@ -44,6 +44,10 @@ void perfex_hint(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * __start()'s errno @err): the message, a hint, and the shell's exit
  * status (127 not found, 126 not executable). */
 int perfex_command_error(char *const *argv, int err);
+/* A cgroup that cannot be a target (ENOMEDIUM: no cgroup2 mounted,
+ * ENOENT, ENOTDIR): "cannot @verb cgroup '@cgroup': why", the hint, and
+ * PERFEX_EXIT_TARGET. */
+int perfex_cgroup_error(const char *verb, const char *cgroup, int err);
 
 struct perfctr_reader;
 struct perfctr_reader_opts;
