@@ -123,9 +123,10 @@ def exact_sums(args, all_cpus, attach="-p"):
     need_tracepoint()
     need_two_cpus()
     # The workload's way out may make calls (a sanitizer's leak checker
-    # asks for its parent) from a task of its own: -p counts them; -t
-    # (one thread) and a filter on the workload's pid do not.
-    truth = N + (exit_baseline() if attach == "-p" and not all_cpus else 0)
+    # asks for its parent): -p counts them, and so does -t of the
+    # workload's one thread, which makes them; a filter on the workload's
+    # pid under -a does not.
+    truth = N + (exit_baseline() if not all_cpus else 0)
     runs = []
     for _ in range(3):
         counts = attached_sets(args, all_cpus, attach)

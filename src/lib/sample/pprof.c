@@ -151,10 +151,12 @@ static int64_t itab_intern(struct itab *t, const void *key, size_t len,
 	return (int64_t)t->nr++;
 }
 
+#ifdef HAVE_PROTOBUFC	/* only the encoder reads the keys back */
 static const void *itab_key(const struct itab *t, size_t id)
 {
 	return t->blob + t->ents[id].off;
 }
+#endif
 
 static void itab_free(struct itab *t)
 {
