@@ -11,6 +11,19 @@ from pctest import check, require_root, skip, work
 from stathelp import wait_for
 
 
+def perf_stat_background(mnt, *args):
+    """/usr/bin/perf stat -x, -a ARGS started in the cgroup2 mount (its
+    -G names are relative to the current directory), its CSV going to a
+    temporary file: (process, file), or None without perf."""
+    perf = shutil.which("perf")
+    if not perf:
+        return None
+    out = tempfile.NamedTemporaryFile("r", suffix=".perf")
+    p = subprocess.Popen([perf, "stat", "-x,", "-o", out.name, "-a", *args],
+                         stderr=subprocess.PIPE, text=True, cwd=mnt)
+    return p, out
+
+
 def cgroup2_mount():
     with open("/proc/self/mountinfo") as f:
         for line in f:

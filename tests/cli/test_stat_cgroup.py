@@ -7,27 +7,12 @@ cgroup the test made holds nothing else, so no pid filter is needed; a
 second busy cgroup shows the count is the cgroup's alone.  perf stat -a -G
 counts the same run where perf can find the cgroup."""
 import json
-import shutil
 import signal
-import subprocess
-import tempfile
 
-from cgrouphelp import Cgroups, Member
+from cgrouphelp import Cgroups, Member, perf_stat_background
 from pctest import case, check, perfex, run_cases
 from stathelp import TP, exit_baseline, need_tracepoint, start_perfex, \
     wait_counting
-
-
-def perf_cgroup_count(mnt, rel):
-    """perf stat -a -G REL in the background, or None without perf."""
-    perf = shutil.which("perf")
-    if not perf:
-        return None
-    out = tempfile.NamedTemporaryFile("r", suffix=".perf")
-    p = subprocess.Popen([perf, "stat", "-x,", "-o", out.name, "-a", "-e", TP,
-                          "-G", rel], stderr=subprocess.PIPE, text=True,
-                         cwd=mnt)
-    return p, out
 
 
 def perf_result(started):
@@ -53,7 +38,7 @@ def two_busy_cgroups_one_counted_exactly():
         b = cg.make("perfctr-cli-b")
         members = [Member(cg, a, 7000), Member(cg, b, 9000)]
         p, out = start_perfex("-x,", "-a", "-G", a, "-e", TP)
-        perf = perf_cgroup_count(cg.mnt, a)
+        perf = perf_stat_background(cg.mnt, "-e", TP, "-G", a)
         wait_counting(p.pid)
         if perf:
             wait_counting(perf[0].pid)

@@ -6,27 +6,12 @@ busy at once; a parent's count includes its child's (as the kernel counts
 a cgroup); perf stat -a --for-each-cgroup counts the same run where perf
 can find the cgroups."""
 import json
-import shutil
 import signal
-import subprocess
-import tempfile
 
-from cgrouphelp import Cgroups, Member
+from cgrouphelp import Cgroups, Member, perf_stat_background
 from pctest import case, check, perfex, run_cases
 from stathelp import TP, exit_baseline, need_tracepoint, start_perfex, \
     wait_counting
-
-
-def perf_for_each(mnt, names):
-    """perf stat -a --for-each-cgroup in the background, or None."""
-    perf = shutil.which("perf")
-    if not perf:
-        return None
-    out = tempfile.NamedTemporaryFile("r", suffix=".perf")
-    p = subprocess.Popen([perf, "stat", "-x,", "-o", out.name, "-a", "-e", TP,
-                          "--for-each-cgroup", ",".join(names)],
-                         stderr=subprocess.PIPE, text=True, cwd=mnt)
-    return p, out
 
 
 def perf_counts(started):
@@ -76,7 +61,8 @@ def two_busy_cgroups_rows_in_csv():
         try:
             p, out = start_perfex("-x,", "-a", "--for-each-cgroup",
                                   "%s,%s" % (a, b), "-e", TP)
-            perf = perf_for_each(cg.mnt, [a, b])
+            perf = perf_stat_background(cg.mnt, "-e", TP, "--for-each-cgroup",
+                                        ",".join([a, b]))
             wait_counting(p.pid)
             if perf:
                 wait_counting(perf[0].pid)
