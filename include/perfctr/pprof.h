@@ -124,6 +124,8 @@ struct perfctr_pprof_sample {
 
 /**
  * perfctr_pprof__add() - account one sample (strings are copied).
+ * Samples with the same frames and labels are summed; a sum beyond the
+ * int64 range stays at INT64_MAX (or INT64_MIN).
  * Return: 0, -EINVAL (NULL argument, no frame, no sample type, more
  * values than sample types), -ENOMEM.
  */

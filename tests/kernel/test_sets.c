@@ -182,10 +182,13 @@ TEST(manual_switch_and_estimates)
 		REQUIRE(perfctr_session__estimate(s, e, &est) == 0);
 		CHECK_EQ_INT(est.status, PERFCTR_ESTIMATE_SCALED);
 		CHECK_EQ_U64(est.counted, 50000);
-		/* Within 3 errors; within 5 % whenever the error promises it
-		 * (on a loaded VM the rates themselves vary by more). */
-		if ((3 * est.error < 5000 && fabs(est.value - 100000) > 5000) ||
-		    fabs(est.value - 100000) > 3 * est.error + 20)
+		/* Within 5 %, and within 3 errors unless within 1 %: the
+		 * error comes from the spread of the runs' rates, and on a
+		 * loaded (or sanitized) VM one preempted run moves the rate
+		 * by more than the others promise. */
+		double dev = fabs(est.value - 100000);
+
+		if (dev > 5000 || (dev > 3 * est.error + 20 && dev > 1000))
 			test_fail(__FILE__, __LINE__, "event %zu: %.0f +- %.0f, truth 100000",
 				  e, est.value, est.error);
 	}

@@ -246,6 +246,23 @@ TEST(thread_labels_can_be_left_out)
 	perfctr_pprof__delete(pp);
 }
 
+TEST(sums_stay_at_the_int64_limits)
+{
+	struct perfctr_pprof *pp = perfctr_pprof__new(NULL);
+	Profile *p;
+
+	REQUIRE(pp);
+	CHECK_EQ_INT(perfctr_pprof__add_sample_type(pp, "samples", "count"), 0);
+	CHECK_EQ_INT(perfctr_pprof__add_sample_type(pp, "cpu", "nanoseconds"), 1);
+	add(pp, chain_a, 3, "w", 100, INT64_MAX - 1, INT64_MIN + 1, 3);
+	p = encode(pp);
+	REQUIRE(p->n_sample == 1);
+	CHECK(p->sample[0]->value[0] == INT64_MAX);
+	CHECK(p->sample[0]->value[1] == INT64_MIN);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	perfctr_pprof__delete(pp);
+}
+
 TEST(rejects_bad_arguments)
 {
 	struct perfctr_pprof *pp = perfctr_pprof__new(NULL);
@@ -312,6 +329,7 @@ TEST(writes_to_a_file_descriptor)
 
 TEST_MAIN(TEST_CASE(encodes_merged_samples_with_labels),
 	  TEST_CASE(thread_labels_can_be_left_out),
+	  TEST_CASE(sums_stay_at_the_int64_limits),
 	  TEST_CASE(rejects_bad_arguments),
 	  TEST_CASE(writes_to_a_file_descriptor))
 

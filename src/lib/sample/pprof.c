@@ -410,8 +410,14 @@ int perfctr_pprof__add(struct perfctr_pprof *pp,
 		memset(pp->values + (size_t)id * pp->nr_types, 0,
 		       pp->nr_types * sizeof(*pp->values));
 	}
-	for (i = 0; i < sample->nr_values; i++)
-		pp->values[(size_t)id * pp->nr_types + i] += sample->values[i];
+	for (i = 0; i < sample->nr_values; i++) {
+		int64_t *v = &pp->values[(size_t)id * pp->nr_types + i];
+
+		/* A sum past the int64 range stays at its limit rather
+		 * than wrapping to the other sign. */
+		if (__builtin_add_overflow(*v, sample->values[i], v))
+			*v = sample->values[i] < 0 ? INT64_MIN : INT64_MAX;
+	}
 	return 0;
 }
 
