@@ -60,6 +60,7 @@ enum perfex_opt_id {
 	OPT_INPUT,
 	OPT_SORT,
 	OPT_STDIO,
+	OPT_SHOW_NR_SAMPLES,
 	OPT_FOLDED,
 	OPT_FLAME,
 	OPT_PPROF,
