@@ -235,6 +235,9 @@ static const struct perfex_option table[] = {
 	{ SERVE, OPT_ONCE, 0, "once", NULL, 0, 0,
 	  "print one scrape (Prometheus text) on stdout and\n"
 	  "exit, without a server" },
+	{ SERVE, OPT_PROFILE_MAX, 0, "profile-max-seconds", "N", 0, 0,
+	  "the longest profile /debug/pprof/profile takes\n"
+	  "(default 300; longer requests get 400)" },
 
 	/* ---------------------------------------------------- everywhere */
 	{ ALL, OPT_HELP, 'h', "help", NULL, 0, 0,

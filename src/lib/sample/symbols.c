@@ -408,6 +408,11 @@ static void load_kallsyms(struct perfctr_symbols *syms)
 			strerror(errno));
 		return;
 	}
+	/* procfs says its block size is 1 KiB, so stdio would read the
+	 * 5 MB of a distribution kernel's kallsyms 1 KiB a syscall; in
+	 * 64 KiB reads it takes less than half the time (0.26 s against
+	 * 0.10 s with dd on a build VM). */
+	setvbuf(f, NULL, _IOFBF, 64 * 1024);
 	while (getline(&line, &linecap, f) > 0) {
 		char *p = line, *end, *name, *mod;
 		unsigned long long addr;
