@@ -54,6 +54,11 @@ struct perfctr_reader_opts {
 	/* Prefix of every DSO path opened (a copy of the recorded machine's
 	 * files, as perf's --symfs); NULL: none. */
 	const char *root;
+	/* Hand over the side-band records too (COMM, FORK, EXIT, MMAP,
+	 * MMAP2, LOST, LOST_SAMPLES), in time order among the samples,
+	 * each after it took effect in the model: see
+	 * perfctr_reader_sample.record. */
+	bool side_band;
 	size_t :0;
 };
 
@@ -83,6 +88,12 @@ struct perfctr_reader_sample {
 	const struct perfctr_frame *frames;
 	const uint64_t *ips;
 	size_t nr_frames;
+	/* With opts.side_band, a side-band record instead of a sample:
+	 * sample, frames and ips are NULL; pid and tid are the record's
+	 * sample_id's (-1 without one), comm that tid's after the record
+	 * took effect, event_idx and event the event the sample_id names
+	 * (0 without an id). */
+	const struct perfctr_record *record;
 	size_t :0;
 };
 
