@@ -136,6 +136,92 @@ static bool printing(const struct script *sc, enum otype t, enum field f)
 }
 
 /*
+ * Output by hand rather than printf, into a buffer of our own: a DWARF
+ * recording prints a million frame lines and more, and formatting their
+ * fields through stdio cost as much as unwinding them.  The buffer goes
+ * to stdout before anything else writes there (the trace payloads).
+ */
+static struct {
+	size_t len;
+	char buf[64 * 1024];
+} out;
+
+static void out_flush(void)
+{
+	fwrite_unlocked(out.buf, 1, out.len, stdout);
+	out.len = 0;
+}
+
+static void out_bytes(const char *s, size_t len)
+{
+	if (len > sizeof(out.buf) - out.len) {
+		out_flush();
+		if (len > sizeof(out.buf)) {
+			fwrite_unlocked(s, 1, len, stdout);
+			return;
+		}
+	}
+	memcpy(out.buf + out.len, s, len);
+	out.len += len;
+}
+
+static void out_char(char c)
+{
+	if (out.len == sizeof(out.buf))
+		out_flush();
+	out.buf[out.len++] = c;
+}
+
+enum { PAD_LEFT = 1, PAD_ZERO = 2, HEX = 4 };
+
+/* @v (negative when @neg) in @width columns, like printf's %d/%u/%x. */
+static void put_num(uint64_t v, bool neg, int width, int flags)
+{
+	static const char digits[] = "0123456789abcdef";
+	unsigned int base = flags & HEX ? 16 : 10;
+	char buf[96], *end = buf + sizeof(buf), *p = end;
+	int len, pad;
+
+	do {
+		*--p = digits[v % base];
+		v /= base;
+	} while (v);
+	len = (int)(end - p) + neg;
+	pad = width > len ? width - len : 0;
+	if (pad > 64)
+		pad = 64;
+	if (flags & PAD_ZERO) {
+		while (pad-- > 0)
+			*--p = '0';
+		pad = 0;
+	}
+	if (neg)
+		*--p = '-';
+	if (!(flags & PAD_LEFT))
+		while (pad-- > 0)
+			*--p = ' ';
+	out_bytes(p, (size_t)(end - p));
+	if (flags & PAD_LEFT)
+		while (pad-- > 0)
+			out_char(' ');
+}
+
+static void put_int(int v, int width, int flags)
+{
+	put_num(v < 0 ? -(uint64_t)v : (uint64_t)v, v < 0, width, flags);
+}
+
+/* @s right-aligned in @width columns, like printf's %*s. */
+static void put_str(const char *s, int width)
+{
+	size_t len = strlen(s);
+
+	for (; width > (int)len; width--)
+		out_char(' ');
+	out_bytes(s, len);
+}
+
+/*
  * Print the symbol of @ip: "sym+0xoff" or "[unknown]", then " (dso)", as
  * the fields ask; an address in a DSO's map shows in the DSO's own terms
  * in call chains (@chain) as perf shows it (the offset in the mapped
@@ -148,23 +234,31 @@ static void print_loc(struct script *sc, enum otype t, pid_t pid,
 
 	perfctr_symbols__resolve(perfctr_reader__symbols(sc->rd), pid, ip,
 				 kernel, 0, &loc);
-	if (printing(sc, t, F_IP))
-		printf(chain ? "\t%16" PRIx64 : "%16" PRIx64,
-		       chain ? loc.file_addr : ip);
-	if (printing(sc, t, F_SYM)) {
-		printf(" ");
-		if (!loc.sym)
-			printf("[unknown]");
-		else if (printing(sc, t, F_SYMOFF))
-			printf("%s+0x%" PRIx64, loc.sym,
-			       loc.dso_addr - loc.sym_addr);
-		else
-			printf("%s", loc.sym);
+	if (printing(sc, t, F_IP)) {
+		if (chain)
+			out_char('\t');
+		put_num(chain ? loc.file_addr : ip, false, 16, HEX);
 	}
-	if (printing(sc, t, F_DSO))
-		printf(" (%s)", loc.dso ? loc.dso : "[unknown]");
+	if (printing(sc, t, F_SYM)) {
+		out_char(' ');
+		if (!loc.sym) {
+			put_str("[unknown]", 0);
+		} else {
+			put_str(loc.sym, 0);
+			if (printing(sc, t, F_SYMOFF)) {
+				put_str("+0x", 0);
+				put_num(loc.dso_addr - loc.sym_addr, false, 0,
+					HEX);
+			}
+		}
+	}
+	if (printing(sc, t, F_DSO)) {
+		put_str(" (", 0);
+		put_str(loc.dso ? loc.dso : "[unknown]", 0);
+		out_char(')');
+	}
 	if (chain)
-		printf("\n");
+		out_char('\n');
 }
 
 /* The reader's chain, whichever way it was recorded (the kernel's
@@ -208,19 +302,29 @@ static void print_start(struct script *sc, enum otype t, bool chain,
 			snprintf(buf, sizeof(buf), "%s", comm);
 		else
 			snprintf(buf, sizeof(buf), ":%d", tid);
-		printf(chain ? "%s " : "%16s ", buf);
+		put_str(buf, chain ? 0 : 16);
+		out_char(' ');
 	}
-	if (printing(sc, t, F_PID) && printing(sc, t, F_TID))
-		printf("%5d/%-5d ", pid, tid);
-	else if (printing(sc, t, F_PID))
-		printf("%5d ", pid);
-	else if (printing(sc, t, F_TID))
-		printf("%5d ", tid);
-	if (printing(sc, t, F_CPU))
-		printf("[%03u] ", cpu);
-	if (printing(sc, t, F_TIME))
-		printf("%5" PRIu64 ".%06" PRIu64 ": ", time / 1000000000,
-		       time % 1000000000 / 1000);
+	if (printing(sc, t, F_PID) && printing(sc, t, F_TID)) {
+		put_int(pid, 5, 0);
+		out_char('/');
+		put_int(tid, 5, PAD_LEFT);
+		out_char(' ');
+	} else if (printing(sc, t, F_PID) || printing(sc, t, F_TID)) {
+		put_int(printing(sc, t, F_PID) ? pid : tid, 5, 0);
+		out_char(' ');
+	}
+	if (printing(sc, t, F_CPU)) {
+		out_char('[');
+		put_num(cpu, false, 3, PAD_ZERO);
+		put_str("] ", 0);
+	}
+	if (printing(sc, t, F_TIME)) {
+		put_num(time / 1000000000, false, 5, 0);
+		out_char('.');
+		put_num(time % 1000000000 / 1000, false, 6, PAD_ZERO);
+		put_str(": ", 0);
+	}
 }
 
 /* The comm thread @tid has now (NULL when the file never named it). */
@@ -252,7 +356,8 @@ static void print_side(struct script *sc, const struct perfctr_reader_sample *ws
 	int64_t pid = -1, tid = -1, who = -1;
 	uint64_t time = 0;
 	uint32_t cpu = 0;
-	char prot[5];
+	char line[8192], prot[5];
+	int len = 0;
 
 	switch (rec->type) {
 	case PERF_RECORD_COMM:
@@ -291,32 +396,31 @@ static void print_side(struct script *sc, const struct perfctr_reader_sample *ws
 		who = tid;
 	if (id->present & PERF_SAMPLE_TIME)
 		time = id->time;
-	else if (rec->type != PERF_RECORD_FORK && rec->type != PERF_RECORD_EXIT)
-		time = 0;
 	if (id->present & PERF_SAMPLE_CPU)
 		cpu = id->cpu;
 	print_start(sc, t, chain, comm_of(sc, who), (int)pid, (int)tid, cpu,
 		    time);
 	switch (rec->type) {
 	case PERF_RECORD_COMM:
-		printf("PERF_RECORD_COMM%s: %s:%d/%d\n",
-		       rec->misc & PERF_RECORD_MISC_COMM_EXEC ? " exec" : "",
-		       rec->comm.comm, (int)rec->comm.pid, (int)rec->comm.tid);
+		len = snprintf(line, sizeof(line), "PERF_RECORD_COMM%s: %s:%d/%d\n",
+			       rec->misc & PERF_RECORD_MISC_COMM_EXEC ? " exec" : "",
+			       rec->comm.comm, (int)rec->comm.pid,
+			       (int)rec->comm.tid);
 		break;
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT:
-		printf("PERF_RECORD_%s(%d:%d):(%d:%d)\n",
-		       rec->type == PERF_RECORD_FORK ? "FORK" : "EXIT",
-		       (int)rec->task.pid, (int)rec->task.tid,
-		       (int)rec->task.ppid, (int)rec->task.ptid);
+		len = snprintf(line, sizeof(line), "PERF_RECORD_%s(%d:%d):(%d:%d)\n",
+			       rec->type == PERF_RECORD_FORK ? "FORK" : "EXIT",
+			       (int)rec->task.pid, (int)rec->task.tid,
+			       (int)rec->task.ppid, (int)rec->task.ptid);
 		break;
 	case PERF_RECORD_MMAP:
-		printf("PERF_RECORD_MMAP %d/%d: [%#" PRIx64 "(%#" PRIx64 ") @ %#"
-		       PRIx64 "]: %c %s\n", (int)rec->mmap.pid,
-		       (int)rec->mmap.tid, rec->mmap.addr, rec->mmap.len,
-		       rec->mmap.pgoff,
-		       rec->misc & PERF_RECORD_MISC_MMAP_DATA ? 'r' : 'x',
-		       rec->mmap.filename);
+		len = snprintf(line, sizeof(line), "PERF_RECORD_MMAP %d/%d: [%#"
+			       PRIx64 "(%#" PRIx64 ") @ %#" PRIx64 "]: %c %s\n",
+			       (int)rec->mmap.pid, (int)rec->mmap.tid,
+			       rec->mmap.addr, rec->mmap.len, rec->mmap.pgoff,
+			       rec->misc & PERF_RECORD_MISC_MMAP_DATA ? 'r' : 'x',
+			       rec->mmap.filename);
 		break;
 	case PERF_RECORD_MMAP2:
 		snprintf(prot, sizeof(prot), "%c%c%c%c",
@@ -324,27 +428,35 @@ static void print_side(struct script *sc, const struct perfctr_reader_sample *ws
 			 rec->mmap.prot & PROT_WRITE ? 'w' : '-',
 			 rec->mmap.prot & PROT_EXEC ? 'x' : '-',
 			 rec->mmap.flags & MAP_SHARED ? 's' : 'p');
-		printf("PERF_RECORD_MMAP2 %d/%d: [%#" PRIx64 "(%#" PRIx64
-		       ") @ %#" PRIx64, (int)rec->mmap.pid, (int)rec->mmap.tid,
-		       rec->mmap.addr, rec->mmap.len, rec->mmap.pgoff);
+		len = snprintf(line, sizeof(line), "PERF_RECORD_MMAP2 %d/%d: [%#"
+			       PRIx64 "(%#" PRIx64 ") @ %#" PRIx64,
+			       (int)rec->mmap.pid, (int)rec->mmap.tid,
+			       rec->mmap.addr, rec->mmap.len, rec->mmap.pgoff);
 		if (rec->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
-			printf(" <");
+			len += snprintf(line + len, sizeof(line) - len, " <");
 			for (unsigned int i = 0; i < rec->mmap.build_id_size; i++)
-				printf("%02x", rec->mmap.build_id[i]);
-			printf(">");
+				len += snprintf(line + len, sizeof(line) - len,
+						"%02x", rec->mmap.build_id[i]);
+			len += snprintf(line + len, sizeof(line) - len, ">");
 		} else {
-			printf(" %02x:%02x %" PRIu64 " %" PRIu64, rec->mmap.maj,
-			       rec->mmap.min, rec->mmap.ino,
-			       rec->mmap.ino_generation);
+			len += snprintf(line + len, sizeof(line) - len,
+					" %02x:%02x %" PRIu64 " %" PRIu64,
+					rec->mmap.maj, rec->mmap.min,
+					rec->mmap.ino, rec->mmap.ino_generation);
 		}
-		printf("]: %s %s\n", prot, rec->mmap.filename);
+		len += snprintf(line + len, sizeof(line) - len, "]: %s %s\n",
+				prot, rec->mmap.filename);
 		break;
 	case PERF_RECORD_LOST:
-		printf("PERF_RECORD_LOST lost %" PRIu64 "\n", rec->lost.lost);
+		len = snprintf(line, sizeof(line), "PERF_RECORD_LOST lost %" PRIu64
+			       "\n", rec->lost.lost);
 		break;
 	default:
 		break;
 	}
+	if (len > (int)sizeof(line) - 1)
+		len = (int)sizeof(line) - 1;
+	out_bytes(line, (size_t)len);
 }
 
 static void print_sample(struct script *sc, const struct perfctr_reader_sample *ws)
@@ -358,22 +470,28 @@ static void print_sample(struct script *sc, const struct perfctr_reader_sample *
 
 	print_start(sc, t, chain, ws->comm, (int)s->pid, (int)s->tid, s->cpu,
 		    s->time);
-	if (printing(sc, t, F_PERIOD))
-		printf("%10" PRIu64 " ", s->period);
-	if (printing(sc, t, F_EVENT))
-		printf("%*s: ", sc->name_width, ws->event);
-	if (printing(sc, t, F_TRACE))
+	if (printing(sc, t, F_PERIOD)) {
+		put_num(s->period, false, 10, 0);
+		out_char(' ');
+	}
+	if (printing(sc, t, F_EVENT)) {
+		put_str(ws->event, sc->name_width);
+		put_str(": ", 0);
+	}
+	if (printing(sc, t, F_TRACE)) {
+		out_flush();
 		script_trace_print(sc->trace, attr, s, stdout);
+	}
 	if (printing(sc, t, F_IP)) {
 		if (chain && (s->type & PERF_SAMPLE_CALLCHAIN)) {
-			printf("\n");
+			out_char('\n');
 			print_callchain(sc, t, ws);
 		} else {
-			printf(" ");
+			out_char(' ');
 			print_loc(sc, t, (pid_t)s->pid, s->ip, ws->kernel, false);
 		}
 	}
-	printf("\n");
+	out_char('\n');
 }
 
 static int field_index(const char *name)
@@ -668,6 +786,7 @@ int cmd_script(int argc, char **argv)
 		else
 			print_sample(sc, &rs);
 	}
+	out_flush();
 	if (r < 0)
 		ret = perfex_reader_error(so.input, r);
 	perfctr_reader__stats(sc->rd, SIZE_MAX, &st);
