@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * libperfctr — profiles: samples aggregated by sort keys (comm, dso, sym,
- * pid, tid, cpu), with call graphs from callchains and a tree of every
+ * pid, tid, cpu, srcline), with call graphs from callchains and a tree of every
  * distinct stack, walked through node iterators.  Drawing them (call-graph
  * text, folded stacks, flame graphs) is left to the tools: perfex report
  * has all three.
@@ -33,11 +33,16 @@ enum perfctr_sort_key {
 	PERFCTR_SORT_PID,
 	PERFCTR_SORT_TID,
 	PERFCTR_SORT_CPU,
+	/* The source line of the sampled address, as the caller names it
+	 * (perfctr_profile_sample.srcline). */
+	PERFCTR_SORT_SRCLINE,
 	PERFCTR_SORT_NR,
 };
 
 /**
  * perfctr_sort_keys_parse() - "comm,dso,sym" into @keys.
+ * Keys are spelled as perfctr_sort_key_name() spells them; perf report's
+ * "symbol" is accepted for sym.
  * @max: room in @keys.
  * Return: the number of keys, -EINVAL for an unknown or repeated key
  * (@bad, when non-NULL, points at it in @spec), -E2BIG for too many.
@@ -46,7 +51,8 @@ PERFCTR_API int perfctr_sort_keys_parse(const char *spec,
 					enum perfctr_sort_key *keys,
 					size_t max, const char **bad);
 
-/** perfctr_sort_key_name() - "comm", "dso", ... (NULL out of range). */
+/** perfctr_sort_key_name() - "comm", "dso", "sym", "pid", "tid", "cpu",
+ * "srcline" (NULL out of range).  Thread-safe. */
 PERFCTR_API const char *perfctr_sort_key_name(enum perfctr_sort_key key);
 
 enum perfctr_callgraph_order {
@@ -90,6 +96,9 @@ struct perfctr_profile_sample {
 	/* frames[0] is where the sample hit, then its callers outwards. */
 	const struct perfctr_frame *frames;
 	size_t nr_frames;
+	/* The source line of frames[0], for PERFCTR_SORT_SRCLINE ("file:line"
+	 * or whatever the caller shows when there is none); NULL: "??:0". */
+	const char *srcline;
 	size_t :0;
 };
 
@@ -129,6 +138,10 @@ struct perfctr_profile_entry {
 	const char *keys[PERFCTR_SORT_NR];
 	size_t nr_keys;
 	bool kernel;		/* the sampled frame was in the kernel */
+	/* The process and thread of the row's first sample (a tool that
+	 * names a row by its thread, as perf report does). */
+	pid_t pid;
+	pid_t tid;
 	size_t :0;
 };
 

@@ -196,6 +196,33 @@ perfctr_reader__perfdata(struct perfctr_reader *reader);
 PERFCTR_API struct perfctr_symbols *
 perfctr_reader__symbols(struct perfctr_reader *reader);
 
+/* A thread as the file's side-band records (COMM, FORK) describe it. */
+struct perfctr_reader_thread {
+	size_t sz;
+	pid_t pid;	/* its process; -1 when no record said */
+	/* The parent process and thread, from the FORK record that made
+	 * it; -1 when the file has none (it was there before the
+	 * recording, or the recording did not follow forks). */
+	pid_t ppid;
+	pid_t ptid;
+	/* Its comm; NULL when the file never named it. */
+	const char *comm;
+	size_t :0;
+};
+
+/**
+ * perfctr_reader__thread() - what the file says of thread @tid, as far as
+ * the reader has come: at the sample last handed over, its state then;
+ * after perfctr_reader__next() returned 0, its last state in the file (its
+ * last comm).  Strings stay valid until the next call of
+ * perfctr_reader__next() or perfctr_reader__close().
+ * @out: filled (its sz set by the caller).
+ * Return: 0, -ENOENT (no COMM or FORK record named @tid so far),
+ * -EINVAL (bad arguments).
+ */
+PERFCTR_API int perfctr_reader__thread(struct perfctr_reader *reader, pid_t tid,
+				       struct perfctr_reader_thread *out);
+
 #ifdef __cplusplus
 }
 #endif

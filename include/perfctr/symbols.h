@@ -161,6 +161,28 @@ PERFCTR_API int perfctr_symbols__resolve(struct perfctr_symbols *syms,
 					 unsigned int flags,
 					 struct perfctr_symbol_loc *loc);
 
+struct perfctr_srcline {
+	size_t sz;
+	/* The source file as the line table names it (often a full path),
+	 * NULL when unknown.  Lives as long as the symbols object. */
+	const char *file;
+	uint32_t line;		/* 0 when unknown */
+	size_t :0;
+};
+
+/**
+ * perfctr_symbols__srcline() - the source line of @ip in process @pid,
+ * from the DWARF line table of the file mapped there (or of its debug
+ * file under /usr/lib/debug/.build-id, which is tried first).
+ * @kernel: the address is a kernel one (never resolved: no vmlinux).
+ * @line:   filled (its sz set by the caller).
+ * Return: 1 when the line is known, 0 when not (no map, no line table,
+ * a library built without libdw), -EINVAL on bad arguments.
+ */
+PERFCTR_API int perfctr_symbols__srcline(struct perfctr_symbols *syms,
+					 pid_t pid, uint64_t ip, bool kernel,
+					 struct perfctr_srcline *line);
+
 struct perfctr_dso_info {
 	size_t sz;
 	const char *path;	/* as the maps named it */

@@ -31,14 +31,58 @@ struct report {
 	const char *kallsyms;
 	double percent_limit;
 	bool no_demangle;
+	bool show_samples;	/* -n: perf's Samples column */
+	bool srcline;		/* a srcline key */
+	/* The keys named perf's "symbol": perf report then adds a column
+	 * of instructions per cycle from branch stacks, which we do not
+	 * record: shown empty, as perf shows it without them. */
+	bool ipc_column;
 	struct perfctr_profile **profiles;	/* per attr */
 	size_t nr_profiles;
 	bool saw_callchain;
 };
 
-static int add_sample(struct report *rep, const struct perfctr_reader_sample *rs)
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+/*
+ * The srcline key's text of a sample, as perf report shows it: "file:line"
+ * (the file's base name) from the line tables; without one the symbol and
+ * the offset into it in decimal ("main+12"), or without a symbol the DSO
+ * and the address in hex ("dash[6d56]").
+ */
+static const char *srcline_text(struct perfctr_reader *rd,
+				const struct perfctr_reader_sample *rs,
+				char *buf, size_t size)
+{
+	struct perfctr_symbols *syms = perfctr_reader__symbols(rd);
+	struct perfctr_srcline line = { .sz = sizeof(line) };
+	struct perfctr_symbol_loc loc = { .sz = sizeof(loc) };
+	bool kernel = rs->frames[0].kernel;
+	uint64_t ip = rs->ips[0];
+
+	if (perfctr_symbols__srcline(syms, rs->pid, ip, kernel, &line) > 0) {
+		snprintf(buf, size, "%s:%u", base_name(line.file), line.line);
+		return buf;
+	}
+	if (perfctr_symbols__resolve(syms, rs->pid, ip, kernel, 0, &loc) > 0)
+		snprintf(buf, size, "%s+%" PRIu64, loc.sym,
+			 loc.dso_addr - loc.sym_addr);
+	else
+		snprintf(buf, size, "%s[%" PRIx64 "]", base_name(loc.dso),
+			 loc.file_addr);
+	return buf;
+}
+
+static int add_sample(struct report *rep, struct perfctr_reader *rd,
+		      const struct perfctr_reader_sample *rs)
 {
 	const struct perfctr_sample *s = rs->sample;
+	char srcline[512];
 	struct perfctr_profile_sample ps = {
 		.sz = sizeof(ps),
 		.comm = rs->comm,
@@ -52,6 +96,8 @@ static int add_sample(struct report *rep, const struct perfctr_reader_sample *rs
 
 	if (rs->event_idx >= rep->nr_profiles)
 		return 0;
+	if (rep->srcline && rs->nr_frames)
+		ps.srcline = srcline_text(rd, rs, srcline, sizeof(srcline));
 	if (rs->nr_frames > 1)
 		rep->saw_callchain = true;
 	if (perfctr_profile__add(rep->profiles[rs->event_idx], &ps)) {
@@ -61,67 +107,182 @@ static int add_sample(struct report *rep, const struct perfctr_reader_sample *rs
 	return 0;
 }
 
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash && slash[1] ? slash + 1 : path;
-}
-
+/*
+ * The table is laid out as perf report --stdio lays out its own, so that
+ * tools and eyes used to perf's read ours: the same preamble, the same
+ * column titles, the same widths (perf's rules, data dependent) and the
+ * same padding.
+ */
 static const char *column_title(enum perfctr_sort_key key)
 {
 	switch (key) {
 	case PERFCTR_SORT_COMM: return "Command";
 	case PERFCTR_SORT_DSO: return "Shared Object";
 	case PERFCTR_SORT_SYM: return "Symbol";
-	case PERFCTR_SORT_PID: return "Pid";
-	case PERFCTR_SORT_TID: return "Tid";
+	case PERFCTR_SORT_PID: return "Pid:Command";
+	case PERFCTR_SORT_TID: return "Tid:Command";
 	case PERFCTR_SORT_CPU: return "CPU";
+	case PERFCTR_SORT_SRCLINE: return "Source:Line";
 	default: return "?";
 	}
 }
 
-/* The text of key @k of a row as the table shows it. */
-static const char *cell(const struct report *rep,
+/* The comm perf gives a row: its thread's, as the file last named it
+ * (NULL when never named). */
+static const char *thread_comm(struct perfctr_reader *rd, pid_t tid)
+{
+	struct perfctr_reader_thread t = { .sz = sizeof(t) };
+
+	return perfctr_reader__thread(rd, tid, &t) ? NULL : t.comm;
+}
+
+struct table_layout {
+	size_t width[PERFCTR_SORT_NR];
+	int comm_width;
+	bool ipc;		/* perf's IPC column (see report_option) */
+};
+
+static size_t max_size(size_t a, size_t b)
+{
+	return a > b ? a : b;
+}
+
+/* perf's widths: at least the title; comm as wide as the longest last
+ * comm of the rows' threads (perf measures the thread, then cuts the
+ * row's comm to it); pid and tid that plus "%7d:"; the DSO at least 16
+ * when a row has no symbol (room for an address); a symbol its name
+ * and "[.] ". */
+static void layout(struct perfctr_reader *rd, const struct report *rep,
+		   struct perfctr_profile *prof, struct table_layout *lay)
+{
+	size_t n = perfctr_profile__nr_entries(prof), i, k;
+	size_t comm = strlen("Command");
+	bool unresolved = false;
+
+	for (k = 0; k < rep->nr_keys; k++)
+		lay->width[k] = strlen(column_title(rep->keys[k]));
+	for (i = 0; i < n; i++) {
+		struct perfctr_profile_entry e = { .sz = sizeof(e) };
+		const char *c;
+
+		perfctr_profile__entry(prof, i, &e);
+		c = thread_comm(rd, e.tid);
+		if (c)
+			comm = max_size(comm, strlen(c));
+		for (k = 0; k < rep->nr_keys; k++) {
+			const char *text = e.keys[k];
+
+			switch (rep->keys[k]) {
+			case PERFCTR_SORT_DSO:
+				lay->width[k] = max_size(lay->width[k],
+							 strlen(base_name(text)));
+				break;
+			case PERFCTR_SORT_SYM:
+				lay->width[k] = max_size(lay->width[k],
+							 strlen(text) + 4);
+				unresolved |= !strncmp(text, "0x", 2);
+				break;
+			case PERFCTR_SORT_SRCLINE:
+				lay->width[k] = max_size(lay->width[k], strlen(text));
+				break;
+			default:
+				break;
+			}
+		}
+	}
+	lay->comm_width = (int)comm;
+	for (k = 0; k < rep->nr_keys; k++) {
+		switch (rep->keys[k]) {
+		case PERFCTR_SORT_COMM:
+			lay->width[k] = comm;
+			break;
+		case PERFCTR_SORT_PID:
+		case PERFCTR_SORT_TID:
+			lay->width[k] = comm + 8;
+			break;
+		case PERFCTR_SORT_DSO:
+			if (unresolved)
+				lay->width[k] = max_size(lay->width[k], 16);
+			break;
+		default:
+			break;
+		}
+	}
+	lay->ipc = rep->ipc_column;
+}
+
+/* The text of key @k of a row as the table shows it, unpadded. */
+static const char *cell(struct perfctr_reader *rd, const struct report *rep,
+			const struct table_layout *lay,
 			const struct perfctr_profile_entry *e, size_t k,
 			char *buf, size_t size)
 {
+	const char *comm;
+	pid_t id;
+
 	switch (rep->keys[k]) {
+	case PERFCTR_SORT_COMM:
+		snprintf(buf, size, "%-*.*s", lay->comm_width, lay->comm_width,
+			 e->keys[k]);
+		return buf;
 	case PERFCTR_SORT_DSO:
-		return base_name(e->keys[k]);
+		snprintf(buf, size, "%-*s", (int)lay->width[k],
+			 base_name(e->keys[k]));
+		return buf;
 	case PERFCTR_SORT_SYM:
 		snprintf(buf, size, "[%c] %s", e->kernel ? 'k' : '.', e->keys[k]);
+		return buf;
+	case PERFCTR_SORT_PID:
+	case PERFCTR_SORT_TID:
+		id = rep->keys[k] == PERFCTR_SORT_PID ? e->pid : e->tid;
+		comm = thread_comm(rd, id);
+		snprintf(buf, size, "%7d:%-*.*s", (int)id, lay->comm_width,
+			 lay->comm_width, comm ? comm : "");
+		return buf;
+	case PERFCTR_SORT_CPU:
+		snprintf(buf, size, "%*.*d", (int)lay->width[k],
+			 (int)lay->width[k], (int)strtol(e->keys[k], NULL, 10));
 		return buf;
 	default:
 		return e->keys[k];
 	}
 }
 
+/* perf's "10K": the number of samples cut to three digits and a unit. */
+static void print_samples_line(uint64_t samples, const char *event)
+{
+	char unit = ' ';
+
+	if (samples > 1000) {
+		samples /= 1000;
+		unit = 'K';
+	}
+	if (samples > 1000) {
+		samples /= 1000;
+		unit = 'M';
+	}
+	if (samples > 1000) {
+		samples /= 1000;
+		unit = 'G';
+	}
+	printf("# Samples: %" PRIu64 "%c of event '%s'\n", samples, unit, event);
+}
+
 static void print_header(struct perfctr_reader *rd, const struct report *rep)
 {
-	struct perfctr_perfdata *pd = perfctr_reader__perfdata(rd);
 	struct perfctr_reader_stats stats = { .sz = sizeof(stats) };
 	const struct perfctr_reader_stats *st = &stats;
-	const char *host = perfctr_perfdata__string(pd, PERFCTR_FEAT_HOSTNAME);
-	const char *os = perfctr_perfdata__string(pd, PERFCTR_FEAT_OSRELEASE);
-	const char *const *argv;
-	int argc = perfctr_perfdata__cmdline(pd, &argv), i;
 	char unwind[512];
 
+	(void)rep;
 	perfctr_reader__stats(rd, SIZE_MAX, &stats);
-	printf("# perfex report of '%s'\n", rep->input);
-	if (host || os)
-		printf("# recorded on %s, Linux %s\n", host ? host : "?",
-		       os ? os : "?");
-	if (argc > 0) {
-		printf("# cmdline:");
-		for (i = 0; i < argc; i++)
-			printf(" %s", argv[i]);
-		printf("\n");
-	}
-	printf("# Lost samples: %" PRIu64 " (PERF_RECORD_LOST %" PRIu64
-	       ", PERF_RECORD_LOST_SAMPLES %" PRIu64 ")\n",
-	       st->lost + st->lost_samples, st->lost, st->lost_samples);
+	printf("# To display the perf.data header info, please use "
+	       "--header/--header-only options.\n#\n#\n");
+	printf("# Total Lost Samples: %" PRIu64 "\n", st->lost_samples);
+	/* Ours, not perf's: what else the file lost or we could not read. */
+	if (st->lost)
+		printf("# Lost records (PERF_RECORD_LOST): %" PRIu64 "\n",
+		       st->lost);
 	if (st->bad_samples)
 		printf("# Undecodable samples skipped: %" PRIu64 "\n",
 		       st->bad_samples);
@@ -132,47 +293,46 @@ static void print_header(struct perfctr_reader *rd, const struct report *rep)
 	printf("#\n");
 }
 
+static void print_dots(size_t n)
+{
+	while (n--)
+		putchar('.');
+}
+
 static void print_table(struct perfctr_reader *rd, struct report *rep, size_t idx)
 {
+	static const char ipc_title[] = "IPC   [IPC Coverage]";
 	struct perfctr_profile *prof = rep->profiles[idx];
 	size_t n = perfctr_profile__nr_entries(prof), i, k;
-	size_t width[PERFCTR_SORT_NR];
 	uint64_t total = perfctr_profile__weight(prof);
-	struct perfctr_reader_stats st = { .sz = sizeof(st) };
+	struct table_layout lay = { .comm_width = 0 };
 	char buf[1024];
 
-	perfctr_reader__stats(rd, idx, &st);
-	printf("# Samples: %" PRIu64 " of event '%s'\n",
-	       perfctr_profile__samples(prof), perfctr_reader__event_name(rd, idx));
-	printf("# Event count (approx.): %" PRIu64 "\n", total);
-	if (st.lost)
-		printf("# Lost: %" PRIu64 "\n", st.lost);
-	printf("#\n");
-	for (k = 0; k < rep->nr_keys; k++)
-		width[k] = strlen(column_title(rep->keys[k]));
-	for (i = 0; i < n; i++) {
-		struct perfctr_profile_entry e = { .sz = sizeof(e) };
-
-		perfctr_profile__entry(prof, i, &e);
-		for (k = 0; k + 1 < rep->nr_keys; k++) {
-			size_t len = strlen(cell(rep, &e, k, buf, sizeof(buf)));
-
-			if (len > width[k])
-				width[k] = len;
-		}
-	}
-	printf("# Overhead   Samples");
-	for (k = 0; k < rep->nr_keys; k++)
-		printf("  %-*s", (int)(k + 1 < rep->nr_keys ? width[k] : 0),
-		       column_title(rep->keys[k]));
-	printf("\n# ........  ........");
+	layout(rd, rep, prof, &lay);
+	print_samples_line(perfctr_profile__samples(prof),
+			   perfctr_reader__event_name(rd, idx));
+	printf("# Event count (approx.): %" PRIu64 "\n#\n", total);
+	printf("# Overhead%s", rep->show_samples ? "       Samples" : "");
 	for (k = 0; k < rep->nr_keys; k++) {
-		size_t dots = k + 1 < rep->nr_keys ? width[k] :
-			      strlen(column_title(rep->keys[k]));
+		/* perf right-aligns the titles of pid:comm columns. */
+		bool right = rep->keys[k] == PERFCTR_SORT_PID ||
+			     rep->keys[k] == PERFCTR_SORT_TID;
 
+		printf(right ? "  %*s" : "  %-*s", (int)lay.width[k],
+		       column_title(rep->keys[k]));
+	}
+	if (lay.ipc)
+		printf("  %s", ipc_title);
+	printf("\n# ........");
+	if (rep->show_samples)
+		printf("  ............");
+	for (k = 0; k < rep->nr_keys; k++) {
 		printf("  ");
-		while (dots--)
-			putchar('.');
+		print_dots(lay.width[k]);
+	}
+	if (lay.ipc) {
+		printf("  ");
+		print_dots(strlen(ipc_title));
 	}
 	printf("\n#\n");
 	for (i = 0; i < n; i++) {
@@ -183,16 +343,244 @@ static void print_table(struct perfctr_reader *rd, struct report *rep, size_t id
 		pct = total ? 100.0 * e.weight / total : 0.0;
 		if (pct < rep->percent_limit)
 			continue;
-		printf("%9.2f%%  %8" PRIu64, pct, e.samples);
-		for (k = 0; k < rep->nr_keys; k++)
-			printf("  %-*s", (int)(k + 1 < rep->nr_keys ? width[k] : 0),
-			       cell(rep, &e, k, buf, sizeof(buf)));
+		printf("%9.2f%%", pct);
+		if (rep->show_samples)
+			printf("  %12" PRIu64, e.samples);
+		for (k = 0; k < rep->nr_keys; k++) {
+			/* perf pads every column but the last; some of its
+			 * cells pad themselves (cell() does as they do). */
+			bool last = k + 1 == rep->nr_keys && !lay.ipc;
+
+			printf("  %-*s", last ? 0 : (int)lay.width[k],
+			       cell(rd, rep, &lay, &e, k, buf, sizeof(buf)));
+		}
+		if (lay.ipc)
+			printf("  %-*s", (int)strlen(ipc_title), "-      -");
 		printf("\n");
 		if (rep->callgraph != PERFCTR_CALLGRAPH_NONE)
 			report_print_callgraph(prof, i, stdout,
 					       rep->percent_limit);
 	}
-	printf("\n");
+	printf("\n\n");
+}
+
+/*
+ * --sort pid alone: the processes as a tree, the shape perfex
+ * --per-process prints for counts.  A process's parent is the one its
+ * FORK record names; a process whose parent the file does not know is a
+ * root.  Processes without samples stay in as the ancestors of those with
+ * samples, so that every sample is under its process's real parent.
+ */
+struct proc {
+	pid_t pid, ppid;
+	const char *comm;
+	uint64_t samples, weight;		/* its own */
+	uint64_t sub_samples, sub_weight;	/* and its descendants' */
+	size_t parent;				/* index, or NO_PARENT */
+	size_t *kids;
+	size_t nr_kids;
+};
+
+#define NO_PARENT SIZE_MAX
+
+struct proc_tree {
+	struct proc *procs;
+	size_t nr, cap;
+};
+
+static size_t proc_find(const struct proc_tree *t, pid_t pid)
+{
+	for (size_t i = 0; i < t->nr; i++)
+		if (t->procs[i].pid == pid)
+			return i;
+	return NO_PARENT;
+}
+
+/* Process @pid's index, added with what the file says of it. */
+static size_t proc_get(struct perfctr_reader *rd, struct proc_tree *t,
+		       pid_t pid)
+{
+	struct perfctr_reader_thread th = { .sz = sizeof(th) };
+	size_t i = proc_find(t, pid);
+
+	if (i != NO_PARENT)
+		return i;
+	if (t->nr == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 64;
+		struct proc *n = realloc(t->procs, cap * sizeof(*n));
+
+		if (!n)
+			return NO_PARENT;
+		t->procs = n;
+		t->cap = cap;
+	}
+	i = t->nr++;
+	memset(&t->procs[i], 0, sizeof(t->procs[i]));
+	t->procs[i].pid = pid;
+	t->procs[i].ppid = -1;
+	t->procs[i].parent = NO_PARENT;
+	if (!perfctr_reader__thread(rd, pid, &th)) {
+		/* A thread's FORK names its own process as the parent. */
+		if (th.ppid != pid)
+			t->procs[i].ppid = th.ppid;
+		t->procs[i].comm = th.comm;
+	}
+	return i;
+}
+
+static void proc_tree_free(struct proc_tree *t)
+{
+	for (size_t i = 0; i < t->nr; i++)
+		free(t->procs[i].kids);
+	free(t->procs);
+}
+
+static const struct proc_tree *sort_tree;
+
+/* Heaviest subtree first (self + children), then by pid. */
+static int by_subtree(const void *a, const void *b)
+{
+	const struct proc *x = &sort_tree->procs[*(const size_t *)a];
+	const struct proc *y = &sort_tree->procs[*(const size_t *)b];
+
+	if (x->sub_weight != y->sub_weight)
+		return x->sub_weight > y->sub_weight ? -1 : 1;
+	if (x->sub_samples != y->sub_samples)
+		return x->sub_samples > y->sub_samples ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static int proc_tree_build(struct perfctr_reader *rd, struct perfctr_profile *prof,
+			   struct proc_tree *t)
+{
+	size_t n = perfctr_profile__nr_entries(prof), i, p;
+
+	for (i = 0; i < n; i++) {
+		struct perfctr_profile_entry e = { .sz = sizeof(e) };
+
+		perfctr_profile__entry(prof, i, &e);
+		p = proc_get(rd, t, e.pid);
+		if (p == NO_PARENT)
+			return -ENOMEM;
+		t->procs[p].samples += e.samples;
+		t->procs[p].weight += e.weight;
+	}
+	/* Parents, grandparents...: each process known to the file is added
+	 * once, so this ends (t->nr grows only with new pids). */
+	for (i = 0; i < t->nr; i++) {
+		pid_t ppid = t->procs[i].ppid;
+
+		if (ppid < 0 || ppid == t->procs[i].pid)
+			continue;
+		{
+			struct perfctr_reader_thread th = { .sz = sizeof(th) };
+
+			if (proc_find(t, ppid) == NO_PARENT &&
+			    perfctr_reader__thread(rd, ppid, &th))
+				continue;
+		}
+		p = proc_get(rd, t, ppid);
+		if (p == NO_PARENT)
+			return -ENOMEM;
+		t->procs[i].parent = p;
+	}
+	for (i = 0; i < t->nr; i++) {
+		size_t up, depth = 0;
+
+		/* A parent loop (pids reused within the file) is cut. */
+		for (up = t->procs[i].parent; up != NO_PARENT && depth <= t->nr;
+		     up = t->procs[up].parent)
+			depth++;
+		if (depth > t->nr)
+			t->procs[i].parent = NO_PARENT;
+	}
+	for (i = 0; i < t->nr; i++) {
+		struct proc *pr = &t->procs[i];
+
+		for (p = i; p != NO_PARENT; p = t->procs[p].parent) {
+			t->procs[p].sub_samples += pr->samples;
+			t->procs[p].sub_weight += pr->weight;
+		}
+		if (pr->parent != NO_PARENT) {
+			struct proc *par = &t->procs[pr->parent];
+			size_t *k = realloc(par->kids, (par->nr_kids + 1) * sizeof(*k));
+
+			if (!k)
+				return -ENOMEM;
+			par->kids = k;
+			par->kids[par->nr_kids++] = i;
+		}
+	}
+	sort_tree = t;
+	for (i = 0; i < t->nr; i++)
+		qsort(t->procs[i].kids, t->procs[i].nr_kids, sizeof(size_t),
+		      by_subtree);
+	return 0;
+}
+
+static void print_proc(const struct report *rep, const struct proc_tree *t,
+		       size_t i, int depth, uint64_t total)
+{
+	const struct proc *pr = &t->procs[i];
+	double self = total ? 100.0 * pr->weight / total : 0.0;
+	double kids = total ? 100.0 * (pr->sub_weight - pr->weight) / total : 0.0;
+	char comm[32];
+
+	if (total && 100.0 * pr->sub_weight / total < rep->percent_limit)
+		return;
+	if (pr->comm)
+		snprintf(comm, sizeof(comm), "%s", pr->comm);
+	else
+		snprintf(comm, sizeof(comm), ":%d", (int)pr->pid);
+	printf("%9.2f%%  %9.2f%%  %12" PRIu64 "  %13" PRIu64 "  %7d  %*s%s\n",
+	       self, kids, pr->samples, pr->sub_samples - pr->samples,
+	       (int)pr->pid, 2 * depth, "", comm);
+	for (size_t k = 0; k < pr->nr_kids; k++)
+		print_proc(rep, t, pr->kids[k], depth + 1, total);
+}
+
+static int print_proc_tree(struct perfctr_reader *rd, struct report *rep,
+			   size_t idx)
+{
+	struct perfctr_profile *prof = rep->profiles[idx];
+	uint64_t total = perfctr_profile__weight(prof);
+	struct proc_tree t = { 0 };
+	size_t *roots = NULL, nr_roots = 0, i;
+
+	if (proc_tree_build(rd, prof, &t))
+		goto nomem;
+	roots = malloc((t.nr ? t.nr : 1) * sizeof(*roots));
+	if (!roots)
+		goto nomem;
+	for (i = 0; i < t.nr; i++)
+		if (t.procs[i].parent == NO_PARENT)
+			roots[nr_roots++] = i;
+	sort_tree = &t;
+	qsort(roots, nr_roots, sizeof(*roots), by_subtree);
+	print_samples_line(perfctr_profile__samples(prof),
+			   perfctr_reader__event_name(rd, idx));
+	printf("# Event count (approx.): %" PRIu64 "\n#\n", total);
+	printf("# Process tree (%zu processes): self and children (descendants)\n#\n",
+	       t.nr);
+	printf("#     Self    Children       Samples  Child samples      Pid  Command\n");
+	printf("# ........  ..........  ............  .............  .......  .......\n#\n");
+	for (i = 0; i < nr_roots; i++)
+		print_proc(rep, &t, roots[i], 0, total);
+	printf("\n\n");
+	free(roots);
+	proc_tree_free(&t);
+	return 0;
+nomem:
+	free(roots);
+	proc_tree_free(&t);
+	perfex_error("out of memory");
+	return PERFEX_EXIT_INTERNAL;
+}
+
+/* Only the pid key: the rows are processes, shown as their tree. */
+static bool tree_mode(const struct report *rep)
+{
+	return rep->nr_keys == 1 && rep->keys[0] == PERFCTR_SORT_PID;
 }
 
 static void json_string(const char *s)
@@ -223,13 +611,80 @@ static bool tracking_only(struct perfctr_reader *rd, const struct report *rep, s
 	       !perfctr_profile__samples(rep->profiles[a]);
 }
 
-static void print_json(struct perfctr_reader *rd, struct report *rep)
+/* The parent process of @pid from its FORK record; null when the file
+ * has none. */
+static void json_ppid(struct perfctr_reader *rd, pid_t pid)
+{
+	struct perfctr_reader_thread th = { .sz = sizeof(th) };
+
+	if (!perfctr_reader__thread(rd, pid, &th) && th.ppid >= 0 &&
+	    th.ppid != pid)
+		printf(", \"ppid\": %d", (int)th.ppid);
+	else
+		printf(", \"ppid\": null");
+}
+
+static int json_proc(const struct proc_tree *t, size_t i, int depth,
+		     uint64_t total, bool first)
+{
+	const struct proc *pr = &t->procs[i];
+
+	printf("%s\n  {\"overhead\": %.4f, \"samples\": %" PRIu64
+	       ", \"period\": %" PRIu64 ", \"pid\": \"%d\", \"comm\": ",
+	       first ? "" : ",", total ? 100.0 * pr->weight / total : 0.0,
+	       pr->samples, pr->weight, (int)pr->pid);
+	if (pr->comm)
+		json_string(pr->comm);
+	else
+		printf("null");
+	if (pr->ppid >= 0)
+		printf(", \"ppid\": %d", (int)pr->ppid);
+	else
+		printf(", \"ppid\": null");
+	printf(", \"depth\": %d, \"children_samples\": %" PRIu64
+	       ", \"children_period\": %" PRIu64 "}", depth,
+	       pr->sub_samples - pr->samples, pr->sub_weight - pr->weight);
+	for (size_t k = 0; k < pr->nr_kids; k++)
+		json_proc(t, pr->kids[k], depth + 1, total, false);
+	return 0;
+}
+
+/* The rows of --sort pid: every process of the tree, parents before
+ * their children, in the order the table shows them. */
+static int json_proc_tree(struct perfctr_reader *rd, struct perfctr_profile *prof)
+{
+	uint64_t total = perfctr_profile__weight(prof);
+	struct proc_tree t = { 0 };
+	size_t *roots = NULL, nr_roots = 0, i;
+
+	if (proc_tree_build(rd, prof, &t) ||
+	    !(roots = malloc((t.nr ? t.nr : 1) * sizeof(*roots)))) {
+		proc_tree_free(&t);
+		perfex_error("out of memory");
+		return -ENOMEM;
+	}
+	for (i = 0; i < t.nr; i++)
+		if (t.procs[i].parent == NO_PARENT)
+			roots[nr_roots++] = i;
+	sort_tree = &t;
+	qsort(roots, nr_roots, sizeof(*roots), by_subtree);
+	for (i = 0; i < nr_roots; i++)
+		json_proc(&t, roots[i], 0, total, i == 0);
+	free(roots);
+	proc_tree_free(&t);
+	return 0;
+}
+
+static int print_json(struct perfctr_reader *rd, struct report *rep)
 {
 	struct perfctr_reader_stats stats = { .sz = sizeof(stats) };
 	struct perfctr_reader_stats ev = { .sz = sizeof(ev) };
 	const struct perfctr_reader_stats *st = &stats;
 	size_t a, i, k, shown;
+	bool has_pid = false;
 
+	for (k = 0; k < rep->nr_keys; k++)
+		has_pid |= rep->keys[k] == PERFCTR_SORT_PID;
 	perfctr_reader__stats(rd, SIZE_MAX, &stats);
 	printf("{\"input\": ");
 	json_string(rep->input);
@@ -265,6 +720,12 @@ static void print_json(struct perfctr_reader *rd, struct report *rep)
 		printf(", \"samples\": %" PRIu64 ", \"period\": %" PRIu64
 		       ", \"lost\": %" PRIu64 ", \"rows\": [",
 		       perfctr_profile__samples(prof), total, ev.lost);
+		if (tree_mode(rep)) {
+			if (json_proc_tree(rd, prof))
+				return PERFEX_EXIT_INTERNAL;
+			printf("]}");
+			continue;
+		}
 		for (i = 0; i < n; i++) {
 			struct perfctr_profile_entry e = { .sz = sizeof(e) };
 
@@ -277,11 +738,14 @@ static void print_json(struct perfctr_reader *rd, struct report *rep)
 				printf(", \"%s\": ", perfctr_sort_key_name(rep->keys[k]));
 				json_string(e.keys[k]);
 			}
+			if (has_pid)
+				json_ppid(rd, e.pid);
 			printf(", \"kernel\": %s}", e.kernel ? "true" : "false");
 		}
 		printf("]}");
 	}
 	printf("\n]}\n");
+	return 0;
 }
 
 /* The profile of the folded stacks and the flame graph: the event
@@ -409,6 +873,23 @@ static int write_pprof(struct perfctr_reader *rd, const struct report *rep)
 	return 0;
 }
 
+/* @word is one of the comma-separated items of @list. */
+static bool has_word(const char *list, const char *word)
+{
+	size_t len = strlen(word);
+
+	while (*list) {
+		size_t n = strcspn(list, ",");
+
+		if (n == len && !strncmp(list, word, len))
+			return true;
+		list += n;
+		if (*list)
+			list++;
+	}
+	return false;
+}
+
 static int report_option(struct perfex_parse *p, void *ctx)
 {
 	struct report *rep = ctx;
@@ -428,10 +909,11 @@ static int report_option(struct perfex_parse *p, void *ctx)
 				     "'%.*s' in '%s'", p->name,
 				     bad ? (int)strcspn(bad, ",") : 0,
 				     bad ? bad : "", p->arg);
-			perfex_hint("sort keys are comm, dso, sym, pid, tid, cpu");
+			perfex_hint("sort keys are comm, dso, sym (symbol), pid, tid, cpu, srcline");
 			return PERFEX_EXIT_USAGE;
 		}
 		rep->nr_keys = (size_t)r;
+		rep->ipc_column = has_word(p->arg, "symbol");
 		break;
 	}
 	case OPT_CALL_GRAPH:
@@ -447,6 +929,9 @@ static int report_option(struct perfex_parse *p, void *ctx)
 		rep->json = true;
 		break;
 	case OPT_STDIO:
+		break;
+	case OPT_SHOW_NR_SAMPLES:
+		rep->show_samples = true;
 		break;
 	case OPT_FOLDED:
 		rep->folded = true;
@@ -521,6 +1006,8 @@ int cmd_report(int argc, char **argv)
 	}
 
 	ropts.kallsyms = rep.kallsyms;
+	for (a = 0; a < rep.nr_keys; a++)
+		rep.srcline |= rep.keys[a] == PERFCTR_SORT_SRCLINE;
 	rd = perfex_reader_open(rep.input, &ropts, &ret);
 	if (!rd)
 		return ret;
@@ -551,7 +1038,7 @@ int cmd_report(int argc, char **argv)
 	if (ret)
 		goto out;
 	while ((r = perfctr_reader__next(rd, &rs)) > 0) {
-		ret = add_sample(&rep, &rs);
+		ret = add_sample(&rep, rd, &rs);
 		if (ret)
 			goto out;
 	}
@@ -587,13 +1074,18 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	if (rep.json) {
-		print_json(rd, &rep);
+		ret = print_json(rd, &rep);
 		goto out;
 	}
 	print_header(rd, &rep);
-	for (a = 0; a < rep.nr_profiles; a++)
-		if (!tracking_only(rd, &rep, a))
+	for (a = 0; a < rep.nr_profiles && !ret; a++) {
+		if (tracking_only(rd, &rep, a))
+			continue;
+		if (tree_mode(&rep))
+			ret = print_proc_tree(rd, &rep, a);
+		else
 			print_table(rd, &rep, a);
+	}
 	if (!stats.samples)
 		printf("# no samples\n");
 out:

@@ -154,14 +154,17 @@ static const struct perfex_option table[] = {
 	{ REPORT | SCRIPT, OPT_INPUT, 'i', "input", "FILE", 0, 0,
 	  "the perf.data file to read (default: perf.data)" },
 	{ REPORT, OPT_SORT, 's', "sort", "KEYS", 0, 0,
-	  "sort keys, comma-separated, among comm, dso, sym,\n"
-	  "pid, tid, cpu (default: comm,dso,sym)" },
+	  "sort keys, comma-separated, among comm, dso, sym\n"
+	  "(or symbol), pid, tid, cpu, srcline (default:\n"
+	  "comm,dso,sym)" },
 	{ REPORT, OPT_CALL_GRAPH, 'g', "call-graph", "ORDER", 0, 0,
 	  "call graphs under each row: callee (the sampled\n"
 	  "function's callers) or caller (from the outermost\n"
 	  "caller down)" },
 	{ REPORT, OPT_STDIO, 0, "stdio", NULL, 0, 0,
 	  "text output (the default)" },
+	{ REPORT, OPT_SHOW_NR_SAMPLES, 'n', "show-nr-samples", NULL, 0, 0,
+	  "a column of sample counts in the table" },
 	{ REPORT, OPT_FOLDED, 0, "folded", NULL, 0, 0,
 	  "folded stacks (FlameGraph's format) instead of the\n"
 	  "table" },
@@ -232,6 +235,9 @@ static const struct perfex_option table[] = {
 	{ SERVE, OPT_ONCE, 0, "once", NULL, 0, 0,
 	  "print one scrape (Prometheus text) on stdout and\n"
 	  "exit, without a server" },
+	{ SERVE, OPT_PROFILE_MAX, 0, "profile-max-seconds", "N", 0, 0,
+	  "the longest profile /debug/pprof/profile takes\n"
+	  "(default 300; longer requests get 400)" },
 
 	/* ---------------------------------------------------- everywhere */
 	{ ALL, OPT_HELP, 'h', "help", NULL, 0, 0,

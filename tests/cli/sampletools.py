@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """Helpers shared by the sampling CLI tests (test_record.py, test_report.py):
 recording with perfex or perf into temporary files, and reading reports of
-both tools back as numbers."""
+both tools back as numbers; go tool pprof, the pprof client."""
 import json
 import os
 import re
@@ -15,6 +15,7 @@ PERF = "/usr/bin/perf"
 TP = "syscalls:sys_enter_getppid"
 
 _tmp = tempfile.mkdtemp(prefix="pc-sample-")
+GO = shutil.which("go") or "/usr/lib/go/bin/go"
 
 
 def tmpfile(name):
@@ -23,6 +24,48 @@ def tmpfile(name):
 
 def cleanup():
     shutil.rmtree(_tmp, ignore_errors=True)
+
+
+def require_encoder():
+    r = perfex("info")
+    if not re.search(r"^\s*yes\s+protobuf-c\s", r.stdout, re.M):
+        skip("perfex was built without protobuf-c (scripts/install-deps)")
+
+
+def require_go():
+    if not os.access(GO, os.X_OK):
+        skip("go is not installed (Debian golang-go, scripts/install-deps): "
+             "no go tool pprof to read the profile back")
+
+
+def pprof(*args, timeout=120):
+    """go tool pprof ARGS: its stdout.  Its home and temporary files are
+    ours (under the temporary folder), so it neither reads nor writes the
+    user's."""
+    home = os.path.join(_tmp, "pprof-home")
+    os.makedirs(home, exist_ok=True)
+    env = dict(os.environ, HOME=home, PPROF_TMPDIR=home,
+               GOCACHE=os.path.join(home, "cache"), GOFLAGS="")
+    r = subprocess.run([GO, "tool", "pprof"] + list(args), capture_output=True,
+                       text=True, timeout=timeout, env=env)
+    check(r.returncode == 0, "go tool pprof %s: %s" % (" ".join(args),
+                                                       r.stderr[-2000:]))
+    return r.stdout
+
+
+def top_functions(path, *args):
+    """The functions of `go tool pprof -top` (PATH: a file or a URL),
+    heaviest (flat) first."""
+    text = pprof("-top", *args, path)
+    rows = []
+    header = False
+    for l in text.splitlines():
+        if re.match(r"\s+flat\s+flat%", l):
+            header = True
+            continue
+        if header and l.strip():
+            rows.append(l.split(None, 5)[5])
+    return rows
 
 
 def record(out, *args, timeout=120):

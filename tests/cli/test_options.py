@@ -21,7 +21,7 @@ COMMANDS = {
     "list": (["list", "--help"], "perfex-list.1", ["test_list.py"]),
     "info": (["info", "--help"], "perfex-info.1", ["test_info.py"]),
     "regions": (["--regions", "--help"], "perfex.1", ["test_regions.py"]),
-    "serve": (["serve", "--help"], "perfex-serve.1", ["test_serve.py"]),
+    "serve": (["serve", "--help"], "perfex-serve.1", ["test_serve*.py"]),
 }
 
 OPTION_LINE = re.compile(r"^  (?:-(\w)(?:, |  ))?(?:    )?(?:--([a-z][a-z0-9-]*))?")

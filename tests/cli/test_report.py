@@ -71,8 +71,10 @@ def table_has_header_and_rows():
     path = our_spin_file()
     r = perfex("report", "-i", path, "--stdio")
     check(r.returncode == 0, r.stderr)
-    check(re.search(r"^# Lost samples: 0 ", r.stdout, re.M), r.stdout[:500])
-    check(re.search(r"^# Samples: \d+ of event 'cpu-clock'$", r.stdout, re.M))
+    check(re.search(r"^# Total Lost Samples: 0$", r.stdout, re.M), r.stdout[:500])
+    check(re.search(r"^# Samples: \d+[ K] of event 'cpu-clock'$", r.stdout,
+                    re.M), r.stdout[:500])
+    r = perfex("report", "-i", path, "--stdio", "-n")
     m = re.search(r"^\s+([\d.]+)%\s+(\d+)\s+pcwork\s+pcwork\s+\[\.\] spin_loop$",
                   r.stdout, re.M)
     check(m and float(m.group(1)) > 50, r.stdout[-1500:])
@@ -228,7 +230,8 @@ def bad_input_is_explained():
     r = perfex("report", "-i", garbage, "--sort", "comm,bogus")
     check(r.returncode == 129, r)
     check("unknown or repeated sort key 'bogus'" in r.stderr, r.stderr)
-    check("comm, dso, sym, pid, tid, cpu" in r.stderr, r.stderr)
+    check("comm, dso, sym (symbol), pid, tid, cpu, srcline" in r.stderr,
+          r.stderr)
     r = perfex("report", "--nonsense")
     check(r.returncode == 129 and "unknown option" in r.stderr, r)
     r = perfex("script", "extra")
@@ -243,7 +246,7 @@ def bad_input_is_explained():
     check(r.returncode == 134, r)
 
 
-REPORT_OPTIONS = {"-i", "-s", "-g", "--stdio", "--folded", "--flame", "--pprof", "--event", "-j",
+REPORT_OPTIONS = {"-i", "-s", "-g", "--stdio", "-n", "--folded", "--flame", "--pprof", "--event", "-j",
                   "--percent-limit", "--kallsyms", "--no-demangle", "-h"}
 SCRIPT_OPTIONS = {"-i", "-F", "-g", "-G", "--no-callchain", "--kallsyms",
                   "--no-demangle", "-h"}
@@ -252,7 +255,8 @@ SCRIPT_OPTIONS = {"-i", "-F", "-g", "-G", "--no-callchain", "--kallsyms",
 @case
 def help_lists_every_option():
     # Each option below is exercised by a case of this file, but
-    # --no-demangle by test_symbols.py and --pprof by test_report_pprof.py.
+    # --no-demangle by test_symbols.py, --pprof by test_report_pprof.py
+    # and -n by test_report_compat.py too.
     for cmd, want in (("report", REPORT_OPTIONS), ("script", SCRIPT_OPTIONS)):
         r = perfex(cmd, "--help")
         check(r.returncode == 0, r)

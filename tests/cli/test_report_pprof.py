@@ -6,42 +6,15 @@ exact sample counts from a tracepoint with a period; usage and I/O errors
 with the documented exit statuses."""
 import os
 import re
-import shutil
 import subprocess
-import tempfile
 
 from pctest import (case, check, perfex, require_root, require_tracefs,
-                    run_cases, skip, work)
-from sampletools import (TP, cleanup, perf_record, record, report_json,
-                         spin_args, tmpfile)
+                    run_cases, work)
+from sampletools import (TP, cleanup, perf_record, pprof, record,
+                         report_json, require_encoder, require_go, spin_args,
+                         tmpfile, top_functions)
 
-GO = shutil.which("go") or "/usr/lib/go/bin/go"
 _files = {}
-_pprof_home = tempfile.mkdtemp(prefix="pc-pprof-home-")
-
-
-def require_encoder():
-    r = perfex("info")
-    if not re.search(r"^\s*yes\s+protobuf-c\s", r.stdout, re.M):
-        skip("perfex was built without protobuf-c (scripts/install-deps)")
-
-
-def require_go():
-    if not os.access(GO, os.X_OK):
-        skip("go is not installed (Debian golang-go, scripts/install-deps): "
-             "no go tool pprof to read the profile back")
-
-
-def pprof(*args):
-    """go tool pprof ARGS: its stdout.  Its home and temporary files are
-    ours, so it neither reads nor writes the user's."""
-    env = dict(os.environ, HOME=_pprof_home, PPROF_TMPDIR=_pprof_home,
-               GOCACHE=os.path.join(_pprof_home, "cache"), GOFLAGS="")
-    r = subprocess.run([GO, "tool", "pprof"] + list(args), capture_output=True,
-                       text=True, timeout=120, env=env)
-    check(r.returncode == 0, "go tool pprof %s: %s" % (" ".join(args),
-                                                       r.stderr[-2000:]))
-    return r.stdout
 
 
 def write_pprof(data, name):
@@ -75,20 +48,6 @@ def raw_totals(path):
         for k, v in enumerate(m.group(1).split()):
             sums[k] += int(v)
     return dict(zip(names, sums)), default
-
-
-def top_functions(path, *args):
-    """The functions of `go tool pprof -top`, heaviest (flat) first."""
-    text = pprof("-top", *args, path)
-    rows = []
-    header = False
-    for l in text.splitlines():
-        if re.match(r"\s+flat\s+flat%", l):
-            header = True
-            continue
-        if header and l.strip():
-            rows.append(l.split(None, 5)[5])
-    return rows
 
 
 def traces(path):
@@ -230,4 +189,3 @@ try:
     run_cases()
 finally:
     cleanup()
-    shutil.rmtree(_pprof_home, ignore_errors=True)

@@ -17,12 +17,12 @@ import time
 import urllib.parse
 import urllib.request
 
-from pctest import BUILD, TOP, case, check, perfex, require_root, run_cases, \
+from pctest import TOP, case, check, perfex, require_root, run_cases, \
     skip
 from stathelp import TP, exit_baseline, has_hw_pmu, need_tracepoint, wait_for
 from cgrouphelp import Cgroups, Member
+from servehelp import Serve, need_http, samples, total
 
-SERVE = os.path.join(BUILD, "perfex-serve")
 CONTRIB = os.path.join(TOP, "contrib")
 # What Prometheus 2.x sends.
 PROMETHEUS_ACCEPT = ("application/openmetrics-text;version=1.0.0,"
@@ -30,96 +30,6 @@ PROMETHEUS_ACCEPT = ("application/openmetrics-text;version=1.0.0,"
                      "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
 OM_TYPE = "application/openmetrics-text; version=1.0.0; charset=utf-8"
 TEXT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
-
-
-def has_http():
-    """Whether perfex-serve links libmicrohttpd (else it can only --once)."""
-    if not shutil.which("ldd"):
-        return True
-    r = subprocess.run(["ldd", SERVE], capture_output=True, text=True)
-    return "libmicrohttpd" in r.stdout
-
-
-def need_http():
-    if not has_http():
-        skip("perfex-serve was built without libmicrohttpd "
-             "(apt-get install libmicrohttpd-dev, then make)")
-
-
-class Serve:
-    """perfex serve ARGS in the background on a free loopback port."""
-
-    def __init__(self, *args):
-        require_root()
-        self.log = tempfile.NamedTemporaryFile("r", suffix=".log")
-        self.p = subprocess.Popen([os.path.join(BUILD, "perfex"), "serve",
-                                   "--listen", "127.0.0.1:0"] + list(args),
-                                  stdout=subprocess.DEVNULL,
-                                  stderr=open(self.log.name, "w"))
-        self.port = None
-
-        def started():
-            m = re.search(r"serving http://127\.0\.0\.1:(\d+)/metrics",
-                          self.text())
-            if m:
-                self.port = int(m.group(1))
-            check(self.p.poll() is None, ("perfex serve exited",
-                                          self.p.returncode, self.text()))
-            return self.port
-        wait_for(started, timeout=30, what="perfex serve to listen")
-
-    def text(self):
-        with open(self.log.name) as f:
-            return f.read()
-
-    def get(self, path="/metrics", accept=None):
-        req = urllib.request.Request("http://127.0.0.1:%d%s" % (self.port, path))
-        if accept:
-            req.add_header("Accept", accept)
-        try:
-            with urllib.request.urlopen(req, timeout=10) as r:
-                return r.status, r.headers.get("Content-Type"), r.read().decode()
-        except urllib.error.HTTPError as e:
-            return e.code, e.headers.get("Content-Type"), e.read().decode()
-
-    def metrics(self):
-        status, _, body = self.get()
-        check(status == 200, (status, body))
-        return body
-
-    def stop(self, sig=signal.SIGTERM):
-        if self.p.poll() is None:
-            self.p.send_signal(sig)
-            try:
-                self.p.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.p.kill()
-                self.p.wait()
-        return self.p.returncode
-
-    def close(self):
-        if self.p.poll() is None:
-            self.p.kill()
-            self.p.wait()
-        self.log.close()
-
-
-def samples(text, name, **labels):
-    """{labels-dict-as-tuple: value} of the samples NAME{...} matching
-    LABELS."""
-    out = {}
-    for line in text.splitlines():
-        m = re.match(r"^%s(?:\{(.*)\})? (\S+)$" % re.escape(name), line)
-        if not m:
-            continue
-        got = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(1) or ""))
-        if all(got.get(k) == v for k, v in labels.items()):
-            out[tuple(sorted(got.items()))] = float(m.group(2))
-    return out
-
-
-def total(text, name, **labels):
-    return sum(samples(text, name, **labels).values())
 
 
 def promtool():
@@ -530,7 +440,8 @@ def fleet_doc_shows_the_files_the_tests_use():
     for want in ("contrib/perfex-serve.service", "contrib/perfex-serve.conf",
                  "contrib/prometheus/prometheus.yml",
                  "contrib/prometheus/federate.yml",
-                 "contrib/prometheus/remote-write.yml"):
+                 "contrib/prometheus/remote-write.yml",
+                 "contrib/parca/parca.yaml"):
         check(want in names, (want, names))
     for name, text in blocks:
         check(open(os.path.join(TOP, name)).read() == text,

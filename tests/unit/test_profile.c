@@ -67,6 +67,10 @@ TEST(sort_keys_parse)
 		{ "sym,sym", -EINVAL, 4 },
 		{ "", -EINVAL, 0 },
 		{ "comm,", -EINVAL, 5 },
+		{ "symbol,dso", 2, -1 },
+		{ "sym,symbol", -EINVAL, 4 },
+		{ "srcline,pid,tid,cpu,comm,dso,sym", 7, -1 },
+		{ "symbo", -EINVAL, 0 },
 	};
 	enum perfctr_sort_key keys[PERFCTR_SORT_NR];
 
@@ -81,6 +85,9 @@ TEST(sort_keys_parse)
 	}
 	CHECK_EQ_INT(perfctr_sort_keys_parse("comm,dso", keys, 1, NULL), -E2BIG);
 	CHECK_STR(perfctr_sort_key_name(PERFCTR_SORT_TID), "tid");
+	CHECK_STR(perfctr_sort_key_name(PERFCTR_SORT_SRCLINE), "srcline");
+	CHECK(perfctr_sort_keys_parse("symbol", keys, 1, NULL) == 1 &&
+	      keys[0] == PERFCTR_SORT_SYM);
 }
 
 TEST(flat_rows)
@@ -161,6 +168,45 @@ TEST(tid_and_cpu_keys)
 	perfctr_profile__entry(p, 1, &e);
 	CHECK_STR(e.keys[0], "102");
 	CHECK_EQ_U64(e.samples, 2);
+	perfctr_profile__delete(p);
+}
+
+TEST(srcline_key)
+{
+	static const enum perfctr_sort_key keys[] = {
+		PERFCTR_SORT_SRCLINE, PERFCTR_SORT_SYM,
+	};
+	PERFCTR_OPTS(perfctr_profile_opts, opts, .keys = keys, .nr_keys = 2);
+	struct perfctr_profile *p = perfctr_profile__new(&opts);
+	struct perfctr_profile_entry e = { .sz = sizeof(e) };
+	struct perfctr_profile_sample s = {
+		.sz = sizeof(s), .comm = "w", .pid = 100, .tid = 107,
+		.cpu = 0, .weight = 1, .frames = chain_a, .nr_frames = 3,
+	};
+	char line[32];
+	int i;
+
+	REQUIRE(p);
+	/* Three samples at w.c:7, two at w.c:8 of the same function, one
+	 * without a line: rows by line, then by symbol. */
+	for (i = 0; i < 6; i++) {
+		snprintf(line, sizeof(line), "w.c:%d", i < 3 ? 7 : 8);
+		s.srcline = i == 5 ? NULL : line;
+		CHECK_EQ_INT(perfctr_profile__add(p, &s), 0);
+	}
+	REQUIRE(perfctr_profile__nr_entries(p) == 3);
+	perfctr_profile__entry(p, 0, &e);
+	CHECK_STR(e.keys[0], "w.c:7");
+	CHECK_STR(e.keys[1], "spin");
+	CHECK_EQ_U64(e.samples, 3);
+	CHECK_EQ_INT(e.pid, 100);
+	CHECK_EQ_INT(e.tid, 107);
+	perfctr_profile__entry(p, 1, &e);
+	CHECK_STR(e.keys[0], "w.c:8");
+	CHECK_EQ_U64(e.samples, 2);
+	perfctr_profile__entry(p, 2, &e);
+	CHECK_STR(e.keys[0], "??:0");
+	CHECK_EQ_U64(e.samples, 1);
 	perfctr_profile__delete(p);
 }
 
@@ -301,7 +347,7 @@ TEST(bad_arguments)
 	perfctr_profile__delete(p);
 }
 
-TEST_MAIN(TEST_CASE(sort_keys_parse), TEST_CASE(flat_rows),
+TEST_MAIN(TEST_CASE(sort_keys_parse), TEST_CASE(srcline_key), TEST_CASE(flat_rows),
 	  TEST_CASE(rows_follow_text_not_pointers),
 	  TEST_CASE(tid_and_cpu_keys), TEST_CASE(stack_tree_iterators),
 	  TEST_CASE(children_order_ties),

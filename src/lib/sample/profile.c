@@ -19,6 +19,10 @@
 
 #define NO_NODE UINT32_MAX
 
+/* A row's key: one slot per sort key, rounded up to pairs for key_hash. */
+#define KEY_SLOTS 8
+_Static_assert(PERFCTR_SORT_NR <= KEY_SLOTS, "a slot for every sort key");
+
 /* ---- interning ---- */
 
 struct strtab {
@@ -206,10 +210,11 @@ static int64_t tree_child(struct tree *t, uint32_t parent, uint32_t id,
 /* ---- the profile ---- */
 
 struct entry {
-	uint32_t key[PERFCTR_SORT_NR];
+	uint32_t key[KEY_SLOTS];
 	uint64_t samples;
 	uint64_t weight;
 	bool kernel;
+	pid_t pid, tid;		/* of the first sample */
 	uint32_t graph_root;	/* node in prof->graphs, NO_NODE without */
 	char *text[PERFCTR_SORT_NR];
 };
@@ -263,6 +268,15 @@ static const char *const key_names[PERFCTR_SORT_NR] = {
 	[PERFCTR_SORT_PID] = "pid",
 	[PERFCTR_SORT_TID] = "tid",
 	[PERFCTR_SORT_CPU] = "cpu",
+	[PERFCTR_SORT_SRCLINE] = "srcline",
+};
+
+/* Other names of keys: perf report's. */
+static const struct {
+	const char *name;
+	enum perfctr_sort_key key;
+} key_aliases[] = {
+	{ "symbol", PERFCTR_SORT_SYM },
 };
 
 const char *perfctr_sort_key_name(enum perfctr_sort_key key)
@@ -285,6 +299,10 @@ int perfctr_sort_keys_parse(const char *spec, enum perfctr_sort_key *keys,
 			if (strlen(key_names[k]) == len &&
 			    !strncmp(key_names[k], p, len))
 				break;
+		for (i = 0; k == PERFCTR_SORT_NR && i < ARRAY_SIZE(key_aliases); i++)
+			if (strlen(key_aliases[i].name) == len &&
+			    !strncmp(key_aliases[i].name, p, len))
+				k = key_aliases[i].key;
 		if (k == PERFCTR_SORT_NR)
 			goto bad_key;
 		for (i = 0; i < n; i++)
@@ -503,19 +521,21 @@ static int64_t intern_frame_slow(struct perfctr_profile *prof,
  * bijection of a pair of keys) and one mix, not a chain of six mixes. */
 static uint64_t key_hash(const uint32_t *key)
 {
-	_Static_assert(PERFCTR_SORT_NR == 6, "key_hash takes the keys by pairs");
+	_Static_assert(KEY_SLOTS == 8, "key_hash takes the keys by pairs");
 	uint64_t a = ((uint64_t)key[0] << 32 | key[1]) * 0x9e3779b97f4a7c15ULL;
 	uint64_t b = ((uint64_t)key[2] << 32 | key[3]) * 0xc2b2ae3d27d4eb4fULL;
 	uint64_t c = ((uint64_t)key[4] << 32 | key[5]) * 0x165667b19e3779f9ULL;
+	uint64_t d = ((uint64_t)key[6] << 32 | key[7]) * 0xd6e8feb86659fd93ULL;
 
-	return mix64(a + (b << 21 | b >> 43) + (c << 42 | c >> 22));
+	return mix64(a + (b << 21 | b >> 43) + (c << 42 | c >> 22) +
+		     (d << 11 | d >> 53));
 }
 
 /* Key by key: the key was just written 4 bytes at a time, and a wider
  * load of it (an inlined memcmp) would wait for the stores to retire. */
 static bool key_equal(const uint32_t *a, const uint32_t *b)
 {
-	for (size_t k = 0; k < PERFCTR_SORT_NR; k++)
+	for (size_t k = 0; k < KEY_SLOTS; k++)
 		if (a[k] != b[k])
 			return false;
 	return true;
@@ -583,10 +603,10 @@ static struct entry *find_entry(struct perfctr_profile *prof, const uint32_t *ke
 int perfctr_profile__add(struct perfctr_profile *prof,
 			 const struct perfctr_profile_sample *sample)
 {
-	uint32_t key[PERFCTR_SORT_NR] = { 0 };
+	uint32_t key[KEY_SLOTS] = { 0 };
 	uint32_t ids[MAX_FRAMES];
 	size_t nr, i, k;
-	int64_t comm, node;
+	int64_t comm, node, srcline = -1;
 	struct entry *e;
 	char buf[32];
 
@@ -621,6 +641,15 @@ int perfctr_profile__add(struct perfctr_profile *prof,
 	if (comm < 0)
 		return pc_err(ENOMEM);
 	for (k = 0; k < prof->nr_keys; k++) {
+		if (prof->keys[k] != PERFCTR_SORT_SRCLINE)
+			continue;
+		srcline = strtab_intern(&prof->strs,
+			sample->sz > offsetof(struct perfctr_profile_sample, srcline) &&
+			sample->srcline ? sample->srcline : "??:0");
+		if (srcline < 0)
+			return pc_err(ENOMEM);
+	}
+	for (k = 0; k < prof->nr_keys; k++) {
 		enum perfctr_sort_key sk = prof->keys[k];
 
 		switch (sk) {
@@ -630,6 +659,7 @@ int perfctr_profile__add(struct perfctr_profile *prof,
 		case PERFCTR_SORT_PID: key[sk] = (uint32_t)sample->pid; break;
 		case PERFCTR_SORT_TID: key[sk] = (uint32_t)sample->tid; break;
 		case PERFCTR_SORT_CPU: key[sk] = (uint32_t)sample->cpu; break;
+		case PERFCTR_SORT_SRCLINE: key[sk] = (uint32_t)srcline; break;
 		default: break;
 		}
 	}
@@ -658,6 +688,9 @@ int perfctr_profile__add(struct perfctr_profile *prof,
 			case PERFCTR_SORT_SYM:
 				text = prof->strs.strs[prof->frames[ids[0]].name];
 				break;
+			case PERFCTR_SORT_SRCLINE:
+				text = prof->strs.strs[srcline];
+				break;
 			default:
 				snprintf(buf, sizeof(buf), "%d",
 					 sk == PERFCTR_SORT_PID ? (int)sample->pid :
@@ -671,6 +704,8 @@ int perfctr_profile__add(struct perfctr_profile *prof,
 				return pc_err(ENOMEM);
 		}
 		e->kernel = sample->frames[0].kernel;
+		e->pid = sample->pid;
+		e->tid = sample->tid;
 	}
 	e->samples++;
 	e->weight += sample->weight;
@@ -810,6 +845,8 @@ int perfctr_profile__entry(struct perfctr_profile *prof, size_t idx,
 	for (k = 0; k < prof->nr_keys; k++)
 		out.keys[k] = e->text[k];
 	out.kernel = e->kernel;
+	out.pid = e->pid;
+	out.tid = e->tid;
 	memcpy(entry, &out, entry->sz < sizeof(out) ? entry->sz : sizeof(out));
 	return 0;
 }

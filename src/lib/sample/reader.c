@@ -17,8 +17,12 @@
 
 #define WALK_MAX_FRAMES PERFCTR_READER_MAX_FRAMES
 
+/* What the side-band records said of a thread so far. */
 struct comm_slot {
 	int32_t tid;		/* 0: empty (tid 0 is the idle task: kept apart) */
+	int32_t pid;		/* 0: not known */
+	int32_t ppid, ptid;	/* from its FORK record, when forked */
+	bool forked;
 	char comm[16];
 };
 
@@ -533,6 +537,7 @@ static void apply_side(struct perfctr_reader *w, struct walk_order *o,
 {
 	const struct perf_event_header *hdr = (const void *)(o->side_buf + s->off);
 	struct perfctr_record rec = { .sz = sizeof(rec) };
+	struct comm_slot *slot;
 
 	if (perfctr_decoder__record(w->dec, hdr, &rec))
 		return;
@@ -556,6 +561,8 @@ static void apply_side(struct perfctr_reader *w, struct walk_order *o,
 			rcache_clear(w);
 		}
 		set_comm(w, (int32_t)rec.comm.tid, rec.comm.comm);
+		if (rec.comm.tid && (slot = comm_slot(w, (int32_t)rec.comm.tid, false)))
+			slot->pid = (int32_t)rec.comm.pid;
 		break;
 	case PERF_RECORD_FORK: {
 		const char *parent = get_comm(w, (int32_t)rec.task.ptid);
@@ -565,6 +572,13 @@ static void apply_side(struct perfctr_reader *w, struct walk_order *o,
 
 			snprintf(copy, sizeof(copy), "%s", parent);
 			set_comm(w, (int32_t)rec.task.tid, copy);
+		}
+		slot = rec.task.tid ? comm_slot(w, (int32_t)rec.task.tid, true) : NULL;
+		if (slot) {
+			slot->pid = (int32_t)rec.task.pid;
+			slot->ppid = (int32_t)rec.task.ppid;
+			slot->ptid = (int32_t)rec.task.ptid;
+			slot->forked = true;
 		}
 		perfctr_symbols__fork(w->syms, (pid_t)rec.task.pid,
 				      (pid_t)rec.task.ppid);
@@ -948,4 +962,35 @@ const char *perfctr_unwind_stop_str(int stop)
 	};
 
 	return stop >= 0 && stop < PERFCTR_UNWIND_NR_STOPS ? names[stop] : NULL;
+}
+
+int perfctr_reader__thread(struct perfctr_reader *w, pid_t tid,
+			   struct perfctr_reader_thread *out)
+{
+	struct perfctr_reader_thread t;
+	const struct comm_slot *slot;
+
+	if (!w || !out || out->sz < offsetof(struct perfctr_reader_thread, comm) +
+				    sizeof(t.comm))
+		return pc_err(EINVAL);
+	memset(&t, 0, sizeof(t));
+	t.sz = out->sz;
+	t.pid = t.ppid = t.ptid = -1;
+	if (tid == 0) {
+		t.pid = 0;
+		t.comm = get_comm(w, 0);
+	} else {
+		slot = comm_slot(w, (int32_t)tid, false);
+		if (!slot)
+			return pc_err(ENOENT);
+		if (slot->pid)
+			t.pid = slot->pid;
+		if (slot->forked) {
+			t.ppid = slot->ppid;
+			t.ptid = slot->ptid;
+		}
+		t.comm = slot->comm[0] ? slot->comm : NULL;
+	}
+	memcpy(out, &t, out->sz < sizeof(t) ? out->sz : sizeof(t));
+	return 0;
 }

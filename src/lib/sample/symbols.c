@@ -28,6 +28,7 @@
 #include <libelf.h>
 #endif
 #ifdef HAVE_LIBDW
+#include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #endif
 
@@ -83,6 +84,14 @@ struct dso {
 	struct segment *segs;
 	size_t nr_segs;
 	struct symtab symtab;
+#ifdef HAVE_LIBDW
+	/* Line tables (perfctr_symbols__srcline()), opened on first use
+	 * from the file or its debug file. */
+	bool dwarf_tried;
+	int dwarf_fd;
+	Elf *dwarf_elf;
+	Dwarf *dwarf;
+#endif
 };
 
 struct map {
@@ -399,6 +408,11 @@ static void load_kallsyms(struct perfctr_symbols *syms)
 			strerror(errno));
 		return;
 	}
+	/* procfs says its block size is 1 KiB, so stdio would read the
+	 * 5 MB of a distribution kernel's kallsyms 1 KiB a syscall; in
+	 * 64 KiB reads it takes less than half the time (0.26 s against
+	 * 0.10 s with dd on a build VM). */
+	setvbuf(f, NULL, _IOFBF, 64 * 1024);
 	while (getline(&line, &linecap, f) > 0) {
 		char *p = line, *end, *name, *mod;
 		unsigned long long addr;
@@ -629,6 +643,20 @@ static bool elf_has_symtab(Elf *elf)
 	return false;
 }
 
+/* Where the separate debug file of @dso (known build-id) would be. */
+static void debug_file_path(const struct perfctr_symbols *syms,
+			    const struct dso *dso, char *buf, size_t size)
+{
+	size_t i;
+	int n;
+
+	n = snprintf(buf, size, "%s/usr/lib/debug/.build-id/%02x/",
+		     syms->root ? syms->root : "", dso->build_id[0]);
+	for (i = 1; i < dso->build_id_size && n < (int)size - 3; i++)
+		n += snprintf(buf + n, size - n, "%02x", dso->build_id[i]);
+	snprintf(buf + n, size - n, ".debug");
+}
+
 /* Segments, build-id and function symbols of @dso from @elf. */
 static void dso_read_elf(struct perfctr_symbols *syms, struct dso *dso,
 			 Elf *elf)
@@ -660,15 +688,10 @@ static void dso_read_elf(struct perfctr_symbols *syms, struct dso *dso,
 	 * named by build-id. */
 	if (!elf_has_symtab(elf) && dso->build_id_size) {
 		char dbg[4096];
-		int n, dfd;
+		int dfd;
 		Elf *delf;
 
-		n = snprintf(dbg, sizeof(dbg), "%s/usr/lib/debug/.build-id/%02x/",
-			     syms->root ? syms->root : "", dso->build_id[0]);
-		for (i = 1; i < dso->build_id_size && n < (int)sizeof(dbg) - 3; i++)
-			n += snprintf(dbg + n, sizeof(dbg) - n, "%02x",
-				      dso->build_id[i]);
-		snprintf(dbg + n, sizeof(dbg) - n, ".debug");
+		debug_file_path(syms, dso, dbg, sizeof(dbg));
 		if (!open_elf(dbg, &dfd, &delf)) {
 			elf_read_syms(delf, SHT_SYMTAB, &dso->symtab, &cap);
 			close_elf(dfd, delf);
@@ -898,6 +921,12 @@ static struct dso *dso_find_or_add(struct perfctr_symbols *syms,
 
 static void dso_free(struct dso *dso)
 {
+#ifdef HAVE_LIBDW
+	if (dso->dwarf)
+		dwarf_end(dso->dwarf);
+	if (dso->dwarf_elf)
+		close_elf(dso->dwarf_fd, dso->dwarf_elf);
+#endif
 	free(dso->path);
 	free(dso->segs);
 	symtab_free(&dso->symtab);
@@ -1396,4 +1425,109 @@ int pc_symbols__for_each_elf(struct perfctr_symbols *syms, pid_t pid,
 			return r;
 	}
 	return 0;
+}
+
+/* ---- source lines ---- */
+
+#ifdef HAVE_LIBDW
+/* @path's DWARF into @dso: 0, or -1 when it has none. */
+static int open_dwarf(const char *path, struct dso *dso)
+{
+	Dwarf *dw;
+	Elf *elf;
+	int fd;
+
+	if (open_elf(path, &fd, &elf))
+		return -1;
+	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	if (!dw) {
+		close_elf(fd, elf);
+		return -1;
+	}
+	dso->dwarf = dw;
+	dso->dwarf_elf = elf;
+	dso->dwarf_fd = fd;
+	return 0;
+}
+
+static Dwarf *dso_dwarf(struct perfctr_symbols *syms, struct dso *dso)
+{
+	char path[4096];
+
+	if (dso->dwarf_tried)
+		return dso->dwarf;
+	dso->dwarf_tried = true;
+	/* Distributions ship the line tables in the debug file; a binary
+	 * built here with -g has them itself. */
+	if (dso->build_id_size) {
+		debug_file_path(syms, dso, path, sizeof(path));
+		if (!open_dwarf(path, dso))
+			return dso->dwarf;
+	}
+	snprintf(path, sizeof(path), "%s%s", syms->root ? syms->root : "",
+		 dso->path);
+	open_dwarf(path, dso);
+	return dso->dwarf;
+}
+#endif
+
+int perfctr_symbols__srcline(struct perfctr_symbols *syms, pid_t pid,
+			     uint64_t ip, bool kernel,
+			     struct perfctr_srcline *line)
+{
+	struct perfctr_srcline out;
+#ifdef HAVE_LIBDW
+	struct mspace *ms;
+	struct map *m;
+	struct dso *dso;
+	uint64_t addr;
+	Dwarf_Die cu;
+	Dwarf_Line *row;
+	int lineno;
+	size_t i;
+#endif
+
+	if (!syms || !line || line->sz < offsetof(struct perfctr_srcline, line) +
+					 sizeof(line->line))
+		return pc_err(EINVAL);
+	memset(&out, 0, sizeof(out));
+	out.sz = line->sz;
+#ifdef HAVE_LIBDW
+	/* The kernel's line tables would be in a vmlinux we do not look for. */
+	ms = kernel ? NULL : mspace_get(syms, pid, false);
+	if (!ms)
+		goto done;
+	i = mspace_lower(ms, ip);
+	if (i == ms->nr || ms->maps[i].start > ip)
+		goto done;
+	m = &ms->maps[i];
+	dso = m->dso;
+	if (!dso->loaded)
+		dso_load(syms, dso, m->end - m->start);
+	if (!dso->elf || !dso_dwarf(syms, dso))
+		goto done;
+	addr = ip - m->start + m->pgoff;
+	for (i = 0; i < dso->nr_segs; i++) {
+		const struct segment *seg = &dso->segs[i];
+
+		if (addr >= seg->offset && addr < seg->offset + seg->filesz) {
+			addr = addr - seg->offset + seg->vaddr;
+			break;
+		}
+	}
+	if (!dwarf_addrdie(dso->dwarf, addr, &cu))
+		goto done;
+	row = dwarf_getsrc_die(&cu, addr);
+	if (!row || dwarf_lineno(row, &lineno) || lineno <= 0)
+		goto done;
+	out.file = dwarf_linesrc(row, NULL, NULL);
+	out.line = out.file ? (uint32_t)lineno : 0;
+done:
+#else
+	(void)pid;
+	(void)ip;
+	(void)kernel;
+#endif
+	memcpy(line, &out, line->sz < sizeof(out) ? line->sz : sizeof(out));
+	return out.file ? 1 : 0;
 }

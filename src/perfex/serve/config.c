@@ -9,6 +9,7 @@
  *   cgroup-root kubepods.slice
  *   cpus 0-3
  *   label node=web1
+ *   profile-max-seconds 60
  */
 #include <ctype.h>
 #include <errno.h>
@@ -139,6 +140,28 @@ int serve_config_add(struct serve_config *cfg, const char *key,
 	return err ? PERFEX_EXIT_INTERNAL : -1;
 }
 
+int serve_config_set_profile_max(struct serve_config *cfg, const char *value,
+				 size_t line)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(value, &end, 10);
+	if (!*value || *end || errno || value[0] == '-' || !v || v > 86400)
+		return line ? line_error(cfg->file ? cfg->file : "", line,
+					 "profile-max-seconds '%s' is not a "
+					 "number of seconds from 1 to 86400",
+					 value) :
+		       line_error("", 0, "option '--profile-max-seconds' "
+				  "expects a number of seconds from 1 to 86400 "
+				  "(not '%s')", value);
+	cfg->profile_max_seconds = (unsigned int)v;
+	if (!line)
+		cfg->profile_max_flag = true;
+	return -1;
+}
+
 static int set_once(char **slot, bool from_flag, const char *value)
 {
 	if (from_flag)		/* the command line wins over the file */
@@ -200,6 +223,9 @@ int serve_config_read(struct serve_config *cfg, const char *path)
 			ret = set_once(&cfg->listen, listen_flag, value);
 		else if (!strcmp(key, "cpus"))
 			ret = set_once(&cfg->cpus, cpus_flag, value);
+		else if (!strcmp(key, "profile-max-seconds"))
+			ret = cfg->profile_max_flag ? -1 :
+			      serve_config_set_profile_max(cfg, value, line);
 		else
 			ret = serve_config_add(cfg, key, value, line);
 	}

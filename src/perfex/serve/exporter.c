@@ -65,6 +65,8 @@ struct serve_exporter {
 	char *extra;			/* ",name=\"value\"" of cfg->labels */
 	int inotify_fd;
 	uint64_t cgroup_errors, read_errors, reloads_ok, reloads_failed;
+	uint64_t profiles[SERVE_PROFILE_NR_RESULTS];
+	unsigned int profiles_running;
 	long open_fds;			/* as of the last change of scopes */
 	bool last_reload_ok;
 };
@@ -798,6 +800,27 @@ const char *serve_exporter_listen(const struct serve_exporter *ex)
 	return ex->cfg->listen ? ex->cfg->listen : SERVE_DEFAULT_LISTEN;
 }
 
+void serve_exporter_count_profile(struct serve_exporter *ex, int running,
+				  enum serve_profile_result result)
+{
+	pthread_mutex_lock(&ex->lock);
+	ex->profiles_running += (unsigned int)running;
+	if (result < SERVE_PROFILE_NR_RESULTS)
+		ex->profiles[result]++;
+	pthread_mutex_unlock(&ex->lock);
+}
+
+unsigned int serve_exporter_profile_max_seconds(struct serve_exporter *ex)
+{
+	unsigned int max;
+
+	pthread_mutex_lock(&ex->lock);
+	max = ex->cfg->profile_max_seconds ? ex->cfg->profile_max_seconds :
+	      SERVE_DEFAULT_PROFILE_MAX;
+	pthread_mutex_unlock(&ex->lock);
+	return max;
+}
+
 /* ------------------------------------------------------------- scrape */
 
 struct family {
@@ -960,6 +983,19 @@ static void health(struct serve_exporter *ex, struct buf *b,
 	static const struct family f_reload_ok = {
 		"perfex_config_last_reload_successful", "gauge", NULL,
 		"1 when the last reload succeeded (or there was none)." };
+	static const struct family f_prof_running = {
+		"perfex_profiles_running", "gauge", NULL,
+		"Profiles of /debug/pprof/profile being taken now." };
+	static const struct family f_profiles = {
+		"perfex_profiles", "counter", NULL,
+		"Requests of /debug/pprof/profile, by result: ok, conflict "
+		"(one of the target was running), bad_request, failed." };
+	static const char *const results[SERVE_PROFILE_NR_RESULTS] = {
+		[SERVE_PROFILE_OK] = "ok",
+		[SERVE_PROFILE_CONFLICT] = "conflict",
+		[SERVE_PROFILE_BAD_REQUEST] = "bad_request",
+		[SERVE_PROFILE_FAILED] = "failed",
+	};
 	static const struct family f_duration = {
 		"perfex_scrape_duration_seconds", "gauge", "seconds",
 		"Time this scrape took to read the counters and format them." };
@@ -992,6 +1028,15 @@ static void health(struct serve_exporter *ex, struct buf *b,
 			(unsigned long long)(ok ? ex->reloads_ok : ex->reloads_failed));
 	}
 	single(ex, b, &f_reload_ok, fmt, ex->last_reload_ok ? "1" : "0");
+	snprintf(tmp, sizeof(tmp), "%u", ex->profiles_running);
+	single(ex, b, &f_prof_running, fmt, tmp);
+	head(b, &f_profiles, fmt);
+	for (size_t i = 0; i < SERVE_PROFILE_NR_RESULTS; i++) {
+		sample_name(b, &f_profiles);
+		printf_(b, "{result=\"%s\"%s} %llu\n", results[i],
+			ex->extra ? ex->extra : "",
+			(unsigned long long)ex->profiles[i]);
+	}
 	/* Last, so that it covers the rest of the scrape. */
 	snprintf(tmp, sizeof(tmp), "%.9f", (double)(now_ns() - start) / 1e9);
 	single(ex, b, &f_duration, fmt, tmp);

@@ -10,10 +10,13 @@
 #include <ctype.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "perfex.h"
 #include "serve.h"
@@ -123,11 +126,35 @@ struct serve_http {
 	struct handler *handlers;
 	size_t nr_handlers;
 	void *daemon;		/* struct MHD_Daemon */
+	/* Requests between their headers and their reply's end, so that a
+	 * stop lets them finish (a profile cut short still replies). */
+	pthread_mutex_t lock;
+	pthread_cond_t idle;
+	unsigned int active;
 };
+
+/* How long a stop waits for the requests in progress to reply. */
+#define STOP_GRACE_SECONDS 5
 
 struct serve_http *serve_http_new(void)
 {
-	return calloc(1, sizeof(struct serve_http));
+	struct serve_http *http = calloc(1, sizeof(struct serve_http));
+
+	if (!http)
+		return NULL;
+	pthread_mutex_init(&http->lock, NULL);
+	pthread_cond_init(&http->idle, NULL);
+	return http;
+}
+
+static void http_free(struct serve_http *http)
+{
+	for (size_t i = 0; i < http->nr_handlers; i++)
+		free(http->handlers[i].path);
+	free(http->handlers);
+	pthread_cond_destroy(&http->idle);
+	pthread_mutex_destroy(&http->lock);
+	free(http);
 }
 
 int serve_http_handle(struct serve_http *http, const char *path,
@@ -215,6 +242,9 @@ answer(void *cls, struct MHD_Connection *conn, const char *url,
 	/* The first call only announces the request (headers read). */
 	if (!*con_cls) {
 		*con_cls = http;
+		pthread_mutex_lock(&http->lock);
+		http->active++;
+		pthread_mutex_unlock(&http->lock);
 		return MHD_YES;
 	}
 	if (*upload_size) {
@@ -264,6 +294,21 @@ answer(void *cls, struct MHD_Connection *conn, const char *url,
 	return ret;
 }
 
+/* A request's reply was sent, or the request failed. */
+static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+		      enum MHD_RequestTerminationCode why)
+{
+	struct serve_http *http = cls;
+
+	if (!*con_cls)
+		return;
+	*con_cls = NULL;
+	pthread_mutex_lock(&http->lock);
+	if (!--http->active)
+		pthread_cond_broadcast(&http->idle);
+	pthread_mutex_unlock(&http->lock);
+}
+
 static int parse_listen(const char *listen, struct sockaddr_storage *ss)
 {
 	const char *colon = strrchr(listen, ':');
@@ -311,7 +356,7 @@ int serve_http_start(struct serve_http *http, const char *listen,
 	struct sockaddr_storage ss;
 	const union MHD_DaemonInfo *info;
 	unsigned int flags = MHD_USE_THREAD_PER_CONNECTION |
-			     MHD_USE_INTERNAL_POLLING_THREAD;
+			     MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC;
 	struct MHD_Daemon *d;
 
 	if (parse_listen(listen, &ss) < 0) {
@@ -327,6 +372,7 @@ int serve_http_start(struct serve_http *http, const char *listen,
 			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 			     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)64,
 			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30,
+			     MHD_OPTION_NOTIFY_COMPLETED, completed, http,
 			     MHD_OPTION_END);
 	if (!d) {
 		int err = errno ? errno : EADDRNOTAVAIL;
@@ -347,12 +393,25 @@ void serve_http_delete(struct serve_http *http)
 {
 	if (!http)
 		return;
-	if (http->daemon)
+	if (http->daemon) {
+		struct timespec end;
+		int sock;
+
+		/* No new connections; the requests in progress reply (MHD's
+		 * stop would close their sockets under them), for a while. */
+		sock = MHD_quiesce_daemon(http->daemon);
+		if (sock >= 0)
+			close(sock);
+		clock_gettime(CLOCK_REALTIME, &end);
+		end.tv_sec += STOP_GRACE_SECONDS;
+		pthread_mutex_lock(&http->lock);
+		while (http->active &&
+		       pthread_cond_timedwait(&http->idle, &http->lock, &end) == 0)
+			;
+		pthread_mutex_unlock(&http->lock);
 		MHD_stop_daemon(http->daemon);
-	for (size_t i = 0; i < http->nr_handlers; i++)
-		free(http->handlers[i].path);
-	free(http->handlers);
-	free(http);
+	}
+	http_free(http);
 }
 
 #else /* !HAVE_MICROHTTPD */
@@ -380,12 +439,8 @@ int serve_http_start(struct serve_http *http, const char *listen,
 
 void serve_http_delete(struct serve_http *http)
 {
-	if (!http)
-		return;
-	for (size_t i = 0; i < http->nr_handlers; i++)
-		free(http->handlers[i].path);
-	free(http->handlers);
-	free(http);
+	if (http)
+		http_free(http);
 }
 
 #endif

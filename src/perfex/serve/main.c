@@ -56,6 +56,8 @@ static int serve_option(struct perfex_parse *p, void *ctx)
 	case OPT_ONCE:
 		a->once = true;
 		return -1;
+	case OPT_PROFILE_MAX:
+		return serve_config_set_profile_max(cfg, p->arg, 0);
 	default:
 		return -1;
 	}
@@ -104,7 +106,8 @@ static void metrics_handler(const struct serve_request *req,
 	reply->content_type = serve_content_type(fmt);
 }
 
-static int metrics_init(struct serve_http *http, struct serve_exporter *ex)
+static int metrics_init(struct serve_http *http, struct serve_exporter *ex,
+			void **state)
 {
 	return serve_http_handle(http, "/metrics", "counts (Prometheus text "
 				 "or OpenMetrics, by the Accept header)",
@@ -113,15 +116,33 @@ static int metrics_init(struct serve_http *http, struct serve_exporter *ex)
 
 /*
  * The modules that serve paths: each registers its handlers before the
- * server starts.  A module with state of its own (a profiler answering
- * /debug/pprof/profile) adds its row here.
+ * server starts, with state of its own in *state; stop (when set) is
+ * called before the server stops, to end long requests, and free after.
  */
 static const struct serve_module {
 	const char *name;
-	int (*init)(struct serve_http *http, struct serve_exporter *ex);
+	int (*init)(struct serve_http *http, struct serve_exporter *ex,
+		    void **state);
+	void (*stop)(void *state);
+	void (*free)(void *state);
 } modules[] = {
-	{ "metrics", metrics_init },
+	{ "metrics", metrics_init, NULL, NULL },
+	{ "profile", serve_profile_init, serve_profile_stop, serve_profile_free },
 };
+
+#define NR_MODULES (sizeof(modules) / sizeof(modules[0]))
+
+/* Stop the server and free the modules' state. */
+static void stop_modules(struct serve_http *http, void **state)
+{
+	for (size_t i = 0; i < NR_MODULES; i++)
+		if (modules[i].stop)
+			modules[i].stop(state[i]);
+	serve_http_delete(http);
+	for (size_t i = 0; i < NR_MODULES; i++)
+		if (modules[i].free)
+			modules[i].free(state[i]);
+}
 
 /* One fd per event, CPU and cgroup: 100 cgroups x 2 CPUs x 4 events is
  * 800; the soft limit (often 1024) is raised to the hard one. */
@@ -157,24 +178,25 @@ static int serve(int argc, char **argv, struct serve_exporter *ex,
 		 int sigfd)
 {
 	struct serve_http *http = serve_http_new();
+	void *state[NR_MODULES] = { 0 };
 	unsigned int port = 0;
 	int ret = 0;
 
 	if (!http)
 		return PERFEX_EXIT_INTERNAL;
-	for (size_t i = 0; i < sizeof(modules) / sizeof(modules[0]); i++) {
-		int err = modules[i].init(http, ex);
+	for (size_t i = 0; i < NR_MODULES; i++) {
+		int err = modules[i].init(http, ex, &state[i]);
 
 		if (err < 0) {
 			perfex_error("cannot start module '%s': %s",
 				     modules[i].name, strerror(-err));
-			serve_http_delete(http);
+			stop_modules(http, state);
 			return PERFEX_EXIT_INTERNAL;
 		}
 	}
 	ret = serve_http_start(http, serve_exporter_listen(ex), &port);
 	if (ret < 0) {
-		serve_http_delete(http);
+		stop_modules(http, state);
 		return ret == -EINVAL ? PERFEX_EXIT_USAGE :
 		       ret == -ENOSYS ? PERFEX_EXIT_INTERNAL : PERFEX_EXIT_IO;
 	}
@@ -229,7 +251,7 @@ static int serve(int argc, char **argv, struct serve_exporter *ex,
 		serve_log("%s: stopping", strsignal((int)si.ssi_signo));
 		break;
 	}
-	serve_http_delete(http);
+	stop_modules(http, state);
 	return ret;
 }
 

@@ -7,6 +7,7 @@
  *               cgroups under a root followed) and the text formats
  *   http.c      the HTTP server (libmicrohttpd) and its handler table
  *   main.c      perfex-serve's main: options, signals, the main loop
+ *   profile.c   /debug/pprof/profile: cpu-clock profiles in pprof format
  *
  * Another module serves a path of its own by registering a handler with
  * serve_http_handle() before serve_http_start() (as the exporter registers
@@ -22,6 +23,9 @@
 /* ------------------------------------------------------------- config */
 
 #define SERVE_DEFAULT_LISTEN "127.0.0.1:9717"
+/* The longest profile /debug/pprof/profile takes without
+ * profile-max-seconds. */
+#define SERVE_DEFAULT_PROFILE_MAX 300
 
 struct serve_label {
 	char *name;
@@ -41,6 +45,8 @@ struct serve_config {
 	struct serve_label *labels;
 	size_t nr_labels;
 	char *file;		/* the configuration file, or NULL */
+	unsigned int profile_max_seconds;	/* 0: the default */
+	bool profile_max_flag;	/* set by the command line (it wins) */
 };
 
 /*
@@ -58,6 +64,11 @@ int serve_config_read(struct serve_config *cfg, const char *path);
  * Return: -1, or the exit status after the error. */
 int serve_config_add(struct serve_config *cfg, const char *key,
 		     const char *value, size_t line);
+
+/* profile-max-seconds: 1 to 86400.  Return -1, or the exit status
+ * after the error. */
+int serve_config_set_profile_max(struct serve_config *cfg, const char *value,
+				 size_t line);
 
 void serve_config_free(struct serve_config *cfg);
 
@@ -104,6 +115,24 @@ char *serve_exporter_scrape(struct serve_exporter *ex, enum serve_format format,
 
 /* The listen address of the running configuration. */
 const char *serve_exporter_listen(const struct serve_exporter *ex);
+
+/* How requests of /debug/pprof/profile ended, for perfex_profiles_total. */
+enum serve_profile_result {
+	SERVE_PROFILE_OK,		/* a profile was served */
+	SERVE_PROFILE_CONFLICT,		/* one of the target was running */
+	SERVE_PROFILE_BAD_REQUEST,	/* bad seconds or cgroup */
+	SERVE_PROFILE_FAILED,		/* the profile could not be made */
+	SERVE_PROFILE_NR_RESULTS
+};
+
+/* A profile starts (@running 1), ends (-1) or neither (0); a request
+ * ends with @result (or SERVE_PROFILE_NR_RESULTS: not yet).  Any thread. */
+void serve_exporter_count_profile(struct serve_exporter *ex, int running,
+				  enum serve_profile_result result);
+
+/* The longest profile of the running configuration, in seconds.
+ * Thread safety: any thread (taken under the exporter's lock). */
+unsigned int serve_exporter_profile_max_seconds(struct serve_exporter *ex);
 
 /* --------------------------------------------------------------- http */
 
@@ -152,6 +181,16 @@ int serve_http_start(struct serve_http *http, const char *listen,
 void serve_http_delete(struct serve_http *http);
 /* Whether the server was built in (libmicrohttpd). */
 bool serve_http_available(void);
+
+/* ------------------------------------------------------------ profile */
+
+/* Serve /debug/pprof/profile (profile.c); *@state is the module's. */
+int serve_profile_init(struct serve_http *http, struct serve_exporter *ex,
+		       void **state);
+/* Before serve_http_delete(): running profiles end within a second. */
+void serve_profile_stop(void *state);
+/* After serve_http_delete(): free the module's state. */
+void serve_profile_free(void *state);
 
 /* "perfex serve: " + message on stderr: the log. */
 void serve_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
