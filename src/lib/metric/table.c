@@ -660,7 +660,8 @@ static void fill_def(struct def_rec *d, const void *obj, const void *std,
 {
 	const char *v;
 
-#define GET(key) ((v = field(obj, key)) ? v : field(std, key))
+	/* v is the value of obj's field, else of std's */
+#define GET(key) (v = field(obj, key) ? field(obj, key) : field(std, key))
 	d->def.name = GET("MetricName");
 	d->def.expr = GET("MetricExpr");
 	d->def.groups = GET("MetricGroup") ? v : "";
