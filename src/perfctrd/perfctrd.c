@@ -511,8 +511,9 @@ static void handle_policy(struct client *c)
 		   rule ? rule->name : "", text, (size_t)n, -1);
 }
 
-/* Read one message; 0 to keep the client, -1 to drop it. */
-static int handle_client(struct client *c)
+/* Read one message; 0 to keep the client, -1 to drop it.  @hangup:
+ * poll said the client has shut its end. */
+static int handle_client(struct client *c, bool hangup)
 {
 	char cbuf[CMSG_SPACE(sizeof(int) * (PC_BROKER_FDS_MAX + 1))];
 	int fds[PC_BROKER_FDS_MAX + 8];
@@ -531,8 +532,6 @@ static int handle_client(struct client *c)
 	n = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 	if (n < 0)
 		return errno == EAGAIN || errno == EINTR ? 0 : -1;
-	if (n == 0)
-		return -1;
 	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
 		size_t k, nr;
 
@@ -550,6 +549,23 @@ static int handle_client(struct client *c)
 			else
 				close(fd);
 		}
+	}
+	/*
+	 * 0 bytes is the end of the connection, or a message of no bytes
+	 * (with descriptors, or while the client has not hung up), which
+	 * has no reply to wait for: the client is dropped either way, its
+	 * descriptors closed, and only the message is logged.
+	 */
+	if (n == 0) {
+		if (nr_fds || !hangup)
+			logmsg(LOG_NOTICE, "denied: uid %u (%s) pid %d: "
+			       "malformed message of 0 bytes with %u "
+			       "descriptors: connection closed",
+			       (unsigned int)c->uid, c->user, (int)c->pid,
+			       nr_fds);
+		for (i = 0; i < nr_fds; i++)
+			close(fds[i]);
+		return -1;
 	}
 	/* More descriptors than fit are closed by the kernel (MSG_CTRUNC);
 	 * a message longer than the buffer is cut (MSG_TRUNC). */
@@ -793,7 +809,8 @@ int main(int argc, char **argv)
 		pfds[nfds++] = (struct pollfd){ .fd = lfd, .events = POLLIN };
 		for (i = 0; i < d.nr_clients; i++)
 			pfds[nfds++] = (struct pollfd){
-				.fd = d.clients[i].fd, .events = POLLIN };
+				.fd = d.clients[i].fd,
+				.events = POLLIN | POLLRDHUP };
 		if (poll(pfds, nfds, -1) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -822,7 +839,8 @@ int main(int argc, char **argv)
 			    d.clients[ci].fd != pfds[i].fd)
 				continue;
 			if ((pfds[i].revents & (POLLERR | POLLNVAL)) ||
-			    handle_client(&d.clients[ci]))
+			    handle_client(&d.clients[ci], pfds[i].revents &
+					  (POLLHUP | POLLRDHUP)))
 				drop_client(ci);
 		}
 		if (pfds[1].revents & POLLIN)
