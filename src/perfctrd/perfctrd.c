@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "policy.h"
+#include "target.h"
 #include "sys/broker-wire.h"
 #include "sys/sys.h"
 #include "sys/tracefs.h"
@@ -88,9 +89,20 @@ static void logmsg(int prio, const char *fmt, ...)
 	if (d.use_syslog) {
 		vsyslog(LOG_AUTHPRIV | prio, fmt, ap);
 	} else {
-		fputs("perfctrd: ", stderr);
-		vfprintf(stderr, fmt, ap);
-		fputc('\n', stderr);
+		/* One write(2) a line: stderr is unbuffered, so stdio would
+		 * make three, and lines from a restarted broker sharing the
+		 * file must not interleave. */
+		char line[2048];
+		int n = snprintf(line, sizeof(line), "perfctrd: ");
+
+		n += vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+		if (n > (int)sizeof(line) - 2)
+			n = (int)sizeof(line) - 2;
+		line[n++] = '\n';
+		/* A failed write has nowhere left to be told. */
+		ssize_t written = write(STDERR_FILENO, line, (size_t)n);
+
+		(void)written;
 	}
 	va_end(ap);
 }
@@ -198,107 +210,6 @@ static int send_reply(struct client *c, uint16_t type, int status,
 
 /* ---- checks on the request's descriptors --------------------------- */
 
-static bool fd_is(int fd, const char *what)
-{
-	char path[64], link[64];
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	n = readlink(path, link, sizeof(link) - 1);
-	if (n < 0)
-		return false;
-	link[n] = '\0';
-	return !strcmp(link, what);
-}
-
-/* The pid a pidfd refers to: -ESRCH when it has exited. */
-static int pidfd_pid(int pidfd, pid_t *pid)
-{
-	char path[64], line[128];
-	FILE *f;
-	int ret = -EBADF;
-	long v;
-
-	if (!fd_is(pidfd, "anon_inode:[pidfd]"))
-		return -EBADF;
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Pid:\t%ld", &v) == 1) {
-			/* -1: exited; 0: in a pid namespace we cannot see. */
-			ret = v > 0 ? 0 : v < 0 ? -ESRCH : -EPERM;
-			*pid = (pid_t)v;
-			break;
-		}
-	fclose(f);
-	return ret;
-}
-
-static bool pidfd_alive(int pidfd)
-{
-	return syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0;
-}
-
-/*
- * The kernel's ptrace read-access rule for an unprivileged caller: the
- * target's real, effective and saved ids all equal the caller's, and the
- * target is dumpable (a non-dumpable process's /proc directory belongs to
- * root).  Read through a /proc directory opened while the pidfd's process
- * was alive, so the files are that process's and no later one's.
- */
-static int check_own(const struct client *c, int pidfd, pid_t pid,
-		     char *why, size_t size)
-{
-	char path[64], line[256];
-	unsigned int ids[2][4];
-	int seen = 0, dirfd, fd, ret = 0;
-	struct stat st;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
-	dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dirfd < 0 || !pidfd_alive(pidfd)) {
-		if (dirfd >= 0)
-			close(dirfd);
-		snprintf(why, size, "target process exited");
-		return -ESRCH;
-	}
-	if (fstat(dirfd, &st) || st.st_uid != c->uid) {
-		snprintf(why, size, "process %d is not the caller's "
-			 "(or not dumpable)", (int)pid);
-		close(dirfd);
-		return -EACCES;
-	}
-	fd = openat(dirfd, "status", O_RDONLY | O_CLOEXEC);
-	close(dirfd);
-	f = fd >= 0 ? fdopen(fd, "re") : NULL;
-	if (!f) {
-		if (fd >= 0)
-			close(fd);
-		snprintf(why, size, "cannot read the status of process %d",
-			 (int)pid);
-		return -ESRCH;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "Uid:\t%u\t%u\t%u\t%u", &ids[0][0], &ids[0][1],
-			   &ids[0][2], &ids[0][3]) == 4)
-			seen |= 1;
-		if (sscanf(line, "Gid:\t%u\t%u\t%u\t%u", &ids[1][0], &ids[1][1],
-			   &ids[1][2], &ids[1][3]) == 4)
-			seen |= 2;
-	}
-	fclose(f);
-	if (seen != 3 ||
-	    ids[0][0] != c->uid || ids[0][1] != c->uid || ids[0][2] != c->uid ||
-	    ids[1][0] != c->gid || ids[1][1] != c->gid || ids[1][2] != c->gid) {
-		snprintf(why, size, "process %d is not the caller's", (int)pid);
-		ret = -EACCES;
-	}
-	return ret;
-}
-
 /* Perf event descriptors the peer process holds now. */
 static unsigned int count_perf_fds(pid_t pid)
 {
@@ -375,6 +286,7 @@ static void handle_open(struct client *c, const struct pc_broker_msg *m,
 	unsigned int target = 0;
 	unsigned long flags = PC_SYS_NO_BROKER;
 	char why[256] = "", what[512], tgt[128];
+	struct pd_task creds;
 	const char *tpn = NULL;
 	int group_fd = -1, fd = -1, ret;
 	pid_t pid = -1;
@@ -402,11 +314,17 @@ static void handle_open(struct client *c, const struct pc_broker_msg *m,
 	switch (o->target) {
 	case PC_BROKER_TARGET_PID:
 		target = PD_T_OWN;
-		ret = pidfd_pid(fds[0], &pid);
+		ret = pd_task_of(fds[0], &creds);
+		if (!ret)
+			pid = creds.pid;
 		snprintf(tgt, sizeof(tgt), "pid %d cpu %d", (int)pid, o->cpu);
 		if (ret) {
-			snprintf(why, sizeof(why), "%s", ret == -EBADF ?
-				 "not a pidfd" : "target process exited");
+			snprintf(why, sizeof(why), "%s",
+				 ret == -EBADF ? "not a pidfd" :
+				 ret == -EPERM ? "target process is in a pid "
+						 "namespace the broker cannot see" :
+				 ret == -EIO ? "cannot read the target's ids" :
+				 "target process exited");
 			goto out;
 		}
 		break;
@@ -443,13 +361,14 @@ static void handle_open(struct client *c, const struct pc_broker_msg *m,
 	if (ret)
 		goto out;
 	if (target == PD_T_OWN) {
-		ret = check_own(c, fds[0], pid, why, sizeof(why));
+		ret = pd_task_check_own(&creds, c->uid, c->gid, why,
+					sizeof(why));
 		if (ret)
 			goto out;
 	}
 	if (o->flags & PC_BROKER_F_GROUP) {
 		group_fd = fds[pc_broker_open_nr_fds(o->target, 0)];
-		if (!fd_is(group_fd, "anon_inode:[perf_event]")) {
+		if (!pd_fd_is(group_fd, "anon_inode:[perf_event]")) {
 			ret = -EBADF;
 			snprintf(why, sizeof(why), "group leader is not a perf "
 				 "event");
@@ -473,7 +392,7 @@ static void handle_open(struct client *c, const struct pc_broker_msg *m,
 	}
 	/* The pidfd's process was alive at the check; if it still is, the
 	 * pid cannot have been reused in between, so the event is on it. */
-	if (target == PD_T_OWN && !pidfd_alive(fds[0])) {
+	if (target == PD_T_OWN && !pd_pidfd_alive(fds[0])) {
 		close(fd);
 		fd = -1;
 		ret = -ESRCH;
@@ -592,8 +511,9 @@ static void handle_policy(struct client *c)
 		   rule ? rule->name : "", text, (size_t)n, -1);
 }
 
-/* Read one message; 0 to keep the client, -1 to drop it. */
-static int handle_client(struct client *c)
+/* Read one message; 0 to keep the client, -1 to drop it.  @hangup:
+ * poll said the client has shut its end. */
+static int handle_client(struct client *c, bool hangup)
 {
 	char cbuf[CMSG_SPACE(sizeof(int) * (PC_BROKER_FDS_MAX + 1))];
 	int fds[PC_BROKER_FDS_MAX + 8];
@@ -612,8 +532,6 @@ static int handle_client(struct client *c)
 	n = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 	if (n < 0)
 		return errno == EAGAIN || errno == EINTR ? 0 : -1;
-	if (n == 0)
-		return -1;
 	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
 		size_t k, nr;
 
@@ -631,6 +549,23 @@ static int handle_client(struct client *c)
 			else
 				close(fd);
 		}
+	}
+	/*
+	 * 0 bytes is the end of the connection, or a message of no bytes
+	 * (with descriptors, or while the client has not hung up), which
+	 * has no reply to wait for: the client is dropped either way, its
+	 * descriptors closed, and only the message is logged.
+	 */
+	if (n == 0) {
+		if (nr_fds || !hangup)
+			logmsg(LOG_NOTICE, "denied: uid %u (%s) pid %d: "
+			       "malformed message of 0 bytes with %u "
+			       "descriptors: connection closed",
+			       (unsigned int)c->uid, c->user, (int)c->pid,
+			       nr_fds);
+		for (i = 0; i < nr_fds; i++)
+			close(fds[i]);
+		return -1;
 	}
 	/* More descriptors than fit are closed by the kernel (MSG_CTRUNC);
 	 * a message longer than the buffer is cut (MSG_TRUNC). */
@@ -874,7 +809,8 @@ int main(int argc, char **argv)
 		pfds[nfds++] = (struct pollfd){ .fd = lfd, .events = POLLIN };
 		for (i = 0; i < d.nr_clients; i++)
 			pfds[nfds++] = (struct pollfd){
-				.fd = d.clients[i].fd, .events = POLLIN };
+				.fd = d.clients[i].fd,
+				.events = POLLIN | POLLRDHUP };
 		if (poll(pfds, nfds, -1) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -903,7 +839,8 @@ int main(int argc, char **argv)
 			    d.clients[ci].fd != pfds[i].fd)
 				continue;
 			if ((pfds[i].revents & (POLLERR | POLLNVAL)) ||
-			    handle_client(&d.clients[ci]))
+			    handle_client(&d.clients[ci], pfds[i].revents &
+					  (POLLHUP | POLLRDHUP)))
 				drop_client(ci);
 		}
 		if (pfds[1].revents & POLLIN)

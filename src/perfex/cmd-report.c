@@ -364,6 +364,225 @@ static void print_table(struct perfctr_reader *rd, struct report *rep, size_t id
 	printf("\n\n");
 }
 
+/*
+ * --sort pid alone: the processes as a tree, the shape perfex
+ * --per-process prints for counts.  A process's parent is the one its
+ * FORK record names; a process whose parent the file does not know is a
+ * root.  Processes without samples stay in as the ancestors of those with
+ * samples, so that every sample is under its process's real parent.
+ */
+struct proc {
+	pid_t pid, ppid;
+	const char *comm;
+	uint64_t samples, weight;		/* its own */
+	uint64_t sub_samples, sub_weight;	/* and its descendants' */
+	size_t parent;				/* index, or NO_PARENT */
+	size_t *kids;
+	size_t nr_kids;
+};
+
+#define NO_PARENT SIZE_MAX
+
+struct proc_tree {
+	struct proc *procs;
+	size_t nr, cap;
+};
+
+static size_t proc_find(const struct proc_tree *t, pid_t pid)
+{
+	for (size_t i = 0; i < t->nr; i++)
+		if (t->procs[i].pid == pid)
+			return i;
+	return NO_PARENT;
+}
+
+/* Process @pid's index, added with what the file says of it. */
+static size_t proc_get(struct perfctr_reader *rd, struct proc_tree *t,
+		       pid_t pid)
+{
+	struct perfctr_reader_thread th = { .sz = sizeof(th) };
+	size_t i = proc_find(t, pid);
+
+	if (i != NO_PARENT)
+		return i;
+	if (t->nr == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 64;
+		struct proc *n = realloc(t->procs, cap * sizeof(*n));
+
+		if (!n)
+			return NO_PARENT;
+		t->procs = n;
+		t->cap = cap;
+	}
+	i = t->nr++;
+	memset(&t->procs[i], 0, sizeof(t->procs[i]));
+	t->procs[i].pid = pid;
+	t->procs[i].ppid = -1;
+	t->procs[i].parent = NO_PARENT;
+	if (!perfctr_reader__thread(rd, pid, &th)) {
+		/* A thread's FORK names its own process as the parent. */
+		if (th.ppid != pid)
+			t->procs[i].ppid = th.ppid;
+		t->procs[i].comm = th.comm;
+	}
+	return i;
+}
+
+static void proc_tree_free(struct proc_tree *t)
+{
+	for (size_t i = 0; i < t->nr; i++)
+		free(t->procs[i].kids);
+	free(t->procs);
+}
+
+static const struct proc_tree *sort_tree;
+
+/* Heaviest subtree first (self + children), then by pid. */
+static int by_subtree(const void *a, const void *b)
+{
+	const struct proc *x = &sort_tree->procs[*(const size_t *)a];
+	const struct proc *y = &sort_tree->procs[*(const size_t *)b];
+
+	if (x->sub_weight != y->sub_weight)
+		return x->sub_weight > y->sub_weight ? -1 : 1;
+	if (x->sub_samples != y->sub_samples)
+		return x->sub_samples > y->sub_samples ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static int proc_tree_build(struct perfctr_reader *rd, struct perfctr_profile *prof,
+			   struct proc_tree *t)
+{
+	size_t n = perfctr_profile__nr_entries(prof), i, p;
+
+	for (i = 0; i < n; i++) {
+		struct perfctr_profile_entry e = { .sz = sizeof(e) };
+
+		perfctr_profile__entry(prof, i, &e);
+		p = proc_get(rd, t, e.pid);
+		if (p == NO_PARENT)
+			return -ENOMEM;
+		t->procs[p].samples += e.samples;
+		t->procs[p].weight += e.weight;
+	}
+	/* Parents, grandparents...: each process known to the file is added
+	 * once, so this ends (t->nr grows only with new pids). */
+	for (i = 0; i < t->nr; i++) {
+		pid_t ppid = t->procs[i].ppid;
+
+		if (ppid < 0 || ppid == t->procs[i].pid)
+			continue;
+		{
+			struct perfctr_reader_thread th = { .sz = sizeof(th) };
+
+			if (proc_find(t, ppid) == NO_PARENT &&
+			    perfctr_reader__thread(rd, ppid, &th))
+				continue;
+		}
+		p = proc_get(rd, t, ppid);
+		if (p == NO_PARENT)
+			return -ENOMEM;
+		t->procs[i].parent = p;
+	}
+	for (i = 0; i < t->nr; i++) {
+		size_t up, depth = 0;
+
+		/* A parent loop (pids reused within the file) is cut. */
+		for (up = t->procs[i].parent; up != NO_PARENT && depth <= t->nr;
+		     up = t->procs[up].parent)
+			depth++;
+		if (depth > t->nr)
+			t->procs[i].parent = NO_PARENT;
+	}
+	for (i = 0; i < t->nr; i++) {
+		struct proc *pr = &t->procs[i];
+
+		for (p = i; p != NO_PARENT; p = t->procs[p].parent) {
+			t->procs[p].sub_samples += pr->samples;
+			t->procs[p].sub_weight += pr->weight;
+		}
+		if (pr->parent != NO_PARENT) {
+			struct proc *par = &t->procs[pr->parent];
+			size_t *k = realloc(par->kids, (par->nr_kids + 1) * sizeof(*k));
+
+			if (!k)
+				return -ENOMEM;
+			par->kids = k;
+			par->kids[par->nr_kids++] = i;
+		}
+	}
+	sort_tree = t;
+	for (i = 0; i < t->nr; i++)
+		qsort(t->procs[i].kids, t->procs[i].nr_kids, sizeof(size_t),
+		      by_subtree);
+	return 0;
+}
+
+static void print_proc(const struct report *rep, const struct proc_tree *t,
+		       size_t i, int depth, uint64_t total)
+{
+	const struct proc *pr = &t->procs[i];
+	double self = total ? 100.0 * pr->weight / total : 0.0;
+	double kids = total ? 100.0 * (pr->sub_weight - pr->weight) / total : 0.0;
+	char comm[32];
+
+	if (total && 100.0 * pr->sub_weight / total < rep->percent_limit)
+		return;
+	if (pr->comm)
+		snprintf(comm, sizeof(comm), "%s", pr->comm);
+	else
+		snprintf(comm, sizeof(comm), ":%d", (int)pr->pid);
+	printf("%9.2f%%  %9.2f%%  %12" PRIu64 "  %13" PRIu64 "  %7d  %*s%s\n",
+	       self, kids, pr->samples, pr->sub_samples - pr->samples,
+	       (int)pr->pid, 2 * depth, "", comm);
+	for (size_t k = 0; k < pr->nr_kids; k++)
+		print_proc(rep, t, pr->kids[k], depth + 1, total);
+}
+
+static int print_proc_tree(struct perfctr_reader *rd, struct report *rep,
+			   size_t idx)
+{
+	struct perfctr_profile *prof = rep->profiles[idx];
+	uint64_t total = perfctr_profile__weight(prof);
+	struct proc_tree t = { 0 };
+	size_t *roots = NULL, nr_roots = 0, i;
+
+	if (proc_tree_build(rd, prof, &t))
+		goto nomem;
+	roots = malloc((t.nr ? t.nr : 1) * sizeof(*roots));
+	if (!roots)
+		goto nomem;
+	for (i = 0; i < t.nr; i++)
+		if (t.procs[i].parent == NO_PARENT)
+			roots[nr_roots++] = i;
+	sort_tree = &t;
+	qsort(roots, nr_roots, sizeof(*roots), by_subtree);
+	print_samples_line(perfctr_profile__samples(prof),
+			   perfctr_reader__event_name(rd, idx));
+	printf("# Event count (approx.): %" PRIu64 "\n#\n", total);
+	printf("# Process tree (%zu processes): self and children (descendants)\n#\n",
+	       t.nr);
+	printf("#     Self    Children       Samples  Child samples      Pid  Command\n");
+	printf("# ........  ..........  ............  .............  .......  .......\n#\n");
+	for (i = 0; i < nr_roots; i++)
+		print_proc(rep, &t, roots[i], 0, total);
+	printf("\n\n");
+	free(roots);
+	proc_tree_free(&t);
+	return 0;
+nomem:
+	free(roots);
+	proc_tree_free(&t);
+	perfex_error("out of memory");
+	return PERFEX_EXIT_INTERNAL;
+}
+
+/* Only the pid key: the rows are processes, shown as their tree. */
+static bool tree_mode(const struct report *rep)
+{
+	return rep->nr_keys == 1 && rep->keys[0] == PERFCTR_SORT_PID;
+}
+
 static void json_string(const char *s)
 {
 	putchar('"');
@@ -392,13 +611,80 @@ static bool tracking_only(struct perfctr_reader *rd, const struct report *rep, s
 	       !perfctr_profile__samples(rep->profiles[a]);
 }
 
-static void print_json(struct perfctr_reader *rd, struct report *rep)
+/* The parent process of @pid from its FORK record; null when the file
+ * has none. */
+static void json_ppid(struct perfctr_reader *rd, pid_t pid)
+{
+	struct perfctr_reader_thread th = { .sz = sizeof(th) };
+
+	if (!perfctr_reader__thread(rd, pid, &th) && th.ppid >= 0 &&
+	    th.ppid != pid)
+		printf(", \"ppid\": %d", (int)th.ppid);
+	else
+		printf(", \"ppid\": null");
+}
+
+static int json_proc(const struct proc_tree *t, size_t i, int depth,
+		     uint64_t total, bool first)
+{
+	const struct proc *pr = &t->procs[i];
+
+	printf("%s\n  {\"overhead\": %.4f, \"samples\": %" PRIu64
+	       ", \"period\": %" PRIu64 ", \"pid\": \"%d\", \"comm\": ",
+	       first ? "" : ",", total ? 100.0 * pr->weight / total : 0.0,
+	       pr->samples, pr->weight, (int)pr->pid);
+	if (pr->comm)
+		json_string(pr->comm);
+	else
+		printf("null");
+	if (pr->ppid >= 0)
+		printf(", \"ppid\": %d", (int)pr->ppid);
+	else
+		printf(", \"ppid\": null");
+	printf(", \"depth\": %d, \"children_samples\": %" PRIu64
+	       ", \"children_period\": %" PRIu64 "}", depth,
+	       pr->sub_samples - pr->samples, pr->sub_weight - pr->weight);
+	for (size_t k = 0; k < pr->nr_kids; k++)
+		json_proc(t, pr->kids[k], depth + 1, total, false);
+	return 0;
+}
+
+/* The rows of --sort pid: every process of the tree, parents before
+ * their children, in the order the table shows them. */
+static int json_proc_tree(struct perfctr_reader *rd, struct perfctr_profile *prof)
+{
+	uint64_t total = perfctr_profile__weight(prof);
+	struct proc_tree t = { 0 };
+	size_t *roots = NULL, nr_roots = 0, i;
+
+	if (proc_tree_build(rd, prof, &t) ||
+	    !(roots = malloc((t.nr ? t.nr : 1) * sizeof(*roots)))) {
+		proc_tree_free(&t);
+		perfex_error("out of memory");
+		return -ENOMEM;
+	}
+	for (i = 0; i < t.nr; i++)
+		if (t.procs[i].parent == NO_PARENT)
+			roots[nr_roots++] = i;
+	sort_tree = &t;
+	qsort(roots, nr_roots, sizeof(*roots), by_subtree);
+	for (i = 0; i < nr_roots; i++)
+		json_proc(&t, roots[i], 0, total, i == 0);
+	free(roots);
+	proc_tree_free(&t);
+	return 0;
+}
+
+static int print_json(struct perfctr_reader *rd, struct report *rep)
 {
 	struct perfctr_reader_stats stats = { .sz = sizeof(stats) };
 	struct perfctr_reader_stats ev = { .sz = sizeof(ev) };
 	const struct perfctr_reader_stats *st = &stats;
 	size_t a, i, k, shown;
+	bool has_pid = false;
 
+	for (k = 0; k < rep->nr_keys; k++)
+		has_pid |= rep->keys[k] == PERFCTR_SORT_PID;
 	perfctr_reader__stats(rd, SIZE_MAX, &stats);
 	printf("{\"input\": ");
 	json_string(rep->input);
@@ -434,6 +720,12 @@ static void print_json(struct perfctr_reader *rd, struct report *rep)
 		printf(", \"samples\": %" PRIu64 ", \"period\": %" PRIu64
 		       ", \"lost\": %" PRIu64 ", \"rows\": [",
 		       perfctr_profile__samples(prof), total, ev.lost);
+		if (tree_mode(rep)) {
+			if (json_proc_tree(rd, prof))
+				return PERFEX_EXIT_INTERNAL;
+			printf("]}");
+			continue;
+		}
 		for (i = 0; i < n; i++) {
 			struct perfctr_profile_entry e = { .sz = sizeof(e) };
 
@@ -446,11 +738,14 @@ static void print_json(struct perfctr_reader *rd, struct report *rep)
 				printf(", \"%s\": ", perfctr_sort_key_name(rep->keys[k]));
 				json_string(e.keys[k]);
 			}
+			if (has_pid)
+				json_ppid(rd, e.pid);
 			printf(", \"kernel\": %s}", e.kernel ? "true" : "false");
 		}
 		printf("]}");
 	}
 	printf("\n]}\n");
+	return 0;
 }
 
 /* The profile of the folded stacks and the flame graph: the event
@@ -779,13 +1074,18 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	if (rep.json) {
-		print_json(rd, &rep);
+		ret = print_json(rd, &rep);
 		goto out;
 	}
 	print_header(rd, &rep);
-	for (a = 0; a < rep.nr_profiles; a++)
-		if (!tracking_only(rd, &rep, a))
+	for (a = 0; a < rep.nr_profiles && !ret; a++) {
+		if (tracking_only(rd, &rep, a))
+			continue;
+		if (tree_mode(&rep))
+			ret = print_proc_tree(rd, &rep, a);
+		else
 			print_table(rd, &rep, a);
+	}
 	if (!stats.samples)
 		printf("# no samples\n");
 out:

@@ -10,7 +10,9 @@ the broker, and through a raw request.  A's requests against B's process,
 for CPU-wide counting, kernel sampling, raw events, forged and oversized
 attrs, a pidfd whose pid was reused by B, truncated, oversized and
 malformed messages with wrong descriptor counts are all refused and
-logged, and the broker stays up; 10,000 requests from clients that go
+logged, and the broker stays up; a message of no bytes (with descriptors
+or without) closes only that client's connection, is logged and leaks
+nothing; 10,000 requests from clients that go
 away mid-request leave its descriptor count where it was."""
 import array
 import ctypes
@@ -356,6 +358,27 @@ def churn(path, n):
     return st
 
 
+def zero_length(path, n):
+    """@n clients that each send a message of no bytes, every other one
+    with descriptors; a client connected before them is served after."""
+    me = pidfd_open(os.getpid())
+    good = open_msg(T_PID, -1, attr())
+    keep = connect(path)
+    closed = 0
+    for i in range(n):
+        s = connect(path)
+        anc = [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
+                array.array("i", [me, me]))] if i % 2 else []
+        s.sendmsg([b""], anc)
+        closed += s.recv(100) == b""
+        s.close()
+    st, _, _, fd = request(keep, good, [me])
+    if fd is not None:
+        os.close(fd)
+    keep.close()
+    return {"closed": closed, "kept_status": st, "kept_fd": fd is not None}
+
+
 _exit_calls = []
 
 
@@ -543,6 +566,26 @@ def clients_leaving_mid_request_leak_nothing():
     check(not perf, "the broker holds perf events: %s" % perf)
     check(e.alive(), "the broker died")
     print("# 10,000 requests in %.1f s" % took)
+
+
+@case
+def zero_length_messages_drop_only_their_client():
+    e = ENV
+    before = e.fd_count()
+    log_before = e.log_text().count("malformed message of 0 bytes")
+    res = as_user(e.a, zero_length, e.sock, 200)
+    check(res == {"closed": 200, "kept_status": 0, "kept_fd": True}, res)
+    after = e.fd_count()
+    for _ in range(50):
+        if after == before:
+            break
+        time.sleep(0.1)
+        after = e.fd_count()
+    check(after == before, "broker fds %d before, %d after 200 empty "
+          "messages" % (before, after))
+    logged = e.log_text().count("malformed message of 0 bytes") - log_before
+    check(logged == 200, "%d of 200 empty messages logged" % logged)
+    check(e.alive(), "the broker died")
 
 
 @case

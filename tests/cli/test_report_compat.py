@@ -15,6 +15,8 @@ Allowed differences, each with its reason:
   workload's own rows must agree.  The widths of the symbol, srcline and
   DSO columns follow their texts, so they are compared only when both
   tools' texts of that column agree.
+- --sort pid alone shows the process tree (perfex report's own shape,
+  tests/cli/test_report_tree.py); pid with other keys is perf's table.
 - perf's pid key is a thread ("tid:comm"); ours is the process, the
   thread group's leader and its comm.  The workloads here are single
   threaded, where both are one row.
@@ -39,7 +41,6 @@ SORTS = [
     ["-n"],
     ["--sort", "comm"],
     ["--sort", "dso"],
-    ["--sort", "pid"],
     ["--sort", "pid,comm"],
     ["--sort", "cpu,comm"],
     ["--sort", "symbol"],
@@ -79,11 +80,13 @@ def parse(lines):
             i += 2
             while i < len(lines) and lines[i].strip():
                 row, pos, cells = lines[i], 0, []
-                for w in widths:
+                # Rows start where the header's "# " does.
+                for w in [widths[0] + 2] + widths[1:]:
                     cells.append(row[pos:pos + w].strip())
                     pos += w + 2
                 # The last column is not cut to its width.
-                cells[-1] = row[pos - widths[-1] - 2:].strip()
+                cells[-1] = row[pos - (widths[-1] + 2 * (len(widths) == 1))
+                                - 2:].strip()
                 rows.append((float(cells[0].rstrip("%")), cells[1:]))
                 i += 1
             tables.append((pre[:-1], titles, widths, rows))

@@ -193,6 +193,7 @@ TEST(mask_names_counters)
 		int before = nr_signals;
 
 		syscall(SYS_getppid);
+		test_signal_point();
 		if (nr_signals != before && nr_signals < (int)(sizeof(masks) / sizeof(masks[0])))
 			masks[nr_signals] = last_mask | ((uint64_t)i << 8);
 	}

@@ -284,6 +284,9 @@ TEST(default_mode_inherit)
 	char c = 0;
 	int last_cpu;
 
+	if (test_tsan())
+		test_skip("ThreadSanitizer's background thread is a thread of the process, sharing the inherited counters' periods");
+
 	tp_attr(&attr, PERIOD, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_CPU, 0);
 	last_cpu = (int)sysconf(_SC_NPROCESSORS_ONLN) - 1;
 	REQUIRE(pipe(go) == 0);
@@ -379,6 +382,9 @@ TEST(default_mode_threads_now_and_later)
 	struct tally t;
 	int go[2];
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (test_tsan())
+		test_skip("ThreadSanitizer's background thread is a thread of the process");
 
 	if (!pin_to_cpu(0))
 		test_skip("cannot run on CPU 0");
@@ -711,6 +717,9 @@ TEST(shared_ring_two_events)
 	uint64_t getpid_id;
 	int ret;
 
+	if (test_tsan())
+		test_skip("ThreadSanitizer's background thread is a thread of the process");
+
 	test_require_tracefs();
 	{
 		FILE *f = fopen("/sys/kernel/tracing/events/syscalls/sys_enter_getpid/id", "r");
@@ -741,8 +750,7 @@ TEST(shared_ring_two_events)
 	CHECK_EQ_U64(perfctr_sampler__nr_rings(s), 1);
 	REQUIRE(perfctr_sampler__enable(s) == 0);
 	do_getppid(N);
-	for (int i = 0; i < 1000; i++)
-		syscall(SYS_getpid);
+	do_getpid(1000);
 	REQUIRE(perfctr_sampler__disable(s) == 0);
 	memset(&t, 0, sizeof(t));
 	t.dec = perfctr_sampler__decoder(s);

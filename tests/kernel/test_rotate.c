@@ -350,7 +350,9 @@ static int rotation_run(void)
 	REQUIRE(pc_rotor__start(r) == 0);
 	for (long k = 0; k < ITER; k++) {
 		syscall(SYS_getppid);
+		test_signal_point();
 		syscall(SYS_getpid);
+		test_signal_point();
 	}
 	REQUIRE(pc_rotor__stop(r) == 0);
 	/* A slowdown of the machine (steal time on a VM) seen by one set is

@@ -118,9 +118,12 @@ static void run_calls(struct run *run, long calls, long getpid_each)
 
 	REQUIRE(ovf);
 	for (long i = 0; i < calls; i++) {
-		if (getpid_each)
+		if (getpid_each) {
 			syscall(SYS_getpid);
+			test_signal_point();
+		}
 		syscall(SYS_getppid);
+		test_signal_point();
 	}
 	pc_ovf__delete(ovf);
 }

@@ -168,7 +168,9 @@ TEST(manual_switch_and_estimates)
 		CHECK_EQ_INT(perfctr_session__active_set(s), k % 2);
 		for (int i = 0; i < 5000; i++) {
 			syscall(SYS_getppid);
+			test_signal_point();
 			syscall(SYS_getpid);
+			test_signal_point();
 		}
 		REQUIRE(perfctr_session__switch(s) == 0);
 	}
@@ -216,7 +218,9 @@ static int timeout_run(void)
 	REQUIRE(perfctr_session__start(s) == 0);
 	for (long i = 0; i < iters; i++) {
 		syscall(SYS_getppid);
+		test_signal_point();
 		syscall(SYS_getpid);
+		test_signal_point();
 	}
 	REQUIRE(perfctr_session__stop(s) == 0);
 	REQUIRE(perfctr_session__read(s) == 0);

@@ -25,8 +25,10 @@ static __attribute__((noinline)) void calls(int n)
 {
 	int i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		syscall(SYS_getppid);
+		test_signal_point();
+	}
 }
 
 static void quiet(void)
@@ -710,6 +712,8 @@ static void fault_run(bool do_resume, int *signals, uint64_t *count)
  * frames use (and, under ASan, their shadow): measure the second. */
 static void imode_faults(bool do_resume, int *signals, uint64_t *count)
 {
+	if (test_tsan())
+		test_skip("ThreadSanitizer takes page faults of its own on its shadow memory");
 	fault_run(do_resume, signals, count);
 	fault_run(do_resume, signals, count);
 }

@@ -4,6 +4,7 @@
 #include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -208,16 +209,46 @@ long long test_tracepoint_id(const char *subsys_event)
 	return -1;
 }
 
+#if defined(__SANITIZE_THREAD__)
+#define TEST_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TEST_TSAN 1
+#endif
+#endif
+
+bool test_tsan(void)
+{
+#ifdef TEST_TSAN
+	return true;
+#else
+	return false;
+#endif
+}
+
+void test_signal_point(void)
+{
+#ifdef TEST_TSAN
+	sigset_t mask;
+
+	sigprocmask(SIG_BLOCK, NULL, &mask);
+#endif
+}
+
 void do_getppid(long n)
 {
-	for (long i = 0; i < n; i++)
+	for (long i = 0; i < n; i++) {
 		syscall(SYS_getppid);
+		test_signal_point();
+	}
 }
 
 void do_getpid(long n)
 {
-	for (long i = 0; i < n; i++)
+	for (long i = 0; i < n; i++) {
 		syscall(SYS_getpid);
+		test_signal_point();
+	}
 }
 
 char test_proc_state(int pid)

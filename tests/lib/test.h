@@ -111,6 +111,27 @@ void do_getppid(long n);
 void do_getpid(long n);
 
 /*
+ * Where a test's workload lets a pending asynchronous signal in.  Without
+ * ThreadSanitizer it does nothing: the kernel delivers an overflow signal
+ * on the way back from the system call that caused it.  ThreadSanitizer
+ * holds such a signal until the thread next enters a C library function it
+ * intercepts, and merges signals of one number that arrive meanwhile; in
+ * a TSan build this enters one (sigprocmask), so that each signal is
+ * handled before the next system call as it is without TSan, and the
+ * exact signal tests stay exact.  do_getppid() and do_getpid() call it
+ * after every call; a test's own loop of raw system calls calls it too.
+ */
+void test_signal_point(void);
+
+/*
+ * Whether this is a ThreadSanitizer build.  A test whose truth TSan
+ * itself changes skips with the reason: TSan runs a background thread of
+ * its own (a thread of the process, with inherited counters like any
+ * other) and takes page faults on its shadow memory.
+ */
+bool test_tsan(void);
+
+/*
  * The state letter of task @pid from /proc/PID/stat ('R', 'S', 'T', 'Z',
  * ...), or '?' when the task is gone or the file cannot be read.
  */

@@ -432,7 +432,17 @@ struct child_args {
 	uint64_t sigmask;	/* the caller's, restored before the exec (CLONE_VM) */
 };
 
-#if defined(__x86_64__) || defined(__aarch64__)
+/* Under ThreadSanitizer the child's code is instrumented and would share
+ * its per-thread state with the thread that cloned it: a plain fork. */
+#if defined(__SANITIZE_THREAD__)
+#define PC_TSAN_BUILD 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PC_TSAN_BUILD 1
+#endif
+#endif
+
+#if (defined(__x86_64__) || defined(__aarch64__)) && !defined(PC_TSAN_BUILD)
 #define PC_SHARED_VM_CHILD 1
 
 /* A system call that leaves errno alone: -errno on failure. */
@@ -622,7 +632,7 @@ static void free_stack(struct perfctr_target *t)
 	}
 }
 
-#else /* another architecture: a plain fork */
+#else /* another architecture, or a TSan build: a plain fork */
 
 /* In the child between fork and exec: async-signal-safe calls only. */
 static void __attribute__((noreturn)) command_child(const struct child_args *a)
