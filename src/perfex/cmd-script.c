@@ -126,6 +126,92 @@ static bool printing(const struct script *sc, enum otype t, enum field f)
 }
 
 /*
+ * Output by hand rather than printf, into a buffer of our own: a DWARF
+ * recording prints a million frame lines and more, and formatting their
+ * fields through stdio cost as much as unwinding them.  The buffer goes
+ * to stdout before anything else writes there (the trace payloads).
+ */
+static struct {
+	size_t len;
+	char buf[64 * 1024];
+} out;
+
+static void out_flush(void)
+{
+	fwrite_unlocked(out.buf, 1, out.len, stdout);
+	out.len = 0;
+}
+
+static void out_bytes(const char *s, size_t len)
+{
+	if (len > sizeof(out.buf) - out.len) {
+		out_flush();
+		if (len > sizeof(out.buf)) {
+			fwrite_unlocked(s, 1, len, stdout);
+			return;
+		}
+	}
+	memcpy(out.buf + out.len, s, len);
+	out.len += len;
+}
+
+static void out_char(char c)
+{
+	if (out.len == sizeof(out.buf))
+		out_flush();
+	out.buf[out.len++] = c;
+}
+
+enum { PAD_LEFT = 1, PAD_ZERO = 2, HEX = 4 };
+
+/* @v (negative when @neg) in @width columns, like printf's %d/%u/%x. */
+static void put_num(uint64_t v, bool neg, int width, int flags)
+{
+	static const char digits[] = "0123456789abcdef";
+	unsigned int base = flags & HEX ? 16 : 10;
+	char buf[96], *end = buf + sizeof(buf), *p = end;
+	int len, pad;
+
+	do {
+		*--p = digits[v % base];
+		v /= base;
+	} while (v);
+	len = (int)(end - p) + neg;
+	pad = width > len ? width - len : 0;
+	if (pad > 64)
+		pad = 64;
+	if (flags & PAD_ZERO) {
+		while (pad-- > 0)
+			*--p = '0';
+		pad = 0;
+	}
+	if (neg)
+		*--p = '-';
+	if (!(flags & PAD_LEFT))
+		while (pad-- > 0)
+			*--p = ' ';
+	out_bytes(p, (size_t)(end - p));
+	if (flags & PAD_LEFT)
+		while (pad-- > 0)
+			out_char(' ');
+}
+
+static void put_int(int v, int width, int flags)
+{
+	put_num(v < 0 ? -(uint64_t)v : (uint64_t)v, v < 0, width, flags);
+}
+
+/* @s right-aligned in @width columns, like printf's %*s. */
+static void put_str(const char *s, int width)
+{
+	size_t len = strlen(s);
+
+	for (; width > (int)len; width--)
+		out_char(' ');
+	out_bytes(s, len);
+}
+
+/*
  * Print the symbol of @ip: "sym+0xoff" or "[unknown]", then " (dso)", as
  * the fields ask; an address in a DSO's map shows in the DSO's own terms
  * in call chains (@chain) as perf shows it (the offset in the mapped
@@ -138,23 +224,31 @@ static void print_loc(struct script *sc, enum otype t, pid_t pid,
 
 	perfctr_symbols__resolve(perfctr_reader__symbols(sc->rd), pid, ip,
 				 kernel, 0, &loc);
-	if (printing(sc, t, F_IP))
-		printf(chain ? "\t%16" PRIx64 : "%16" PRIx64,
-		       chain ? loc.file_addr : ip);
-	if (printing(sc, t, F_SYM)) {
-		printf(" ");
-		if (!loc.sym)
-			printf("[unknown]");
-		else if (printing(sc, t, F_SYMOFF))
-			printf("%s+0x%" PRIx64, loc.sym,
-			       loc.dso_addr - loc.sym_addr);
-		else
-			printf("%s", loc.sym);
+	if (printing(sc, t, F_IP)) {
+		if (chain)
+			out_char('\t');
+		put_num(chain ? loc.file_addr : ip, false, 16, HEX);
 	}
-	if (printing(sc, t, F_DSO))
-		printf(" (%s)", loc.dso ? loc.dso : "[unknown]");
+	if (printing(sc, t, F_SYM)) {
+		out_char(' ');
+		if (!loc.sym) {
+			put_str("[unknown]", 0);
+		} else {
+			put_str(loc.sym, 0);
+			if (printing(sc, t, F_SYMOFF)) {
+				put_str("+0x", 0);
+				put_num(loc.dso_addr - loc.sym_addr, false, 0,
+					HEX);
+			}
+		}
+	}
+	if (printing(sc, t, F_DSO)) {
+		put_str(" (", 0);
+		put_str(loc.dso ? loc.dso : "[unknown]", 0);
+		out_char(')');
+	}
 	if (chain)
-		printf("\n");
+		out_char('\n');
 }
 
 /* The reader's chain, whichever way it was recorded (the kernel's
@@ -200,35 +294,51 @@ static void print_sample(struct script *sc, const struct perfctr_reader_sample *
 		else
 			snprintf(comm, sizeof(comm), ":%d", (int)s->tid);
 		/* perf leaves the comm unpadded above call chains */
-		printf(chain ? "%s " : "%16s ", comm);
+		put_str(comm, chain ? 0 : 16);
+		out_char(' ');
 	}
-	if (printing(sc, t, F_PID) && printing(sc, t, F_TID))
-		printf("%5d/%-5d ", (int)s->pid, (int)s->tid);
-	else if (printing(sc, t, F_PID))
-		printf("%5d ", (int)s->pid);
-	else if (printing(sc, t, F_TID))
-		printf("%5d ", (int)s->tid);
-	if (printing(sc, t, F_CPU))
-		printf("[%03u] ", s->cpu);
-	if (printing(sc, t, F_TIME))
-		printf("%5" PRIu64 ".%06" PRIu64 ": ", s->time / 1000000000,
-		       s->time % 1000000000 / 1000);
-	if (printing(sc, t, F_PERIOD))
-		printf("%10" PRIu64 " ", s->period);
-	if (printing(sc, t, F_EVENT))
-		printf("%*s: ", sc->name_width, ws->event);
-	if (printing(sc, t, F_TRACE))
+	if (printing(sc, t, F_PID) && printing(sc, t, F_TID)) {
+		put_int((int)s->pid, 5, 0);
+		out_char('/');
+		put_int((int)s->tid, 5, PAD_LEFT);
+		out_char(' ');
+	} else if (printing(sc, t, F_PID) || printing(sc, t, F_TID)) {
+		put_int((int)(printing(sc, t, F_PID) ? s->pid : s->tid), 5, 0);
+		out_char(' ');
+	}
+	if (printing(sc, t, F_CPU)) {
+		out_char('[');
+		put_num(s->cpu, false, 3, PAD_ZERO);
+		put_str("] ", 0);
+	}
+	if (printing(sc, t, F_TIME)) {
+		put_num(s->time / 1000000000, false, 5, 0);
+		out_char('.');
+		put_num(s->time % 1000000000 / 1000, false, 6, PAD_ZERO);
+		put_str(": ", 0);
+	}
+	if (printing(sc, t, F_PERIOD)) {
+		put_num(s->period, false, 10, 0);
+		out_char(' ');
+	}
+	if (printing(sc, t, F_EVENT)) {
+		put_str(ws->event, sc->name_width);
+		put_str(": ", 0);
+	}
+	if (printing(sc, t, F_TRACE)) {
+		out_flush();
 		script_trace_print(sc->trace, attr, s, stdout);
+	}
 	if (printing(sc, t, F_IP)) {
 		if (chain && (s->type & PERF_SAMPLE_CALLCHAIN)) {
-			printf("\n");
+			out_char('\n');
 			print_callchain(sc, t, ws);
 		} else {
-			printf(" ");
+			out_char(' ');
 			print_loc(sc, t, (pid_t)s->pid, s->ip, ws->kernel, false);
 		}
 	}
-	printf("\n");
+	out_char('\n');
 }
 
 static int field_index(const char *name)
@@ -507,6 +617,7 @@ int cmd_script(int argc, char **argv)
 	ret = 0;
 	while ((r = perfctr_reader__next(sc->rd, &rs)) > 0)
 		print_sample(sc, &rs);
+	out_flush();
 	if (r < 0)
 		ret = perfex_reader_error(so.input, r);
 	perfctr_reader__stats(sc->rd, SIZE_MAX, &st);

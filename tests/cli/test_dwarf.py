@@ -198,6 +198,29 @@ def small_stack_copy_is_counted_as_truncated():
     check("perfex: note: DWARF call chains: " in r.stderr, r.stderr)
 
 
+@case
+def cached_rules_unwind_as_libdwfl_does():
+    """The unwinder applies the CFI rules it cached per address instead of
+    asking libdwfl for every frame; with PERFCTR_UNWIND_CHECK set, libdwfl
+    unwinds every sample again and any difference in frames, in how the
+    chain ended or in the reads that missed the stack copy traps.  Stack
+    copies of several sizes make chains end in every way."""
+    require_root()
+    env = dict(os.environ, PERFCTR_UNWIND_CHECK="1")
+    for size in ("8192", "512", "64"):
+        out = os.path.join(_dir, "check%s.data" % size)
+        r = record(out, "--call-graph", "dwarf," + size, "-e", "cpu-clock",
+                   "-F", "2000", "--", workload(), "200")
+        check(r.returncode == 0, r.stderr)
+        plain = perfex("script", "-i", out)
+        checked = perfex("script", "-i", out, env=env)
+        check(plain.returncode == 0 and checked.returncode == 0,
+              (size, plain.returncode, checked.returncode,
+               checked.stderr[-500:]))
+        check(checked.stdout == plain.stdout and "lib_mid" in plain.stdout,
+              size)
+
+
 try:
     run_cases()
 finally:

@@ -10,7 +10,9 @@
  * executable), so that the registers and stack bytes of the input's
  * samples are unwound with real CFI wherever the input maps /bin/w
  * (the seed unwind.data does).  Inputs naming a path with ".." are not
- * read this way: they could leave the root.
+ * read this way: they could leave the root.  PERFCTR_UNWIND_CHECK is set:
+ * every chain the unwinder finds with its cached CFI rules is found again
+ * by libdwfl, and any difference traps.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -74,6 +76,7 @@ static void unwind_pass(const char *path)
 
 	if (!o.root)
 		return;
+	setenv("PERFCTR_UNWIND_CHECK", "1", 1);
 	r = perfctr_reader__open(path, &o);
 	if (!r)
 		return;

@@ -220,7 +220,25 @@ static void symtab_finish(struct symtab *tab, uint64_t last_size)
 
 	if (!tab->nr)
 		return;
-	qsort(tab->syms, tab->nr, sizeof(*tab->syms), sym_cmp);
+	/* kallsyms comes sorted by address: then only the aliases of an
+	 * address need their order, and the big sort is saved. */
+	for (i = 1; i < tab->nr; i++)
+		if (tab->syms[i - 1].start > tab->syms[i].start)
+			break;
+	if (i < tab->nr) {
+		qsort(tab->syms, tab->nr, sizeof(*tab->syms), sym_cmp);
+	} else {
+		size_t run;
+
+		for (i = 0; i < tab->nr; i = run) {
+			for (run = i + 1; run < tab->nr &&
+			     tab->syms[run].start == tab->syms[i].start; run++)
+				;
+			if (run - i > 1)
+				qsort(tab->syms + i, run - i,
+				      sizeof(*tab->syms), sym_cmp);
+		}
+	}
 	for (i = 0; i < tab->nr; i++) {
 		if (out && tab->syms[out - 1].start == tab->syms[i].start)
 			continue;
@@ -393,6 +411,15 @@ static int kallsyms_module(struct perfctr_symbols *syms, const char *name,
 	return 0;
 }
 
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
+		return (c | 0x20) - 'a' + 10;
+	return -1;
+}
+
 static void load_kallsyms(struct perfctr_symbols *syms)
 {
 	size_t cap = 0, linecap = 0;
@@ -419,9 +446,12 @@ static void load_kallsyms(struct perfctr_symbols *syms)
 		uint32_t module = 0;
 		char type;
 
-		errno = 0;
-		addr = strtoull(p, &end, 16);
-		if (errno || end == p || *end != ' ')
+		/* By hand: strtoull's locale and base handling cost more
+		 * than the rest of a kallsyms line. */
+		addr = 0;
+		for (end = p; end - p < 16 && hex_digit(*end) >= 0; end++)
+			addr = addr << 4 | (unsigned int)hex_digit(*end);
+		if (end == p || *end != ' ')
 			continue;
 		p = end + 1;
 		type = *p;

@@ -32,6 +32,56 @@ bool pc_unwinder__applies(const struct perfctr_sample *s)
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
 
+/* ---- the fast path: CFI rules cached by address ---- */
+
+/*
+ * libdwfl finds the CFI of every frame again for every sample: it looks
+ * up the FDE, runs the CIE's and FDE's instructions up to the address,
+ * allocates the resulting frame, and evaluates each register's rule as a
+ * DWARF expression.  A recording has few distinct addresses (the same
+ * return addresses in every chain), so the rules an address has are kept
+ * here, reduced to what nearly all CFI is -- the CFA as a register plus an
+ * offset, each register undefined, unchanged, saved at or computed from
+ * the CFA, or copied from another -- and applied with a few loads.  The
+ * steps are libdwfl's own (frame_unwind.c): the same registers come out
+ * of a frame, the same reads of the stack copy are made, the chain ends
+ * where it ends.  An address whose rules are more than that (an
+ * expression, a signal frame) or that has no CFI at all (libdwfl then
+ * tries the frame-pointer chain) sends the whole sample to libdwfl.
+ */
+
+/* Registers libdwfl keeps for an x86-64 frame (its ebl_frame_nregs). */
+#define FAST_NREGS 17
+
+enum rule_kind {
+	RULE_UNSET,	/* left unset: an error libdwfl passes over */
+	RULE_UNDEFINED,
+	RULE_SAME,
+	RULE_AT_CFA,	/* saved at CFA + off */
+	RULE_CFA_PLUS,	/* the value CFA + off */
+	RULE_REGISTER,	/* the value of register off */
+};
+
+struct cfi_rules {
+	uint64_t generation;	/* of the maps; 0: empty slot */
+	uint64_t pc;		/* the address looked up */
+	bool slow;		/* libdwfl's to unwind */
+	bool has_cfa;
+	uint8_t cfa_reg;
+	uint8_t ra;		/* the return address column */
+	uint64_t cfa_off;
+	uint8_t kind[FAST_NREGS];
+	uint64_t off[FAST_NREGS];
+};
+
+#define RULES_BITS 12
+#define RULES_CACHE (1u << RULES_BITS)
+
+struct fast_state {
+	uint64_t regs[FAST_NREGS];
+	uint32_t set;		/* bit per register that has a value */
+};
+
 /* A process's Dwfl, valid for its maps of generation gen. */
 struct space {
 	pid_t pid;
@@ -65,6 +115,9 @@ struct pc_unwinder {
 	uint64_t last_pc;	/* where the next step looks for CFI */
 	bool too_deep;
 	bool outermost;		/* a zero return address: the chain's end */
+
+	struct cfi_rules *rules;	/* RULES_CACHE of them, or NULL */
+	bool check;		/* PERFCTR_UNWIND_CHECK: both ways, compared */
 };
 
 static const Dwfl_Callbacks report_callbacks = {
@@ -94,6 +147,9 @@ struct pc_unwinder *pc_unwinder__new(struct perfctr_symbols *syms,
 		return NULL;
 	u->syms = syms;
 	u->arch = arch_of(arch);
+	/* A test hook: every chain the fast path finds is found again by
+	 * libdwfl, and a difference traps. */
+	u->check = getenv("PERFCTR_UNWIND_CHECK") != NULL;
 	return u;
 }
 
@@ -109,6 +165,10 @@ static void spaces_clear(struct pc_unwinder *u)
 	free(u->spaces);
 	u->spaces = NULL;
 	u->cap = u->nr = 0;
+	/* A Dwfl made again has only the current maps' modules: what the
+	 * old one found for an address may differ. */
+	if (u->rules)
+		memset(u->rules, 0, RULES_CACHE * sizeof(*u->rules));
 }
 
 void pc_unwinder__delete(struct pc_unwinder *u)
@@ -116,6 +176,7 @@ void pc_unwinder__delete(struct pc_unwinder *u)
 	if (!u)
 		return;
 	spaces_clear(u);
+	free(u->rules);
 	free(u);
 }
 
@@ -161,12 +222,8 @@ static bool get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
 	return true;
 }
 
-static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result,
-			void *arg)
+static bool read_word(struct pc_unwinder *u, uint64_t addr, uint64_t *result)
 {
-	struct pc_unwinder *u = arg;
-
-	(void)dwfl;
 	if (addr >= u->stack_start && addr < u->stack_end &&
 	    u->stack_end - addr >= sizeof(*result)) {
 		memcpy(result, u->stack + (addr - u->stack_start), sizeof(*result));
@@ -174,6 +231,18 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result,
 	}
 	u->read_outside = true;
 	return false;
+}
+
+static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result,
+			void *arg)
+{
+	uint64_t v;
+
+	(void)dwfl;
+	if (!read_word(arg, addr, &v))
+		return false;
+	*result = v;
+	return true;
 }
 
 static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
@@ -329,13 +398,15 @@ static int space_report(struct pc_unwinder *u, struct space *sp, pid_t pid,
 	return r;
 }
 
-/* @pid's Dwfl with its current maps, attached; NULL when it has none. */
-static Dwfl *space_dwfl(struct pc_unwinder *u, pid_t pid)
+/* @pid's Dwfl with its current maps (of generation *@genp), attached;
+ * NULL when it has none. */
+static Dwfl *space_dwfl(struct pc_unwinder *u, pid_t pid, uint64_t *genp)
 {
 	uint64_t gen = pc_symbols__generation(u->syms, pid);
 	struct space *sp;
 	int r;
 
+	*genp = gen;
 	if (!gen)
 		return NULL;
 	sp = space_get(u, pid);
@@ -355,6 +426,241 @@ static Dwfl *space_dwfl(struct pc_unwinder *u, pid_t pid)
 		sp->attached = dwfl_attach_state(sp->dwfl, NULL, pid,
 						 &thread_callbacks, u);
 	return sp->attached ? sp->dwfl : NULL;
+}
+
+/* ---- the fast path ---- */
+
+/* @frame's rules as a struct cfi_rules; false when they are more than
+ * it holds. */
+static bool rules_reduce(Dwarf_Frame *frame, struct cfi_rules *r)
+{
+	Dwarf_Op mem[3], *ops;
+	Dwarf_Addr start, end;
+	size_t nops, i;
+	bool signal;
+	int ra = dwarf_frame_info(frame, &start, &end, &signal);
+
+	/* A signal frame's caller is an activation: libdwfl's to say. */
+	if (ra < 0 || ra >= FAST_NREGS || signal)
+		return false;
+	r->ra = (uint8_t)ra;
+	if (dwarf_frame_cfa(frame, &ops, &nops) || nops != 1 ||
+	    ops[0].atom != DW_OP_bregx || ops[0].number >= FAST_NREGS)
+		return false;
+	r->has_cfa = true;
+	r->cfa_reg = (uint8_t)ops[0].number;
+	r->cfa_off = ops[0].number2;
+	for (i = 0; i < FAST_NREGS; i++) {
+		r->off[i] = 0;
+		if (dwarf_frame_register(frame, (int)i, mem, &ops, &nops)) {
+			r->kind[i] = RULE_UNSET;
+		} else if (!nops) {
+			r->kind[i] = ops == mem ? RULE_UNDEFINED :
+				     !ops ? RULE_SAME : RULE_UNSET;
+		} else if (ops[0].atom == DW_OP_call_frame_cfa) {
+			size_t k = 1;
+
+			if (k < nops && ops[k].atom == DW_OP_plus_uconst)
+				r->off[i] = ops[k++].number;
+			r->kind[i] = RULE_AT_CFA;
+			if (k < nops && ops[k].atom == DW_OP_stack_value) {
+				r->kind[i] = RULE_CFA_PLUS;
+				k++;
+			}
+			if (k != nops)
+				return false;
+		} else if (nops == 1 && ops[0].atom == DW_OP_regx) {
+			/* A register libdwfl does not keep reads as unset. */
+			r->kind[i] = ops[0].number < FAST_NREGS ? RULE_REGISTER :
+				     RULE_UNSET;
+			r->off[i] = ops[0].number;
+		} else {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The rules at @pc (where libdwfl looks: the pc of an activation, else
+ * the byte before the return address), found as libdwfl finds them:
+ * the module's .eh_frame, then its .debug_frame. */
+static const struct cfi_rules *rules_at(struct pc_unwinder *u, Dwfl *dwfl,
+					uint64_t generation, uint64_t pc)
+{
+	uint64_t h = (pc ^ (generation * 0x9E3779B97F4A7C15ull)) *
+		     0x9E3779B97F4A7C15ull;
+	struct cfi_rules *r = &u->rules[h >> (64 - RULES_BITS)];
+	Dwarf_Frame *frame = NULL;
+	Dwfl_Module *mod;
+	Dwarf_CFI *cfi;
+	Dwarf_Addr bias;
+
+	if (r->generation == generation && r->pc == pc)
+		return r;
+	r->generation = generation;
+	r->pc = pc;
+	r->slow = true;
+	mod = dwfl_addrmodule(dwfl, pc);
+	if (!mod)
+		return r;
+	cfi = dwfl_module_eh_cfi(mod, &bias);
+	if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame)) {
+		frame = NULL;
+		cfi = dwfl_module_dwarf_cfi(mod, &bias);
+		if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame))
+			return r;
+	}
+	r->slow = !rules_reduce(frame, r);
+	free(frame);
+	return r;
+}
+
+/* Registers of the caller of the frame in @cur, by @r (libdwfl's
+ * handle_cfi, register by register in the same order, so that the same
+ * reads miss the stack copy).  Return: the caller's pc, 0 where the
+ * chain ends. */
+static uint64_t fast_step(struct pc_unwinder *u, const struct cfi_rules *r,
+			  const struct fast_state *cur, struct fast_state *next)
+{
+	bool has_cfa = cur->set & (1u << r->cfa_reg);
+	uint64_t cfa = cur->regs[r->cfa_reg] + r->cfa_off, v;
+	unsigned int i;
+
+	next->set = 0;
+	for (i = 0; i < FAST_NREGS; i++) {
+		switch (r->kind[i]) {
+		case RULE_UNDEFINED:
+			if (i == r->ra)
+				return 0;
+			continue;
+		case RULE_SAME:
+			if (!(cur->set & (1u << i)))
+				continue;
+			v = cur->regs[i];
+			break;
+		case RULE_AT_CFA:
+			if (!has_cfa || !read_word(u, cfa + r->off[i], &v))
+				continue;
+			break;
+		case RULE_CFA_PLUS:
+			if (!has_cfa)
+				continue;
+			v = cfa + r->off[i];
+			break;
+		case RULE_REGISTER:
+			if (!(cur->set & (1u << r->off[i])))
+				continue;
+			v = cur->regs[r->off[i]];
+			break;
+		default:
+			continue;
+		}
+		next->regs[i] = v;
+		next->set |= 1u << i;
+	}
+	/* An unreadable return address ends the chain as well (the read
+	 * that missed says it was cut). */
+	return next->set & (1u << r->ra) ? next->regs[r->ra] : 0;
+}
+
+/*
+ * The chain of the current sample with cached rules.  Return: false when
+ * it needs libdwfl (then nothing it found counts), else true with *@r
+ * what dwfl_getthread_frames() would have returned.
+ */
+static bool fast_unwind(struct pc_unwinder *u, Dwfl *dwfl,
+			uint64_t generation, int *r)
+{
+	const struct perfctr_regs *regs = &u->sample->regs_user;
+	struct fast_state state[2];
+	unsigned int cur = 0, i;
+	bool initial = true;
+	uint64_t pc, v;
+
+	if (!u->rules) {
+		u->rules = calloc(RULES_CACHE, sizeof(*u->rules));
+		if (!u->rules)
+			return false;
+	}
+	/* set_initial_registers(), for x86-64. */
+	state[0].set = 0;
+	for (i = 0; i < 24; i++) {
+		int d = pc_regs_x86_64_dwarf[i];
+
+		if (d < 0 || !pc_regs_get(regs->mask, regs->regs, regs->nr, i, &v))
+			continue;
+		state[0].regs[d] = v;
+		state[0].set |= 1u << d;
+	}
+	if (!pc_regs_get(regs->mask, regs->regs, regs->nr, PC_REGS_X86_64_IP,
+			 &pc) || !pc)
+		return false;
+	state[0].regs[16] = pc;
+	state[0].set |= 1u << 16;
+	for (;;) {
+		uint64_t at = initial ? pc : pc - 1;
+		const struct cfi_rules *rules = rules_at(u, dwfl, generation, at);
+
+		if (rules->slow)
+			return false;
+		if (u->nr_ips == u->max_ips) {
+			u->too_deep = true;
+			*r = DWARF_CB_ABORT;
+			return true;
+		}
+		u->ips[u->nr_ips] = pc;
+		u->exact[u->nr_ips] = initial;
+		u->nr_ips++;
+		u->last_pc = at;
+		pc = fast_step(u, rules, &state[cur], &state[!cur]);
+		if (!pc) {
+			*r = 0;
+			return true;
+		}
+		cur = !cur;
+		initial = false;
+	}
+}
+
+/* A new chain: nothing found, nothing missed. */
+static void unwind_start(struct pc_unwinder *u)
+{
+	u->read_outside = false;
+	u->too_deep = false;
+	u->outermost = false;
+	u->nr_ips = 0;
+	u->last_pc = 0;
+}
+
+/* PERFCTR_UNWIND_CHECK: the chain the fast path found (and @fast_r, what
+ * it says dwfl_getthread_frames() returns) found again by libdwfl; any
+ * difference traps.  @u is left as the fast path left it. */
+static void check_fast(struct pc_unwinder *u, Dwfl *dwfl, int fast_r)
+{
+	struct pc_unwinder fast = *u;
+	size_t n = u->max_ips ? u->max_ips : 1;
+	uint64_t *ips = calloc(n, sizeof(*ips));
+	bool *exact = calloc(n, sizeof(*exact));
+	int r;
+
+	if (ips && exact) {
+		u->ips = ips;
+		u->exact = exact;
+		unwind_start(u);
+		r = dwfl_getthread_frames(dwfl, (pid_t)u->sample->tid, frame_cb,
+					  u);
+		if (u->nr_ips != fast.nr_ips ||
+		    memcmp(ips, fast.ips, u->nr_ips * sizeof(*ips)) ||
+		    memcmp(exact, fast.exact, u->nr_ips * sizeof(*exact)) ||
+		    u->read_outside != fast.read_outside ||
+		    u->too_deep != fast.too_deep ||
+		    u->last_pc != fast.last_pc ||
+		    (r == 0 || u->outermost) != (fast_r == 0))
+			__builtin_trap();
+	}
+	free(ips);
+	free(exact);
+	*u = fast;
 }
 
 /* Why the unwind of the last step failed. */
@@ -381,10 +687,11 @@ size_t pc_unwinder__unwind(struct pc_unwinder *u,
 			   const struct perfctr_sample *s, uint64_t *ips,
 			   bool *exact, size_t max, int *stop)
 {
-	uint64_t sp_value;
+	uint64_t sp_value, generation;
 	unsigned int sp_reg;
+	bool fast;
 	Dwfl *dwfl;
-	int r;
+	int r = 0;
 
 	*stop = PERFCTR_UNWIND_UNSUPPORTED;
 	if (!pc_unwinder__applies(s) ||
@@ -403,7 +710,7 @@ size_t pc_unwinder__unwind(struct pc_unwinder *u,
 	if (!pc_regs_get(s->regs_user.mask, s->regs_user.regs, s->regs_user.nr,
 			 sp_reg, &sp_value))
 		return 0;
-	dwfl = space_dwfl(u, (pid_t)s->pid);
+	dwfl = space_dwfl(u, (pid_t)s->pid, &generation);
 	if (!dwfl) {
 		*stop = PERFCTR_UNWIND_NO_MAP;
 		return 0;
@@ -415,15 +722,17 @@ size_t pc_unwinder__unwind(struct pc_unwinder *u,
 	u->stack_end = s->stack_user ? sp_value + s->stack_user_dyn_size : sp_value;
 	if (u->stack_end < u->stack_start)
 		u->stack_end = u->stack_start;
-	u->read_outside = false;
-	u->too_deep = false;
-	u->outermost = false;
 	u->ips = ips;
 	u->exact = exact;
-	u->nr_ips = 0;
 	u->max_ips = max;
-	u->last_pc = 0;
-	r = dwfl_getthread_frames(dwfl, (pid_t)s->tid, frame_cb, u);
+	unwind_start(u);
+	fast = u->arch == PC_REGS_X86_64 && fast_unwind(u, dwfl, generation, &r);
+	if (fast && u->check)
+		check_fast(u, dwfl, r);
+	if (!fast) {
+		unwind_start(u);
+		r = dwfl_getthread_frames(dwfl, (pid_t)s->tid, frame_cb, u);
+	}
 	/* libdwfl ends a chain without an error when a return address
 	 * cannot be read: a read outside the copy is a truncation. */
 	if ((r == 0 || u->outermost) && !u->read_outside)

@@ -455,8 +455,15 @@ int64_t perfctr_ring__drain(struct perfctr_ring *ring,
 			return ret;
 		}
 		n++;
-		perfctr_ring__consume(ring);
+		/* Space goes back to the kernel a sixteenth of the ring at a
+		 * time, not after every record: a store to the shared page
+		 * per record costs more than reading the record, while a
+		 * slow callback (a write to disk) still frees space as it
+		 * goes. */
+		if (ring->cursor - ring->tail >= (ring->size >> 4))
+			perfctr_ring__consume(ring);
 	}
+	perfctr_ring__consume(ring);
 	ret = perfctr_ring__read_end(ring);
 	return ret < 0 ? ret : n;
 }
