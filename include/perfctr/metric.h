@@ -209,6 +209,16 @@ PERFCTR_API int perfctr_metrics__find(const struct perfctr_metrics *m,
 				      const char *name);
 
 /**
+ * perfctr_metrics__in_group() - whether metric @i (0 <= @i < nr) is in
+ * metric group @group (one of its MetricGroup names, case insensitive).
+ * Unlike perfctr_metrics__def(), this parses nothing: finding a group's
+ * metrics costs no more than scanning their names.
+ * Return: 1 or 0, or -EINVAL (NULL argument, @i out of range).
+ */
+PERFCTR_API int perfctr_metrics__in_group(const struct perfctr_metrics *m,
+					  size_t i, const char *group);
+
+/**
  * perfctr_metrics__check() - parse metric @i's expression (and its
  * threshold) and resolve every name in it: a metric, duration_time, or an
  * event of the tables or this machine's generic events.

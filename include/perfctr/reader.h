@@ -54,6 +54,17 @@ struct perfctr_reader_opts {
 	/* Prefix of every DSO path opened (a copy of the recorded machine's
 	 * files, as perf's --symfs); NULL: none. */
 	const char *root;
+	/* A symbols object of the caller's to resolve with (NULL: a new one
+	 * of the reader's own): the symbol tables it has read, of files not
+	 * changed since (same inode, size and modification time) and of the
+	 * kernel, serve this reader too, so that a program reading file
+	 * after file of one machine (a profiler serving profile after
+	 * profile) reads each library once.  The reader first makes it
+	 * forget the processes it modelled (each file describes its own);
+	 * the object's own kallsyms, root and demangling apply, not
+	 * kallsyms, root and no_demangle above.  It stays the caller's,
+	 * used by one reader at a time, and must outlive the reader. */
+	struct perfctr_symbols *symbols;
 	size_t :0;
 };
 

@@ -85,18 +85,11 @@ static int topdown_list(struct perfctr_metrics *m, unsigned int level,
 		char group[32];
 
 		snprintf(group, sizeof(group), names[k], level);
-		for (i = 0; i < perfctr_metrics__nr(m); i++) {
-			struct perfctr_metric_def d;
-			const char *s;
-
-			perfctr_metrics__def(m, i, &d);
-			for (s = d.groups; (s = strcasestr(s, group)); s++)
-				if ((s == d.groups || s[-1] == ';') &&
-				    (s[strlen(group)] == ';' || !s[strlen(group)])) {
-					snprintf(buf, size, "%s", group);
-					return 0;
-				}
-		}
+		for (i = 0; i < perfctr_metrics__nr(m); i++)
+			if (perfctr_metrics__in_group(m, i, group) == 1) {
+				snprintf(buf, size, "%s", group);
+				return 0;
+			}
 	}
 	return -ENOENT;
 }

@@ -589,6 +589,39 @@ def zero_length_messages_drop_only_their_client():
 
 
 @case
+def refusals_say_why():
+    e = ENV
+    hint = ("hint: the broker's policy file decides (/etc/perfctr/"
+            "perfctrd.conf unless perfctrd -c names another; see "
+            "perfctrd.conf(5))")
+    rows = [
+        (e.a, ["-a", "-e", "task-clock"], 131,
+         "perfex: cannot open event 'task-clock': the access broker "
+         "refused it: CPU-wide targets (rule 'user-a')"),
+        (e.a, ["-e", "task-clock,syscalls:sys_enter_getppid:uk"], 0, None),
+        (e.a, ["-e", "task-clock,syscalls:sys_enter_read"], 132,
+         "perfex: cannot read the id of tracepoint 'syscalls:sys_enter_read'"
+         ": the access broker refused it: tracepoint not in the rule "
+         "(rule 'user-a')"),
+        (e.b, ["-e", "task-clock:k"], 131,
+         "perfex: cannot open event 'task-clock:k': the access broker "
+         "refused it: no rule for this user"),
+    ]
+    for user, args, code, first in rows:
+        r = e.run_as(user, [PERFEX, "-x,"] + args + ["--", work(),
+                                                     "getppid", "1"])
+        check(r.returncode == code, "%s: exit %d: %s" % (args, r.returncode,
+                                                         r.stderr))
+        if first:
+            lines = r.stderr.splitlines()
+            check(lines[:2] == [first, hint], "%s: %s" % (args, r.stderr))
+    # Without the broker the kernel's answer is all there is.
+    r = e.run_as(e.a, [PERFEX, "-a", "-e", "task-clock", "--", work(),
+                       "getppid", "1"], PERFCTR_NO_BROKER="1")
+    check(r.returncode == 131 and "broker" not in r.stderr, r.stderr)
+
+
+@case
 def user_without_rule_gets_nothing():
     e = ENV
     r = e.run_as(e.b, [PERFEX, "-e", "syscalls:sys_enter_getppid", "--",

@@ -9,8 +9,10 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -83,6 +85,75 @@ TEST(cpuid_matching)
 			test_fail(__FILE__, __LINE__, "'%s' vs '%s': want %s",
 				  match_cases[i].pattern, match_cases[i].cpuid,
 				  match_cases[i].match ? "match" : "no match");
+}
+
+/*
+ * The loader matches mapfile.csv's patterns without regcomp(): for every
+ * x86 pattern of the imported data and every identity of the families the
+ * tables know (each model, three steppings), the answer must be
+ * regexec()'s, with the stepping-less retry the loader makes.
+ */
+static bool reference_match(const regex_t *re, const char *cpuid)
+{
+	char no_stepping[128], *dash;
+
+	if (!regexec(re, cpuid, 0, NULL, 0))
+		return true;
+	snprintf(no_stepping, sizeof(no_stepping), "%s", cpuid);
+	dash = strrchr(no_stepping, '-');
+	*dash = '\0';
+	return !regexec(re, no_stepping, 0, NULL, 0);
+}
+
+TEST(mapfile_patterns_match_as_regexec_does)
+{
+	static const char *const vendors[] = { "GenuineIntel", "AuthenticAMD" };
+	static const unsigned int families[] = { 6, 15, 23, 25, 26 };
+	static const unsigned int steppings[] = { 0, 5, 11 };
+	char path[PATH_MAX + 32], line[512], cpuid[64], anchored[600];
+	size_t nr_patterns = 0, nr_matches = 0, v, f, s;
+	unsigned int model;
+	FILE *file;
+
+	REQUIRE_DATA();
+	snprintf(path, sizeof(path), "%s/x86/mapfile.csv", data_dir);
+	file = fopen(path, "r");
+	REQUIRE(file);
+	while (fgets(line, sizeof(line), file)) {
+		char *comma = strchr(line, ',');
+		regex_t re;
+
+		if (line[0] == '#' || !comma || !strncmp(line, "Family-model", 12))
+			continue;
+		*comma = '\0';
+		snprintf(anchored, sizeof(anchored), "^(%s)$", line);
+		CHECK(!regcomp(&re, anchored, REG_EXTENDED | REG_NOSUB));
+		nr_patterns++;
+		for (v = 0; v < sizeof(vendors) / sizeof(vendors[0]); v++)
+			for (f = 0; f < sizeof(families) / sizeof(families[0]); f++)
+				for (model = 0; model < 256; model++)
+					for (s = 0; s < sizeof(steppings) / sizeof(steppings[0]); s++) {
+						bool want;
+
+						snprintf(cpuid, sizeof(cpuid),
+							 "%s-%u-%X-%X", vendors[v],
+							 families[f], model,
+							 steppings[s]);
+						want = reference_match(&re, cpuid);
+						nr_matches += want;
+						if (pc_metrics_cpuid_match(line, cpuid) != want)
+							test_fail(__FILE__, __LINE__,
+								  "'%s' vs '%s': want %s",
+								  line, cpuid, want ?
+								  "match" : "no match");
+					}
+		regfree(&re);
+	}
+	fclose(file);
+	printf("# %zu patterns, %zu matching identities\n", nr_patterns,
+	       nr_matches);
+	CHECK(nr_patterns > 30);
+	CHECK(nr_matches > 1000);
 }
 
 static struct perfctr_metrics *pose_as(const char *fixture)
@@ -411,7 +482,68 @@ TEST(loading_parses_only_the_selected_model)
 	perfctr_metrics__delete(m);
 }
 
-TEST_MAIN(TEST_CASE(cpuid_matching), TEST_CASE(selection_by_cpu_identity),
+/*
+ * Loading parses no entry of the model's files: names and groups come
+ * from a scan, and planning a group parses its metrics and their events
+ * only.  Each metric's name and groups as scanned are those of its parsed
+ * entry, in every model (an entry the scan cannot read is parsed at
+ * load time, so nothing is lost).
+ */
+TEST(entries_are_parsed_when_used)
+{
+	static char models[256][128];
+	struct perfctr_metric_plan *p;
+	struct perfctr_metrics *m;
+	size_t nr, i, j, parsed, total = 0;
+
+	REQUIRE_DATA();
+	m = pose_as("amd-epyc");
+	REQUIRE(m);
+	CHECK_EQ_U64(pc_metrics_nr_parsed(m), 0);
+	REQUIRE(perfctr_metrics__nr(m) > 50);
+	p = perfctr_metric_plan__new(m, "PipelineL1", NULL);
+	CHECK(p);
+	parsed = pc_metrics_nr_parsed(m);
+	printf("# PipelineL1: %zu metrics planned, %zu entries parsed of "
+	       "%zu metrics\n", p ? perfctr_metric_plan__nr_metrics(p) : 0,
+	       parsed, perfctr_metrics__nr(m));
+	CHECK(p && parsed >= perfctr_metric_plan__nr_metrics(p));
+	CHECK(parsed < perfctr_metrics__nr(m) / 2);
+	perfctr_metric_plan__delete(p);
+	perfctr_metrics__delete(m);
+
+	nr = models_of("x86", models, 256);
+	nr += models_of("arm64", models + nr, 256 - nr);
+	for (i = 0; i < nr; i++) {
+		m = pc_metrics_new_model(data_dir, models[i]);
+		if (!m)
+			continue;
+		for (j = 0; j < perfctr_metrics__nr(m); j++) {
+			char name[128], groups[512];
+			struct perfctr_metric_def d;
+
+			snprintf(name, sizeof(name), "%s", pc_metrics_name(m, j));
+			perfctr_metrics__def(m, j, &d);
+			snprintf(groups, sizeof(groups), "%s", d.groups);
+			total++;
+			if (strcmp(name, d.name))
+				test_fail(__FILE__, __LINE__, "%s: scanned '%s', "
+					  "parsed '%s'", models[i], name, d.name);
+			/* in_group() reads what the scan found */
+			if (*groups && perfctr_metrics__in_group(m, j,
+					strtok(groups, ";")) != 1)
+				test_fail(__FILE__, __LINE__, "%s: '%s' not in "
+					  "its group '%s'", models[i], name,
+					  d.groups);
+		}
+		perfctr_metrics__delete(m);
+	}
+	CHECK(total > 3000);
+}
+
+TEST_MAIN(TEST_CASE(cpuid_matching),
+	  TEST_CASE(mapfile_patterns_match_as_regexec_does),
+	  TEST_CASE(selection_by_cpu_identity),
 	  TEST_CASE(arm_std_events_and_metrics_resolve),
 	  TEST_CASE(x86_event_encodings),
 	  TEST_CASE(missing_data_is_explained),
@@ -419,4 +551,5 @@ TEST_MAIN(TEST_CASE(cpuid_matching), TEST_CASE(selection_by_cpu_identity),
 	  TEST_CASE(user_file_overrides_and_adds),
 	  TEST_CASE(check_names_the_metric_and_position),
 	  TEST_CASE(every_metric_of_every_model_parses_and_resolves),
-	  TEST_CASE(loading_parses_only_the_selected_model))
+	  TEST_CASE(loading_parses_only_the_selected_model),
+	  TEST_CASE(entries_are_parsed_when_used))

@@ -3,16 +3,21 @@
  * Unit tests of the perf.data sample reader on files written here: samples
  * handed over in time order although the file has them out of order, with
  * the comm their thread had at that time, frames with their recorded
- * addresses, per-event and file counts, and the errors of bad input.
+ * addresses, per-event and file counts, and the errors of bad input; a
+ * symbols object shared by reader after reader resolves as a fresh one,
+ * also after a file it had read was replaced.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "perfctr/reader.h"
+#include "perfctr/symbols.h"
 #include "test.h"
 
 #define ST (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
@@ -263,6 +268,115 @@ TEST(bad_input)
 	unlink(path);
 }
 
+/* A function of this program to find by its name in a copy of it. */
+__attribute__((noinline)) void pctest_reader_marker(void);
+__attribute__((noinline)) void pctest_reader_marker(void)
+{
+	__asm__ volatile("");
+}
+
+/* One sample of pid 20 at offset @off of ELF file @elf mapped whole. */
+static void write_elf_file(const char *elf, uint64_t off)
+{
+	PERFCTR_OPTS(perfctr_perfdata_writer_opts, o, .no_features = true);
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE, .size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK, .sample_period = 1000,
+		.sample_type = ST, .sample_id_all = 1, .mmap = 1, .comm = 1,
+		.mmap2 = 1,
+	};
+	const uint64_t chain[] = { PERF_CONTEXT_USER, 0x400000 + off };
+	static struct buf b;
+	struct perfctr_perfdata_writer *w;
+
+	b.len = 0;
+	snprintf(path, sizeof(path), "/tmp/pctest-reader-%d", (int)getpid());
+	comm(&b, 20, 20, "elfy", false, 10);
+	mmap2(&b, 20, 0x400000, 0x10000000, elf, 11);
+	sample(&b, 20, 20, 100, chain, 2);
+	w = perfctr_perfdata_writer__open(path, &o);
+	REQUIRE(w);
+	CHECK(perfctr_perfdata_writer__add_attr(w, &attr, "clock", NULL, 0) == 0);
+	CHECK_EQ_INT(perfctr_perfdata_writer__write(w, b.words, b.len * 8), 0);
+	CHECK_EQ_INT(perfctr_perfdata_writer__close(w), 0);
+}
+
+/* The name of the file's one sample, through @syms (NULL: the reader's
+ * own); malloc'd, "-" when unresolved. */
+static char *sampled_name(struct perfctr_symbols *syms)
+{
+	PERFCTR_OPTS(perfctr_reader_opts, o, .kallsyms = "/nonexistent",
+		     .symbols = syms);
+	struct perfctr_reader_sample s = { .sz = sizeof(s) };
+	struct perfctr_reader *r = perfctr_reader__open(path, &o);
+	char *name = NULL;
+
+	if (r && perfctr_reader__next(r, &s) == 1 && s.nr_frames)
+		name = strdup(s.frames[0].sym ? s.frames[0].sym : "-");
+	perfctr_reader__close(r);
+	return name ? name : strdup("(no sample)");
+}
+
+/* Copy @from to @to through a new file renamed over it (a new inode, as
+ * a package upgrade makes). */
+static int copy_file(const char *from, const char *to)
+{
+	char tmp[96], buf[65536];
+	int in, out;
+	ssize_t n;
+
+	snprintf(tmp, sizeof(tmp), "%s.new", to);
+	in = open(from, O_RDONLY | O_CLOEXEC);
+	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0700);
+	if (in < 0 || out < 0)
+		return -1;
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			return -1;
+	close(in);
+	close(out);
+	return n < 0 ? -1 : rename(tmp, to);
+}
+
+TEST(shared_symbols_match_a_fresh_reader)
+{
+	PERFCTR_OPTS(perfctr_symbols_opts, so, .kallsyms = "/nonexistent");
+	struct perfctr_symbols *syms;
+	char elf[24], *fresh, *shared;
+	Dl_info info;
+
+	if (!perfctr_symbols_have_elf())
+		test_skip("libperfctr was built without libelf: no symbols to share");
+	REQUIRE(dladdr((void *)pctest_reader_marker, &info) && info.dli_fbase);
+	snprintf(elf, sizeof(elf), "/tmp/pcrd-%d", (int)getpid());
+	REQUIRE(copy_file("/proc/self/exe", elf) == 0);
+	write_elf_file(elf, (uint64_t)((uintptr_t)pctest_reader_marker -
+				       (uintptr_t)info.dli_fbase));
+	syms = perfctr_symbols__new(&so);
+	REQUIRE(syms);
+	fresh = sampled_name(NULL);
+	CHECK_STR(fresh, "pctest_reader_marker");
+	/* Read, then kept: the same name from the second reader on. */
+	for (int i = 0; i < 2; i++) {
+		shared = sampled_name(syms);
+		CHECK_STR(shared, fresh);
+		free(shared);
+	}
+	free(fresh);
+	/* Another program at that path: read again, as a fresh reader. */
+	REQUIRE(copy_file("/bin/true", elf) == 0);
+	fresh = sampled_name(NULL);
+	CHECK(strcmp(fresh, "pctest_reader_marker") != 0);
+	shared = sampled_name(syms);
+	CHECK_STR(shared, fresh);
+	free(shared);
+	free(fresh);
+	perfctr_symbols__delete(syms);
+	unlink(elf);
+	unlink(path);
+}
+
 TEST_MAIN(TEST_CASE(samples_in_time_order_with_their_comm),
 	  TEST_CASE(only_the_sampled_address_without_callchain),
-	  TEST_CASE(bad_input))
+	  TEST_CASE(bad_input),
+	  TEST_CASE(shared_symbols_match_a_fresh_reader))

@@ -257,23 +257,6 @@ static int add_metric(struct perfctr_metric_plan *p, size_t def,
 	return rc;
 }
 
-static bool in_group(const char *groups, const char *name)
-{
-	size_t len = strlen(name);
-	const char *s = groups;
-
-	while (*s) {
-		size_t n = strcspn(s, ";");
-
-		if (n == len && !strncasecmp(s, name, len))
-			return true;
-		s += n;
-		if (*s)
-			s++;
-	}
-	return false;
-}
-
 /* The groups: one per metric and PMU, unless an earlier group holds all
  * of its events; ungrouped events in one list. */
 static int schedule(struct perfctr_metric_plan *p)
@@ -417,12 +400,10 @@ perfctr_metric_plan__new(struct perfctr_metrics *m, const char *list,
 			continue;
 		}
 		for (i = 0; i < perfctr_metrics__nr(m) && !rc; i++) {
-			struct perfctr_metric_def d;
-
-			perfctr_metrics__def(m, i, &d);
 			/* the last definition of a name is the one in force */
-			if (in_group(d.groups, item) &&
-			    perfctr_metrics__find(m, d.name) == (int)i) {
+			if (perfctr_metrics__in_group(m, i, item) == 1 &&
+			    perfctr_metrics__find(m, pc_metrics_name(m, i)) ==
+			    (int)i) {
 				found = true;
 				rc = add_metric(p, i, err);
 			}

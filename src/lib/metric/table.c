@@ -3,11 +3,16 @@
  * Metric tables in the pmu-events JSON form (see include/perfctr/metric.h):
  * the model's tables chosen through mapfile.csv, the built-in generic
  * table, the user's files.  The JSON documents stay parsed for the life of
- * the object and the definitions point into them: loading copies nothing.
+ * the object and the definitions point into them.
+ * The model's files and the generic table are not parsed at load time: a
+ * scan finds their entries and the names they need to be found by, and an
+ * entry is parsed when it is first used (perfex -M uses a handful of the
+ * hundreds a model has; start-up would otherwise be mostly json-c's).
  */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <regex.h>
@@ -15,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -43,17 +49,32 @@ struct def_rec {
 	struct pc_mx *mx, *threshold;
 	bool parsed, threshold_parsed;
 	char unit[64];
+	const char *text;	/* its JSON object while not parsed, else NULL:
+				 * only name, groups and source are set */
+	size_t len;
 };
 
 struct ev_rec {
 	const char *name;
 	const void *obj;	/* its JSON object */
 	const void *std;	/* the arch standard event it refers to, or NULL */
+	const char *text;	/* as for def_rec: obj is NULL until parsed */
+	size_t len;
 };
 
-struct deferred {
-	char *text;		/* NULL once parsed */
+/* Storage of the names found by the scan, freed with the object. */
+struct arena {
+	struct arena *next;
+	size_t used, size;
+	char data[];
+};
+
+/* A file's text, NUL-terminated: mapped, on the heap, or the built-in
+ * table's. */
+struct text {
+	const char *p;		/* NULL once handed on */
 	size_t len;
+	enum { TEXT_HEAP, TEXT_MAPPED, TEXT_STATIC } kind;
 };
 
 struct perfctr_metrics {
@@ -68,10 +89,14 @@ struct perfctr_metrics {
 	struct ev_rec *events;
 	size_t nr_events;
 	bool events_sorted;
-	struct deferred *deferred;	/* event files not parsed yet */
+	struct text *deferred;	/* event files not scanned yet */
 	size_t nr_deferred;
 	char **sources;		/* names of the user's files */
 	size_t nr_sources;
+	struct text *texts;	/* files whose entries are parsed when used */
+	size_t nr_texts;
+	struct arena *arena;
+	size_t nr_parsed;	/* entries parsed so far (for the tests) */
 	void **std;		/* arm64's arch standard entries */
 	size_t nr_std;
 	/* literals, read once */
@@ -87,6 +112,44 @@ const char *pc_metrics_arch_of(const char *cpuid)
 	return !strncmp(cpuid, "0x", 2) ? "arm64" : "x86";
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+
+/*
+ * This CPU's identity from the CPUID instruction, computed as the kernel
+ * computes /proc/cpuinfo's fields (which take the kernel a while to
+ * format, for every CPU, on each read).
+ */
+static JSON_ONLY bool host_cpuid(struct perfctr_metrics *m)
+{
+	unsigned int a, b, c, d, family, model;
+	char vendor[13];
+
+	if (!__get_cpuid(0, &a, &b, &c, &d))
+		return false;
+	memcpy(vendor, &b, 4);
+	memcpy(vendor + 4, &d, 4);
+	memcpy(vendor + 8, &c, 4);
+	vendor[12] = '\0';
+	if (!__get_cpuid(1, &a, &b, &c, &d))
+		return false;
+	family = (a >> 8) & 0xf;
+	model = (a >> 4) & 0xf;
+	if (family == 0xf)
+		family += (a >> 20) & 0xff;
+	if (family >= 6)
+		model += ((a >> 16) & 0xf) << 4;
+	snprintf(m->cpuid, sizeof(m->cpuid), "%s-%u-%X-%X", vendor, family,
+		 model, a & 0xf);
+	return true;
+}
+#else
+static JSON_ONLY bool host_cpuid(struct perfctr_metrics *m)
+{
+	return false;
+}
+#endif
+
 static JSON_ONLY void read_cpuid(struct perfctr_metrics *m)
 {
 	char path[PATH_MAX + 64], line[256], vendor[64] = "";
@@ -94,6 +157,8 @@ static JSON_ONLY void read_cpuid(struct perfctr_metrics *m)
 	bool have_family = false;
 	FILE *f;
 
+	if (!m->root[0] && host_cpuid(m))
+		return;
 	snprintf(path, sizeof(path),
 		 "%s/sys/devices/system/cpu/cpu0/regs/identification/midr_el1",
 		 m->root);
@@ -129,12 +194,210 @@ static JSON_ONLY void read_cpuid(struct perfctr_metrics *m)
 
 #define MIDR_IGNORED 0x00f0000fULL	/* variant [23:20], revision [3:0] */
 
+/*
+ * Whether the literal text @pattern starts with can begin @cpuid: most of
+ * mapfile.csv's patterns are another vendor's or family's, and compiling
+ * each as a regular expression was most of the cost of selecting a model.
+ */
+static bool prefix_may_match(const char *pattern, const char *cpuid)
+{
+	size_t n = strcspn(pattern, "\\.[]()|*+?{}^$"), depth = 0;
+	const char *s;
+
+	for (s = pattern; *s; s++)
+		if (*s == '(')
+			depth++;
+		else if (*s == ')' && depth)
+			depth--;
+		else if (*s == '|' && !depth)
+			return true;	/* alternatives of the whole pattern */
+	/* a repetition makes the literal before it optional */
+	if (n && pattern[n] && strchr("*?{", pattern[n]))
+		n--;
+	return !strncmp(pattern, cpuid, n);
+}
+
+/*
+ * mapfile.csv's patterns are small extended regular expressions: literals,
+ * '.', bracket expressions, groups of alternatives and the ?, * and +
+ * repetitions.  They are matched here over the set of positions reached
+ * in the identity (one bit each), as regcomp() would build an automaton
+ * of some 70 KiB for each (a page fault a page, at start-up).  Anything
+ * else in a pattern is left to regcomp().
+ */
+struct rx {
+	const char *s;
+	size_t len;
+};
+
+static const char *rx_class_end(const char *p)
+{
+	p++;
+	if (*p == '^')
+		p++;
+	if (*p == ']')
+		p++;
+	while (*p && *p != ']') {
+		if (p[0] == '[' && p[1] == ':') {
+			const char *e = strstr(p + 2, ":]");
+
+			if (!e)
+				return NULL;
+			p = e + 2;
+		} else {
+			p++;
+		}
+	}
+	return *p ? p + 1 : NULL;
+}
+
+/* Whether @c is in the bracket expression from '[' @p to ']' @end; -1 for
+ * a named class this matcher does not know. */
+static int rx_class_has(const char *p, const char *end, char c)
+{
+	static const struct {
+		const char *name;
+		int (*is)(int);
+	} named[] = {
+		{ "[:xdigit:]", isxdigit }, { "[:digit:]", isdigit },
+		{ "[:alpha:]", isalpha }, { "[:alnum:]", isalnum },
+		{ "[:upper:]", isupper }, { "[:lower:]", islower },
+	};
+	bool neg = false, hit = false;
+	size_t k;
+
+	p++;
+	if (*p == '^') {
+		neg = true;
+		p++;
+	}
+	while (p < end) {
+		if (p[0] == '[' && p[1] == ':') {
+			for (k = 0; k < ARRAY_SIZE(named); k++)
+				if (!strncmp(p, named[k].name, strlen(named[k].name)))
+					break;
+			if (k == ARRAY_SIZE(named))
+				return -1;
+			hit |= named[k].is((unsigned char)c) != 0;
+			p += strlen(named[k].name);
+		} else if (p + 2 < end && p[1] == '-') {
+			hit |= c >= p[0] && c <= p[2];
+			p += 3;
+		} else {
+			hit |= *p++ == c;
+		}
+	}
+	return hit != neg;
+}
+
+static const char *rx_alt(const struct rx *r, const char *p, uint64_t in,
+			  uint64_t *out);
+
+/* One atom at @p from the positions @in: the positions after it. */
+static const char *rx_atom(const struct rx *r, const char *p, uint64_t in,
+			   uint64_t *out)
+{
+	const char *end = p + 1;
+	uint64_t o = 0;
+	size_t i;
+
+	if (*p == '(') {
+		p = rx_alt(r, p + 1, in, out);
+		return p && *p == ')' ? p + 1 : NULL;
+	}
+	if (*p == '[' && !(end = rx_class_end(p)))
+		return NULL;
+	if (!*p || strchr("\\^${}*+?|)]", *p))
+		return NULL;	/* not in the subset */
+	for (i = 0; i < r->len; i++) {
+		int has;
+
+		if (!(in >> i & 1))
+			continue;
+		has = *p == '[' ? rx_class_has(p, end - 1, r->s[i]) :
+		      *p == '.' || *p == r->s[i];
+		if (has < 0)
+			return NULL;
+		if (has)
+			o |= 1ULL << (i + 1);
+	}
+	*out = o;
+	return end;
+}
+
+static const char *rx_seq(const struct rx *r, const char *p, uint64_t in,
+			  uint64_t *out)
+{
+	while (*p && *p != '|' && *p != ')') {
+		const char *atom = p;
+		uint64_t o, acc, prev;
+
+		if (!(p = rx_atom(r, atom, in, &o)))
+			return NULL;
+		if (*p == '?' || *p == '*' || *p == '+') {
+			acc = *p == '+' ? o : (o | in);
+			while (*p != '?') {
+				prev = acc;
+				rx_atom(r, atom, acc, &o);
+				acc |= o;
+				if (acc == prev)
+					break;
+			}
+			o = acc;
+			p++;
+		}
+		in = o;
+	}
+	*out = in;
+	return p;
+}
+
+static const char *rx_alt(const struct rx *r, const char *p, uint64_t in,
+			  uint64_t *out)
+{
+	uint64_t all = 0, o;
+
+	for (;;) {
+		if (!(p = rx_seq(r, p, in, &o)))
+			return NULL;
+		all |= o;
+		if (*p != '|')
+			return (*out = all, p);
+		p++;
+	}
+}
+
+/* Whether all of @s matches @pattern: 1 or 0. */
+static int whole_match(const char *pattern, const char *s)
+{
+	struct rx r = { s, strlen(s) };
+	uint64_t o;
+	const char *end = r.len < 63 ? rx_alt(&r, pattern, 1, &o) : NULL;
+	char *anchored;
+	regex_t re;
+	size_t len;
+	int match;
+
+	if (end && !*end)
+		return (int)(o >> r.len & 1);
+	len = strlen(pattern);
+	anchored = malloc(len + 5);
+	if (!anchored)
+		return 0;
+	snprintf(anchored, len + 5, "^(%s)$", pattern);
+	match = !regcomp(&re, anchored, REG_EXTENDED | REG_NOSUB);
+	free(anchored);
+	if (!match)
+		return 0;
+	match = !regexec(&re, s, 0, NULL, 0);
+	regfree(&re);
+	return match;
+}
+
 bool pc_metrics_cpuid_match(const char *pattern, const char *cpuid)
 {
-	char *anchored, *no_stepping, *dash;
-	regex_t re;
+	char no_stepping[128], *dash;
 	bool match;
-	size_t len;
 
 	if (!strncmp(cpuid, "0x", 2)) {
 		unsigned long long a, b;
@@ -149,28 +412,18 @@ bool pc_metrics_cpuid_match(const char *pattern, const char *cpuid)
 			return false;
 		return (a & ~MIDR_IGNORED) == (b & ~MIDR_IGNORED);
 	}
-	len = strlen(pattern);
-	anchored = malloc(len + 5);
-	if (!anchored)
+	if (!prefix_may_match(pattern, cpuid))
 		return false;
-	snprintf(anchored, len + 5, "^(%s)$", pattern);
-	if (regcomp(&re, anchored, REG_EXTENDED | REG_NOSUB)) {
-		free(anchored);
-		return false;
-	}
-	free(anchored);
-	match = !regexec(&re, cpuid, 0, NULL, 0);
+	match = whole_match(pattern, cpuid);
 	/* A pattern without a stepping matches every stepping. */
-	if (!match && (no_stepping = strdup(cpuid))) {
+	if (!match && pc_strlcpy(no_stepping, cpuid, sizeof(no_stepping)) <
+		      sizeof(no_stepping)) {
 		dash = strrchr(no_stepping, '-');
-		if (dash && strchr(no_stepping, '-') != dash &&
-		    strchr(no_stepping, '-') != strrchr(no_stepping, '-')) {
+		if (dash && strchr(no_stepping, '-') != dash) {
 			*dash = '\0';
-			match = !regexec(&re, no_stepping, 0, NULL, 0);
+			match = whole_match(pattern, no_stepping);
 		}
-		free(no_stepping);
 	}
-	regfree(&re);
 	return match;
 }
 
@@ -285,6 +538,53 @@ static long read_text(const char *path, char **text)
 	return (long)got;
 }
 
+/*
+ * A table file: mapped, so that its pages are the page cache's (reading
+ * it into fresh memory costs a page fault a page, which on some virtual
+ * machines is tens of microseconds); read when mapping would not leave a
+ * NUL after it (a size that is a whole number of pages).
+ */
+static int map_text(const char *path, struct text *t)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct stat st;
+	char *text;
+	long len;
+	void *p;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (!fstat(fd, &st) && st.st_size > 0 && st.st_size <= (64 << 20) &&
+	    page > 0 && st.st_size % page) {
+		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p != MAP_FAILED) {
+			close(fd);
+			t->p = p;
+			t->len = (size_t)st.st_size;
+			t->kind = TEXT_MAPPED;
+			return 0;
+		}
+	}
+	close(fd);
+	len = read_text(path, &text);
+	if (len < 0)
+		return (int)len;
+	t->p = text;
+	t->len = (size_t)len;
+	t->kind = TEXT_HEAP;
+	return 0;
+}
+
+static void free_text(struct text *t)
+{
+	if (t->p && t->kind == TEXT_MAPPED)
+		munmap((void *)t->p, t->len);
+	else if (t->kind == TEXT_HEAP)
+		free((void *)t->p);
+	t->p = NULL;
+}
+
 static struct json_object *parse_file(const char *path)
 {
 	struct json_object *doc;
@@ -334,23 +634,34 @@ static const void *find_std(const struct perfctr_metrics *m, const char *name,
 	return NULL;
 }
 
-static int add_def(struct perfctr_metrics *m, const void *obj, const void *std,
-		   const char *source)
+static struct def_rec *new_def(struct perfctr_metrics *m)
 {
 	struct def_rec *defs, *d;
-	const char *v;
 
-#define GET(key) ((v = field(obj, key)) ? v : field(std, key))
-	if (!GET("MetricName") || !GET("MetricExpr"))
-		return 0;
 	if (m->nr_defs % 64 == 0) {
 		defs = realloc(m->defs, (m->nr_defs + 64) * sizeof(*defs));
 		if (!defs)
-			return -ENOMEM;
+			return NULL;
 		m->defs = defs;
 	}
 	d = &m->defs[m->nr_defs++];
 	memset(d, 0, sizeof(*d));
+	d->def.scale = 1.0;
+	d->def.expr = "";
+	d->def.groups = "";
+	d->def.desc = "";
+	return d;
+}
+
+/* The definition from its parsed entry @obj (and the arch standard entry
+ * @std it refers to). */
+static void fill_def(struct def_rec *d, const void *obj, const void *std,
+		     const char *source)
+{
+	const char *v;
+
+	/* v is the value of obj's field, else of std's */
+#define GET(key) (v = field(obj, key) ? field(obj, key) : field(std, key))
 	d->def.name = GET("MetricName");
 	d->def.expr = GET("MetricExpr");
 	d->def.groups = GET("MetricGroup") ? v : "";
@@ -360,35 +671,85 @@ static int add_def(struct perfctr_metrics *m, const void *obj, const void *std,
 	d->def.source = source;
 	parse_scale_unit(d, GET("ScaleUnit"));
 #undef GET
+}
+
+static int add_def(struct perfctr_metrics *m, const void *obj, const void *std,
+		   const char *source)
+{
+	struct def_rec *d;
+
+	if ((!field(obj, "MetricName") && !field(std, "MetricName")) ||
+	    (!field(obj, "MetricExpr") && !field(std, "MetricExpr")))
+		return 0;
+	if (!(d = new_def(m)))
+		return -ENOMEM;
+	fill_def(d, obj, std, source);
 	return 0;
+}
+
+static struct ev_rec *new_event(struct perfctr_metrics *m, const char *name)
+{
+	struct ev_rec *evs, *e;
+
+	if (m->nr_events % 256 == 0) {
+		evs = realloc(m->events, (m->nr_events + 256) * sizeof(*evs));
+		if (!evs)
+			return NULL;
+		m->events = evs;
+	}
+	e = &m->events[m->nr_events++];
+	memset(e, 0, sizeof(*e));
+	e->name = name;
+	m->events_sorted = false;
+	return e;
 }
 
 static int add_event(struct perfctr_metrics *m, const void *obj,
 		     const void *std)
 {
 	const char *name = field(obj, "EventName");
-	struct ev_rec *evs;
+	struct ev_rec *e;
 
 	if (!name)
 		name = field(std, "EventName");
 	if (!name)
 		return 0;
-	if (m->nr_events % 256 == 0) {
-		evs = realloc(m->events, (m->nr_events + 256) * sizeof(*evs));
-		if (!evs)
-			return -ENOMEM;
-		m->events = evs;
-	}
-	m->events[m->nr_events].name = name;
-	m->events[m->nr_events].obj = obj;
-	m->events[m->nr_events].std = std;
-	m->nr_events++;
-	m->events_sorted = false;
+	if (!(e = new_event(m, name)))
+		return -ENOMEM;
+	e->obj = obj;
+	e->std = std;
 	return 0;
 }
 
-/* Every entry of one document: metrics, events, and arm64's references
- * to the arch standard ones. */
+/* One parsed entry: a metric, an event, or arm64's reference to an arch
+ * standard one. */
+static int add_entry(struct perfctr_metrics *m, struct json_object *o,
+		     const char *source)
+{
+	const char *ref = field(o, "ArchStdEvent");
+	const void *std = NULL;
+	int err;
+
+	if (!json_object_is_type(o, json_type_object))
+		return 0;
+	if (ref) {
+		std = find_std(m, ref, "EventName");
+		if (!std)
+			std = find_std(m, ref, "MetricName");
+		if (!std) {
+			pr_debug("%s: no arch standard entry '%s'\n", source,
+				 ref);
+			return 0;
+		}
+	}
+	/* An entry may be both (an uncore event with its metric). */
+	err = add_def(m, o, std, source);
+	if (!err)
+		err = add_event(m, o, std);
+	return err;
+}
+
+/* Every entry of one parsed document. */
 static int add_doc(struct perfctr_metrics *m, struct json_object *doc,
 		   const char *source)
 {
@@ -398,31 +759,292 @@ static int add_doc(struct perfctr_metrics *m, struct json_object *doc,
 	if (!json_object_is_type(doc, json_type_array))
 		return 0;	/* metricgroups.json: descriptions only */
 	n = json_object_array_length(doc);
-	for (i = 0; i < n; i++) {
-		struct json_object *o = json_object_array_get_idx(doc, i);
-		const char *ref = field(o, "ArchStdEvent");
-		const void *std = NULL;
-
-		if (!json_object_is_type(o, json_type_object))
-			continue;
-		if (ref) {
-			std = find_std(m, ref, "EventName");
-			if (!std)
-				std = find_std(m, ref, "MetricName");
-			if (!std) {
-				pr_debug("%s: no arch standard entry '%s'\n",
-					 source, ref);
-				continue;
-			}
-		}
-		/* An entry may be both (an uncore event with its metric). */
-		err = add_def(m, o, std, source);
-		if (!err)
-			err = add_event(m, o, std);
-		if (err)
+	for (i = 0; i < n; i++)
+		if ((err = add_entry(m, json_object_array_get_idx(doc, i),
+				     source)))
 			return err;
+	return 0;
+}
+
+/* ---- entries found without parsing ---- */
+
+static const char *arena_strndup(struct perfctr_metrics *m, const char *s,
+				 size_t len)
+{
+	struct arena *a = m->arena;
+	char *out;
+
+	if (!a || a->size - a->used < len + 1) {
+		size_t size = len + 1 > 8192 ? len + 1 : 8192;
+
+		a = malloc(sizeof(*a) + size);
+		if (!a)
+			return NULL;
+		a->next = m->arena;
+		a->used = 0;
+		a->size = size;
+		m->arena = a;
+	}
+	out = a->data + a->used;
+	memcpy(out, s, len);
+	out[len] = '\0';
+	a->used += len + 1;
+	return out;
+}
+
+/* The fields an entry is found by before it is parsed. */
+enum { K_METRIC_NAME, K_METRIC_EXPR, K_METRIC_GROUP, K_EVENT_NAME,
+       K_ARCH_STD, K__NR };
+static const char *const scan_keys[K__NR] = {
+	"MetricName", "MetricExpr", "MetricGroup", "EventName", "ArchStdEvent",
+};
+
+struct scanned {
+	const char *start;	/* the entry, braces included */
+	size_t len;
+	const char *val[K__NR];	/* string values, unquoted, not terminated */
+	size_t val_len[K__NR];
+	bool parse_now;		/* one of them needs json-c (an escape, not
+				 * a string) */
+};
+
+static const char *skip_ws(const char *s, const char *end)
+{
+	while (s < end && (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r'))
+		s++;
+	return s;
+}
+
+/* @s at a string's opening quote: past its closing quote, or NULL. */
+static const char *skip_string(const char *s, const char *end, bool *escaped)
+{
+	for (s++; s < end; s++) {
+		if (*s == '"')
+			return s + 1;
+		if (*s == '\\') {
+			*escaped = true;
+			s++;
+		}
+	}
+	return NULL;
+}
+
+/* Past one value (a string, a scalar, a nested object or array), or NULL
+ * when the text ends inside it.  What is inside is json-c's to check. */
+static const char *skip_value(const char *s, const char *end)
+{
+	bool escaped = false;
+	int depth = 0;
+
+	if (s < end && *s == '"')
+		return skip_string(s, end, &escaped);
+	for (; s < end; s++) {
+		char c = *s;
+
+		if (c == '"') {
+			if (!(s = skip_string(s, end, &escaped)))
+				return NULL;
+			s--;
+		} else if (c == '{' || c == '[') {
+			depth++;
+		} else if (c == '}' || c == ']') {
+			if (!depth)
+				return s;
+			if (!--depth)
+				return s + 1;
+		} else if (!depth && (c == ',' || c == ' ' || c == '\t' ||
+				      c == '\n' || c == '\r')) {
+			return s;
+		}
+	}
+	return depth ? NULL : s;
+}
+
+/* @s at an entry's '{': @e filled, the text past its '}', or NULL. */
+static const char *scan_entry(const char *s, const char *end,
+			      struct scanned *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->start = s;
+	s = skip_ws(s + 1, end);
+	while (s < end && *s != '}') {
+		const char *key, *v;
+		bool escaped = false;
+		size_t klen;
+		int k;
+
+		if (*s != '"')
+			return NULL;
+		key = s + 1;
+		if (!(s = skip_string(s, end, &escaped)))
+			return NULL;
+		klen = (size_t)(s - 1 - key);
+		e->parse_now |= escaped;
+		s = skip_ws(s, end);
+		if (s >= end || *s != ':')
+			return NULL;
+		v = s = skip_ws(s + 1, end);
+		if (!(s = skip_value(s, end)) || s == v)
+			return NULL;
+		for (k = 0; k < K__NR; k++) {
+			if (strlen(scan_keys[k]) != klen ||
+			    memcmp(key, scan_keys[k], klen))
+				continue;
+			escaped = false;
+			if (*v == '"' && k == K_METRIC_EXPR) {
+				/* only its presence counts before it is parsed */
+				e->val[k] = v;
+			} else if (*v != '"' ||
+				   (skip_string(v, end, &escaped), escaped)) {
+				e->parse_now = true;
+			} else {
+				e->val[k] = v + 1;
+				e->val_len[k] = (size_t)(s - v) - 2;
+			}
+			break;
+		}
+		s = skip_ws(s, end);
+		if (s < end && *s == ',')
+			s = skip_ws(s + 1, end);
+		else if (s >= end || *s != '}')
+			return NULL;
+	}
+	if (s >= end)
+		return NULL;
+	e->len = (size_t)(s + 1 - e->start);
+	return s + 1;
+}
+
+/* One scanned entry: recorded to be parsed when used, or parsed now. */
+static int add_scanned(struct perfctr_metrics *m, const struct scanned *e,
+		       const char *source)
+{
+	struct json_object *o;
+	int err;
+
+	if (e->parse_now || e->val[K_ARCH_STD]) {
+		if (!(o = parse_text(e->start, e->len, source)))
+			return 0;	/* warned; the entry is skipped */
+		if ((err = keep_doc(m, o)))
+			return err;
+		m->nr_parsed++;
+		return add_entry(m, o, source);
+	}
+	if (e->val[K_METRIC_NAME] && e->val[K_METRIC_EXPR]) {
+		struct def_rec *d = new_def(m);
+
+		if (!d)
+			return -ENOMEM;
+		d->def.name = arena_strndup(m, e->val[K_METRIC_NAME],
+					    e->val_len[K_METRIC_NAME]);
+		if (e->val[K_METRIC_GROUP])
+			d->def.groups = arena_strndup(m, e->val[K_METRIC_GROUP],
+						      e->val_len[K_METRIC_GROUP]);
+		if (!d->def.name || !d->def.groups) {
+			m->nr_defs--;
+			return -ENOMEM;
+		}
+		d->def.source = source;
+		d->text = e->start;
+		d->len = e->len;
+	}
+	if (e->val[K_EVENT_NAME]) {
+		const char *name = arena_strndup(m, e->val[K_EVENT_NAME],
+						 e->val_len[K_EVENT_NAME]);
+		struct ev_rec *ev = name ? new_event(m, name) : NULL;
+
+		if (!ev)
+			return -ENOMEM;
+		ev->text = e->start;
+		ev->len = e->len;
 	}
 	return 0;
+}
+
+/*
+ * The entries of file @t, which the object owns from here on: scanned,
+ * else parsed as a whole by json-c, whose warning then says what is wrong
+ * with it.
+ */
+static int add_text(struct perfctr_metrics *m, struct text *t,
+		    const char *source)
+{
+	const char *text = t->p, *s = text, *end = text + t->len;
+	size_t nr_defs = m->nr_defs, nr_events = m->nr_events, len = t->len;
+	struct json_object *doc;
+	struct scanned e;
+	struct text *texts;
+	int err = 0;
+
+	texts = realloc(m->texts, (m->nr_texts + 1) * sizeof(*texts));
+	if (!texts) {
+		free_text(t);
+		return -ENOMEM;
+	}
+	m->texts = texts;
+	m->texts[m->nr_texts++] = *t;
+	t->p = NULL;
+	s = skip_ws(s, end);
+	if (s >= end || *s != '[')
+		goto parse;	/* metricgroups.json, or not JSON */
+	s = skip_ws(s + 1, end);
+	while (s < end && *s != ']') {
+		if (*s == '{') {
+			if (!(s = scan_entry(s, end, &e)))
+				goto parse;
+			if ((err = add_scanned(m, &e, source)))
+				return err;
+		} else {
+			const char *v = s;
+
+			if (!(s = skip_value(s, end)) || s == v)
+				goto parse;
+		}
+		s = skip_ws(s, end);
+		if (s < end && *s == ',')
+			s = skip_ws(s + 1, end);
+		else if (s >= end || *s != ']')
+			goto parse;
+	}
+	if (s < end && skip_ws(s + 1, end) == end)
+		return 0;
+parse:
+	m->nr_defs = nr_defs;
+	m->nr_events = nr_events;
+	doc = parse_text(text, len, source);
+	if (!doc)
+		return 0;	/* warned; the file is skipped */
+	if ((err = keep_doc(m, doc)))
+		return err;
+	m->nr_parsed++;
+	return add_doc(m, doc, source);
+}
+
+/* Parse a metric's entry on first use. */
+static void def_load(struct perfctr_metrics *m, struct def_rec *d)
+{
+	struct json_object *o;
+
+	if (!d->text)
+		return;
+	o = parse_text(d->text, d->len, d->def.source);
+	d->text = NULL;
+	m->nr_parsed++;
+	if (o && !keep_doc(m, o))
+		fill_def(d, o, NULL, d->def.source);
+}
+
+static void ev_load(struct perfctr_metrics *m, struct ev_rec *e)
+{
+	struct json_object *o;
+
+	if (!e->text)
+		return;
+	o = parse_text(e->text, e->len, m->model);
+	e->text = NULL;
+	m->nr_parsed++;
+	if (o && !keep_doc(m, o))
+		e->obj = o;
 }
 
 static bool is_json_name(const char *name)
@@ -527,15 +1149,12 @@ static int load_model(struct perfctr_metrics *m, const char *tree)
 	if ((err = sorted_json_files(dir, &names, &nr)))
 		return err;
 	for (i = 0; i < nr && !err; i++) {
-		struct json_object *doc;
-		struct deferred *more;
-		char *text;
-		long len;
+		struct text *more, t = { NULL, 0, TEXT_HEAP };
 
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		len = read_text(path, &text);
-		if (len < 0) {
-			pr_warn("cannot load '%s': %s\n", path, strerror((int)-len));
+		if ((err = map_text(path, &t))) {
+			pr_warn("cannot load '%s': %s\n", path, strerror(-err));
+			err = 0;
 			continue;
 		}
 		/*
@@ -543,28 +1162,19 @@ static int load_model(struct perfctr_metrics *m, const char *tree)
 		 * model's megabytes) are parsed when one of their events is
 		 * first looked up: loading stays within a millisecond or two.
 		 */
-		if (!strstr(text, "\"MetricName\"")) {
+		if (!strstr(t.p, "\"MetricName\"")) {
 			more = realloc(m->deferred,
 				       (m->nr_deferred + 1) * sizeof(*more));
 			if (!more) {
-				free(text);
+				free_text(&t);
 				err = -ENOMEM;
 				break;
 			}
 			m->deferred = more;
-			m->deferred[m->nr_deferred].text = text;
-			m->deferred[m->nr_deferred++].len = (size_t)len;
+			m->deferred[m->nr_deferred++] = t;
 			continue;
 		}
-		doc = parse_text(text, (size_t)len, path);
-		free(text);
-		if (!doc) {
-			pr_warn("cannot load '%s': %s\n", path, strerror(errno));
-			continue;
-		}
-		err = keep_doc(m, doc);
-		if (!err)
-			err = add_doc(m, doc, m->model);
+		err = add_text(m, &t, m->model);
 	}
 	for (i = 0; i < nr; i++)
 		free(names[i]);
@@ -607,15 +1217,9 @@ static int load_user_file(struct perfctr_metrics *m, const char *path)
 
 static int load_generic(struct perfctr_metrics *m)
 {
-	struct json_object *doc = parse_text(generic_json, strlen(generic_json),
-					     "built-in generic metrics");
-	int err;
+	struct text t = { generic_json, sizeof(generic_json) - 1, TEXT_STATIC };
 
-	if (!doc)
-		return -EBADMSG;
-	if ((err = keep_doc(m, doc)))
-		return err;
-	return add_doc(m, doc, "generic");
+	return add_text(m, &t, "generic");
 }
 
 static void free_docs(struct perfctr_metrics *m)
@@ -631,6 +1235,14 @@ static void free_docs(struct perfctr_metrics *m)
 static const char *field(const void *obj, const char *key)
 {
 	return NULL;
+}
+
+static void def_load(struct perfctr_metrics *m, struct def_rec *d)
+{
+}
+
+static void ev_load(struct perfctr_metrics *m, struct ev_rec *e)
+{
 }
 
 static void free_docs(struct perfctr_metrics *m)
@@ -821,8 +1433,17 @@ void perfctr_metrics__delete(struct perfctr_metrics *m)
 		free(m->sources[i]);
 	free(m->sources);
 	for (i = 0; i < m->nr_deferred; i++)
-		free(m->deferred[i].text);
+		free_text(&m->deferred[i]);
 	free(m->deferred);
+	for (i = 0; i < m->nr_texts; i++)
+		free_text(&m->texts[i]);
+	free(m->texts);
+	while (m->arena) {
+		struct arena *next = m->arena->next;
+
+		free(m->arena);
+		m->arena = next;
+	}
 	free(m);
 }
 
@@ -851,6 +1472,8 @@ int perfctr_metrics__def(const struct perfctr_metrics *m, size_t i,
 {
 	if (!m || !def || i >= m->nr_defs)
 		return pc_err(EINVAL);
+	/* Parsing on first use changes no definition already handed out. */
+	def_load((struct perfctr_metrics *)m, &((struct perfctr_metrics *)m)->defs[i]);
 	*def = m->defs[i].def;
 	def->unit = m->defs[i].unit;
 	return 0;
@@ -864,6 +1487,32 @@ const char *pc_metrics_root(const struct perfctr_metrics *m)
 const char *pc_metrics_name(const struct perfctr_metrics *m, size_t i)
 {
 	return i < m->nr_defs ? m->defs[i].def.name : "";
+}
+
+int perfctr_metrics__in_group(const struct perfctr_metrics *m, size_t i,
+			      const char *group)
+{
+	size_t len;
+	const char *s;
+
+	if (!m || !group || i >= m->nr_defs)
+		return pc_err(EINVAL);
+	len = strlen(group);
+	for (s = m->defs[i].def.groups; *s;) {
+		size_t n = strcspn(s, ";");
+
+		if (n == len && !strncasecmp(s, group, len))
+			return 1;
+		s += n;
+		if (*s)
+			s++;
+	}
+	return 0;
+}
+
+size_t pc_metrics_nr_parsed(const struct perfctr_metrics *m)
+{
+	return m->nr_parsed;
 }
 
 int perfctr_metrics__find(const struct perfctr_metrics *m, const char *name)
@@ -894,6 +1543,7 @@ const struct pc_mx *pc_metrics_expr(struct perfctr_metrics *m, size_t i,
 	struct def_rec *d = &m->defs[i];
 	struct pc_mx_error perr;
 
+	def_load(m, d);
 	if (!d->parsed) {
 		d->mx = pc_mx_parse(d->def.expr, 0, &perr);
 		d->parsed = true;
@@ -912,6 +1562,7 @@ const struct pc_mx *pc_metrics_threshold(struct perfctr_metrics *m, size_t i,
 	struct def_rec *d = &m->defs[i];
 	struct pc_mx_error perr;
 
+	def_load(m, d);
 	if (!d->def.threshold)
 		return NULL;
 	if (!d->threshold_parsed) {
@@ -1020,15 +1671,11 @@ static bool load_deferred(struct perfctr_metrics *m, const char *name)
 	if (snprintf(quoted, sizeof(quoted), "\"%s\"", name) >= (int)sizeof(quoted))
 		return false;
 	for (i = 0; i < m->nr_deferred; i++) {
-		struct deferred *d = &m->deferred[i];
-		struct json_object *doc;
+		struct text *d = &m->deferred[i];
 
-		if (!d->text || !strcasestr(d->text, quoted))
+		if (!d->p || !strcasestr(d->p, quoted))
 			continue;
-		doc = parse_text(d->text, d->len, m->model);
-		free(d->text);
-		d->text = NULL;
-		if (!doc || keep_doc(m, doc) || add_doc(m, doc, m->model))
+		if (add_text(m, d, m->model))
 			continue;
 		loaded = true;
 	}
@@ -1054,7 +1701,8 @@ int pc_metrics_event(struct perfctr_metrics *m, const char *name,
 	}
 	e = m->nr_events ? bsearch(&key, m->events, m->nr_events,
 				   sizeof(*m->events), ev_cmp) : NULL;
-	if (!e && load_deferred(m, name) && m->nr_events) {
+	/* A tracepoint (sys:name) is in no table: no file is searched. */
+	if (!e && !strchr(name, ':') && load_deferred(m, name) && m->nr_events) {
 		qsort(m->events, m->nr_events, sizeof(*m->events), ev_cmp);
 		m->events_sorted = true;
 		e = bsearch(&key, m->events, m->nr_events, sizeof(*m->events),
@@ -1067,8 +1715,11 @@ int pc_metrics_event(struct perfctr_metrics *m, const char *name,
 	    field(std_rec.obj, "EventCode")) {
 		std_rec.name = field(std_rec.obj, "EventName");
 		std_rec.std = NULL;
+		std_rec.text = NULL;
 		e = &std_rec;
 	}
+	if (e)
+		ev_load(m, e);
 	if (!e) {
 		for (i = 0; i < ARRAY_SIZE(kernel_events); i++)
 			if (!arm && !strcasecmp(kernel_events[i].name, name)) {

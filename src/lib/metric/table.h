@@ -26,6 +26,9 @@ struct perfctr_metrics *pc_metrics_new_model(const char *tree,
 
 /* The (fixture) root /proc and /sys are read under, "" for the host's. */
 const char *pc_metrics_root(const struct perfctr_metrics *m);
+/* How many entries of the tables have been parsed by json-c: the scan
+ * of the model's files and the generic table parses none. */
+size_t pc_metrics_nr_parsed(const struct perfctr_metrics *m);
 /* Name of metric @i. */
 const char *pc_metrics_name(const struct perfctr_metrics *m, size_t i);
 

@@ -13,6 +13,7 @@
 
 #include "perfctr/reader.h"
 #include "common/internal.h"
+#include "sample/symbols-internal.h"
 #include "sample/unwind.h"
 
 #define WALK_MAX_FRAMES PERFCTR_READER_MAX_FRAMES
@@ -61,6 +62,7 @@ struct perfctr_reader {
 	struct perfctr_perfdata *pd;
 	const struct perfctr_decoder *dec;
 	struct perfctr_symbols *syms;
+	bool shared_syms;		/* the caller's (opts.symbols) */
 	struct pc_unwinder *unwinder;	/* made at the first stack copy */
 	bool no_unwinder;		/* ... which could not be made */
 	struct walk_stats stats;
@@ -835,7 +837,13 @@ struct perfctr_reader *perfctr_reader__open(const char *path,
 	/* What the symbols need to know of the recorded machine: whether
 	 * our vDSO is the one it had. */
 	sopts.osrelease = perfctr_perfdata__string(w->pd, PERFCTR_FEAT_OSRELEASE);
-	w->syms = perfctr_symbols__new(&sopts);
+	w->syms = PC_OPTS_GET(opts, symbols, NULL);
+	if (w->syms) {
+		pc_symbols__forget_processes(w->syms);
+		w->shared_syms = true;
+	} else {
+		w->syms = perfctr_symbols__new(&sopts);
+	}
 	for (i = 0; w->syms && i < perfctr_perfdata__nr_build_ids(w->pd); i++) {
 		struct perfctr_build_id bid;
 
@@ -893,7 +901,8 @@ void perfctr_reader__close(struct perfctr_reader *w)
 	free(w->handed);
 	order_free(w->order);
 	pc_unwinder__delete(w->unwinder);
-	perfctr_symbols__delete(w->syms);
+	if (!w->shared_syms)
+		perfctr_symbols__delete(w->syms);
 	perfctr_perfdata__close(w->pd);
 	free(w);
 }

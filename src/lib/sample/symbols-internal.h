@@ -27,4 +27,13 @@ int pc_symbols__for_each_elf(struct perfctr_symbols *syms, pid_t pid,
 				       uint64_t bias),
 			     void *ctx);
 
+/*
+ * For an object that serves reader after reader (perfctr_reader_opts.
+ * symbols): forget the processes (maps), the recorded build-ids and the
+ * hits, which each file describes anew, but keep the symbol tables read,
+ * except those of files changed since they were read (another inode, size
+ * or modification time), which are read again when hit.
+ */
+void pc_symbols__forget_processes(struct perfctr_symbols *syms);
+
 #endif /* PC_SAMPLE_SYMBOLS_INTERNAL_H */

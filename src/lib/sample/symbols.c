@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/auxv.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -84,6 +85,13 @@ struct dso {
 	struct segment *segs;
 	size_t nr_segs;
 	struct symtab symtab;
+	/* The file as it was read, so that an object kept across readers
+	 * (pc_symbols__forget_processes()) sees that it changed. */
+	bool stat_ok;
+	dev_t st_dev;
+	ino_t st_ino;
+	off_t st_size;
+	struct timespec st_mtim;
 #ifdef HAVE_LIBDW
 	/* Line tables (perfctr_symbols__srcline()), opened on first use
 	 * from the file or its debug file. */
@@ -129,6 +137,28 @@ struct perfctr_symbols {
 	size_t spaces_cap, nr_spaces;
 	uint64_t generation;	/* the last one handed to an mspace */
 };
+
+/* Record (@fd or @path) what identifies @dso's file as read; or, when
+ * already recorded, whether it is the same file still. */
+static bool dso_stat(struct dso *dso, int fd, const char *path)
+{
+	struct stat st;
+
+	if (fd >= 0 ? fstat(fd, &st) : stat(path, &st))
+		return false;
+	if (fd >= 0) {
+		dso->stat_ok = true;
+		dso->st_dev = st.st_dev;
+		dso->st_ino = st.st_ino;
+		dso->st_size = st.st_size;
+		dso->st_mtim = st.st_mtim;
+		return true;
+	}
+	return dso->stat_ok && st.st_dev == dso->st_dev &&
+	       st.st_ino == dso->st_ino && st.st_size == dso->st_size &&
+	       st.st_mtim.tv_sec == dso->st_mtim.tv_sec &&
+	       st.st_mtim.tv_nsec == dso->st_mtim.tv_nsec;
+}
 
 static uint64_t hash_str(const char *s)
 {
@@ -744,6 +774,7 @@ static void dso_load_elf(struct perfctr_symbols *syms, struct dso *dso)
 		 dso->path);
 	if (open_elf(path, &fd, &elf))
 		return;
+	dso_stat(dso, fd, NULL);
 	dso_read_elf(syms, dso, elf);
 	close_elf(fd, elf);
 }
@@ -949,17 +980,34 @@ static struct dso *dso_find_or_add(struct perfctr_symbols *syms,
 	return dso;
 }
 
-static void dso_free(struct dso *dso)
+/* Back to not read: what was read of the file is dropped. */
+static void dso_unload(struct dso *dso)
 {
 #ifdef HAVE_LIBDW
 	if (dso->dwarf)
 		dwarf_end(dso->dwarf);
 	if (dso->dwarf_elf)
 		close_elf(dso->dwarf_fd, dso->dwarf_elf);
+	dso->dwarf = NULL;
+	dso->dwarf_elf = NULL;
+	dso->dwarf_tried = false;
 #endif
-	free(dso->path);
 	free(dso->segs);
+	dso->segs = NULL;
+	dso->nr_segs = 0;
 	symtab_free(&dso->symtab);
+	memset(&dso->symtab, 0, sizeof(dso->symtab));
+	dso->loaded = false;
+	dso->elf = false;
+	dso->build_id_read = false;
+	dso->build_id_size = 0;
+	dso->stat_ok = false;
+}
+
+static void dso_free(struct dso *dso)
+{
+	dso_unload(dso);
+	free(dso->path);
 	free(dso);
 }
 
@@ -1136,6 +1184,31 @@ void perfctr_symbols__delete(struct perfctr_symbols *syms)
 	free(syms->root);
 	free(syms->osrelease);
 	free(syms);
+}
+
+void pc_symbols__forget_processes(struct perfctr_symbols *syms)
+{
+	char path[4096];
+	size_t i;
+
+	for (i = 0; i < syms->spaces_cap; i++)
+		free(syms->spaces[i].maps);
+	if (syms->spaces_cap)
+		memset(syms->spaces, 0, syms->spaces_cap * sizeof(*syms->spaces));
+	syms->nr_spaces = 0;
+	for (i = 0; i < syms->nr_dsos; i++) {
+		struct dso *dso = syms->dsos[i];
+
+		dso->hits = 0;
+		dso->recorded_id_size = 0;
+		if (!dso->loaded || dso->kernel || dso->vdso)
+			continue;
+		snprintf(path, sizeof(path), "%s%s",
+			 syms->root ? syms->root : "", dso->path);
+		/* Upgraded, rebuilt or gone: read again when hit. */
+		if (!dso_stat(dso, -1, path))
+			dso_unload(dso);
+	}
 }
 
 int perfctr_symbols__set_build_id(struct perfctr_symbols *syms,

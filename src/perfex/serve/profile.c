@@ -37,6 +37,7 @@
 #include <perfctr/reader.h>
 #include <perfctr/ring.h>
 #include <perfctr/sampler.h>
+#include <perfctr/symbols.h>
 #include <perfctr/synth.h>
 #include <perfctr/target.h>
 
@@ -48,12 +49,23 @@
 #define PROFILE_HZ 99
 #define PROFILE_DEFAULT_SECONDS 30
 
+/* How long the symbol tables read are kept for the next profiles: the
+ * libraries' are read again anyway when their files change, the kernel's
+ * (kallsyms, with the modules loaded since) only when they are dropped. */
+#define SYMBOLS_MAX_AGE_NS (3600 * 1000000000ull)
+
 struct profiler {
 	struct serve_exporter *ex;
 	pthread_mutex_t lock;
 	char **running;		/* targets being profiled: "" is the machine */
 	size_t nr_running;
 	atomic_bool stopping;
+	/* The symbol tables of the libraries and the kernel, read once for
+	 * every profile (their reading is most of a profile's cost); one
+	 * encode at a time uses them. */
+	pthread_mutex_t symbols_lock;
+	struct perfctr_symbols *symbols;
+	uint64_t symbols_born;
 };
 
 /* One profile in the making. */
@@ -297,8 +309,26 @@ static int sample(struct profiler *pr, struct run *run, unsigned int seconds)
 	return err;
 }
 
+/* The profiler's symbols, made anew when missing or too old; under
+ * symbols_lock.  NULL (then the reader makes its own) on ENOMEM. */
+static struct perfctr_symbols *symbols(struct profiler *pr)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+	if (pr->symbols && now - pr->symbols_born > SYMBOLS_MAX_AGE_NS) {
+		perfctr_symbols__delete(pr->symbols);
+		pr->symbols = NULL;
+	}
+	if (!pr->symbols) {
+		pr->symbols = perfctr_symbols__new(NULL);
+		pr->symbols_born = now;
+	}
+	return pr->symbols;
+}
+
 /* The perf.data in run->fd as a gzip'd profile.proto. */
-static int encode(struct run *run, void **buf, size_t *size)
+static int encode(struct profiler *pr, struct run *run, void **buf,
+		  size_t *size)
 {
 	PERFCTR_OPTS(perfctr_reader_opts, ropts, .callchain = true);
 	PERFCTR_OPTS(perfctr_pprof_opts, popts,
@@ -313,19 +343,25 @@ static int encode(struct run *run, void **buf, size_t *size)
 	int err;
 
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", run->fd);
+	pthread_mutex_lock(&pr->symbols_lock);
+	ropts.symbols = symbols(pr);
 	rd = perfctr_reader__open(path, &ropts);
-	if (!rd)
-		return -errno;
+	if (!rd) {
+		err = -errno;
+		goto out;
+	}
 	pp = perfctr_pprof__new(&popts);
 	if (!pp) {
 		err = -errno;
 		perfctr_reader__close(rd);
-		return err;
+		goto out;
 	}
 	n = perfctr_pprof__add_reader(pp, rd);
 	err = n < 0 ? (int)n : perfctr_pprof__encode(pp, buf, size);
 	perfctr_pprof__delete(pp);
 	perfctr_reader__close(rd);
+out:
+	pthread_mutex_unlock(&pr->symbols_lock);
 	return err;
 }
 
@@ -382,7 +418,7 @@ static void profile(struct profiler *pr, const struct perfctr_target *target,
 		failed(reply, "take the profile", err);
 		goto out;
 	}
-	err = encode(&run, &buf, &size);
+	err = encode(pr, &run, &buf, &size);
 	if (err) {
 		failed(reply, "encode the profile", err);
 		goto out;
@@ -485,13 +521,13 @@ int serve_profile_init(struct serve_http *http, struct serve_exporter *ex,
 		return -ENOMEM;
 	pr->ex = ex;
 	pthread_mutex_init(&pr->lock, NULL);
+	pthread_mutex_init(&pr->symbols_lock, NULL);
 	atomic_init(&pr->stopping, false);
 	err = serve_http_handle(http, "/debug/pprof/profile", "a cpu-clock "
 				"profile in pprof's format (?seconds=N, "
 				"?cgroup=NAME)", profile_handler, pr);
 	if (err < 0) {
-		pthread_mutex_destroy(&pr->lock);
-		free(pr);
+		serve_profile_free(pr);
 		return err;
 	}
 	*state = pr;
@@ -515,6 +551,8 @@ void serve_profile_free(void *state)
 	for (size_t i = 0; i < pr->nr_running; i++)
 		free(pr->running[i]);
 	free(pr->running);
+	perfctr_symbols__delete(pr->symbols);
+	pthread_mutex_destroy(&pr->symbols_lock);
 	pthread_mutex_destroy(&pr->lock);
 	free(pr);
 }
