@@ -111,6 +111,35 @@ PERFCTR_API int perfctr_session__add_evlist(struct perfctr_session *session,
 PERFCTR_API int perfctr_session__attach(struct perfctr_session *session,
 					struct perfctr_target *target);
 
+/* Which open failed the last perfctr_session__attach(), and why. */
+struct perfctr_attach_error {
+	size_t sz;
+	/* The errno of the open that failed the attach; 0 when the last
+	 * attach succeeded or failed before opening anything. */
+	int32_t errnum;
+	uint32_t event;		/* that event's index in the session */
+	/* The access broker's reason when it refused that open (see
+	 * perfctr_broker_info()), as "REASON (rule 'NAME')"; "" when the
+	 * broker was not asked or did not answer. */
+	char broker[256];
+};
+
+_Static_assert(sizeof(struct perfctr_attach_error) == 272,
+	       "ABI: perfctr_attach_error");
+
+/**
+ * perfctr_session__attach_error() - why the last attach failed.
+ * @session: the session.
+ * @err:     filled; its sz set by the caller.
+ *
+ * For a message that names the event (perfctr_session__event_name() of
+ * @err->event) and, when the access broker refused the open, its reason.
+ * Thread-safety: as the session's other calls.
+ * Return: 0; -EINVAL for a NULL argument or an @err->sz too small.
+ */
+PERFCTR_API int perfctr_session__attach_error(const struct perfctr_session *session,
+					      struct perfctr_attach_error *err);
+
 /**
  * perfctr_session__detach() - read the final values, close the counters.
  * The values stay readable (the units too); the session can be attached

@@ -796,6 +796,39 @@ static int target_error(const struct stat_config *cfg, int err)
 	return PERFEX_EXIT_INTERNAL;
 }
 
+/*
+ * An attach that failed because the access broker refused an open: its
+ * reason, naming the event.  Return the exit code, or 0 when the broker
+ * did not refuse (the kernel's answer is all there is).
+ */
+static int broker_refusal(const struct perfctr_session *s)
+{
+	struct perfctr_attach_error ae = { .sz = sizeof(ae) };
+	const char *name;
+
+	if (perfctr_session__attach_error(s, &ae) || !ae.errnum ||
+	    !ae.broker[0])
+		return 0;
+	name = perfctr_session__event_name(s, ae.event);
+	perfex_error("cannot open event '%s': the access broker refused it: %s",
+		     name ? name : "?", ae.broker);
+	/* The library's hint under a tracepoint the broker would not
+	 * name (sys/broker.h), word for word. */
+	perfex_hint("the broker's policy file decides "
+		    "(/etc/perfctr/perfctrd.conf unless perfctrd -c names "
+		    "another; see perfctrd.conf(5))");
+	perfex_hint("perfex info shows what it allows you");
+	return ae.errnum == ESRCH ? PERFEX_EXIT_TARGET : PERFEX_EXIT_PERM;
+}
+
+static int attach_error(const struct stat_config *cfg,
+			const struct perfctr_session *s, int err)
+{
+	int ret = broker_refusal(s);
+
+	return ret ? ret : target_error(cfg, err);
+}
+
 /* The hardware part of the default set, added as one specification (one
  * parse), or event by event when the machine lacks some. */
 static const char default_hardware[] = "cycles,instructions,branches,branch-misses";
@@ -1328,13 +1361,13 @@ static int do_run(struct stat_options *o, struct stat_report *r,
 		goto out;
 	}
 	if (err < 0) {
-		ret = target_error(cfg, -err);
+		ret = attach_error(cfg, run.session, -err);
 		goto out;
 	}
 	for (size_t p = 0; p < run.nr_more; p++) {
 		err = perfctr_session__attach(run.more[p], run.more_targets[p]);
 		if (err < 0) {
-			ret = target_error(cfg, -err);
+			ret = attach_error(cfg, run.more[p], -err);
 			goto out;
 		}
 	}

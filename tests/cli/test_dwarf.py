@@ -59,6 +59,31 @@ int main(int argc, char **argv)
 }
 """
 
+# A workload that spends its time in the vDSO (clock_gettime).
+VDSO_MAIN = r"""
+#include <stdlib.h>
+#include <time.h>
+
+__attribute__((noinline)) static long tick(long ms)
+{
+	struct timespec t0, t;
+	long s = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		s += t.tv_nsec & 1;
+	} while ((t.tv_sec - t0.tv_sec) * 1000 +
+		 (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	return tick(argc > 1 ? atol(argv[1]) : 300) == 42;
+}
+"""
+
 # The workload's own functions: the part of each chain that the unwinding
 # decides (names of libc's and the kernel's frames are the symbolisers').
 OWN = ("main", "top", "lib_mid", "hot")
@@ -219,6 +244,51 @@ def cached_rules_unwind_as_libdwfl_does():
                checked.stderr[-500:]))
         check(checked.stdout == plain.stdout and "lib_mid" in plain.stdout,
               size)
+
+
+@case
+def vdso_frames_unwind_with_its_cfi():
+    """The vDSO has no file, but the recorded one is this machine's: its
+    CFI (from the reader's own copy of it) unwinds its frames, so a sample
+    in a vDSO function the vDSO's exported entry called still shows that
+    entry (frame pointers alone skip it), and the chain reaches main."""
+    require_root()
+    exe = os.path.join(_dir, "vdwork")
+    with open(exe + ".c", "w") as f:
+        f.write(VDSO_MAIN)
+    r = subprocess.run(["cc", "-O2", "-fomit-frame-pointer", "-g", "-o", exe,
+                        exe + ".c"], capture_output=True, text=True)
+    if r.returncode:
+        skip("cannot build the workload: " + r.stderr[-500:])
+    out = os.path.join(_dir, "vdso.data")
+    r = record(out, "--call-graph", "dwarf", "-e", "cpu-clock", "-F", "1000",
+               "--", exe, "300")
+    check(r.returncode == 0, r.stderr)
+    r = perfex("report", "-i", out, "--folded")
+    check(r.returncode == 0, r.stderr)
+    in_vdso = whole = inner = inner_whole = 0
+    for line in r.stdout.splitlines():
+        stack, n = line.rsplit(" ", 1)
+        frames = stack.split(";")
+        vdso = [i for i, f in enumerate(frames)
+                if f.startswith("__vdso_") or f == "[[vdso]]"]
+        if not vdso:
+            continue
+        in_vdso += int(n)
+        if "main" in frames[:vdso[0]] and "tick" in frames[:vdso[0]]:
+            whole += int(n)
+        if frames[-1] == "[[vdso]]":
+            inner += int(n)
+            if len(frames) > 1 and frames[-2].startswith("__vdso_"):
+                inner_whole += int(n)
+    check(in_vdso > 50, r.stdout[-2000:])
+    # A sample between two instructions of a prologue or an epilogue
+    # may lose a frame in any unwinder; nearly all must be whole.
+    check(whole >= 0.95 * in_vdso, (whole, in_vdso, r.stdout[-2000:]))
+    check(inner_whole >= 0.95 * inner, (inner_whole, inner, r.stdout[-2000:]))
+    env = dict(os.environ, PERFCTR_UNWIND_CHECK="1")
+    r = perfex("script", "-i", out, env=env)
+    check(r.returncode == 0, (r.returncode, r.stderr[-500:]))
 
 
 try:

@@ -14,6 +14,7 @@
 #include "core/fastread.h"
 #include "core/target-internal.h"
 #include "stream/readfmt.h"
+#include "sys/broker.h"
 #include "sys/cpulist.h"
 #include "sys/sys.h"
 
@@ -72,6 +73,9 @@ struct pc_engine {
 	pc_read_pmc_t read_pmc;
 	pc_read_stamp_t read_stamp;
 	uint64_t fast_reads;
+
+	/* The open that failed the last pc_engine__open(). */
+	struct pc_engine_failure failure;
 };
 
 /* ------------------------------------------------------------------ */
@@ -495,8 +499,14 @@ static int open_group(struct pc_engine *e, size_t g, size_t u)
 				 "on tid %d cpu %d: %s\n", ev, attr.type,
 				 (unsigned long long)attr.config,
 				 (int)unit->tid, unit->cpu, strerror(-fd));
-			if (strict || !pc_open_err_is_unsupported(-fd))
+			if (strict || !pc_open_err_is_unsupported(-fd)) {
+				e->failure.event = ev;
+				e->failure.errnum = -fd;
+				pc_strlcpy(e->failure.broker,
+					   pc_broker_refusal(),
+					   sizeof(e->failure.broker));
 				return fd;
+			}
 			slot_unsupported(slot, -fd);
 			continue;
 		}
@@ -612,6 +622,7 @@ int pc_engine__open(struct pc_engine *e, unsigned int flags)
 		return -EINVAL;
 	if (e->opened)
 		return -EBUSY;
+	memset(&e->failure, 0, sizeof(e->failure));
 	e->flags = flags;
 	err = alloc_open_state(e);
 	if (err)
@@ -660,6 +671,11 @@ fail:
 	for (u = 0; u < e->nr_units; u++)
 		e->units[u].gone = false;
 	return err;
+}
+
+const struct pc_engine_failure *pc_engine__failure(const struct pc_engine *e)
+{
+	return &e->failure;
 }
 
 /* ------------------------------------------------------------------ */

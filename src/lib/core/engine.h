@@ -158,6 +158,14 @@ enum pc_engine_flags {
 	PC_ENGINE_NO_BROKER = 1u << 4,
 };
 
+/* The open that made pc_engine__open() fail (errnum 0: none did, the
+ * failure was elsewhere). */
+struct pc_engine_failure {
+	size_t event;
+	int errnum;
+	char broker[256];	/* the access broker's refusal, or "" */
+};
+
 /* Every unit, for pc_engine__toggle_group(). */
 #define PC_ENGINE_ALL_UNITS ((size_t)-1)
 
@@ -220,6 +228,10 @@ int pc_engine__add(struct pc_engine *e, const struct pc_engine_event *ev);
  * stays open.
  */
 int pc_engine__open(struct pc_engine *e, unsigned int flags);
+
+/* After a failed pc_engine__open(): which event's open failed it, and
+ * the broker's reason when the broker refused that open. */
+const struct pc_engine_failure *pc_engine__failure(const struct pc_engine *e);
 
 /* pc_engine__close() - close every fd (members before leaders), unmap the
  * pages.  Counts, units and events stay readable.  Idempotent. */

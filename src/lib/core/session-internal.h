@@ -66,6 +66,7 @@ struct perfctr_session {
 
 	struct perfctr_target *target;	/* while attached, not owned */
 	bool attached;
+	struct pc_engine_failure attach_failure;	/* of the last attach */
 	/* The attached or last target's counters, NULL before the first
 	 * attach; units, nr_units and group_fds are its (engine.h). */
 	struct pc_engine *engine;

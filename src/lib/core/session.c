@@ -341,8 +341,10 @@ static int open_engine(struct perfctr_session *s, struct pc_engine **out)
 	     perfctr_target__pid(t) == pc_self_tid()))
 		flags |= PC_ENGINE_MMAP;
 	err = pc_engine__open(engine, flags);
-	if (err)
+	if (err) {
+		s->attach_failure = *pc_engine__failure(engine);
 		goto fail;
+	}
 	*out = engine;
 	return 0;
 fail:
@@ -461,6 +463,7 @@ int perfctr_session__attach(struct perfctr_session *s, struct perfctr_target *ta
 		return pc_err(EINVAL);
 	if (!perfctr_target__nr_units(target))
 		return pc_err(ESRCH);
+	memset(&s->attach_failure, 0, sizeof(s->attach_failure));
 	s->target = target;
 	err = -EOPNOTSUPP;
 	if (pc_target_bpf(target)) {
@@ -598,6 +601,20 @@ int perfctr_session__reset(struct perfctr_session *s)
 	for (i = 0; i < s->nr_events; i++)
 		s->has_carried[i] = false;
 	return err ? pc_err(-err) : 0;
+}
+
+int perfctr_session__attach_error(const struct perfctr_session *s,
+				  struct perfctr_attach_error *err)
+{
+	const struct pc_engine_failure *f;
+
+	if (!s || !err || err->sz < sizeof(*err))
+		return pc_err(EINVAL);
+	f = &s->attach_failure;
+	err->errnum = f->errnum;
+	err->event = (uint32_t)f->event;
+	pc_strlcpy(err->broker, f->broker, sizeof(err->broker));
+	return 0;
 }
 
 int perfctr_session__detach(struct perfctr_session *s)

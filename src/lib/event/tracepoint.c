@@ -7,6 +7,7 @@
 #include "common/internal.h"
 #include "event/parse.h"
 #include "event/suggest.h"
+#include "sys/broker.h"
 #include "sys/tracefs.h"
 
 const char *pc_parse_tracefs(struct pc_parse *p, const char *at)
@@ -75,6 +76,15 @@ static int add_tracepoint(struct tp_walk *w, const char *sys, const char *name)
 	int ret;
 
 	ret = pc_tracefs_id(w->root, sys, name, &id);
+	if (ret == -EACCES && !strcmp(w->root, PC_TRACEFS_BROKER) &&
+	    pc_broker_refusal()[0]) {
+		ret = pc_parse_fail(p, EACCES, w->at,
+				    "cannot read the id of tracepoint '%s:%s': "
+				    "the access broker refused it: %s", sys,
+				    name, pc_broker_refusal());
+		pc_parse_hint(p, PC_BROKER_POLICY_HINT);
+		return ret;
+	}
 	if (ret == -EACCES)
 		return pc_parse_fail(p, EACCES, w->at,
 				     "cannot read the id of tracepoint '%s:%s'",

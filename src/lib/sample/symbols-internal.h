@@ -19,12 +19,16 @@ uint64_t pc_symbols__generation(struct perfctr_symbols *syms, pid_t pid);
 /*
  * @fn for each ELF file mapped executable into @pid, once per file: @path
  * to open (the root option applied) and @bias, what its load added to the
- * file's virtual addresses.  Files that cannot be read as ELF are left
- * out.  Stops at the first non-zero return of @fn and returns it.
+ * file's virtual addresses.  The vDSO has no file: when the recorded one
+ * is this process's own (as its symbols are found), @path is "[vdso]" and
+ * @image, @image_size a copy of it, valid during the call; else @image is
+ * NULL.  Files that cannot be read as ELF are left out.  Stops at the
+ * first non-zero return of @fn and returns it.
  */
 int pc_symbols__for_each_elf(struct perfctr_symbols *syms, pid_t pid,
 			     int (*fn)(void *ctx, const char *path,
-				       uint64_t bias),
+				       uint64_t bias, const void *image,
+				       size_t image_size),
 			     void *ctx);
 
 /*

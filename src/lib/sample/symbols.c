@@ -1487,7 +1487,8 @@ uint64_t pc_symbols__generation(struct perfctr_symbols *syms, pid_t pid)
 
 int pc_symbols__for_each_elf(struct perfctr_symbols *syms, pid_t pid,
 			     int (*fn)(void *ctx, const char *path,
-				       uint64_t bias),
+				       uint64_t bias, const void *image,
+				       size_t image_size),
 			     void *ctx)
 {
 	struct mspace *ms = syms ? mspace_get(syms, pid, false) : NULL;
@@ -1499,8 +1500,9 @@ int pc_symbols__for_each_elf(struct perfctr_symbols *syms, pid_t pid,
 		const struct map *m = &ms->maps[i];
 		struct dso *dso = m->dso;
 		bool seen = false;
+		uint64_t bias;
 
-		if (dso->kernel || dso->vdso || !path_is_file(dso->path))
+		if (dso->kernel || (!dso->vdso && !path_is_file(dso->path)))
 			continue;
 		/* Once per file: a file mapped in pieces has one bias. */
 		for (k = 0; k < i && !seen; k++)
@@ -1509,6 +1511,7 @@ int pc_symbols__for_each_elf(struct perfctr_symbols *syms, pid_t pid,
 			continue;
 		if (!dso->loaded)
 			dso_load(syms, dso, m->end - m->start);
+		/* A vDSO is ELF here only when it is ours (dso_load_vdso). */
 		if (!dso->elf)
 			continue;
 		for (j = 0; j < dso->nr_segs; j++) {
@@ -1520,10 +1523,25 @@ int pc_symbols__for_each_elf(struct perfctr_symbols *syms, pid_t pid,
 		}
 		if (j == dso->nr_segs)
 			continue;
-		snprintf(path, sizeof(path), "%s%s",
-			 syms->root ? syms->root : "", dso->path);
-		r = fn(ctx, path, m->start - m->pgoff + dso->segs[j].offset -
-				  dso->segs[j].vaddr);
+		bias = m->start - m->pgoff + dso->segs[j].offset -
+		       dso->segs[j].vaddr;
+		if (dso->vdso) {
+#ifdef HAVE_LIBELF
+			size_t size = 0;
+			void *image = self_vdso_copy(&size);
+
+			if (!image)
+				continue;
+			r = fn(ctx, VDSO_DSO, bias, image, size);
+			free(image);
+#else
+			continue;
+#endif
+		} else {
+			snprintf(path, sizeof(path), "%s%s",
+				 syms->root ? syms->root : "", dso->path);
+			r = fn(ctx, path, bias, NULL, 0);
+		}
 		if (r)
 			return r;
 	}

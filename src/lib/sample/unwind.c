@@ -15,6 +15,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "common/internal.h"
 #include "sample/regs.h"
@@ -344,22 +346,56 @@ static void space_reset(struct space *sp)
 	sp->nr_files = sp->cap_files = 0;
 }
 
+/* An fd libdwfl can read @size bytes of @image from (it takes the fd). */
+static int image_fd(const void *image, size_t size)
+{
+	int fd = memfd_create("perfctr-vdso", MFD_CLOEXEC);
+	size_t done = 0;
+
+	if (fd < 0)
+		return -1;
+	while (done < size) {
+		ssize_t n = write(fd, (const char *)image + done, size - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			close(fd);
+			return -1;
+		}
+		done += (size_t)n;
+	}
+	return fd;
+}
+
 /* Report a file the Dwfl does not have yet.  A file that cannot be
  * reported into a new Dwfl (gone, not ELF) only leaves its frames without
  * CFI; into an older one, it may overlap a module reported before (the
- * process unmapped it, or exec'ed): then a new Dwfl is made. */
-static int report_one(void *ctx, const char *path, uint64_t bias)
+ * process unmapped it, or exec'ed): then a new Dwfl is made.  The vDSO
+ * comes as an @image: its CFI lets chains through it go on where its
+ * frame pointers would not (in its prologues, say). */
+static int report_one(void *ctx, const char *path, uint64_t bias,
+		      const void *image, size_t image_size)
 {
 	struct space *sp = ctx;
 	struct reported *n;
+	Dwfl_Module *mod;
 	size_t i;
+	int fd = -1;
 
 	for (i = 0; i < sp->nr_files; i++)
 		if (sp->files[i].bias == bias && !strcmp(sp->files[i].path, path))
 			return 0;
+	if (image) {
+		fd = image_fd(image, image_size);
+		if (fd < 0)
+			return 0;
+	}
+	mod = dwfl_report_elf(sp->dwfl, path, path, fd, bias, true);
+	if (!mod && fd >= 0)
+		close(fd);
 	/* libdwfl does not say why a report failed: a new Dwfl tells. */
-	if (!dwfl_report_elf(sp->dwfl, path, path, -1, bias, true) &&
-	    !sp->fresh)
+	if (!mod && !sp->fresh)
 		return -EEXIST;
 	if (sp->nr_files == sp->cap_files) {
 		size_t cap = sp->cap_files ? 2 * sp->cap_files : 16;

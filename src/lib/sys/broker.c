@@ -23,6 +23,28 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int conn_fd = -1;
 static pid_t conn_pid;		/* a child after fork() connects anew */
 static uint64_t msg[PC_BROKER_MSG_MAX / 8];
+static _Thread_local char refusal[256];
+
+const char *pc_broker_refusal(void)
+{
+	return refusal;
+}
+
+void pc_broker_forget_refusal(void)
+{
+	refusal[0] = '\0';
+}
+
+/* Keep a refusal's reason from the reply @m (lock held). */
+static void note_refusal(const struct pc_broker_msg *m)
+{
+	if (m->reply->rule[0])
+		snprintf(refusal, sizeof(refusal), "%.*s (rule '%s')",
+			 (int)m->reply->text_len, m->text, m->reply->rule);
+	else
+		snprintf(refusal, sizeof(refusal), "%.*s",
+			 (int)m->reply->text_len, m->text);
+}
 
 const char *pc_broker_socket(void)
 {
@@ -217,6 +239,8 @@ int pc_broker_open(const struct perf_event_attr *attr, pid_t pid, int cpu,
 					     PC_BROKER_OPEN, &m);
 		if (!ret) {
 			ret = m.reply->status ? m.reply->status : fd;
+			if (m.reply->status)
+				note_refusal(&m);
 			if (why_size)
 				snprintf(why, why_size, "%.*s (rule '%s')",
 					 (int)m.reply->text_len, m.text,
@@ -259,16 +283,19 @@ static int query(uint16_t type, uint32_t arg, const char *name, size_t name_len,
 int pc_broker_tp_id(const char *sys, const char *name, uint64_t *id)
 {
 	char full[PC_BROKER_NAME_MAX + 1];
-	struct pc_broker_msg m;
+	struct pc_broker_msg m = { 0 };
 	int n = snprintf(full, sizeof(full), "%s:%s", sys, name);
 	int ret;
 
 	if (n < 0 || (size_t)n >= sizeof(full))
 		return -ENAMETOOLONG;
+	pc_broker_forget_refusal();
 	pthread_mutex_lock(&lock);
 	ret = query(PC_BROKER_TP_ID, (uint32_t)n, full, (size_t)n, &m);
 	if (!ret)
 		*id = m.reply->value;
+	else if (m.reply && m.reply->status == ret)	/* not a bad reply */
+		note_refusal(&m);
 	pthread_mutex_unlock(&lock);
 	return ret;
 }

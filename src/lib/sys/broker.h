@@ -31,6 +31,20 @@ int pc_broker_open(const struct perf_event_attr *attr, pid_t pid, int cpu,
 		   int group_fd, unsigned long flags, char *why,
 		   size_t why_size);
 
+/*
+ * The broker's reason for refusing this thread's last request, as
+ * "REASON (rule 'NAME')", or "" when it was not asked since the last
+ * pc_broker_forget_refusal() or did not answer.  sys_perf_event_open()
+ * forgets it first, so after a failed open it is that open's.
+ */
+const char *pc_broker_refusal(void);
+void pc_broker_forget_refusal(void);
+
+/* The hint line under a refusal's message (perfex has its own copy). */
+#define PC_BROKER_POLICY_HINT						\
+	"the broker's policy file decides (/etc/perfctr/perfctrd.conf "	\
+	"unless perfctrd -c names another; see perfctrd.conf(5))"
+
 /* The id of tracepoint @sys:@name, if the policy lets this user name it. */
 int pc_broker_tp_id(const char *sys, const char *name, uint64_t *id);
 

@@ -18,6 +18,7 @@ int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 	long fd;
 	int err;
 
+	pc_broker_forget_refusal();
 	if (!attr->size)
 		attr->size = sizeof(*attr);
 	fd = syscall(SYS_perf_event_open, attr, pid, cpu, group_fd,
