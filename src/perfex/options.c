@@ -243,6 +243,9 @@ static const struct perfex_option table[] = {
 	{ SERVE, OPT_ONCE, 0, "once", NULL, 0, 0,
 	  "print one scrape (Prometheus text) on stdout and\n"
 	  "exit, without a server" },
+	{ SERVE, OPT_NO_BPF_COUNTERS, 0, "no-bpf-counters", NULL, 0, 0,
+	  "count cgroups with the kernel's cgroup events, not\n"
+	  "through the BPF counters (the default where BPF loads)" },
 	{ SERVE, OPT_PROFILE_MAX, 0, "profile-max-seconds", "N", 0, 0,
 	  "the longest profile /debug/pprof/profile takes\n"
 	  "(default 300; longer requests get 400)" },
