@@ -65,6 +65,11 @@ struct perfctr_reader_opts {
 	 * kallsyms, root and no_demangle above.  It stays the caller's,
 	 * used by one reader at a time, and must outlive the reader. */
 	struct perfctr_symbols *symbols;
+	/* Hand over the side-band records too (COMM, FORK, EXIT, MMAP,
+	 * MMAP2, LOST, LOST_SAMPLES), in time order among the samples,
+	 * each after it took effect in the model: see
+	 * perfctr_reader_sample.record. */
+	bool side_band;
 	size_t :0;
 };
 
@@ -94,6 +99,12 @@ struct perfctr_reader_sample {
 	const struct perfctr_frame *frames;
 	const uint64_t *ips;
 	size_t nr_frames;
+	/* With opts.side_band, a side-band record instead of a sample:
+	 * sample, frames and ips are NULL; pid and tid are the record's
+	 * sample_id's (-1 without one), comm that tid's after the record
+	 * took effect, event_idx and event the event the sample_id names
+	 * (0 without an id). */
+	const struct perfctr_record *record;
 	size_t :0;
 };
 

@@ -472,6 +472,101 @@ static void print_text(const struct machine *m)
 	       );
 }
 
+/* Why no broker answers, or NULL when one does. */
+static const char *broker_unreachable(const struct perfctr_broker_info *b)
+{
+	switch (-b->status) {
+	case 0:
+	case EACCES:
+		return NULL;
+	case ECANCELED:
+		return "PERFCTR_NO_BROKER is set";
+	case ENOENT:
+		return "no socket";
+	case ECONNREFUSED:
+		return "nobody listens on the socket";
+	default:
+		return strerror(-b->status);
+	}
+}
+
+/*
+ * The broker's "allows" object, from its description of the rule: lines
+ * of a key and values (perfctrd's pd_rule_describe()).  Lists stay lists,
+ * numbers numbers; "sampling yes KEY N ..." gives sampling and each limit.
+ */
+static void json_broker_allows(FILE *out, const char *text)
+{
+	static const char *const lists[] = { "events", "targets" };
+	const char *line = text;
+	bool first = true;
+
+	fputc('{', out);
+	while (*line) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		char buf[2048], *save = NULL, *key, *word;
+		bool list = false;
+		size_t i;
+
+		snprintf(buf, sizeof(buf), "%.*s", (int)len, line);
+		line += len + (nl != NULL);
+		key = strtok_r(buf, " ", &save);
+		if (!key || !strcmp(key, "rule"))
+			continue;
+		for (i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
+			list |= !strcmp(key, lists[i]);
+		jout_key(out, 6, first, key);
+		first = false;
+		word = strtok_r(NULL, " ", &save);
+		if (list) {
+			bool first_word = true;
+
+			fputc('[', out);
+			for (; word; word = strtok_r(NULL, " ", &save)) {
+				fputs(first_word ? "" : ", ", out);
+				jout_str(out, word);
+				first_word = false;
+			}
+			fputc(']', out);
+		} else if (!strcmp(key, "sampling")) {
+			fputs(word && !strcmp(word, "yes") ? "true" : "false", out);
+			while ((word = strtok_r(NULL, " ", &save))) {
+				const char *value = strtok_r(NULL, " ", &save);
+
+				jout_key(out, 6, false, word);
+				fputs(value ? value : "null", out);
+			}
+		} else if (!strcmp(key, "max_fds")) {
+			fputs(word ? word : "null", out);
+		} else {
+			jout_str(out, word);
+		}
+	}
+	fputs(first ? "}" : "\n    }", out);
+}
+
+static void json_broker(FILE *out, const struct perfctr_broker_info *b)
+{
+	const char *why_not = broker_unreachable(b);
+
+	fputc('{', out);
+	jout_key(out, 4, true, "socket");
+	jout_str(out, b->socket);
+	jout_key(out, 4, false, "reachable");
+	fputs(why_not ? "false" : "true", out);
+	jout_key(out, 4, false, "why_not");
+	jout_str(out, why_not);
+	jout_key(out, 4, false, "rule");
+	jout_str(out, b->status == 0 ? b->rule : NULL);
+	jout_key(out, 4, false, "allows");
+	if (b->status == 0)
+		json_broker_allows(out, b->policy);
+	else
+		fputs("null", out);
+	fputs("\n  }", out);
+}
+
 static void json_cpu_array(FILE *out, const struct perfctr_cpu_mask *mask)
 {
 	uint32_t cpu;
@@ -596,7 +691,11 @@ static void print_json(const struct machine *m)
 	}
 	jout_key(out, 4, false, "libstdcxx");
 	fputs(perfctr_symbols_have_demangler() ? "true" : "false", out);
-	fputs("\n  }\n}\n", out);
+	fputs("\n  }", out);
+
+	jout_key(out, 2, false, "broker");
+	json_broker(out, &m->broker);
+	fputs("\n}\n", out);
 }
 
 int cmd_info(int argc, char **argv)

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <perfctr/perfctr.h>
 #include <perfctr/reader.h>
@@ -87,8 +88,17 @@ struct output {
 	bool user_set;		/* -F changed this type's fields */
 };
 
+/* The side-band records --show-*-events print. */
+enum {
+	SHOW_TASK = 1u << 0,	/* COMM, FORK, EXIT */
+	SHOW_MMAP = 1u << 1,	/* MMAP, MMAP2 */
+	SHOW_LOST = 1u << 2,	/* LOST */
+};
+
 struct script {
 	struct output out[T_NR];
+	unsigned int show;	/* SHOW_* */
+	bool header;		/* --header */
 	bool no_callchain;
 	bool use_callchain;	/* some event has call chains; not -G */
 	int name_width;
@@ -278,6 +288,177 @@ static void print_callchain(struct script *sc, enum otype t,
 }
 
 
+/* What starts every line: comm, pid/tid, cpu and time, as the fields of
+ * type @t ask; @chain: call chains follow (perf leaves the comm
+ * unpadded then). */
+static void print_start(struct script *sc, enum otype t, bool chain,
+			const char *comm, int pid, int tid, uint32_t cpu,
+			uint64_t time)
+{
+	char buf[32];
+
+	if (printing(sc, t, F_COMM)) {
+		if (comm)
+			snprintf(buf, sizeof(buf), "%s", comm);
+		else
+			snprintf(buf, sizeof(buf), ":%d", tid);
+		put_str(buf, chain ? 0 : 16);
+		out_char(' ');
+	}
+	if (printing(sc, t, F_PID) && printing(sc, t, F_TID)) {
+		put_int(pid, 5, 0);
+		out_char('/');
+		put_int(tid, 5, PAD_LEFT);
+		out_char(' ');
+	} else if (printing(sc, t, F_PID) || printing(sc, t, F_TID)) {
+		put_int(printing(sc, t, F_PID) ? pid : tid, 5, 0);
+		out_char(' ');
+	}
+	if (printing(sc, t, F_CPU)) {
+		out_char('[');
+		put_num(cpu, false, 3, PAD_ZERO);
+		put_str("] ", 0);
+	}
+	if (printing(sc, t, F_TIME)) {
+		put_num(time / 1000000000, false, 5, 0);
+		out_char('.');
+		put_num(time % 1000000000 / 1000, false, 6, PAD_ZERO);
+		put_str(": ", 0);
+	}
+}
+
+/* The comm thread @tid has now (NULL when the file never named it). */
+static const char *comm_of(struct script *sc, int64_t tid)
+{
+	struct perfctr_reader_thread th = { .sz = sizeof(th) };
+
+	if (tid < 0 || perfctr_reader__thread(sc->rd, (pid_t)tid, &th))
+		return NULL;
+	return th.comm;
+}
+
+/*
+ * A side-band record as perf script --show-*-events prints it.  The line
+ * starts as a sample's, with the thread the record is about (the child of
+ * a FORK, the one exiting, the one renamed or mapping); pid, tid, cpu and
+ * time come from the record's sample_id, or without one (sample_id_all
+ * off) from the record itself, as perf takes them.
+ */
+static void print_side(struct script *sc, const struct perfctr_reader_sample *ws)
+{
+	const struct perfctr_record *rec = ws->record;
+	const struct perfctr_sample_id *id = &rec->sample_id;
+	const struct perf_event_attr *attr =
+		perfctr_reader__event_attr(sc->rd, ws->event_idx);
+	enum otype t = otype_of(attr ? attr->type : PERF_TYPE_SOFTWARE);
+	bool chain = attr && printing(sc, t, F_IP) && sc->use_callchain &&
+		     has_callchain(attr);
+	int64_t pid = -1, tid = -1, who = -1;
+	uint64_t time = 0;
+	uint32_t cpu = 0;
+	char line[8192], prot[5];
+	int len = 0;
+
+	switch (rec->type) {
+	case PERF_RECORD_COMM:
+		if (!(sc->show & SHOW_TASK))
+			return;
+		pid = rec->comm.pid;
+		tid = who = rec->comm.tid;
+		break;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		if (!(sc->show & SHOW_TASK))
+			return;
+		pid = rec->task.pid;
+		tid = who = rec->task.tid;
+		time = rec->task.time;
+		break;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		if (!(sc->show & SHOW_MMAP))
+			return;
+		pid = (int32_t)rec->mmap.pid;
+		tid = who = (int32_t)rec->mmap.tid;
+		break;
+	case PERF_RECORD_LOST:
+		if (!(sc->show & SHOW_LOST))
+			return;
+		break;
+	default:
+		return;
+	}
+	if (id->present & PERF_SAMPLE_TID) {
+		pid = (int32_t)id->pid;
+		tid = (int32_t)id->tid;
+	}
+	if (rec->type == PERF_RECORD_LOST)
+		who = tid;
+	if (id->present & PERF_SAMPLE_TIME)
+		time = id->time;
+	if (id->present & PERF_SAMPLE_CPU)
+		cpu = id->cpu;
+	print_start(sc, t, chain, comm_of(sc, who), (int)pid, (int)tid, cpu,
+		    time);
+	switch (rec->type) {
+	case PERF_RECORD_COMM:
+		len = snprintf(line, sizeof(line), "PERF_RECORD_COMM%s: %s:%d/%d\n",
+			       rec->misc & PERF_RECORD_MISC_COMM_EXEC ? " exec" : "",
+			       rec->comm.comm, (int)rec->comm.pid,
+			       (int)rec->comm.tid);
+		break;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		len = snprintf(line, sizeof(line), "PERF_RECORD_%s(%d:%d):(%d:%d)\n",
+			       rec->type == PERF_RECORD_FORK ? "FORK" : "EXIT",
+			       (int)rec->task.pid, (int)rec->task.tid,
+			       (int)rec->task.ppid, (int)rec->task.ptid);
+		break;
+	case PERF_RECORD_MMAP:
+		len = snprintf(line, sizeof(line), "PERF_RECORD_MMAP %d/%d: [%#"
+			       PRIx64 "(%#" PRIx64 ") @ %#" PRIx64 "]: %c %s\n",
+			       (int)rec->mmap.pid, (int)rec->mmap.tid,
+			       rec->mmap.addr, rec->mmap.len, rec->mmap.pgoff,
+			       rec->misc & PERF_RECORD_MISC_MMAP_DATA ? 'r' : 'x',
+			       rec->mmap.filename);
+		break;
+	case PERF_RECORD_MMAP2:
+		snprintf(prot, sizeof(prot), "%c%c%c%c",
+			 rec->mmap.prot & PROT_READ ? 'r' : '-',
+			 rec->mmap.prot & PROT_WRITE ? 'w' : '-',
+			 rec->mmap.prot & PROT_EXEC ? 'x' : '-',
+			 rec->mmap.flags & MAP_SHARED ? 's' : 'p');
+		len = snprintf(line, sizeof(line), "PERF_RECORD_MMAP2 %d/%d: [%#"
+			       PRIx64 "(%#" PRIx64 ") @ %#" PRIx64,
+			       (int)rec->mmap.pid, (int)rec->mmap.tid,
+			       rec->mmap.addr, rec->mmap.len, rec->mmap.pgoff);
+		if (rec->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+			len += snprintf(line + len, sizeof(line) - len, " <");
+			for (unsigned int i = 0; i < rec->mmap.build_id_size; i++)
+				len += snprintf(line + len, sizeof(line) - len,
+						"%02x", rec->mmap.build_id[i]);
+			len += snprintf(line + len, sizeof(line) - len, ">");
+		} else {
+			len += snprintf(line + len, sizeof(line) - len,
+					" %02x:%02x %" PRIu64 " %" PRIu64,
+					rec->mmap.maj, rec->mmap.min,
+					rec->mmap.ino, rec->mmap.ino_generation);
+		}
+		len += snprintf(line + len, sizeof(line) - len, "]: %s %s\n",
+				prot, rec->mmap.filename);
+		break;
+	case PERF_RECORD_LOST:
+		len = snprintf(line, sizeof(line), "PERF_RECORD_LOST lost %" PRIu64
+			       "\n", rec->lost.lost);
+		break;
+	default:
+		break;
+	}
+	if (len > (int)sizeof(line) - 1)
+		len = (int)sizeof(line) - 1;
+	out_bytes(line, (size_t)len);
+}
+
 static void print_sample(struct script *sc, const struct perfctr_reader_sample *ws)
 {
 	const struct perf_event_attr *attr =
@@ -286,37 +467,9 @@ static void print_sample(struct script *sc, const struct perfctr_reader_sample *
 	enum otype t = otype_of(attr->type);
 	bool chain = printing(sc, t, F_IP) && sc->use_callchain &&
 		     has_callchain(attr);
-	char comm[32];
 
-	if (printing(sc, t, F_COMM)) {
-		if (ws->comm)
-			snprintf(comm, sizeof(comm), "%s", ws->comm);
-		else
-			snprintf(comm, sizeof(comm), ":%d", (int)s->tid);
-		/* perf leaves the comm unpadded above call chains */
-		put_str(comm, chain ? 0 : 16);
-		out_char(' ');
-	}
-	if (printing(sc, t, F_PID) && printing(sc, t, F_TID)) {
-		put_int((int)s->pid, 5, 0);
-		out_char('/');
-		put_int((int)s->tid, 5, PAD_LEFT);
-		out_char(' ');
-	} else if (printing(sc, t, F_PID) || printing(sc, t, F_TID)) {
-		put_int((int)(printing(sc, t, F_PID) ? s->pid : s->tid), 5, 0);
-		out_char(' ');
-	}
-	if (printing(sc, t, F_CPU)) {
-		out_char('[');
-		put_num(s->cpu, false, 3, PAD_ZERO);
-		put_str("] ", 0);
-	}
-	if (printing(sc, t, F_TIME)) {
-		put_num(s->time / 1000000000, false, 5, 0);
-		out_char('.');
-		put_num(s->time % 1000000000 / 1000, false, 6, PAD_ZERO);
-		put_str(": ", 0);
-	}
+	print_start(sc, t, chain, ws->comm, (int)s->pid, (int)s->tid, s->cpu,
+		    s->time);
 	if (printing(sc, t, F_PERIOD)) {
 		put_num(s->period, false, 10, 0);
 		out_char(' ');
@@ -504,13 +657,10 @@ static int check_fields(struct script *sc)
 /*
  * perf script's options that perfex script does not offer: named as such
  * rather than as unknown, so that a perf user knows it is not a typo.
- * perf.data files carry what --header and the --show-*-events need; the
- * sample reader does not hand those records out yet.
  */
 static const char *const perf_only_options[] = {
-	"--header", "--header-only", "--show-task-events",
-	"--show-mmap-events", "--show-switch-events",
-	"--show-namespace-events", "--show-lost-events",
+	"--header-only", "--show-switch-events",
+	"--show-namespace-events",
 	"--show-round-events", "--show-bpf-events", "--show-cgroup-events",
 	"--show-text-poke-events", "--show-info", "--show-kernel-path",
 	"--reltime", "--deltatime", "--ns", "--dump-raw-trace", "-D",
@@ -566,6 +716,18 @@ static int script_option(struct perfex_parse *p, void *ctx)
 		break;
 	case OPT_FIELDS:
 		return parse_fields(p, &so->sc);
+	case OPT_SHOW_TASK_EVENTS:
+		so->sc.show |= SHOW_TASK;
+		break;
+	case OPT_SHOW_MMAP_EVENTS:
+		so->sc.show |= SHOW_MMAP;
+		break;
+	case OPT_SHOW_LOST_EVENTS:
+		so->sc.show |= SHOW_LOST;
+		break;
+	case OPT_HEADER:
+		so->sc.header = true;
+		break;
 	case OPT_KALLSYMS:
 		so->ropts->kallsyms = p->arg;
 		break;
@@ -605,6 +767,7 @@ int cmd_script(int argc, char **argv)
 	}
 	/* The reader's frames are the chains printed (unwound too). */
 	ropts.callchain = !sc->no_callchain;
+	ropts.side_band = sc->show != 0;
 	sc->rd = perfex_reader_open(so.input, &ropts, &ret);
 	if (!sc->rd)
 		return ret;
@@ -615,8 +778,14 @@ int cmd_script(int argc, char **argv)
 	}
 	sc->trace = script_trace_new(sc->rd);
 	ret = 0;
-	while ((r = perfctr_reader__next(sc->rd, &rs)) > 0)
-		print_sample(sc, &rs);
+	if (sc->header)
+		script_print_header(sc->rd, so.input, stdout);
+	while ((r = perfctr_reader__next(sc->rd, &rs)) > 0) {
+		if (rs.record)
+			print_side(sc, &rs);
+		else
+			print_sample(sc, &rs);
+	}
 	out_flush();
 	if (r < 0)
 		ret = perfex_reader_error(so.input, r);

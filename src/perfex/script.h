@@ -23,6 +23,10 @@ void script_trace_free(struct script_trace *t);
 void script_trace_print(struct script_trace *t,
 			const struct perf_event_attr *attr,
 			const struct perfctr_sample *s, FILE *out);
+/* The header block of perf script --header, from the file's features
+ * (script-header.c); @path: the file, for its time. */
+void script_print_header(struct perfctr_reader *rd, const char *path,
+			 FILE *out);
 /* Whether perfex was built with libtraceevent. */
 bool script_trace_available(void);
 

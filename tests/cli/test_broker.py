@@ -438,6 +438,56 @@ def info_says_what_the_broker_allows():
 
 
 @case
+def info_json_says_what_the_broker_allows():
+    e = ENV
+
+    def broker(user, **env):
+        args = [PERFEX, "info", "-j"]
+        if user:
+            r = e.run_as(user, args, **env)
+        else:
+            full = e.env(**env)
+            full["PATH"] = os.environ.get("PATH", full["PATH"])
+            r = subprocess.run(args, env=full, capture_output=True,
+                               text=True, timeout=120)
+        check(r.returncode == 0, r.stderr)
+        return json.loads(r.stdout)["broker"]
+
+    b = broker(e.a)
+    check(b == {"socket": e.sock, "reachable": True, "why_not": None,
+                "rule": "user-a", "allows": {
+                    "events": ["software",
+                               "tracepoint:syscalls:sys_enter_getppid",
+                               "tracepoint:syscalls:sys_enter_getpid"],
+                    "targets": ["own"], "kernel": "count",
+                    "sampling": True, "max_sample_freq": 0,
+                    "min_sample_period": 1000, "max_fds": 64}}, b)
+    none = {"socket": e.sock, "reachable": True, "why_not": None,
+            "rule": None, "allows": None}
+    b = broker(e.b)
+    check(b == none, b)
+    b = broker(None)            # root: no rule names it either
+    check(b == none, b)
+    b = broker(e.a, PERFCTR_NO_BROKER="1")
+    check(b["reachable"] is False and b["why_not"] ==
+          "PERFCTR_NO_BROKER is set" and b["allows"] is None, b)
+    gone = os.path.join(e.dir, "no-such.sock")
+    for user in (e.a, None):
+        b = broker(user, PERFCTR_BROKER_SOCKET=gone)
+        check(b == {"socket": gone, "reachable": False,
+                    "why_not": "no socket", "rule": None, "allows": None}, b)
+    # A socket file that nobody listens on any more.
+    dead = os.path.join(e.dir, "dead.sock")
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.bind(dead)
+    s.close()
+    os.chmod(dead, 0o666)
+    b = broker(e.a, PERFCTR_BROKER_SOCKET=dead)
+    check(b["reachable"] is False and
+          b["why_not"] == "nobody listens on the socket", b)
+
+
+@case
 def attacks_are_refused_and_logged():
     e = ENV
     b_proc = subprocess.Popen([work(), "wait"], stdin=subprocess.PIPE,

@@ -217,6 +217,61 @@ TEST(samples_in_time_order_with_their_comm)
 	unlink(path);
 }
 
+/* With side_band, the COMM, MMAP2 and LOST records come out among the
+ * samples, in time order; the thread table answers for every thread. */
+TEST(side_band_records_in_time_order)
+{
+	PERFCTR_OPTS(perfctr_reader_opts, o, .dso_only = true,
+		     .kallsyms = "/nonexistent", .side_band = true);
+	static const struct {
+		uint32_t type;		/* 0: a sample */
+		uint64_t time;
+		const char *comm;
+	} want[] = {
+		{ PERF_RECORD_COMM, 10, "first" },
+		{ PERF_RECORD_COMM, 11, "first-worker" },
+		{ PERF_RECORD_MMAP2, 12, "first" },
+		{ 0, 100, "first" },
+		{ 0, 200, "first" },
+		{ PERF_RECORD_COMM, 250, "second" },
+		{ PERF_RECORD_MMAP2, 251, "second" },
+		{ PERF_RECORD_LOST, 260, "second" },
+		{ 0, 300, "first-worker" },
+		{ 0, 400, "second" },
+	};
+	struct perfctr_reader_sample s = { .sz = sizeof(s) };
+	struct perfctr_reader_thread th = { .sz = sizeof(th) };
+	struct perfctr_reader *r;
+	size_t i;
+
+	write_file();
+	r = perfctr_reader__open(path, &o);
+	REQUIRE(r);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		REQUIRE(perfctr_reader__next(r, &s) == 1);
+		if (!want[i].type) {
+			REQUIRE(s.sample && !s.record);
+			CHECK_EQ_U64(s.sample->time, want[i].time);
+		} else {
+			REQUIRE(s.record && !s.sample);
+			CHECK_EQ_INT(s.record->type, want[i].type);
+			CHECK_EQ_U64(s.record->sample_id.time, want[i].time);
+			CHECK(s.frames == NULL && s.ips == NULL);
+		}
+		CHECK_STR(s.comm, want[i].comm);
+	}
+	CHECK_EQ_INT(perfctr_reader__next(r, &s), 0);
+	CHECK_EQ_INT(perfctr_reader__thread(r, 11, &th), 0);
+	CHECK_EQ_INT(th.pid, 10);
+	CHECK_EQ_INT(th.ppid, -1);
+	CHECK_STR(th.comm, "first-worker");
+	CHECK_EQ_INT(perfctr_reader__thread(r, 10, &th), 0);
+	CHECK_STR(th.comm, "second");
+	CHECK_EQ_INT(perfctr_reader__thread(r, 99, &th), -ENOENT);
+	perfctr_reader__close(r);
+	unlink(path);
+}
+
 TEST(only_the_sampled_address_without_callchain)
 {
 	PERFCTR_OPTS(perfctr_reader_opts, o, .dso_only = true,
@@ -377,6 +432,7 @@ TEST(shared_symbols_match_a_fresh_reader)
 }
 
 TEST_MAIN(TEST_CASE(samples_in_time_order_with_their_comm),
+	  TEST_CASE(side_band_records_in_time_order),
 	  TEST_CASE(only_the_sampled_address_without_callchain),
 	  TEST_CASE(bad_input),
 	  TEST_CASE(shared_symbols_match_a_fresh_reader))

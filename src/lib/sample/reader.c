@@ -58,6 +58,7 @@ enum walk_state { WALK_READING, WALK_DRAINING, WALK_DONE };
 
 struct perfctr_reader {
 	bool callchain, dso_only;
+	bool side_band;		/* hand over side-band records too */
 	struct rcache_slot *rcache;
 	struct perfctr_perfdata *pd;
 	const struct perfctr_decoder *dec;
@@ -364,6 +365,7 @@ struct walk_order {
 	size_t nr_held, held_cap;
 	struct perfctr_sample sample;
 	struct walk_sample ws;
+	struct perfctr_record side_rec;	/* the side-band record handed over */
 	/* The second pass. */
 	uint64_t cursor;
 	uint64_t ripe;		/* nothing unread is older than this */
@@ -521,6 +523,15 @@ static int scan(struct perfctr_reader *w, struct walk_order *o)
 		case PERF_RECORD_LOST:
 		case PERF_RECORD_LOST_SAMPLES:
 			count_lost(w, hdr);
+			/* Handed over as side-band records too. */
+			__attribute__((fallthrough));
+		case PERF_RECORD_EXIT:
+			if (!w->side_band)
+				break;
+			if (o->nr_side && time < o->side[o->nr_side - 1].time)
+				sorted = false;
+			if (keep_side(o, hdr, time, at))
+				return -ENOMEM;
 			break;
 		default:
 			break;
@@ -689,13 +700,40 @@ static void order_free(struct walk_order *o)
 	free(o);
 }
 
+/* With opts.side_band: does a side-band record come before the sample at
+ * (@time, @cursor)?  Then it is handed over first. */
+static bool side_first(const struct perfctr_reader *w, const struct walk_order *o,
+		       uint64_t time, uint64_t cursor)
+{
+	return w->side_band && o->next_side < o->nr_side &&
+	       key_before(o->side[o->next_side].time,
+			  o->side[o->next_side].cursor, time, cursor);
+}
+
+/* The next side-band record takes effect and is handed over: 2, or 0
+ * when it cannot be decoded (it is skipped). */
+static int hand_side(struct perfctr_reader *w, struct walk_order *o)
+{
+	const struct walk_side *side = &o->side[o->next_side++];
+	const struct perf_event_header *hdr =
+		(const void *)(o->side_buf + side->off);
+
+	apply_side(w, o, side);
+	memset(&o->side_rec, 0, sizeof(o->side_rec));
+	o->side_rec.sz = sizeof(o->side_rec);
+	return perfctr_decoder__record(w->dec, hdr, &o->side_rec) ? 0 : 2;
+}
+
 /*
  * The second pass, one sample per call: a sample read is handed over at
  * once when nothing older can still come, otherwise held; held samples go
  * out, oldest first, as soon as they are ripe; at the end of the file the
  * rest go out, then the side-band records after the last sample apply.
- * Return: 1 (o->sample and o->ws hold the sample), 0 at the end, -ENOMEM,
- * -EBADMSG, or -errno of the file.
+ * With opts.side_band the side-band records come out too, each when the
+ * sample after it would.
+ * Return: 1 (o->sample and o->ws hold the sample), 2 (o->side_rec holds a
+ * side-band record), 0 at the end, -ENOMEM, -EBADMSG, or -errno of the
+ * file.
  */
 static int replay_next(struct perfctr_reader *w, struct walk_order *o)
 {
@@ -705,6 +743,11 @@ static int replay_next(struct perfctr_reader *w, struct walk_order *o)
 
 	while (w->state == WALK_READING) {
 		if (o->nr_held && o->held[0].time <= o->ripe) {
+			if (side_first(w, o, o->held[0].time, o->held[0].cursor)) {
+				if (hand_side(w, o))
+					return 2;
+				continue;
+			}
 			if (emit_held(w, o))
 				return 1;
 			free(w->handed);
@@ -740,7 +783,8 @@ static int replay_next(struct perfctr_reader *w, struct walk_order *o)
 		/* Every sample still unread is at least this old. */
 		o->ripe = o->clock.last_sample >= o->lateness ?
 			  o->clock.last_sample - o->lateness : 0;
-		if (!o->nr_held && time <= o->ripe) {
+		if (!o->nr_held && time <= o->ripe &&
+		    !side_first(w, o, time, at)) {
 			if (emit(w, o, hdr, decoded, time, at))
 				return 1;
 		} else if (hold(o, hdr, time, at)) {
@@ -748,11 +792,22 @@ static int replay_next(struct perfctr_reader *w, struct walk_order *o)
 		}
 	}
 	while (w->state == WALK_DRAINING) {
+		if (o->nr_held &&
+		    side_first(w, o, o->held[0].time, o->held[0].cursor)) {
+			if (hand_side(w, o))
+				return 2;
+			continue;
+		}
 		if (o->nr_held) {
 			if (emit_held(w, o))
 				return 1;
 			free(w->handed);
 			w->handed = NULL;
+			continue;
+		}
+		if (w->side_band && o->next_side < o->nr_side) {
+			if (hand_side(w, o))
+				return 2;
 			continue;
 		}
 		while (o->next_side < o->nr_side)
@@ -786,6 +841,18 @@ int perfctr_reader__next(struct perfctr_reader *w,
 		return 0;
 	memset(&s, 0, sizeof(s));
 	s.sz = out->sz;
+	if (r == 2) {
+		const struct perfctr_sample_id *id = &o->side_rec.sample_id;
+
+		s.record = &o->side_rec;
+		s.event_idx = o->side_rec.attr_idx;
+		s.event = s.event_idx < w->nr_attrs ? w->names[s.event_idx] : "?";
+		s.pid = id->present & PERF_SAMPLE_TID ? (pid_t)id->pid : -1;
+		s.tid = id->present & PERF_SAMPLE_TID ? (pid_t)id->tid : -1;
+		s.comm = s.tid >= 0 ? get_comm(w, (int32_t)s.tid) : NULL;
+		memcpy(out, &s, out->sz < sizeof(s) ? out->sz : sizeof(s));
+		return 1;
+	}
 	s.sample = &o->sample;
 	s.event_idx = o->sample.attr_idx;
 	s.event = o->sample.attr_idx < w->nr_attrs ?
@@ -820,6 +887,7 @@ struct perfctr_reader *perfctr_reader__open(const char *path,
 		return NULL;
 	w->callchain = PC_OPTS_GET(opts, callchain, false);
 	w->dso_only = PC_OPTS_GET(opts, dso_only, false);
+	w->side_band = PC_OPTS_GET(opts, side_band, false);
 	sopts.kallsyms = PC_OPTS_GET(opts, kallsyms, NULL);
 	sopts.no_demangle = PC_OPTS_GET(opts, no_demangle, false);
 	sopts.root = PC_OPTS_GET(opts, root, NULL);
