@@ -182,6 +182,11 @@ def bad_configuration_names_the_line():
              "is one of perfex serve's own"),
             ("event task-clock\ncgroup\n", 129,
              "perfex: config '%s' line 2: 'cgroup' needs a value"),
+            ("event task-clock\nbpf-counters off\n", 129,
+             "perfex: config '%s' line 2: bpf-counters 'off' is not yes "
+             "or no"),
+            ("label mode=x\n", 129, "perfex: config '%s' line 1: label "
+             "'mode' is one of perfex serve's own"),
         ]
         for text, code, msg in rows:
             write(conf, text)
@@ -359,6 +364,63 @@ class Prometheus:
 def by_cgroup(prom, q):
     return {r["metric"].get("cgroup"): float(r["value"][1])
             for r in prom.query(q)}
+
+
+@case
+def cgroups_count_through_bpf_by_default_and_cgroup_events_otherwise():
+    """Both ways of counting cgroups give the exact counts of nested
+    cgroups with two busy at once; the log and perfex_cgroup_counting_mode
+    say which way was taken, and why not BPF."""
+    need_http()
+    need_tracepoint()
+    base = exit_baseline()
+    rows = [
+        ((), "bpf", "", "cgroups are counted through the BPF counters"),
+        (("--no-bpf-counters",), "cgroup-events",
+         "turned off (--no-bpf-counters or bpf-counters no)",
+         "cgroups are counted with cgroup events: the BPF counters are "
+         "turned off"),
+        (("-c", "bpf-counters no\n"), "cgroup-events",
+         "turned off (--no-bpf-counters or bpf-counters no)",
+         "cgroups are counted with cgroup events: the BPF counters are "
+         "turned off"),
+    ]
+    conf = tempfile.NamedTemporaryFile("w", suffix=".conf")
+    for args, mode, reason, log in rows:
+        if args[:1] == ("-c",):
+            write(conf.name, args[1])
+            args = ("-c", conf.name)
+        cg = Cgroups()
+        s = None
+        members = []
+        try:
+            root = cg.make("perfctr-serve-m")
+            a = cg.make(root + "/a")
+            b = cg.make(root + "/b")
+            s = Serve("-e", TP, "--cgroup-root", root, *args)
+            members = [Member(cg, a, 4000), Member(cg, b, 6000)]
+            for m in members:
+                m.go()
+            for m in members:
+                m.wait()
+            text = s.metrics()
+            got = {n: total(text, "perfex_events_total", cgroup="/" + n,
+                            event=TP) for n in (root, a, b)}
+            check(got == {root: 10000 + 2 * base, a: 4000 + base,
+                          b: 6000 + base}, (mode, got))
+            modes = samples(text, "perfex_cgroup_counting_mode")
+            want = {(("mode", mode),) + ((("reason", reason),)
+                                         if mode != "bpf" else ()): 3.0}
+            check({k: v for k, v in modes.items() if v} == want,
+                  (mode, modes))
+            check(log in s.text(), s.text())
+        finally:
+            for m in members:
+                m.close()
+            if s:
+                check(s.stop() == 0, s.text())
+                s.close()
+            cg.close()
 
 
 @case

@@ -188,6 +188,29 @@ def metric_not_computable_here_says_why_others_print():
                    work(), *WORKLOAD)
         check(re.search(r"# +ipc: event 'instructions' cannot be counted "
                         r"here", r.stderr), r.stderr)
+
+        # CSV: the value column empty and the reason in the last one
+        r, rows = run_csv("--metrics-file", path, "-M", "ppid_per_pid,ipc",
+                          "--", work(), *WORKLOAD)
+        check(r.returncode == 0, r.stderr)
+        mrows = {row[6]: row for row in rows if not row[0] and len(row) > 7}
+        check(mrows["ppid_per_pid"][5] == "%g" % ratio, rows)
+        check(mrows["ipc"][5] == "" and re.match(
+            r"event 'instructions' cannot be counted here", mrows["ipc"][7]),
+            rows)
+        # --metric-only, human and CSV alike
+        r = perfex("--metrics-file", path, "-M", "ppid_per_pid,ipc",
+                   "--metric-only", "--", work(), *WORKLOAD)
+        check(r.returncode == 0, r.stderr)
+        check(re.search(r"^\s+%.2f ppid_per_pid$" % ratio, r.stderr, re.M),
+              r.stderr)
+        check(re.search(r"^\s+ipc: event 'instructions' cannot be counted "
+                        r"here", r.stderr, re.M), r.stderr)
+        r, rows = run_csv("--metrics-file", path, "-M", "ppid_per_pid,ipc",
+                          "--metric-only", "--", work(), *WORKLOAD)
+        check(r.returncode == 0, r.stderr)
+        check([row[5:7] for row in rows] == [["%g" % ratio, "ppid_per_pid"],
+                                             ["", "ipc"]], rows)
     finally:
         os.unlink(path)
 

@@ -10,6 +10,7 @@
  *   cpus 0-3
  *   label node=web1
  *   profile-max-seconds 60
+ *   bpf-counters no
  */
 #include <ctype.h>
 #include <errno.h>
@@ -65,7 +66,7 @@ static bool label_name_ok(const char *name, size_t len)
 	return true;
 }
 
-static const char *const own_labels[] = { "cpu", "cgroup", "event",
+static const char *const own_labels[] = { "cpu", "cgroup", "event", "mode",
 					  "reason", "result", "version" };
 
 static int add_label(struct serve_config *cfg, const char *value, size_t line)
@@ -223,7 +224,13 @@ int serve_config_read(struct serve_config *cfg, const char *path)
 			ret = set_once(&cfg->listen, listen_flag, value);
 		else if (!strcmp(key, "cpus"))
 			ret = set_once(&cfg->cpus, cpus_flag, value);
-		else if (!strcmp(key, "profile-max-seconds"))
+		else if (!strcmp(key, "bpf-counters")) {
+			if (strcmp(value, "yes") && strcmp(value, "no"))
+				ret = line_error(path, line, "bpf-counters '%s' "
+						 "is not yes or no", value);
+			else if (!cfg->no_bpf_flag)
+				cfg->no_bpf = !strcmp(value, "no");
+		} else if (!strcmp(key, "profile-max-seconds"))
 			ret = cfg->profile_max_flag ? -1 :
 			      serve_config_set_profile_max(cfg, value, line);
 		else

@@ -11,6 +11,14 @@
  * served.  A cgroup counts only from the moment its session is attached:
  * what its tasks did before is not in its counts.
  *
+ * Cgroups are counted through the library's BPF counters where the
+ * program loads (one counter per CPU and event, a BPF program at each
+ * context switch adding their progress to the cgroups): the kernel's
+ * cgroup events would be switched out and in at every switch between
+ * cgroups, a cost on the services that switch most.  Where BPF cannot load
+ * (no BTF, no CAP_BPF + CAP_PERFMON) or is turned off, cgroup events count
+ * instead, as the log and perfex_cgroup_counting_mode say.
+ *
  * The label text of every series is made once, when a scope is attached,
  * so a scrape is reads plus copies: 2 CPUs x 100 cgroups x 4 events is
  * 3,200 lines (bench/serve-scrape measures it).
@@ -39,10 +47,15 @@
  * real hierarchies are a handful of levels). */
 #define MAX_DEPTH 32
 
+/* Cgroups the BPF counters take at once (the library's default is 256;
+ * a node runs more containers than that). */
+#define MAX_BPF_CGROUPS 1024
+
 struct scope {
 	char *cgroup;		/* "/a/b"; NULL: the whole machine */
 	struct perfctr_target *target;
 	struct perfctr_session *session;
+	bool by_bpf;		/* counted through the BPF counters */
 	size_t nr_units;
 	char **series;		/* [event * nr_units + unit]: label text */
 	bool wanted;		/* seen by the rescan in progress */
@@ -64,6 +77,10 @@ struct serve_exporter {
 	char mount[PATH_MAX];		/* cgroup2 mount, "" without */
 	char *extra;			/* ",name=\"value\"" of cfg->labels */
 	int inotify_fd;
+	/* The BPF counters of the cgroups, or NULL (then bpf_reason says
+	 * why not, "" when no cgroup is counted). */
+	struct perfctr_bpf_counters *bpf;
+	char bpf_reason[160];
 	uint64_t cgroup_errors, read_errors, reloads_ok, reloads_failed;
 	uint64_t profiles[SERVE_PROFILE_NR_RESULTS];
 	unsigned int profiles_running;
@@ -376,10 +393,13 @@ static struct scope *scope_new(struct serve_exporter *ex, const char *cgroup)
 	if (!s)
 		return NULL;
 	if (cgroup) {
+		PERFCTR_OPTS(perfctr_cgroup_opts, copts, .bpf = ex->bpf);
+
 		s->cgroup = strdup(cgroup);
 		if (!s->cgroup)
 			goto fail_errno;
-		s->target = perfctr_target__new_cgroup(cgroup, ex->cfg->cpus);
+		s->target = perfctr_target__new_cgroup_opts(cgroup, ex->cfg->cpus,
+							    &copts);
 	} else {
 		s->target = perfctr_target__new_cpus(ex->cfg->cpus);
 	}
@@ -395,6 +415,7 @@ static struct scope *scope_new(struct serve_exporter *ex, const char *cgroup)
 	if (err < 0)
 		goto fail;
 	s->nr_units = perfctr_session__nr_units(s->session);
+	s->by_bpf = perfctr_session__counts_by_bpf(s->session);
 	for (size_t e = 0; e < nr_events(ex); e++) {
 		struct perfctr_count c;
 
@@ -651,6 +672,65 @@ static int target_error(const char *what, int err)
 	return PERFEX_EXIT_INTERNAL;
 }
 
+/*
+ * The BPF counters for the cgroups of the running configuration: loaded
+ * when it counts cgroups and does not turn them off, unloaded when it
+ * does (no scope is attached then: called between the scopes' drop and
+ * the rescan).  A failed load is said once in the log.
+ */
+static void bpf_setup(struct serve_exporter *ex)
+{
+	const struct serve_config *cfg = ex->cfg;
+	bool want = (cfg->nr_cgroups || cfg->nr_roots) && nr_events(ex);
+	int err;
+
+	ex->bpf_reason[0] = '\0';
+	if (!want || cfg->no_bpf) {
+		perfctr_bpf_counters__delete(ex->bpf);
+		ex->bpf = NULL;
+		if (want) {
+			snprintf(ex->bpf_reason, sizeof(ex->bpf_reason),
+				 "turned off (--no-bpf-counters or "
+				 "bpf-counters no)");
+			serve_log("cgroups are counted with cgroup events: "
+				  "the BPF counters are %s", ex->bpf_reason);
+		}
+		return;
+	}
+	if (!ex->bpf) {
+		PERFCTR_OPTS(perfctr_bpf_counters_opts, o,
+			     .max_cgroups = MAX_BPF_CGROUPS);
+
+		ex->bpf = perfctr_bpf_counters__new(&o);
+		if (!ex->bpf) {
+			snprintf(ex->bpf_reason, sizeof(ex->bpf_reason),
+				 "cannot set up the BPF counters: %s",
+				 strerror(errno));
+			serve_log("cgroups are counted with cgroup events: %s",
+				  ex->bpf_reason);
+			return;
+		}
+		err = perfctr_bpf_counters__error(ex->bpf);
+		if (err) {
+			snprintf(ex->bpf_reason, sizeof(ex->bpf_reason),
+				 "the BPF program cannot load: %s%s",
+				 strerror(-err), err == -EPERM ?
+				 " (it needs CAP_BPF and CAP_PERFMON)" :
+				 err == -EOPNOTSUPP ? " (perfex was built "
+				 "without libbpf)" : "");
+			serve_log("cgroups are counted with cgroup events: %s",
+				  ex->bpf_reason);
+			return;
+		}
+		serve_log("cgroups are counted through the BPF counters");
+	} else if (perfctr_bpf_counters__error(ex->bpf)) {
+		/* Still the failed load of the start: not retried. */
+		snprintf(ex->bpf_reason, sizeof(ex->bpf_reason),
+			 "the BPF program cannot load: %s",
+			 strerror(-perfctr_bpf_counters__error(ex->bpf)));
+	}
+}
+
 /* Build the state of @cfg into @ex (events, the machine's scope, the
  * cgroup2 mount).  Return -1 or the exit status. */
 static int build(struct serve_exporter *ex, struct serve_config *cfg)
@@ -729,6 +809,7 @@ struct serve_exporter *serve_exporter_new(struct serve_config *cfg,
 		serve_exporter_delete(ex);
 		return NULL;
 	}
+	bpf_setup(ex);
 	rescan_locked(ex);
 	*exit_code = 0;
 	return ex;
@@ -739,6 +820,8 @@ void serve_exporter_delete(struct serve_exporter *ex)
 	if (!ex)
 		return;
 	unbuild(ex);
+	/* After every session counting through it is gone. */
+	perfctr_bpf_counters__delete(ex->bpf);
 	if (ex->inotify_fd >= 0)
 		close(ex->inotify_fd);
 	pthread_mutex_destroy(&ex->lock);
@@ -777,6 +860,7 @@ int serve_exporter_reload(struct serve_exporter *ex, struct serve_config *cfg)
 		close(ex->inotify_fd);
 		ex->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	}
+	bpf_setup(ex);
 	rescan_locked(ex);
 	ex->reloads_ok++;
 	ex->last_reload_ok = true;
@@ -983,6 +1067,11 @@ static void health(struct serve_exporter *ex, struct buf *b,
 	static const struct family f_reload_ok = {
 		"perfex_config_last_reload_successful", "gauge", NULL,
 		"1 when the last reload succeeded (or there was none)." };
+	static const struct family f_mode = {
+		"perfex_cgroup_counting_mode", "gauge", NULL,
+		"Cgroups counted through the BPF counters (mode=\"bpf\") and "
+		"with the kernel's cgroup events (mode=\"cgroup-events\", "
+		"reason: why not through BPF)." };
 	static const struct family f_prof_running = {
 		"perfex_profiles_running", "gauge", NULL,
 		"Profiles of /debug/pprof/profile being taken now." };
@@ -1014,6 +1103,24 @@ static void health(struct serve_exporter *ex, struct buf *b,
 	}
 	snprintf(tmp, sizeof(tmp), "%zu", ex->nr_scopes ? ex->nr_scopes - 1 : 0);
 	single(ex, b, &f_cgroups, fmt, tmp);
+	if (ex->cfg->nr_cgroups || ex->cfg->nr_roots) {
+		size_t by_bpf = 0, by_events = 0;
+
+		for (size_t i = 1; i < ex->nr_scopes; i++)
+			*(ex->scopes[i]->by_bpf ? &by_bpf : &by_events) += 1;
+		head(b, &f_mode, fmt);
+		sample_name(b, &f_mode);
+		printf_(b, "{mode=\"bpf\"%s} %zu\n", ex->extra ? ex->extra : "",
+			by_bpf);
+		sample_name(b, &f_mode);
+		puts_(b, "{mode=\"cgroup-events\",reason=");
+		/* Sessions fall back one by one for what the BPF counters
+		 * cannot count (event sets, too many events or cgroups). */
+		put_quoted(b, ex->bpf_reason[0] ? ex->bpf_reason :
+			   by_events ? "events or cgroups the BPF counters "
+			   "cannot take (the library's log says which)" : "");
+		printf_(b, "%s} %zu\n", ex->extra ? ex->extra : "", by_events);
+	}
 	snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)ex->cgroup_errors);
 	single(ex, b, &f_cgerr, fmt, tmp);
 	snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)ex->read_errors);

@@ -56,6 +56,10 @@ static int serve_option(struct perfex_parse *p, void *ctx)
 	case OPT_ONCE:
 		a->once = true;
 		return -1;
+	case OPT_NO_BPF_COUNTERS:
+		cfg->no_bpf = true;
+		cfg->no_bpf_flag = true;
+		return -1;
 	case OPT_PROFILE_MAX:
 		return serve_config_set_profile_max(cfg, p->arg, 0);
 	default:

@@ -47,6 +47,10 @@ struct serve_config {
 	char *file;		/* the configuration file, or NULL */
 	unsigned int profile_max_seconds;	/* 0: the default */
 	bool profile_max_flag;	/* set by the command line (it wins) */
+	/* Cgroups counted with the kernel's cgroup events, not through the
+	 * BPF counters (--no-bpf-counters, "bpf-counters no"). */
+	bool no_bpf;
+	bool no_bpf_flag;	/* set by the command line (it wins) */
 };
 
 /*
