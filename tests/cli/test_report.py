@@ -189,7 +189,7 @@ def script_lines_have_every_field():
     lines = script_lines(path)
     rep = report_json(path)
     check(len(lines) == rep["samples"])
-    # A demangled C++ symbol has spaces ("f(unsigned long)", under ASan).
+    # A demangled C++ symbol may have spaces ("operator new", templates).
     pat = re.compile(r"^\s*pcwork\s+\d+/\d+\s+\[\d{3}\]\s+\d+\.\d{6}:\s+\d+\s+"
                      r"cpu-clock:\s+[0-9a-f]+\s+(\S.*\+0x[0-9a-f]+|\[unknown\])"
                      r"\s+\(.+\)$")

@@ -21,8 +21,7 @@ from sampletools import (PERF, TP, cleanup, perf_record, record,
 #   names), the .plt.got stubs perf names name@plt (those of .plt and
 #   .plt.sec are named the same by both) and symbols of size 0 perf
 #   stretches to the next one (ld.so's _dl_start_user), perf names
-#   frames its own way; perfex names them as perfex report does.  perf
-#   also demangles C++ names without their parameters.  Lines
+#   frames its own way; perfex names them as perfex report does.  Lines
 #   must then agree in everything but the symbol.
 # - Tracepoint payloads (the trace field) are printed by libtraceevent
 #   from the formats in the file, as perf prints them; a perfex built

@@ -187,7 +187,7 @@ int main()
 	return (int)(w.acc & 1) * 0;
 }
 """
-DEMANGLED = "ns::Widget<long>::spin(long)"
+DEMANGLED = "ns::Widget<long>::spin"
 MANGLED = "_ZN2ns6WidgetIlE4spinEl"
 
 

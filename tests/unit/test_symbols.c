@@ -15,6 +15,7 @@
 
 #include <perfctr/symbols.h>
 
+#include "sample/symbols-internal.h"
 #include "test.h"
 
 /* A function whose address we resolve through our own ELF file. */
@@ -364,6 +365,39 @@ TEST(vdso_from_memory)
 		     -EINVAL);
 }
 
+TEST(demangled_names_in_perfs_short_form)
+{
+	static const char *const cases[][2] = {
+		{ "ns::Widget<long>::spin(long)", "ns::Widget<long>::spin" },
+		{ "ns::Widget<long>::spin(long) const", "ns::Widget<long>::spin" },
+		{ "__asan::Allocator::QuarantineChunk(__asan::AsanChunk*, void*, "
+		  "__sanitizer::BufferedStackTrace*) [clone .isra.0]",
+		  "__asan::Allocator::QuarantineChunk" },
+		{ "f(int) [clone .cold] [clone .isra.0]", "f" },
+		{ "a::b() &&", "a::b" },
+		{ "void f<int>(int)", "f<int>" },
+		{ "std::vector<int, std::allocator<int> > g<std::vector<int, "
+		  "std::allocator<int> > >(int (*)(char))",
+		  "g<std::vector<int, std::allocator<int> > >" },
+		{ "X::operator()(int)", "X::operator()" },
+		{ "(anonymous namespace)::h(long)", "(anonymous namespace)::h" },
+		{ "main::{lambda(int)#1}::operator()(int) const",
+		  "main::{lambda(int)#1}::operator()" },
+		{ "operator new(unsigned long)", "operator new" },
+		{ "std::string", "std::string" },		/* no function */
+		{ "(int)", "(int)" },				/* no name */
+		{ "f(int", "f(int" },				/* unbalanced */
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char buf[256];
+
+		snprintf(buf, sizeof(buf), "%s", cases[i][0]);
+		pc_demangled_short(buf);
+		CHECK_STR(buf, cases[i][1]);
+	}
+}
+
 TEST(cxx_names_demangled)
 {
 	PERFCTR_OPTS(perfctr_symbols_opts, opts, .kallsyms = "");
@@ -394,7 +428,7 @@ TEST(cxx_names_demangled)
 	for (int i = 0; i < 2; i++) {	/* the second time from the cache */
 		CHECK_EQ_INT(perfctr_symbols__resolve(syms, getpid(), ip, false,
 						      0, &loc), 1);
-		CHECK_STR(loc.sym, "ns::Widget<long>::spin(long)");
+		CHECK_STR(loc.sym, "ns::Widget<long>::spin");
 		CHECK_EQ_U64(loc.dso_addr - loc.sym_addr, 1);
 	}
 	CHECK_EQ_INT(perfctr_symbols__resolve(syms, getpid(),
@@ -463,4 +497,5 @@ TEST(plt_stubs_named_as_objdump_names_them)
 TEST_MAIN(TEST_CASE(kallsyms_fixture), TEST_CASE(maps_overlap_fork_exec),
 	  TEST_CASE(own_elf_symbols), TEST_CASE(dso_only_does_not_load),
 	  TEST_CASE(vdso_from_memory), TEST_CASE(cxx_names_demangled),
+	  TEST_CASE(demangled_names_in_perfs_short_form),
 	  TEST_CASE(plt_stubs_named_as_objdump_names_them))

@@ -40,4 +40,12 @@ int pc_symbols__for_each_elf(struct perfctr_symbols *syms, pid_t pid,
  */
 void pc_symbols__forget_processes(struct perfctr_symbols *syms);
 
+/*
+ * A demangled C++ name cut in place to the form perf shows by default:
+ * without its parameter list, the qualifiers after it, " [clone ...]"
+ * suffixes and a template function's return type
+ * ("ns::Widget<long>::spin(long) const" -> "ns::Widget<long>::spin").
+ */
+void pc_demangled_short(char *name);
+
 #endif /* PC_SAMPLE_SYMBOLS_INTERNAL_H */

@@ -362,6 +362,68 @@ bool perfctr_symbols_have_demangler(void)
 	return demangler != NULL;
 }
 
+static bool ends_with(const char *s, size_t n, const char *tail)
+{
+	size_t t = strlen(tail);
+
+	return n >= t && !memcmp(s + n - t, tail, t);
+}
+
+void pc_demangled_short(char *s)
+{
+	static const char *const quals[] = { " const", " volatile", " &&",
+					     " &", " noexcept" };
+	size_t n = strlen(s), i, space = 0;
+	bool again = true;
+	int depth = 0;
+
+	while (n && s[n - 1] == ']') {
+		char *c = NULL, *p = s;
+
+		while ((p = strstr(p, " [clone ")) && p < s + n) {
+			c = p;
+			p++;
+		}
+		if (!c)
+			break;
+		n = (size_t)(c - s);
+	}
+	while (again) {
+		again = false;
+		for (i = 0; i < sizeof(quals) / sizeof(quals[0]); i++)
+			if (ends_with(s, n, quals[i])) {
+				n -= strlen(quals[i]);
+				again = true;
+			}
+	}
+	if (!n || s[n - 1] != ')')
+		return;
+	for (i = n; i-- > 0;) {
+		depth += s[i] == ')' ? 1 : s[i] == '(' ? -1 : 0;
+		if (!depth)
+			break;
+	}
+	if (depth || i == 0 || i == (size_t)-1)
+		return;
+	n = i;
+	s[n] = '\0';
+	if (s[n - 1] != '>')
+		return;
+	/* A template function's return type ends at the last space outside
+	 * brackets ("operator new" is a name, not a type and a name). */
+	depth = 0;
+	for (i = 0; i < n; i++) {
+		if (s[i] == '<' || s[i] == '(')
+			depth++;
+		else if ((s[i] == '>' || s[i] == ')') && depth > 0)
+			depth--;
+		else if (s[i] == ' ' && !depth)
+			space = i;
+	}
+	if (space && !ends_with(s, space, "operator"))
+		memmove(s, s + space + 1, n - space);
+}
+
 /* What sym.shown should be for @name: its demangled form kept in @tab. */
 static uint32_t demangle_into(struct symtab *tab, const char *name)
 {
@@ -377,6 +439,7 @@ static uint32_t demangle_into(struct symtab *tab, const char *name)
 		free(out);
 		return SHOWN_AS_IS;
 	}
+	pc_demangled_short(out);
 	if (tab->nr_demangled == tab->cap_demangled) {
 		size_t cap = tab->cap_demangled ? tab->cap_demangled * 2 : 16;
 		char **n = realloc(tab->demangled, cap * sizeof(*n));
