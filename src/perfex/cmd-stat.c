@@ -34,6 +34,11 @@ struct spec {
 	const char *filter;	/* --filter after this -e, or NULL */
 	bool is_default;
 	bool is_metric;		/* a group of -M's events */
+	/* -G's cgroup for this event (perf's rule, see cgroup_option()),
+	 * NULL: none; and its part (the session of its cgroup) when the
+	 * events have different cgroups (cfg.cgroup_per_event). */
+	char *cgroup;
+	size_t part;
 };
 
 struct stat_options {
@@ -47,6 +52,11 @@ struct stat_options {
 	struct stat_metric_opts metrics;
 	char *metric_list;		/* the -M lists, joined */
 	const char **metric_files;	/* --metrics-file */
+	/* -G: names given to events so far (empty ones included), and
+	 * whether a -G came before any -e (one cgroup for every event). */
+	size_t nr_cgroup_names;
+	bool cgroup_before_events;
+	bool cgroup_given;
 };
 
 static int parse_uint(const char *s, unsigned long max, unsigned long *out)
@@ -80,6 +90,149 @@ static int usage_error(const char *msg)
 	perfex_error("%s", msg);
 	perfex_hint("perfex --help lists the options");
 	return PERFEX_EXIT_USAGE;
+}
+
+/* Whether a -e holds one event: no comma outside a PMU's slashes, no
+ * group. */
+static bool one_event(const char *text)
+{
+	size_t slashes = 0;
+
+	if (*text == '{')
+		return false;
+	for (; *text; text++) {
+		slashes += *text == '/';
+		if (*text == ',' && !(slashes % 2))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * -G NAMES, perf's rule: the names of every -G, empty ones included, go
+ * to the events in the order they were given, one each (an empty name
+ * leaves its event without a cgroup); when the first -G has one name, it
+ * goes to every event given before it.  Events given after the last name
+ * count everything on the CPUs.  A -G before any -e (perfex's, perf
+ * refuses it) is one cgroup for every event.  perf's events are single
+ * events, perfex's are its -e: a -e of several events takes a name of a
+ * list only as the one name of the first -G.
+ */
+static int cgroup_option(struct perfex_parse *p, struct stat_options *o)
+{
+	const char *name = p->arg;
+	size_t first = o->nr_cgroup_names;
+
+	if (!o->nr_specs) {
+		if (!*p->arg || strchr(p->arg, ','))
+			return perfex_opt_error(p, "before any -e takes one cgroup "
+						"name (one cgroup for every "
+						"event); a list needs its -e "
+						"first");
+		if (o->cgroup_given)
+			return perfex_opt_error(p, "is given once before the "
+						"events");
+		o->cgroup_before_events = true;
+		o->cgroup_given = true;
+		o->cfg.cgroup = p->arg;
+		return -1;
+	}
+	if (o->cgroup_before_events)
+		return perfex_opt_error(p, "cannot follow a -G given before "
+					"the events (one cgroup for every "
+					"event)");
+	o->cgroup_given = true;
+	do {
+		size_t len = strcspn(name, ",");
+		struct spec *sp;
+
+		if (o->nr_cgroup_names >= o->nr_specs)
+			return perfex_opt_error(p, "names more cgroups than there "
+						"are events before it ('%s')",
+						p->arg);
+		sp = &o->specs[o->nr_cgroup_names++];
+		free(sp->cgroup);
+		sp->cgroup = len ? strndup(name, len) : NULL;
+		if (len && !sp->cgroup)
+			return PERFEX_EXIT_INTERNAL;
+		name += len;
+	} while (*name++);
+	if (o->nr_cgroup_names == 1) {
+		/* One name, the first: for every event so far. */
+		for (size_t i = 1; i < o->nr_specs; i++) {
+			free(o->specs[i].cgroup);
+			o->specs[i].cgroup = o->specs[0].cgroup ?
+					     strdup(o->specs[0].cgroup) : NULL;
+			if (o->specs[0].cgroup && !o->specs[i].cgroup)
+				return PERFEX_EXIT_INTERNAL;
+		}
+		return -1;
+	}
+	for (size_t i = first; i < o->nr_cgroup_names; i++)
+		if (!one_event(o->specs[i].text)) {
+			perfex_error("option '-G' gives cgroups to events one "
+				     "by one: '%s' is several events",
+				     o->specs[i].text);
+			perfex_hint("give each event its own -e: perfex -a -e "
+				    "E1 -e E2 -G A,B");
+			return PERFEX_EXIT_USAGE;
+		}
+	return -1;
+}
+
+/*
+ * After the options: the events' cgroups as the counting needs them.  One
+ * cgroup for all: cfg.cgroup, as before; none: the CPUs; else each
+ * cgroup (and "none") a part of its own, in the order of its first event.
+ * Return -1 or perfex's exit status.
+ */
+static int cgroup_parts(struct stat_options *o)
+{
+	struct stat_config *cfg = &o->cfg;
+	bool same = true, any = false;
+
+	if (!o->cgroup_given || o->cgroup_before_events)
+		return -1;
+	for (size_t i = 0; i < o->nr_specs; i++) {
+		const char *a = o->specs[i].cgroup, *b = o->specs[0].cgroup;
+
+		any |= a != NULL;
+		if ((a == NULL) != (b == NULL) || (a && strcmp(a, b)))
+			same = false;
+	}
+	if (!any)
+		return -1;
+	if (same) {
+		cfg->cgroup = o->specs[0].cgroup;
+		return -1;
+	}
+	for (size_t i = 0; i < o->nr_specs; i++) {
+		struct spec *sp = &o->specs[i];
+		size_t p;
+
+		for (p = 0; p < cfg->nr_cgroups; p++) {
+			const char *c = cfg->cgroups[p];
+
+			if ((!c && !sp->cgroup) ||
+			    (c && sp->cgroup && !strcmp(c, sp->cgroup)))
+				break;
+		}
+		if (p == cfg->nr_cgroups) {
+			char **list = realloc(cfg->cgroups,
+					      (p + 1) * sizeof(*list));
+
+			if (!list)
+				return PERFEX_EXIT_INTERNAL;
+			cfg->cgroups = list;
+			list[p] = sp->cgroup ? strdup(sp->cgroup) : NULL;
+			if (sp->cgroup && !list[p])
+				return PERFEX_EXIT_INTERNAL;
+			cfg->nr_cgroups++;
+		}
+		sp->part = p;
+	}
+	cfg->cgroup_per_event = true;
+	return -1;
 }
 
 /* --switch-after N:EVENT */
@@ -138,18 +291,7 @@ static int stat_option(struct perfex_parse *p, void *ctx)
 		o->cfg.cpus = p->arg;
 		break;
 	case OPT_CGROUP:
-		/* perf's rule gives each name of a list, and each later -G,
-		 * to the next event; one name is for every event.  Only that
-		 * case is supported so far. */
-		if (!*p->arg || strchr(p->arg, ','))
-			return perfex_opt_error(p, "takes one cgroup name (one "
-						"cgroup for every event; lists "
-						"are not supported yet)");
-		if (o->cfg.cgroup)
-			return perfex_opt_error(p, "is given once (one cgroup "
-						"for every event)");
-		o->cfg.cgroup = p->arg;
-		break;
+		return cgroup_option(p, o);
 	case OPT_FOR_EACH_CGROUP: {
 		const char *name = p->arg;
 
@@ -365,16 +507,21 @@ static int parse_options(int argc, char **argv, struct stat_options *o)
 	ret = perfex_options_check_modes(&o->parse, modes);
 	if (ret >= 0)
 		return ret;
-	if (o->cfg.nr_cgroups && o->cfg.cgroup)
+	if (o->cfg.nr_cgroups && o->cgroup_given)
 		return usage_error("--for-each-cgroup and -G exclude each other");
+	if ((ret = cgroup_parts(o)) >= 0)
+		return ret;
 	/* Each cgroup's events are a session of their own: what pairs
 	 * events of one session (sets, metrics, the tree) is not for
 	 * them yet. */
 	if (o->cfg.nr_cgroups && (o->cfg.sets || o->metrics.list ||
 				  o->metrics.topdown))
-		return usage_error("--for-each-cgroup cannot be combined with "
+		return usage_error(o->cfg.cgroup_per_event ?
+				   "-G with events in different cgroups cannot "
+				   "be combined with event sets, -M or --topdown" :
+				   "--for-each-cgroup cannot be combined with "
 				   "event sets, -M or --topdown");
-	if (o->cfg.bpf_counters && !o->cfg.cgroup)
+	if (o->cfg.bpf_counters && !o->cfg.cgroup && !o->cfg.cgroup_per_event)
 		return usage_error("--bpf-counters counts cgroups: it goes "
 				   "with -G");
 	if (o->cfg.repeat > 1 && o->cfg.interval_ms)
@@ -780,7 +927,9 @@ static int target_error(const struct stat_config *cfg, int err)
 	    (err == ENOMEDIUM || err == ENOENT || err == ENOTDIR))
 		return perfex_cgroup_error("count",
 					   cfg->cgroup ? cfg->cgroup :
-					   cfg->cgroups[0], err);
+					   cfg->cgroups[0] ? cfg->cgroups[0] :
+					   cfg->cgroups[cfg->nr_cgroups - 1],
+					   err);
 	if (cfg->cpus) {
 		if (err == EINVAL) {
 			perfex_error("bad CPU list '%s'", cfg->cpus);
@@ -1029,9 +1178,10 @@ static int add_metric_events(struct build *b, const char *group)
  * The session of one run.  On the first run (@r->events NULL) the event
  * rows are made from it; later runs must produce the same events.
  */
-static int build_session(struct stat_options *o, struct stat_report *r,
-			 const struct perfctr_parse_opts *popts,
-			 struct perfctr_session **out)
+static int build_session_part(struct stat_options *o, struct stat_report *r,
+			      const struct perfctr_parse_opts *popts,
+			      struct perfctr_session **out, size_t part,
+			      bool first, size_t row0)
 {
 	/*
 	 * A command counts from its exec (enable-on-exec).  Other targets are
@@ -1044,7 +1194,8 @@ static int build_session(struct stat_options *o, struct stat_report *r,
 		     .flags = PERFCTR_SESSION_INHERIT |
 			      (command_target ? PERFCTR_SESSION_ENABLE_ON_ATTACH : 0),
 		     .parse_opts = popts);
-	struct build b = { .o = o, .r = r, .first = !r->events, .set = -1 };
+	struct build b = { .o = o, .r = r, .first = first, .row = row0,
+			   .set = -1 };
 	size_t i;
 	int ret = -1;
 
@@ -1056,6 +1207,8 @@ static int build_session(struct stat_options *o, struct stat_report *r,
 	for (i = 0; i < o->nr_specs && ret < 0; i++) {
 		const struct spec *sp = &o->specs[i];
 
+		if (o->cfg.cgroup_per_event && sp->part != part)
+			continue;
 		if (o->cfg.sets)
 			b.set = (int)i;	/* each -e its own set */
 		if (sp->is_metric) {
@@ -1081,6 +1234,13 @@ static int build_session(struct stat_options *o, struct stat_report *r,
 	}
 	*out = b.s;
 	return -1;
+}
+
+static int build_session(struct stat_options *o, struct stat_report *r,
+			 const struct perfctr_parse_opts *popts,
+			 struct perfctr_session **out)
+{
+	return build_session_part(o, r, popts, out, 0, !r->events, 0);
 }
 
 static void fill_units(struct run *run)
@@ -1282,6 +1442,72 @@ nomem:
 	return PERFEX_EXIT_INTERNAL;
 }
 
+/* The target of part @p of -G's cgroups: its cgroup (through BPF with
+ * --bpf-counters), or the CPUs for the events without one. */
+static struct perfctr_target *part_target(struct run *run,
+					  const struct stat_config *cfg,
+					  size_t p)
+{
+	PERFCTR_OPTS(perfctr_cgroup_opts, opts);
+
+	if (!cfg->cgroups[p])
+		return perfctr_target__new_cpus(cfg->cpus);
+	if (cfg->bpf_counters && !run->bpf) {
+		run->bpf = perfctr_bpf_counters__new(NULL);
+		if (!run->bpf)
+			return NULL;
+	}
+	opts.bpf = cfg->bpf_counters ? run->bpf : NULL;
+	return perfctr_target__new_cgroup_opts(cfg->cgroups[p], cfg->cpus,
+					       &opts);
+}
+
+/*
+ * -G with events in different cgroups: a session per part, each with the
+ * events of its cgroup; their rows follow each other part by part (in
+ * the order of each part's first event), labelled with their cgroup.
+ * Part 0's session is the run's; its target is made by do_run().
+ * Return -1 on success, or perfex's exit status.
+ */
+static int build_parts(struct stat_options *o, struct stat_report *r,
+		       const struct perfctr_parse_opts *popts, struct run *run,
+		       unsigned int nth)
+{
+	const struct stat_config *cfg = &o->cfg;
+	size_t n = cfg->nr_cgroups;
+	int ret;
+
+	run->more = calloc(n, sizeof(*run->more));
+	run->more_targets = calloc(n, sizeof(*run->more_targets));
+	if (!run->more || !run->more_targets) {
+		perfex_error("out of memory");
+		return PERFEX_EXIT_INTERNAL;
+	}
+	for (size_t p = 0; p < n; p++) {
+		size_t row0 = r->nr_events, e;
+
+		if (nth)
+			for (row0 = 0; row0 < r->nr_events &&
+			     r->events[row0].part != p; row0++)
+				;
+		ret = build_session_part(o, r, popts, p ? &run->more[p - 1] :
+					 &run->session, p, nth == 0, row0);
+		if (ret >= 0)
+			return ret;
+		for (e = row0; nth == 0 && e < r->nr_events; e++) {
+			r->events[e].part = p;
+			r->events[e].cgroup = cfg->cgroups[p];
+		}
+		if (!p)
+			continue;
+		run->nr_more++;
+		run->more_targets[p - 1] = part_target(run, cfg, p);
+		if (!run->more_targets[p - 1])
+			return target_error(cfg, errno);
+	}
+	return -1;
+}
+
 /* One run: returns -1 when it went well, or perfex's exit status. */
 static int do_run(struct stat_options *o, struct stat_report *r,
 		  const struct perfctr_parse_opts *popts, unsigned int nth)
@@ -1295,10 +1521,13 @@ static int do_run(struct stat_options *o, struct stat_report *r,
 	int ret, err;
 	size_t e;
 
-	ret = build_session(o, r, popts, &run.session);
-	if (ret >= 0)
+	if (cfg->cgroup_per_event) {
+		ret = build_parts(o, r, popts, &run, nth);
+		if (ret >= 0)
+			goto out;
+	} else if ((ret = build_session(o, r, popts, &run.session)) >= 0) {
 		return ret;
-	if (cfg->nr_cgroups > 1) {
+	} else if (cfg->nr_cgroups > 1) {
 		ret = build_more(o, r, popts, &run);
 		if (ret >= 0)
 			goto out;
@@ -1322,6 +1551,8 @@ static int do_run(struct stat_options *o, struct stat_report *r,
 		run.watched = perfctr_target__new_thread_on_cpus(cfg->tid, cfg->cpus);
 	else if (cfg->tid)
 		run.watched = perfctr_target__new_thread(cfg->tid);
+	else if (cfg->cgroup_per_event)
+		run.watched = part_target(&run, cfg, 0);
 	else if (cfg->cgroup && cfg->bpf_counters)
 		run.watched = bpf_cgroup_target(&run, cfg);
 	else if (cfg->cgroup)
@@ -1573,6 +1804,8 @@ out:
 	free(r.events);
 	free(r.units);
 	free(r.sets);
+	for (size_t k = 0; k < o.nr_specs; k++)
+		free(o.specs[k].cgroup);
 	free(o.specs);
 	for (size_t c = 0; c < o.cfg.nr_cgroups; c++)
 		free(o.cfg.cgroups[c]);

@@ -43,10 +43,13 @@ static const struct perfex_option table[] = {
 	  "count everything on every CPU" },
 	{ STAT, OPT_CPU, 'C', "cpu", "CPUS", 0, 0,
 	  "count everything on CPUS (\"0-3,6\")" },
-	{ STAT, OPT_CGROUP, 'G', "cgroup", "NAME", 0, MODE_CPUS,
+	{ STAT, OPT_CGROUP, 'G', "cgroup", "NAMES", 0, MODE_CPUS,
 	  "with -a or -C: only the tasks of cgroup v2 NAME\n"
 	  "(and its descendants), relative to the cgroup2\n"
-	  "mount or absolute; one cgroup for every event" },
+	  "mount or absolute; perf's rule: each name of a\n"
+	  "list, and of each later -G, to the next event\n"
+	  "given before it (an empty one skips it); one name\n"
+	  "first: every event before it; before any -e: all" },
 	{ STAT, OPT_FOR_EACH_CGROUP, 0, "for-each-cgroup", "NAMES", 0, MODE_CPUS,
 	  "with -a or -C: every event once for each cgroup\n"
 	  "v2 of the comma list (with its descendants), a\n"

@@ -279,7 +279,9 @@ static void human_target(const struct stat_report *r, FILE *out)
 	else if (cfg->nr_cgroups) {
 		fprintf(out, "cgroups");
 		for (size_t i = 0; i < cfg->nr_cgroups; i++)
-			fprintf(out, "%s'%s'", i ? ", " : " ", cfg->cgroups[i]);
+			fprintf(out, cfg->cgroups[i] ? "%s'%s'" : "%s%s",
+				i ? ", " : " ", cfg->cgroups[i] ?
+				cfg->cgroups[i] : "the rest of the system");
 		fprintf(out, " on %s%s", cfg->cpus[0] ? "CPU(s) " : "every CPU",
 			cfg->cpus);
 	}
@@ -749,9 +751,13 @@ static void json_begin(struct stat_report *r)
 		}
 		if (cfg->nr_cgroups) {
 			fprintf(out, ", \"cgroups\": [");
+			/* null: -G's events without a cgroup. */
 			for (size_t i = 0; i < cfg->nr_cgroups; i++) {
 				fputs(i ? ", " : "", out);
-				json_str(out, cfg->cgroups[i]);
+				if (cfg->cgroups[i])
+					json_str(out, cfg->cgroups[i]);
+				else
+					fputs("null", out);
 			}
 			fputc(']', out);
 		}

@@ -45,6 +45,10 @@ struct stat_config {
 	 * cgroup, the rows cgroup after cgroup; or NULL / 0. */
 	char **cgroups;
 	size_t nr_cgroups;
+	/* -G with events in different cgroups (perf's rule): cgroups are
+	 * the parts, NULL for the events without one; each event counts in
+	 * its own cgroup's part only. */
+	bool cgroup_per_event;
 	bool bpf_counters;	/* --bpf-counters, with cgroup */
 	/* Event sets: each -e one set, taking turns. */
 	bool sets;

@@ -97,13 +97,95 @@ def parent_counts_its_children_json():
         cg.close()
 
 
+def csv_rows(text):
+    """[(cgroup, count)] of perfex's or perf's CSV rows of TP, in order
+    (the cgroup is the field after the event; "" for none)."""
+    out = []
+    for row in text.splitlines():
+        f = row.split(",")
+        if len(f) > 3 and f[2] == TP and f[0].isdigit():
+            out.append((f[3], int(f[0])))
+    return out
+
+
+def perf_rows(started):
+    p, out = started
+    p.send_signal(signal.SIGINT)
+    p.communicate(timeout=30)
+    return csv_rows(out.read())
+
+
+@case
+def cgroup_lists_follow_perfs_rule():
+    """-G's names go to the events in order, one each; an event after the
+    last name counts everything; the first -G's one name goes to every
+    event before it.  Exact with two busy cgroups, the system-wide event
+    filtered to the two workloads (kernel-facts: other processes make the
+    same calls); perf stat counts the same run with the same options."""
+    need_tracepoint()
+    base = exit_baseline()
+    cg = Cgroups()
+    try:
+        a = cg.make("perfctr-cli-la")
+        b = cg.make("perfctr-cli-lb")
+        rows = [
+            (["-e", TP, "-e", TP, "-e", TP, "--filter", None, "-G",
+              "%s,%s" % (a, b)],
+             [(a, 7000 + base), (b, 9000 + base), ("", 16000 + 2 * base)]),
+            (["-e", TP, "-e", TP, "-G", a, "-e", TP, "--filter", None],
+             [(a, 7000 + base), (a, 7000 + base), ("", 16000 + 2 * base)]),
+            # An empty name skips its event; a later -G goes on.
+            (["-e", TP, "--filter", None, "-e", TP, "-e", TP, "-G",
+              ",%s" % b, "-G", a],
+             [("", 16000 + 2 * base), (b, 9000 + base), (a, 7000 + base)]),
+        ]
+        for args, want in rows:
+            members = [Member(cg, a, 7000), Member(cg, b, 9000)]
+            try:
+                flt = "common_pid == %d || common_pid == %d" % (
+                    members[0].pid, members[1].pid)
+                args = [flt if x is None else x for x in args]
+                p, out = start_perfex("-x,", "-a", *args)
+                perf = perf_stat_background(cg.mnt, *args)
+                wait_counting(p.pid)
+                if perf:
+                    wait_counting(perf[0].pid)
+                for m in members:
+                    m.go()
+                for m in members:
+                    m.wait()
+                p.send_signal(signal.SIGINT)
+                _, err = p.communicate(timeout=30)
+                check(p.returncode == 0, err)
+                got = csv_rows(out.read())
+                check(sorted(got) == sorted(want), (args, got, want))
+                if perf:
+                    check(sorted(perf_rows(perf)) == sorted(want),
+                          ("perf stat", args))
+            finally:
+                for m in members:
+                    m.close()
+    finally:
+        cg.close()
+
+
 @case
 def cgroup_errors():
     r = perfex("-G", "x", "-e", "task-clock", "--", "true")
     check(r.returncode != 0 and "-G" in r.stderr, r.stderr)
     r = perfex("-a", "-G", "x,y", "-e", "task-clock", "--", "true")
-    check(r.returncode != 0 and "lists are not supported" in r.stderr,
+    check(r.returncode == 129 and "a list needs its -e first" in r.stderr,
           r.stderr)
+    r = perfex("-a", "-e", "task-clock", "-G", "x,y", "--", "true")
+    check(r.returncode == 129 and "names more cgroups than there are "
+          "events before it ('x,y')" in r.stderr, r.stderr)
+    r = perfex("-a", "-e", "task-clock,page-faults", "-e", "page-faults",
+               "-G", "x,y", "--", "true")
+    check(r.returncode == 129 and "'task-clock,page-faults' is several "
+          "events" in r.stderr and "hint:" in r.stderr, r.stderr)
+    r = perfex("-a", "-G", "x", "-e", "task-clock", "-G", "y", "--", "true")
+    check(r.returncode == 129 and "cannot follow a -G given before the "
+          "events" in r.stderr, r.stderr)
     r = perfex("-a", "-G", "perfctr-cli-no-such", "-e", "task-clock", "--",
                "true")
     if "no cgroup v2 file system" in r.stderr:
