@@ -689,6 +689,15 @@ def refusals_say_why():
         if first:
             lines = r.stderr.splitlines()
             check(lines[:2] == [first, hint], "%s: %s" % (args, r.stderr))
+    # perfex record says the same.
+    out = os.path.join(e.dir, "rec")
+    os.makedirs(out, exist_ok=True)
+    os.chmod(out, 0o777)
+    r = e.run_as(e.a, [PERFEX, "record", "-o", os.path.join(out, "a.data"),
+                       "-e", "task-clock:k", "--", work(), "getppid", "1"])
+    check(r.returncode == 131 and r.stderr.splitlines()[:2] == [
+        "perfex: cannot open event 'task-clock:k': the access broker "
+        "refused it: kernel-mode sampling (rule 'user-a')", hint], r.stderr)
     # Without the broker the kernel's answer is all there is.
     r = e.run_as(e.a, [PERFEX, "-a", "-e", "task-clock", "--", work(),
                        "getppid", "1"], PERFCTR_NO_BROKER="1")

@@ -89,7 +89,13 @@ struct perfctr_metrics {
 	struct ev_rec *events;
 	size_t nr_events;
 	bool events_sorted;
-	struct text *deferred;	/* event files not scanned yet */
+	struct deferred {
+		const char *path;	/* in the arena */
+		struct text text;	/* read at the first lookup that
+					 * misses; p NULL once scanned */
+		bool done;		/* scanned, or unreadable */
+	} *deferred;		/* event files, scanned when one of their
+				 * events is looked up */
 	size_t nr_deferred;
 	char **sources;		/* names of the user's files */
 	size_t nr_sources;
@@ -574,6 +580,36 @@ static int map_text(const char *path, struct text *t)
 	t->len = (size_t)len;
 	t->kind = TEXT_HEAP;
 	return 0;
+}
+
+/*
+ * Whether file @path holds @needle: 1, 0 or -errno.  Read through a small
+ * buffer: mapping or reading whole every file of a model only to look for
+ * a word cost more than the search (a page fault a page).
+ */
+static int file_contains(const char *path, const char *needle)
+{
+	char buf[16384 + 64];
+	size_t nlen = strlen(needle), keep = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
+	ssize_t got;
+
+	if (fd < 0)
+		return -errno;
+	if (nlen >= 64) {
+		close(fd);
+		return -EINVAL;
+	}
+	while (!found && (got = read(fd, buf + keep, sizeof(buf) - keep)) > 0) {
+		size_t len = keep + (size_t)got;
+
+		found = memmem(buf, len, needle, nlen) != NULL;
+		/* a match across two reads */
+		keep = len < nlen - 1 ? len : nlen - 1;
+		memmove(buf, buf + len - keep, keep);
+	}
+	close(fd);
+	return found;
 }
 
 static void free_text(struct text *t)
@@ -1149,12 +1185,16 @@ static int load_model(struct perfctr_metrics *m, const char *tree)
 	if ((err = sorted_json_files(dir, &names, &nr)))
 		return err;
 	for (i = 0; i < nr && !err; i++) {
-		struct text *more, t = { NULL, 0, TEXT_HEAP };
+		struct text t = { NULL, 0, TEXT_HEAP };
+		struct deferred *more;
+		int has;
 
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		if ((err = map_text(path, &t))) {
-			pr_warn("cannot load '%s': %s\n", path, strerror(-err));
-			err = 0;
+		has = file_contains(path, "\"MetricName\"");
+		if (has > 0 && (has = map_text(path, &t)) == 0)
+			has = 1;
+		if (has < 0) {
+			pr_warn("cannot load '%s': %s\n", path, strerror(-has));
 			continue;
 		}
 		/*
@@ -1162,16 +1202,22 @@ static int load_model(struct perfctr_metrics *m, const char *tree)
 		 * model's megabytes) are parsed when one of their events is
 		 * first looked up: loading stays within a millisecond or two.
 		 */
-		if (!strstr(t.p, "\"MetricName\"")) {
+		if (!has) {
 			more = realloc(m->deferred,
 				       (m->nr_deferred + 1) * sizeof(*more));
 			if (!more) {
-				free_text(&t);
 				err = -ENOMEM;
 				break;
 			}
 			m->deferred = more;
-			m->deferred[m->nr_deferred++] = t;
+			more = &m->deferred[m->nr_deferred];
+			memset(more, 0, sizeof(*more));
+			more->path = arena_strndup(m, path, strlen(path));
+			if (!more->path) {
+				err = -ENOMEM;
+				break;
+			}
+			m->nr_deferred++;
 			continue;
 		}
 		err = add_text(m, &t, m->model);
@@ -1433,7 +1479,7 @@ void perfctr_metrics__delete(struct perfctr_metrics *m)
 		free(m->sources[i]);
 	free(m->sources);
 	for (i = 0; i < m->nr_deferred; i++)
-		free_text(&m->deferred[i]);
+		free_text(&m->deferred[i].text);
 	free(m->deferred);
 	for (i = 0; i < m->nr_texts; i++)
 		free_text(&m->texts[i]);
@@ -1670,12 +1716,21 @@ static bool load_deferred(struct perfctr_metrics *m, const char *name)
 
 	if (snprintf(quoted, sizeof(quoted), "\"%s\"", name) >= (int)sizeof(quoted))
 		return false;
+	/* Read once and kept: a model's tables may be searched for many
+	 * names that are in none of them (generic events). */
 	for (i = 0; i < m->nr_deferred; i++) {
-		struct text *d = &m->deferred[i];
+		struct deferred *d = &m->deferred[i];
 
-		if (!d->p || !strcasestr(d->p, quoted))
+		if (d->done)
 			continue;
-		if (add_text(m, d, m->model))
+		if (!d->text.p && map_text(d->path, &d->text)) {
+			d->done = true;
+			continue;
+		}
+		if (!strcasestr(d->text.p, quoted))
+			continue;
+		d->done = true;
+		if (add_text(m, &d->text, m->model))
 			continue;
 		loaded = true;
 	}
