@@ -257,6 +257,11 @@ static_or_l  = $(foreach l,$(1),$(if $(and $(filter-out -lpthread,$(l)),$(call h
 DW_DEPS     := $(if $(filter 1,$(HAVE_LIBDW)),$(sort $(filter-out -ldw -lelf -lpthread,$(shell pkg-config --static --libs-only-l libdw 2>/dev/null))))
 DW_STATIC   := $(if $(filter 1,$(HAVE_LIBDW)),$(if $(strip $(foreach l,-ldw -lelf $(DW_DEPS),$(if $(call has_archive,$(l)),,missing))),,1))
 PERFEX_DYN  := $(if $(filter 1,$(HAVE_LIBDW)),$(if $(DW_STATIC),,-ldw -lelf))
+# A build linked static throughout (LDFLAGS=-static: the PMU lane's cross
+# build) links libdw's dependencies into every program, tests included.
+ifneq ($(filter -static,$(LDFLAGS)),)
+LDLIBS      += $(if $(DW_STATIC),$(DW_DEPS))
+endif
 PERFEX_LIBS := $(call static_or_l,$(PERFEX_EXTRA_LIBS) $(filter-out -lm $(PERFEX_DYN),$(LDLIBS)) $(if $(DW_STATIC),$(DW_DEPS)) -lm) $(PERFEX_DYN)
 
 # And with every library an archive, perfex is linked static when the C

@@ -66,6 +66,24 @@ PERFCTR_API perfctr_print_fn_t perfctr_set_print(perfctr_print_fn_t fn);
  */
 PERFCTR_API const char *perfctr_version(void);
 
+/* Which open failed the last perfctr_session__attach() or
+ * perfctr_sampler__open(), and why. */
+struct perfctr_attach_error {
+	size_t sz;
+	/* The errno of the open that failed; 0 when the last attach or
+	 * open succeeded or failed before opening anything. */
+	int32_t errnum;
+	uint32_t event;		/* that event's index in the session or
+				 * sampler */
+	/* The access broker's reason when it refused that open (see
+	 * perfctr_broker_info()), as "REASON (rule 'NAME')"; "" when the
+	 * broker was not asked or did not answer. */
+	char broker[256];
+};
+
+_Static_assert(sizeof(struct perfctr_attach_error) == 272,
+	       "ABI: perfctr_attach_error");
+
 #ifdef __cplusplus
 }
 #endif

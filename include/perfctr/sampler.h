@@ -152,6 +152,18 @@ PERFCTR_API int perfctr_sampler__set_filter(struct perfctr_sampler *s,
  */
 PERFCTR_API int perfctr_sampler__open(struct perfctr_sampler *s);
 
+/**
+ * perfctr_sampler__open_error() - why the last perfctr_sampler__open()
+ * failed: the event whose open failed (perfctr_sampler__name()), its
+ * errno and the access broker's reason when the broker refused it.
+ * @s:   the sampler.
+ * @err: filled; its sz set by the caller.
+ * Thread-safety: as the sampler's other calls.
+ * Return: 0; -EINVAL for a NULL argument or an @err->sz too small.
+ */
+PERFCTR_API int perfctr_sampler__open_error(const struct perfctr_sampler *s,
+					    struct perfctr_attach_error *err);
+
 /** perfctr_sampler__enable() / __disable() - start / stop every event. */
 PERFCTR_API int perfctr_sampler__enable(struct perfctr_sampler *s);
 PERFCTR_API int perfctr_sampler__disable(struct perfctr_sampler *s);

@@ -111,22 +111,6 @@ PERFCTR_API int perfctr_session__add_evlist(struct perfctr_session *session,
 PERFCTR_API int perfctr_session__attach(struct perfctr_session *session,
 					struct perfctr_target *target);
 
-/* Which open failed the last perfctr_session__attach(), and why. */
-struct perfctr_attach_error {
-	size_t sz;
-	/* The errno of the open that failed the attach; 0 when the last
-	 * attach succeeded or failed before opening anything. */
-	int32_t errnum;
-	uint32_t event;		/* that event's index in the session */
-	/* The access broker's reason when it refused that open (see
-	 * perfctr_broker_info()), as "REASON (rule 'NAME')"; "" when the
-	 * broker was not asked or did not answer. */
-	char broker[256];
-};
-
-_Static_assert(sizeof(struct perfctr_attach_error) == 272,
-	       "ABI: perfctr_attach_error");
-
 /**
  * perfctr_session__attach_error() - why the last attach failed.
  * @session: the session.

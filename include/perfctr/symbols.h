@@ -9,7 +9,9 @@
  * table from /proc/kallsyms (or any file in that format).  User-space
  * symbols come from the ELF files themselves (.symtab, else .dynsym, also
  * from a separate debug file found by build-id under /usr/lib/debug),
- * read with libelf when the library was built with it.  Without libelf
+ * read with libelf when the library was built with it; x86-64 PLT stubs
+ * (.plt, .plt.sec) are named "function@plt" from the .rela.plt
+ * relocations, as perf names them.  Without libelf
  * user addresses resolve to DSO + offset only; perfctr_symbols_have_elf()
  * says which.
  *

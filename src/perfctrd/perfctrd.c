@@ -361,7 +361,7 @@ static void handle_open(struct client *c, const struct pc_broker_msg *m,
 	if (ret)
 		goto out;
 	if (target == PD_T_OWN) {
-		ret = pd_task_check_own(&creds, c->uid, c->gid, why,
+		ret = pd_task_check_own(&creds, c->uid, c->gid, c->fd, why,
 					sizeof(why));
 		if (ret)
 			goto out;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -17,6 +18,9 @@
 
 #ifndef PID_FS_MAGIC
 #define PID_FS_MAGIC	0x50494446
+#endif
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD	77
 #endif
 
 /* The device of pidfs, 0 until a pidfd on it was seen (the daemon has
@@ -86,21 +90,26 @@ static bool status_ids(const char *text, const char *key, unsigned int *ids,
 
 /*
  * PIDFD_GET_INFO (Linux 6.13): the pid and every id of the pidfd's own
- * process in one call, with no pid to look up in /proc in between.  The
- * first version of its struct, which every kernel with the call knows
- * (the size is part of the ioctl's number).
+ * process in one call, with no pid to look up in /proc in between; the
+ * second version of its struct (6.16) adds the dumpability of a live
+ * task.  A kernel that knows only the first refuses this size, and the
+ * /proc way is taken.
  */
-struct pidfd_info_v0 {
+struct pidfd_info_v1 {
 	uint64_t mask;
 	uint64_t cgroupid;
 	uint32_t pid, tgid, ppid;
 	uint32_t ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
 	int32_t exit_code;
+	uint32_t coredump_mask;
+	uint32_t spare;
 };
-_Static_assert(sizeof(struct pidfd_info_v0) == 64, "PIDFD_INFO_SIZE_VER0");
-#define PIDFD_GET_INFO_V0	_IOWR(0xFF, 11, struct pidfd_info_v0)
+_Static_assert(sizeof(struct pidfd_info_v1) == 72, "PIDFD_INFO_SIZE_VER1");
+#define PIDFD_GET_INFO_V1	_IOWR(0xFF, 11, struct pidfd_info_v1)
 #define PIDFD_INFO_PID_BIT	(1ull << 0)
 #define PIDFD_INFO_CREDS_BIT	(1ull << 1)
+#define PIDFD_INFO_DUMP_BIT	(1ull << 4)
+#define PIDFD_DUMP_USER		(1u << 2)	/* SUID_DUMP_USER */
 
 /* Whether @fd is a pidfd on pidfs.  Checked before the ioctl: a file of
  * the caller's choosing (a FUSE file answers ioctls of a known size) could
@@ -124,16 +133,19 @@ static bool on_pidfs(int fd)
  * -ESRCH: the process has exited. */
 static int creds_from_pidfd(int pidfd, struct pd_task *t)
 {
-	const uint64_t want = PIDFD_INFO_PID_BIT | PIDFD_INFO_CREDS_BIT;
-	struct pidfd_info_v0 info = { .mask = want };
+	const uint64_t want = PIDFD_INFO_PID_BIT | PIDFD_INFO_CREDS_BIT |
+			      PIDFD_INFO_DUMP_BIT;
+	struct pidfd_info_v1 info = { .mask = want };
 
 	if (!on_pidfs(pidfd))
 		return 0;
-	if (ioctl(pidfd, PIDFD_GET_INFO_V0, &info))
+	if (ioctl(pidfd, PIDFD_GET_INFO_V1, &info))
 		return errno == ESRCH ? -ESRCH : 0;
 	if ((info.mask & want) != want)
 		return 0;
 	t->pid = (pid_t)info.pid;
+	t->tgid = (pid_t)info.tgid;
+	t->dumpable = info.coredump_mask & PIDFD_DUMP_USER;
 	t->uid[0] = info.ruid;
 	t->uid[1] = info.euid;
 	t->uid[2] = info.suid;
@@ -147,12 +159,14 @@ static int creds_from_pidfd(int pidfd, struct pd_task *t)
  * The same through /proc, for kernels without PIDFD_GET_INFO: the pid
  * from the pidfd's fdinfo, then the ids from a /proc directory opened
  * while the pidfd's process was alive, so the files are that process's
- * and no later one's.
+ * and no later one's.  The files in it (not the directory) belong to
+ * root while the process is not dumpable.
  */
 int pd_task_of_proc(int pidfd, struct pd_task *t)
 {
 	char path[64], text[4096];
 	unsigned int ids[4];
+	struct stat st;
 	const char *p;
 	int dirfd;
 	long v;
@@ -175,17 +189,22 @@ int pd_task_of_proc(int pidfd, struct pd_task *t)
 	if (dirfd < 0)
 		return -ESRCH;
 	if (!pd_pidfd_alive(pidfd) ||
-	    read_proc(dirfd, "status", text, sizeof(text)) < 0) {
+	    read_proc(dirfd, "status", text, sizeof(text)) < 0 ||
+	    fstatat(dirfd, "status", &st, 0)) {
 		close(dirfd);
 		return -ESRCH;
 	}
 	close(dirfd);
+	if (!status_ids(text, "\nTgid:", ids, 1))
+		return -EIO;
+	t->tgid = (pid_t)ids[0];
 	if (!status_ids(text, "\nUid:", ids, 3))
 		return -EIO;
 	memcpy(t->uid, ids, sizeof(t->uid));
 	if (!status_ids(text, "\nGid:", ids, 3))
 		return -EIO;
 	memcpy(t->gid, ids, sizeof(t->gid));
+	t->dumpable = st.st_uid == t->uid[1] && st.st_gid == t->gid[1];
 	return 0;
 }
 
@@ -200,8 +219,23 @@ int pd_task_of(int pidfd, struct pd_task *t)
 	return t->pid > 0 ? 0 : -EPERM;
 }
 
+/* Whether the process that connected @sock is alive and is @tgid: then
+ * no other process can have that pid. */
+static bool peer_is(int sock, pid_t tgid)
+{
+	socklen_t len = sizeof(int);
+	struct pd_task peer;
+	int pidfd, ret;
+
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len))
+		return false;
+	ret = pd_task_of(pidfd, &peer);
+	close(pidfd);
+	return !ret && peer.pid == tgid;
+}
+
 int pd_task_check_own(const struct pd_task *t, uid_t uid, gid_t gid,
-			char *why, size_t size)
+		      int peer_sock, char *why, size_t size)
 {
 	int i;
 
@@ -211,5 +245,13 @@ int pd_task_check_own(const struct pd_task *t, uid_t uid, gid_t gid,
 				 (int)t->pid);
 			return -EACCES;
 		}
+	/* A process made itself undumpable (or crossed a security boundary
+	 * at exec) so that its owner's other processes cannot look into it;
+	 * the kernel still lets it count itself. */
+	if (!t->dumpable && !peer_is(peer_sock, t->tgid)) {
+		snprintf(why, size, "process %d is not dumpable: only it may "
+			 "count itself", (int)t->pid);
+		return -EACCES;
+	}
 	return 0;
 }

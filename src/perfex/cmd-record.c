@@ -779,6 +779,26 @@ static void report_open_error(const struct record *rec, int err)
 			    "the fields are in tracefs: events/SUBSYS/NAME/format");
 		return;
 	}
+	if (rec->sampler) {
+		struct perfctr_attach_error ae = { .sz = sizeof(ae) };
+		const char *name;
+
+		if (!perfctr_sampler__open_error(rec->sampler, &ae) &&
+		    ae.errnum && ae.broker[0]) {
+			name = perfctr_sampler__name(rec->sampler, ae.event);
+			perfex_error("cannot open event '%s': the access broker "
+				     "refused it: %s", name ? name : "?",
+				     ae.broker);
+			/* As perfex stat's, and the library's for a
+			 * tracepoint (sys/broker.h). */
+			perfex_hint("the broker's policy file decides "
+				    "(/etc/perfctr/perfctrd.conf unless "
+				    "perfctrd -c names another; see "
+				    "perfctrd.conf(5))");
+			perfex_hint("perfex info shows what it allows you");
+			return;
+		}
+	}
 	perfex_error("cannot open the sampling events: %s", strerror(err));
 	if (err == EACCES || err == EPERM)
 		perfex_hint("run as root or lower /proc/sys/kernel/perf_event_paranoid");

@@ -513,8 +513,9 @@ static int proc_tree_build(struct perfctr_reader *rd, struct perfctr_profile *pr
 	}
 	sort_tree = t;
 	for (i = 0; i < t->nr; i++)
-		qsort(t->procs[i].kids, t->procs[i].nr_kids, sizeof(size_t),
-		      by_subtree);
+		if (t->procs[i].nr_kids > 1)
+			qsort(t->procs[i].kids, t->procs[i].nr_kids,
+			      sizeof(size_t), by_subtree);
 	return 0;
 }
 

@@ -266,6 +266,28 @@ def attacks(path, tp, b_pid):
             libc.syscall(SYS_GETPPID)
         out["own_getppid_count"] = struct.unpack("=Q", os.read(fd, 8))[0]
         os.close(fd)
+    # A's children: like A (which set its ids without an exec) not
+    # dumpable, so not A's to count, unless made dumpable again; A itself
+    # counted itself above.
+    kids = []
+    for dumpable in (0, 1):
+        r, w = os.pipe()
+        child = os.fork()
+        if child == 0:
+            os.close(w)
+            libc.prctl(4, dumpable, 0, 0, 0)        # PR_SET_DUMPABLE
+            os.read(r, 1)
+            os._exit(0)
+        os.close(r)
+        kids.append((child, w, pidfd_open(child)))
+    time.sleep(0.2)         # the children have run their prctl
+    note("own_undumpable_child", open_msg(T_PID, -1, attr()), [kids[0][2]])
+    note("own_dumpable_child", open_msg(T_PID, -1, attr()), [kids[1][2]])
+    for child, w, fd in kids:
+        os.close(w)
+        os.close(fd)
+    for child, w, fd in kids:
+        os.waitpid(child, 0)
     # Refused by the policy.
     note("b_process", open_msg(T_PID, -1, attr()), [b])
     note("init_process", open_msg(T_PID, -1, attr()), [init])
@@ -499,6 +521,7 @@ def attacks_are_refused_and_logged():
         b_proc.communicate(b"\n", timeout=10)
     want = {
         "own_task_clock": 0, "own_getppid_kernel_mode": 0,
+        "own_undumpable_child": -EACCES, "own_dumpable_child": 0,
         "b_process": -EACCES, "init_process": -EACCES,
         "system_wide": -EACCES, "kernel_sampling": -EACCES,
         "fast_sampling": -EACCES, "raw_event": -EACCES,
@@ -532,6 +555,7 @@ def attacks_are_refused_and_logged():
     check(denied >= refusals, "%d denials logged for %d refusals"
           % (denied, refusals))
     for what in ("process %d is not the caller's" % b_proc.pid,
+                 "is not dumpable: only it may count itself",
                  "on cpu 0: rule 'user-a': CPU-wide targets",
                  "kernel-mode sampling", "raw events",
                  "reserved attr flag bits", "malformed message"):
@@ -665,6 +689,15 @@ def refusals_say_why():
         if first:
             lines = r.stderr.splitlines()
             check(lines[:2] == [first, hint], "%s: %s" % (args, r.stderr))
+    # perfex record says the same.
+    out = os.path.join(e.dir, "rec")
+    os.makedirs(out, exist_ok=True)
+    os.chmod(out, 0o777)
+    r = e.run_as(e.a, [PERFEX, "record", "-o", os.path.join(out, "a.data"),
+                       "-e", "task-clock:k", "--", work(), "getppid", "1"])
+    check(r.returncode == 131 and r.stderr.splitlines()[:2] == [
+        "perfex: cannot open event 'task-clock:k': the access broker "
+        "refused it: kernel-mode sampling (rule 'user-a')", hint], r.stderr)
     # Without the broker the kernel's answer is all there is.
     r = e.run_as(e.a, [PERFEX, "-a", "-e", "task-clock", "--", work(),
                        "getppid", "1"], PERFCTR_NO_BROKER="1")

@@ -59,28 +59,28 @@ int main(int argc, char **argv)
 }
 """
 
-# A workload that spends its time in the vDSO (clock_gettime).
+# A workload that spends its time in the vDSO (clock_gettime): a fixed
+# number of calls, so that a loaded machine gives it as many samples of
+# CPU time.
 VDSO_MAIN = r"""
 #include <stdlib.h>
 #include <time.h>
 
-__attribute__((noinline)) static long tick(long ms)
+__attribute__((noinline)) static long tick(long n)
 {
-	struct timespec t0, t;
+	struct timespec t;
 	long s = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	do {
+	for (long i = 0; i < n; i++) {
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		s += t.tv_nsec & 1;
-	} while ((t.tv_sec - t0.tv_sec) * 1000 +
-		 (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+	}
 	return s;
 }
 
 int main(int argc, char **argv)
 {
-	return tick(argc > 1 ? atol(argv[1]) : 300) == 42;
+	return tick(argc > 1 ? atol(argv[1]) : 1000000) == 42;
 }
 """
 
@@ -261,8 +261,9 @@ def vdso_frames_unwind_with_its_cfi():
     if r.returncode:
         skip("cannot build the workload: " + r.stderr[-500:])
     out = os.path.join(_dir, "vdso.data")
+    # About 0.3 s of CPU (30 ns a call), 300 samples.
     r = record(out, "--call-graph", "dwarf", "-e", "cpu-clock", "-F", "1000",
-               "--", exe, "300")
+               "--", exe, "10000000")
     check(r.returncode == 0, r.stderr)
     r = perfex("report", "-i", out, "--folded")
     check(r.returncode == 0, r.stderr)

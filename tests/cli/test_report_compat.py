@@ -8,8 +8,8 @@ srcline) and -n.
 
 Allowed differences, each with its reason:
 - Symbol names outside the workload's binary (aliases of one address,
-  PLT stubs perf names sym@plt, size-0 symbols perf stretches to the next
-  one, the ":0" perf gives code of a line table row without a file): the
+  .plt.got stubs perf names sym@plt, size-0 symbols perf stretches to the
+  next one, the ":0" perf gives code of a line table row without a file): the
   rows of those addresses differ in their symbol or srcline text and may
   split or merge differently, so their percentages are not compared; the
   workload's own rows must agree.  The widths of the symbol, srcline and

@@ -18,8 +18,9 @@ from sampletools import (PERF, TP, cleanup, perf_record, record,
 # Allowed differences, each with its reason:
 # - Symbol names outside the workload's own binary: where a DSO has several
 #   names for one address (libc's aliases, a debug-info file's local
-#   names), PLT entries perf synthesises (name@plt) and symbols of size 0
-#   perf stretches to the next one (ld.so's _dl_start_user), perf names
+#   names), the .plt.got stubs perf names name@plt (those of .plt and
+#   .plt.sec are named the same by both) and symbols of size 0 perf
+#   stretches to the next one (ld.so's _dl_start_user), perf names
 #   frames its own way; perfex names them as perfex report does.  perf
 #   also demangles C++ names without their parameters.  Lines
 #   must then agree in everything but the symbol.
@@ -87,11 +88,6 @@ def same_as_perf(path, *args, other_processes=False):
             continue
         ma, own = masked(a)
         mb, _ = masked(b)
-        # A listed difference: perf names a PLT stub "sym@plt" from the
-        # .rela.plt relocations; perfex does not make symbols of PLT slots
-        # yet and names the nearest symbol before them (_init).
-        if ma == mb and "@plt+" in b:
-            continue
         check(ma == mb and not own, (args, a, b))
     # Symbol aliases are the exception, not the rule.
     check(differ * 5 <= len(ours), (args, differ, len(ours)))

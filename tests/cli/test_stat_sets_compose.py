@@ -26,9 +26,11 @@ def set_counts(doc):
 def check_sum(counts, truth, what):
     # A switch is made by perfex after a signal while the workload runs
     # on: its calls in between belong to no set (docs/sets.md).  A few
-    # hundred at most; never one counted twice.
+    # hundred at most on an idle machine; when perfex is preempted between
+    # its two ioctls (2 CPUs shared with other builds) a few thousand.
+    # Never one counted twice.
     total = sum(counts.values())
-    check(truth * 0.99 <= total <= truth, (what, counts, truth))
+    check(truth * 0.95 <= total <= truth, (what, counts, truth))
     check(all(c > 0 for c in counts.values()), (what, counts))
 
 

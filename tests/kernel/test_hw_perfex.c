@@ -308,7 +308,62 @@ TEST(record_cycles_sample_count_and_top)
 		test_fail(__FILE__, __LINE__, "top row is not pcwork's: %.200s", top);
 }
 
+/* `perfex record --call-graph dwarf` samples the cycle counter with the
+ * architecture's user registers and a copy of the user stack; `perfex
+ * report --folded` unwinds each sample with libdw and the workload's CFI.
+ * The loop is spin_loop(), a C function main calls (not inlined), so a
+ * whole chain is ...;main;spin_loop.  Nearly all must be whole: a sample
+ * in the few instructions of a prologue or an epilogue may lose a frame
+ * in any unwinder. */
+TEST(record_dwarf_call_graph_reaches_main)
+{
+	const char *file = "/tmp/perfex-hw-dwarf.data";
+	const char *rec_argv[] = { "record", "-e", "cycles:u", "-c", "100000",
+				   "--call-graph", "dwarf", "-o", file, "--",
+				   test_build_path("tests/workload/pcwork"),
+				   "loop", "2000000", NULL };
+	const char *rep_argv[] = { "report", "-i", file, "--folded", NULL };
+	static char buf[65536];
+	unsigned long long in_loop = 0, whole = 0;
+	char *line, *save = NULL;
+
+	hw_require_lane();
+	if (run_capture(rec_argv, buf, sizeof(buf)) != 0) {
+		unlink(file);
+		test_fail(__FILE__, __LINE__, "perfex record: %.500s", buf);
+		return;
+	}
+	REQUIRE(run_capture(rep_argv, buf, sizeof(buf)) == 0);
+	unlink(file);
+	if (strstr(buf, "perfex: note: DWARF call chains: ") &&
+	    strstr(buf, "not unwound (no libdw"))
+		test_skip("this perfex was built without libdw "
+			  "(scripts/install-deps pmu)");
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *count = strrchr(line, ' ');
+		unsigned long long n;
+
+		if (!count)
+			continue;
+		*count++ = '\0';
+		n = strtoull(count, NULL, 10);
+		if (strlen(line) < strlen("spin_loop") ||
+		    strcmp(line + strlen(line) - strlen("spin_loop"), "spin_loop"))
+			continue;
+		in_loop += n;
+		if (strstr(line, ";main;spin_loop"))
+			whole += n;
+	}
+	CHECK(in_loop > 50);
+	if (whole * 100 < in_loop * 95)
+		test_fail(__FILE__, __LINE__,
+			  "%llu of %llu samples in spin_loop reach main", whole,
+			  in_loop);
+}
+
 TEST_MAIN(TEST_CASE(default_events_count_cycles_and_instructions),
 	  TEST_CASE(group_gives_ipc),
 	  TEST_CASE(arm_table_ipc_matches_its_counts),
-	  TEST_CASE(record_cycles_sample_count_and_top))
+	  TEST_CASE(record_cycles_sample_count_and_top),
+	  TEST_CASE(record_dwarf_call_graph_reaches_main))

@@ -4,13 +4,16 @@
  * pidfd's own answer and the /proc one agree for the process itself, a
  * thread of it and a child of another user; a reaped child's pidfd is
  * refused as exited whatever its pid names now; what is not a pidfd is
- * refused; the ownership check wants all three ids of each kind.
+ * refused; the ownership check wants all three ids of each kind, and a
+ * process that is not dumpable is the caller's only to count itself.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -36,6 +39,10 @@ static int both(int pidfd, struct pd_task *t)
 	CHECK_EQ_INT(a, b);
 	if (!a && !b) {
 		CHECK_EQ_INT(t->pid, p.pid);
+		CHECK_EQ_INT(t->tgid, p.tgid);
+		/* /proc cannot tell for root (see target.h). */
+		if (t->uid[1] != 0)
+			CHECK_EQ_INT(t->dumpable, p.dumpable);
 		CHECK(!memcmp(t->uid, p.uid, sizeof(p.uid)));
 		CHECK(!memcmp(t->gid, p.gid, sizeof(p.gid)));
 	}
@@ -54,13 +61,13 @@ TEST(self)
 	CHECK_EQ_INT(t.uid[0], getuid());
 	CHECK_EQ_INT(t.uid[1], geteuid());
 	CHECK_EQ_INT(t.gid[0], getgid());
-	CHECK_EQ_INT(pd_task_check_own(&t, getuid(), getgid(), why,
-				       sizeof(why)), 0);
-	CHECK_EQ_INT(pd_task_check_own(&t, getuid() + 1, getgid(), why,
-				       sizeof(why)), -EACCES);
+	CHECK_EQ_INT(pd_task_check_own(&t, getuid(), getgid(), -1,
+				       why, sizeof(why)), 0);
+	CHECK_EQ_INT(pd_task_check_own(&t, getuid() + 1, getgid(), -1,
+				       why, sizeof(why)), -EACCES);
 	CHECK(strstr(why, "is not the caller's") != NULL);
-	CHECK_EQ_INT(pd_task_check_own(&t, getuid(), getgid() + 1, why,
-				       sizeof(why)), -EACCES);
+	CHECK_EQ_INT(pd_task_check_own(&t, getuid(), getgid() + 1, -1,
+				       why, sizeof(why)), -EACCES);
 	CHECK(pd_pidfd_alive(fd));
 	close(fd);
 }
@@ -121,7 +128,9 @@ TEST(other_user_and_reaped)
 	child = fork();
 	REQUIRE(child >= 0);
 	if (child == 0) {
-		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+		if (setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534) ||
+		    prctl(PR_SET_DUMPABLE, 1))
 			_exit(1);
 		if (write(done[1], "x", 1) != 1 || read(go[0], &c, 1) < 0)
 			_exit(1);
@@ -133,8 +142,9 @@ TEST(other_user_and_reaped)
 	CHECK_EQ_INT(both(fd, &t), 0);
 	CHECK_EQ_INT(t.pid, child);
 	CHECK_EQ_INT(t.uid[2], 65534);
-	CHECK_EQ_INT(pd_task_check_own(&t, 0, 0, why, sizeof(why)), -EACCES);
-	CHECK_EQ_INT(pd_task_check_own(&t, 65534, 65534, why, sizeof(why)), 0);
+	CHECK_EQ_INT(pd_task_check_own(&t, 0, 0, -1, why, sizeof(why)), -EACCES);
+	CHECK_EQ_INT(pd_task_check_own(&t, 65534, 65534, -1, why,
+				       sizeof(why)), 0);
 	CHECK(write(go[1], "x", 1) == 1);
 	REQUIRE(waitpid(child, NULL, 0) == child);
 	CHECK(!pd_pidfd_alive(fd));
@@ -156,5 +166,76 @@ TEST(not_a_pidfd)
 	CHECK_EQ_INT(both(p[0], &t), -EBADF);
 }
 
+/*
+ * Not dumpable: this process counts itself (it is the peer of its own
+ * socketpair), but a child of its, same ids, is refused to it.  A peer
+ * that is not a socket is no one.  As root, in a child with another
+ * user's ids, since /proc cannot tell a root process's dumpability.
+ */
+static void not_dumpable_here(void)
+{
+	int sv[2], go[2], self, kid;
+	struct pd_task t;
+	char why[128], c;
+	pid_t child;
+
+	REQUIRE(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) == 0);
+	REQUIRE(pipe(go) == 0);
+	REQUIRE(prctl(PR_SET_DUMPABLE, 0) == 0);
+	child = fork();
+	if (child == 0) {
+		if (read(go[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	self = pidfd_open(getpid(), 0);
+	kid = child > 0 ? pidfd_open(child, 0) : -1;
+	REQUIRE(self >= 0 && kid >= 0);
+	CHECK_EQ_INT(both(self, &t), 0);
+	CHECK(!t.dumpable);
+	CHECK_EQ_INT(t.tgid, getpid());
+	CHECK_EQ_INT(pd_task_check_own(&t, getuid(), getgid(), sv[0], why,
+				       sizeof(why)), 0);
+	CHECK_EQ_INT(pd_task_check_own(&t, getuid(), getgid(), go[0], why,
+				       sizeof(why)), -EACCES);
+	CHECK_EQ_INT(both(kid, &t), 0);
+	CHECK(!t.dumpable);
+	CHECK_EQ_INT(pd_task_check_own(&t, getuid(), getgid(), sv[0], why,
+				       sizeof(why)), -EACCES);
+	CHECK(strstr(why, "is not dumpable") != NULL);
+	REQUIRE(prctl(PR_SET_DUMPABLE, 1) == 0);
+	CHECK_EQ_INT(both(self, &t), 0);
+	CHECK(t.dumpable);
+	CHECK(write(go[1], "x", 1) == 1);
+	waitpid(child, NULL, 0);
+	close(self);
+	close(kid);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+TEST(not_dumpable)
+{
+	pid_t child;
+	int status;
+
+	if (geteuid() != 0) {
+		not_dumpable_here();
+		return;
+	}
+	child = fork();
+	REQUIRE(child >= 0);
+	if (child == 0) {
+		if (setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(2);
+		not_dumpable_here();
+		_exit(test_failed());
+	}
+	REQUIRE(waitpid(child, &status, 0) == child);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 TEST_MAIN(TEST_CASE(self), TEST_CASE(thread),
-	  TEST_CASE(other_user_and_reaped), TEST_CASE(not_a_pidfd))
+	  TEST_CASE(other_user_and_reaped), TEST_CASE(not_a_pidfd),
+	  TEST_CASE(not_dumpable))

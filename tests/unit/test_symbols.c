@@ -6,7 +6,9 @@
 #include <elf.h>
 #include <errno.h>
 #include <link.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/auxv.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -401,6 +403,64 @@ TEST(cxx_names_demangled)
 	perfctr_symbols__delete(syms);
 }
 
+/*
+ * The PLT stubs of this test binary are named "name@plt", at the
+ * addresses and with the names objdump gives them (binutils reads
+ * .rela.plt as perf does).
+ */
+TEST(plt_stubs_named_as_objdump_names_them)
+{
+	PERFCTR_OPTS(perfctr_symbols_opts, opts, .kallsyms = "");
+	struct perfctr_symbol_loc loc = { .sz = sizeof(loc) };
+	struct perfctr_symbols *syms;
+	char exe[4096], cmd[4200], line[512], name[256];
+	unsigned long long vaddr;
+	uint64_t bias;
+	size_t checked = 0;
+	ssize_t n;
+	FILE *f;
+
+	if (!perfctr_symbols_have_elf())
+		test_skip("built without libelf: no user-space symbols");
+	if (access("/usr/bin/objdump", X_OK))
+		test_skip("no /usr/bin/objdump (binutils) to compare with");
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	REQUIRE(n > 0);
+	exe[n] = '\0';
+	syms = perfctr_symbols__new(&opts);
+	REQUIRE(syms);
+	REQUIRE(perfctr_symbols__load_proc_maps(syms, getpid()) >= 1);
+	REQUIRE(perfctr_symbols__resolve(syms, getpid(),
+			(uint64_t)(uintptr_t)&symbols_test_marker, false, 0,
+			&loc) == 1);
+	/* Where the file's virtual addresses were loaded. */
+	bias = (uint64_t)(uintptr_t)&symbols_test_marker - loc.sym_addr;
+	snprintf(cmd, sizeof(cmd),
+		 "/usr/bin/objdump -d -j .plt -j .plt.sec '%s' 2>/dev/null", exe);
+	f = popen(cmd, "r");
+	REQUIRE(f);
+	while (fgets(line, sizeof(line), f)) {
+		/* "0000000000002030 <abort@plt>:"; not the resolver's
+		 * "<x@plt-0x10>", nor IRELATIVE stubs objdump names
+		 * "*ABS*+0x...@plt". */
+		if (sscanf(line, "%llx <%255[^>]>:", &vaddr, name) != 2 ||
+		    !strstr(name, "@plt") || strstr(name, "@plt-") ||
+		    name[0] == '*')
+			continue;
+		CHECK_EQ_INT(perfctr_symbols__resolve(syms, getpid(),
+				vaddr + bias + 4, false, 0, &loc), 1);
+		CHECK_STR(loc.sym, name);
+		CHECK_EQ_U64(loc.sym_addr, vaddr);
+		CHECK_STR(loc.dso, exe);
+		checked++;
+	}
+	pclose(f);
+	/* The test calls libc through its PLT: there are stubs. */
+	CHECK(checked >= 5);
+	perfctr_symbols__delete(syms);
+}
+
 TEST_MAIN(TEST_CASE(kallsyms_fixture), TEST_CASE(maps_overlap_fork_exec),
 	  TEST_CASE(own_elf_symbols), TEST_CASE(dso_only_does_not_load),
-	  TEST_CASE(vdso_from_memory), TEST_CASE(cxx_names_demangled))
+	  TEST_CASE(vdso_from_memory), TEST_CASE(cxx_names_demangled),
+	  TEST_CASE(plt_stubs_named_as_objdump_names_them))

@@ -89,7 +89,11 @@ struct perfctr_metrics {
 	struct ev_rec *events;
 	size_t nr_events;
 	bool events_sorted;
-	struct text *deferred;	/* event files not scanned yet */
+	struct deferred {
+		const char *path;	/* in the arena */
+		bool done;		/* scanned, or unreadable */
+	} *deferred;		/* event files, scanned when one of their
+				 * events is looked up */
 	size_t nr_deferred;
 	char **sources;		/* names of the user's files */
 	size_t nr_sources;
@@ -574,6 +578,49 @@ static int map_text(const char *path, struct text *t)
 	t->len = (size_t)len;
 	t->kind = TEXT_HEAP;
 	return 0;
+}
+
+/*
+ * Whether file @path holds @needle (ignoring case when @nocase): 1, 0 or
+ * -errno.  Read through a small buffer: touching each page of a file
+ * mapped or read whole for one search cost more than the search.
+ */
+static int file_contains(const char *path, const char *needle, bool nocase)
+{
+	char buf[16384 + 320];
+	size_t nlen = strlen(needle), keep = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
+	ssize_t got;
+
+	if (fd < 0)
+		return -errno;
+	if (nlen >= 320) {
+		close(fd);
+		return -EINVAL;
+	}
+	while (!found && (got = read(fd, buf + keep, sizeof(buf) - keep)) > 0) {
+		size_t len = keep + (size_t)got;
+
+		if (!nocase) {
+			found = memmem(buf, len, needle, nlen) != NULL;
+		} else {
+			/* its first byte exactly (a quote), then the rest */
+			const char *c = buf, *end = buf + len - nlen + 1;
+
+			while (len >= nlen && !found &&
+			       (c = memchr(c, needle[0], (size_t)(end - c)))) {
+				found = tolower((unsigned char)c[1]) ==
+					tolower((unsigned char)needle[1]) &&
+					!strncasecmp(c, needle, nlen);
+				c++;
+			}
+		}
+		/* a match across two reads */
+		keep = len < nlen - 1 ? len : nlen - 1;
+		memmove(buf, buf + len - keep, keep);
+	}
+	close(fd);
+	return found;
 }
 
 static void free_text(struct text *t)
@@ -1149,12 +1196,16 @@ static int load_model(struct perfctr_metrics *m, const char *tree)
 	if ((err = sorted_json_files(dir, &names, &nr)))
 		return err;
 	for (i = 0; i < nr && !err; i++) {
-		struct text *more, t = { NULL, 0, TEXT_HEAP };
+		struct text t = { NULL, 0, TEXT_HEAP };
+		struct deferred *more;
+		int has;
 
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		if ((err = map_text(path, &t))) {
-			pr_warn("cannot load '%s': %s\n", path, strerror(-err));
-			err = 0;
+		has = file_contains(path, "\"MetricName\"", false);
+		if (has > 0 && (has = map_text(path, &t)) == 0)
+			has = 1;
+		if (has < 0) {
+			pr_warn("cannot load '%s': %s\n", path, strerror(-has));
 			continue;
 		}
 		/*
@@ -1162,16 +1213,22 @@ static int load_model(struct perfctr_metrics *m, const char *tree)
 		 * model's megabytes) are parsed when one of their events is
 		 * first looked up: loading stays within a millisecond or two.
 		 */
-		if (!strstr(t.p, "\"MetricName\"")) {
+		if (!has) {
 			more = realloc(m->deferred,
 				       (m->nr_deferred + 1) * sizeof(*more));
 			if (!more) {
-				free_text(&t);
 				err = -ENOMEM;
 				break;
 			}
 			m->deferred = more;
-			m->deferred[m->nr_deferred++] = t;
+			more = &m->deferred[m->nr_deferred];
+			more->done = false;
+			more->path = arena_strndup(m, path, strlen(path));
+			if (!more->path) {
+				err = -ENOMEM;
+				break;
+			}
+			m->nr_deferred++;
 			continue;
 		}
 		err = add_text(m, &t, m->model);
@@ -1432,8 +1489,6 @@ void perfctr_metrics__delete(struct perfctr_metrics *m)
 	for (i = 0; i < m->nr_sources; i++)
 		free(m->sources[i]);
 	free(m->sources);
-	for (i = 0; i < m->nr_deferred; i++)
-		free_text(&m->deferred[i]);
 	free(m->deferred);
 	for (i = 0; i < m->nr_texts; i++)
 		free_text(&m->texts[i]);
@@ -1671,11 +1726,13 @@ static bool load_deferred(struct perfctr_metrics *m, const char *name)
 	if (snprintf(quoted, sizeof(quoted), "\"%s\"", name) >= (int)sizeof(quoted))
 		return false;
 	for (i = 0; i < m->nr_deferred; i++) {
-		struct text *d = &m->deferred[i];
+		struct deferred *d = &m->deferred[i];
+		struct text t;
 
-		if (!d->p || !strcasestr(d->p, quoted))
+		if (d->done || file_contains(d->path, quoted, true) <= 0)
 			continue;
-		if (add_text(m, d, m->model))
+		d->done = true;
+		if (map_text(d->path, &t) || add_text(m, &t, m->model))
 			continue;
 		loaded = true;
 	}

@@ -53,6 +53,7 @@ struct perfctr_sampler {
 	struct perfctr_ring **rings;	/* [ring], then [nr_rings + ring] tracking */
 	struct perfctr_decoder *decoder;
 	bool opened;
+	struct pc_engine_failure open_failure;	/* of the last open */
 	/* opts.tracking_ring: the side-band bits the caller's attrs asked
 	 * for, which the tracking event carries instead of them. */
 	struct perf_event_attr sideband;
@@ -395,6 +396,9 @@ static int open_engine(struct perfctr_sampler *s,
 		ret = make_engine(s, t);
 		if (!ret)
 			ret = pc_engine__open(s->engine, PC_ENGINE_STRICT);
+		memset(&s->open_failure, 0, sizeof(s->open_failure));
+		if (ret && s->engine)
+			s->open_failure = *pc_engine__failure(s->engine);
 		if (ret != -EINVAL || !asks_lost(s))
 			return ret;
 		pc_engine__delete(s->engine);
@@ -428,6 +432,20 @@ static int renumber_rings(struct perfctr_sampler *s)
 	}
 	free(map);
 	s->nr_rings = n;
+	return 0;
+}
+
+int perfctr_sampler__open_error(const struct perfctr_sampler *s,
+				struct perfctr_attach_error *err)
+{
+	const struct pc_engine_failure *f;
+
+	if (!s || !err || err->sz < sizeof(*err))
+		return pc_err(EINVAL);
+	f = &s->open_failure;
+	err->errnum = f->errnum;
+	err->event = (uint32_t)f->event;
+	pc_strlcpy(err->broker, f->broker, sizeof(err->broker));
 	return 0;
 }
 

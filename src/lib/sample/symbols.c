@@ -703,6 +703,87 @@ static bool elf_has_symtab(Elf *elf)
 	return false;
 }
 
+/*
+ * PLT stubs have no symbols of their own; name them "name@plt" after the
+ * function their .rela.plt relocation binds, as perf does, so that a
+ * sample in a stub is not put in the symbol before the PLT (_init).
+ * Relocation i belongs to stub i: in .plt.sec when the file has one (the
+ * stubs that code calls when built for IBT), else after .plt's first
+ * entry (the resolver's).  x86-64's layout, 16 bytes a stub; IRELATIVE
+ * relocations name no symbol, so their stubs are plain "@plt" (perf's
+ * names too).
+ */
+#define PLT_ENTRY_SIZE 16
+
+static void elf_add_plt_syms(Elf *elf, struct symtab *tab, size_t *cap)
+{
+	GElf_Shdr sh, rela_sh = { 0 }, plt_sh = { 0 }, sec_sh = { 0 }, dyn_sh;
+	Elf_Scn *scn = NULL, *rela = NULL, *dynsym;
+	Elf_Data *rel_data, *sym_data;
+	bool have_plt = false, have_sec = false;
+	uint64_t base, end;
+	size_t shstrndx, i, n;
+	GElf_Ehdr eh;
+	char name[512];
+
+	if (!gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64 ||
+	    elf_getshdrstrndx(elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *sname;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		sname = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!sname)
+			continue;
+		if (!strcmp(sname, ".rela.plt") && sh.sh_type == SHT_RELA) {
+			rela = scn;
+			rela_sh = sh;
+		} else if (!strcmp(sname, ".plt") && sh.sh_type == SHT_PROGBITS) {
+			plt_sh = sh;
+			have_plt = true;
+		} else if (!strcmp(sname, ".plt.sec") &&
+			   sh.sh_type == SHT_PROGBITS) {
+			sec_sh = sh;
+			have_sec = true;
+		}
+	}
+	if (!rela || !rela_sh.sh_entsize || (!have_plt && !have_sec))
+		return;
+	dynsym = elf_getscn(elf, rela_sh.sh_link);
+	if (!dynsym || !gelf_getshdr(dynsym, &dyn_sh))
+		return;
+	rel_data = elf_getdata(rela, NULL);
+	sym_data = elf_getdata(dynsym, NULL);
+	if (!rel_data || !sym_data)
+		return;
+	if (have_sec) {
+		base = sec_sh.sh_addr;
+		end = base + sec_sh.sh_size;
+	} else {
+		base = plt_sh.sh_addr + PLT_ENTRY_SIZE;
+		end = plt_sh.sh_addr + plt_sh.sh_size;
+	}
+	n = rela_sh.sh_size / rela_sh.sh_entsize;
+	for (i = 0; i < n && base + (i + 1) * PLT_ENTRY_SIZE <= end; i++) {
+		const char *fn = NULL;
+		GElf_Rela r;
+		GElf_Sym sym;
+
+		if (!gelf_getrela(rel_data, (int)i, &r))
+			continue;
+		if (GELF_R_SYM(r.r_info) &&
+		    gelf_getsym(sym_data, (int)GELF_R_SYM(r.r_info), &sym))
+			fn = elf_strptr(elf, dyn_sh.sh_link, sym.st_name);
+		snprintf(name, sizeof(name), "%s@plt", fn ? fn : "");
+		/* Ranked as a local symbol: a real one at the address wins. */
+		if (symtab_add(tab, cap, base + i * PLT_ENTRY_SIZE,
+			       PLT_ENTRY_SIZE, name, 0, 2))
+			return;
+	}
+}
+
 /* Where the separate debug file of @dso (known build-id) would be. */
 static void debug_file_path(const struct perfctr_symbols *syms,
 			    const struct dso *dso, char *buf, size_t size)
@@ -761,6 +842,8 @@ static void dso_read_elf(struct perfctr_symbols *syms, struct dso *dso,
 		elf_read_syms(elf, SHT_SYMTAB, &dso->symtab, &cap);
 	if (!dso->symtab.nr)
 		elf_read_syms(elf, SHT_DYNSYM, &dso->symtab, &cap);
+	/* The stubs are in the file itself, never in its debug file. */
+	elf_add_plt_syms(elf, &dso->symtab, &cap);
 	symtab_finish(&dso->symtab, 0);
 }
 
