@@ -15,6 +15,9 @@ Allowed differences, each with its reason:
   workload's own rows must agree.  The widths of the symbol, srcline and
   DSO columns follow their texts, so they are compared only when both
   tools' texts of that column agree.
+- perf shows C++ names without their parameter lists (a sanitizer
+  runtime's, in sanitizer builds): rows are compared with ours cut the
+  same way, overloads then merged.
 - --sort pid alone shows the process tree (perfex report's own shape,
   tests/cli/test_report_tree.py); pid with other keys is perf's table.
 - perf's pid key is a thread ("tid:comm"); ours is the process, the
@@ -103,6 +106,26 @@ def workload(cells, titles):
                if t in NAMED) or not any(t in NAMED for t in titles)
 
 
+def unparam(cells, titles):
+    """C++ symbols without their parameter lists, as perf shows them."""
+    return [re.sub(r"\(.*\)( const)?$", "", c) if t == "Symbol" else c
+            for c, t in zip(cells, titles)]
+
+
+def merged(rows):
+    """{key: (overhead, samples)}: rows whose keys agree once parameters
+    are left out (overloads) are one."""
+    out = {}
+    for k, p, n in rows:
+        if k in out:
+            q, m = out[k]
+            out[k] = (round(q + p, 2), [str(int(x) + int(y))
+                                         for x, y in zip(m, n)])
+        else:
+            out[k] = (p, n)
+    return out
+
+
 def compare(path, args):
     ours = parse(run([PERFEX, "report", "-i", path, *args]))
     theirs = parse(run([PERF, "report", "-i", path, "--stdio", *args]))
@@ -119,9 +142,10 @@ def compare(path, args):
                 continue
             check(wa[j] == wb[j], (args, title, wa[j], wb[j]))
         key = slice(samples, None)
-        a = {tuple(c[key]): (p, c[:samples]) for p, c in ra}
-        b = {tuple(c[key]): (p, c[:samples]) for p, c in rb}
-        check(len(a) == len(ra) and len(b) == len(rb), (args, "dup rows", ra, rb))
+        a = merged([(tuple(unparam(c[key], ta[1 + samples:])), p,
+                     c[:samples]) for p, c in ra])
+        b = merged([(tuple(unparam(c[key], tb[1 + samples:])), p,
+                     c[:samples]) for p, c in rb])
         unmatched = 0.0
         for k in set(a) | set(b):
             if k in a and k in b:
@@ -155,9 +179,10 @@ def cpu_clock_tables():
                            work(), "spin", "300"):
         for args in SORTS:
             tables = compare(path, args)
-        # The workload's source lines: spin_loop's are all there.
+        # The workload's source lines: spin_loop's are there (a sanitizer
+        # build's leak checker takes a good part of the run at its exit).
         rows = compare(path, ["--sort", "srcline"])[0][3]
-        check(sum(p for p, c in rows if c[0].startswith("pcwork.c:")) > 50,
+        check(sum(p for p, c in rows if c[0].startswith("pcwork.c:")) > 25,
               rows[:5])
         check(tables)
 

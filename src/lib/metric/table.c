@@ -91,6 +91,8 @@ struct perfctr_metrics {
 	bool events_sorted;
 	struct deferred {
 		const char *path;	/* in the arena */
+		struct text text;	/* read at the first lookup that
+					 * misses; p NULL once scanned */
 		bool done;		/* scanned, or unreadable */
 	} *deferred;		/* event files, scanned when one of their
 				 * events is looked up */
@@ -581,40 +583,27 @@ static int map_text(const char *path, struct text *t)
 }
 
 /*
- * Whether file @path holds @needle (ignoring case when @nocase): 1, 0 or
- * -errno.  Read through a small buffer: touching each page of a file
- * mapped or read whole for one search cost more than the search.
+ * Whether file @path holds @needle: 1, 0 or -errno.  Read through a small
+ * buffer: mapping or reading whole every file of a model only to look for
+ * a word cost more than the search (a page fault a page).
  */
-static int file_contains(const char *path, const char *needle, bool nocase)
+static int file_contains(const char *path, const char *needle)
 {
-	char buf[16384 + 320];
+	char buf[16384 + 64];
 	size_t nlen = strlen(needle), keep = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
 	ssize_t got;
 
 	if (fd < 0)
 		return -errno;
-	if (nlen >= 320) {
+	if (nlen >= 64) {
 		close(fd);
 		return -EINVAL;
 	}
 	while (!found && (got = read(fd, buf + keep, sizeof(buf) - keep)) > 0) {
 		size_t len = keep + (size_t)got;
 
-		if (!nocase) {
-			found = memmem(buf, len, needle, nlen) != NULL;
-		} else {
-			/* its first byte exactly (a quote), then the rest */
-			const char *c = buf, *end = buf + len - nlen + 1;
-
-			while (len >= nlen && !found &&
-			       (c = memchr(c, needle[0], (size_t)(end - c)))) {
-				found = tolower((unsigned char)c[1]) ==
-					tolower((unsigned char)needle[1]) &&
-					!strncasecmp(c, needle, nlen);
-				c++;
-			}
-		}
+		found = memmem(buf, len, needle, nlen) != NULL;
 		/* a match across two reads */
 		keep = len < nlen - 1 ? len : nlen - 1;
 		memmove(buf, buf + len - keep, keep);
@@ -1201,7 +1190,7 @@ static int load_model(struct perfctr_metrics *m, const char *tree)
 		int has;
 
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		has = file_contains(path, "\"MetricName\"", false);
+		has = file_contains(path, "\"MetricName\"");
 		if (has > 0 && (has = map_text(path, &t)) == 0)
 			has = 1;
 		if (has < 0) {
@@ -1222,7 +1211,7 @@ static int load_model(struct perfctr_metrics *m, const char *tree)
 			}
 			m->deferred = more;
 			more = &m->deferred[m->nr_deferred];
-			more->done = false;
+			memset(more, 0, sizeof(*more));
 			more->path = arena_strndup(m, path, strlen(path));
 			if (!more->path) {
 				err = -ENOMEM;
@@ -1489,6 +1478,8 @@ void perfctr_metrics__delete(struct perfctr_metrics *m)
 	for (i = 0; i < m->nr_sources; i++)
 		free(m->sources[i]);
 	free(m->sources);
+	for (i = 0; i < m->nr_deferred; i++)
+		free_text(&m->deferred[i].text);
 	free(m->deferred);
 	for (i = 0; i < m->nr_texts; i++)
 		free_text(&m->texts[i]);
@@ -1725,14 +1716,21 @@ static bool load_deferred(struct perfctr_metrics *m, const char *name)
 
 	if (snprintf(quoted, sizeof(quoted), "\"%s\"", name) >= (int)sizeof(quoted))
 		return false;
+	/* Read once and kept: a model's tables may be searched for many
+	 * names that are in none of them (generic events). */
 	for (i = 0; i < m->nr_deferred; i++) {
 		struct deferred *d = &m->deferred[i];
-		struct text t;
 
-		if (d->done || file_contains(d->path, quoted, true) <= 0)
+		if (d->done)
+			continue;
+		if (!d->text.p && map_text(d->path, &d->text)) {
+			d->done = true;
+			continue;
+		}
+		if (!strcasestr(d->text.p, quoted))
 			continue;
 		d->done = true;
-		if (map_text(d->path, &t) || add_text(m, &t, m->model))
+		if (add_text(m, &d->text, m->model))
 			continue;
 		loaded = true;
 	}
