@@ -281,7 +281,7 @@ static void human_target(const struct stat_report *r, FILE *out)
 		for (size_t i = 0; i < cfg->nr_cgroups; i++)
 			fprintf(out, cfg->cgroups[i] ? "%s'%s'" : "%s%s",
 				i ? ", " : " ", cfg->cgroups[i] ?
-				cfg->cgroups[i] : "the rest of the system");
+				cfg->cgroups[i] : "all tasks");
 		fprintf(out, " on %s%s", cfg->cpus[0] ? "CPU(s) " : "every CPU",
 			cfg->cpus);
 	}

@@ -121,7 +121,9 @@ def cgroup_lists_follow_perfs_rule():
     last name counts everything; the first -G's one name goes to every
     event before it.  Exact with two busy cgroups, the system-wide event
     filtered to the two workloads (kernel-facts: other processes make the
-    same calls); perf stat counts the same run with the same options."""
+    same calls); perf stat counts the same run with the same options.
+    A sanitizer's leak checker asks for its parent from a task of its own:
+    in the cgroup, but not one of the filter's pids."""
     need_tracepoint()
     base = exit_baseline()
     cg = Cgroups()
@@ -131,16 +133,17 @@ def cgroup_lists_follow_perfs_rule():
         rows = [
             (["-e", TP, "-e", TP, "-e", TP, "--filter", None, "-G",
               "%s,%s" % (a, b)],
-             [(a, 7000 + base), (b, 9000 + base), ("", 16000 + 2 * base)]),
+             [(a, 7000 + base), (b, 9000 + base), ("", 16000)]),
             (["-e", TP, "-e", TP, "-G", a, "-e", TP, "--filter", None],
-             [(a, 7000 + base), (a, 7000 + base), ("", 16000 + 2 * base)]),
+             [(a, 7000 + base), (a, 7000 + base), ("", 16000)]),
             # An empty name skips its event; a later -G goes on.
             (["-e", TP, "--filter", None, "-e", TP, "-e", TP, "-G",
               ",%s" % b, "-G", a],
-             [("", 16000 + 2 * base), (b, 9000 + base), (a, 7000 + base)]),
+             [("", 16000), (b, 9000 + base), (a, 7000 + base)]),
         ]
         for args, want in rows:
             members = [Member(cg, a, 7000), Member(cg, b, 9000)]
+            perf = None
             try:
                 flt = "common_pid == %d || common_pid == %d" % (
                     members[0].pid, members[1].pid)
@@ -160,9 +163,13 @@ def cgroup_lists_follow_perfs_rule():
                 got = csv_rows(out.read())
                 check(sorted(got) == sorted(want), (args, got, want))
                 if perf:
-                    check(sorted(perf_rows(perf)) == sorted(want),
-                          ("perf stat", args))
+                    got, perf = perf_rows(perf), None
+                    check(sorted(got) == sorted(want), ("perf stat", args,
+                                                        got))
             finally:
+                if perf and perf[0].poll() is None:
+                    perf[0].kill()
+                    perf[0].wait()
                 for m in members:
                     m.close()
     finally:

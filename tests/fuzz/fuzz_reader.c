@@ -95,6 +95,36 @@ static void unwind_pass(const char *path)
 	perfctr_reader__close(r);
 }
 
+/* Every sample and side-band record, as perfex script --show-*-events
+ * reads them, and the threads the records named. */
+static void side_band_pass(const char *path)
+{
+	PERFCTR_OPTS(perfctr_reader_opts, o, .dso_only = true,
+		     .kallsyms = "/nonexistent", .side_band = true);
+	struct perfctr_reader_sample s = { .sz = sizeof(s) };
+	struct perfctr_reader_thread th = { .sz = sizeof(th) };
+	volatile uint64_t sink = 0;
+	struct perfctr_reader *r;
+	int n = 0;
+
+	r = perfctr_reader__open(path, &o);
+	if (!r)
+		return;
+	while (n++ < 100000 && perfctr_reader__next(r, &s) == 1) {
+		if (!s.record == !s.sample)
+			__builtin_trap();
+		if (s.record) {
+			sink += s.record->type + (s.comm ? 1 : 0);
+			if (s.tid >= 0 &&
+			    !perfctr_reader__thread(r, s.tid, &th) && th.comm)
+				sink += strlen(th.comm);
+		} else if (!s.nr_frames) {
+			__builtin_trap();
+		}
+	}
+	perfctr_reader__close(r);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	PERFCTR_OPTS(perfctr_reader_opts, o, .callchain = true,
@@ -119,6 +149,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	if (!memmem(data, size, "..", 2))
 		unwind_pass(path);
+	side_band_pass(path);
 	r = perfctr_reader__open(path, &o);
 	close(fd);
 	if (!r)
