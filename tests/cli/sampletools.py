@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import tempfile
 
-from pctest import perfex, skip, check, work
+from pctest import perfex, require_root, skip, check, work
 
 PERF = "/usr/bin/perf"
 TP = "syscalls:sys_enter_getppid"
@@ -141,6 +141,19 @@ def perf_record(out, *args):
     if r.returncode != 0:
         skip("perf record cannot run here: " + r.stderr.strip()[-300:])
     return r
+
+
+def both_files(name, *args):
+    """(perfex's file, perf's file) of the same recording: perfex record
+    and perf record with the same arguments."""
+    require_root()
+    require_perf()
+    ours = tmpfile(name + "-perfex.data")
+    r = record(ours, *args)
+    check(r.returncode == 0, r.stderr)
+    theirs = tmpfile(name + "-perf.data")
+    perf_record(theirs, *args)
+    return ours, theirs
 
 
 def top_row(rep, event_idx=0):

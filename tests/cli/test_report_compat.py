@@ -34,10 +34,9 @@ Allowed differences, each with its reason:
 import re
 import subprocess
 
-from pctest import (PERFEX, case, check, require_root, require_tracefs,
+from pctest import (PERFEX, case, check, require_tracefs,
                     run_cases, work)
-from sampletools import (PERF, TP, cleanup, perf_record, record,
-                         require_perf, tmpfile)
+from sampletools import PERF, TP, both_files, cleanup
 
 SORTS = [
     [],
@@ -160,17 +159,6 @@ def compare(path, args):
         if not named:
             check(set(a) == set(b), (args, a, b))
     return ours
-
-
-def both_files(name, *args):
-    require_root()
-    require_perf()
-    ours = tmpfile(name + "-perfex.data")
-    r = record(ours, *args)
-    check(r.returncode == 0, r.stderr)
-    theirs = tmpfile(name + "-perf.data")
-    perf_record(theirs, *args)
-    return ours, theirs
 
 
 @case

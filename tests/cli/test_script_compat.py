@@ -12,8 +12,7 @@ import subprocess
 
 from pctest import (PERFEX, case, check, require_root, require_tracefs,
                     run_cases, skip, work)
-from sampletools import (PERF, TP, cleanup, perf_record, record,
-                         require_perf, tmpfile)
+from sampletools import PERF, TP, both_files, cleanup, record, tmpfile
 
 # Allowed differences, each with its reason:
 # - Symbol names outside the workload's own binary: where a DSO has several
@@ -105,18 +104,6 @@ FIELD_SETS = [
     ["-F", "-cpu,-symoff"],
     ["-F", "comm,pid,tid,time,period,event,ip,sym,symoff,dso"],
 ]
-
-
-def both_files(name, *args):
-    """(perfex's file, perf's file) of the same recording."""
-    require_root()
-    require_perf()
-    ours = tmpfile(name + "-perfex.data")
-    r = record(ours, *args)
-    check(r.returncode == 0, r.stderr)
-    theirs = tmpfile(name + "-perf.data")
-    perf_record(theirs, *args)
-    return ours, theirs
 
 
 def spin(ms="300"):
