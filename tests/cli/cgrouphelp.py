@@ -4,11 +4,12 @@ cgroup2 mount found in /proc/self/mountinfo, workloads moved in through
 cgroup.procs before they start, everything removed after."""
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 
 from pctest import check, require_root, skip, work
-from stathelp import wait_for
+from stathelp import start_perfex, wait_counting, wait_for
 
 
 def perf_stat_background(mnt, *args):
@@ -22,6 +23,33 @@ def perf_stat_background(mnt, *args):
     p = subprocess.Popen([perf, "stat", "-x,", "-o", out.name, "-a", *args],
                          stderr=subprocess.PIPE, text=True, cwd=mnt)
     return p, out
+
+
+def count_beside_perf(cg, members, args, perf_args=None):
+    """`perfex -x, -a ARGS` and, where perf is installed, `perf stat -a
+    PERF_ARGS` (ARGS when None) counting while MEMBERS make their calls
+    once: (perfex's CSV text, perf) with perf as perf_stat_background()
+    gives it.  perf is stopped if perfex fails."""
+    p, out = start_perfex("-x,", "-a", *args)
+    perf = perf_stat_background(cg.mnt, *(args if perf_args is None
+                                           else perf_args))
+    try:
+        wait_counting(p.pid)
+        if perf:
+            wait_counting(perf[0].pid)
+        for m in members:
+            m.go()
+        for m in members:
+            m.wait()
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=30)
+        check(p.returncode == 0, err)
+        return out.read(), perf
+    except BaseException:
+        if perf and perf[0].poll() is None:
+            perf[0].kill()
+            perf[0].wait()
+        raise
 
 
 def cgroup2_mount():

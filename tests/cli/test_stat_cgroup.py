@@ -9,7 +9,7 @@ counts the same run where perf can find the cgroup."""
 import json
 import signal
 
-from cgrouphelp import Cgroups, Member, perf_stat_background
+from cgrouphelp import Cgroups, Member, count_beside_perf
 from pctest import case, check, perfex, run_cases
 from stathelp import TP, exit_baseline, need_tracepoint, start_perfex, \
     wait_counting
@@ -37,19 +37,9 @@ def two_busy_cgroups_one_counted_exactly():
         a = cg.make("perfctr-cli-a")
         b = cg.make("perfctr-cli-b")
         members = [Member(cg, a, 7000), Member(cg, b, 9000)]
-        p, out = start_perfex("-x,", "-a", "-G", a, "-e", TP)
-        perf = perf_stat_background(cg.mnt, "-e", TP, "-G", a)
-        wait_counting(p.pid)
-        if perf:
-            wait_counting(perf[0].pid)
-        for m in members:
-            m.go()
-        for m in members:
-            m.wait()
-        p.send_signal(signal.SIGINT)
-        _, err = p.communicate(timeout=30)
-        check(p.returncode == 0, err)
-        rows = [l.split(",") for l in out.read().splitlines() if l]
+        text, perf = count_beside_perf(cg, members, ["-G", a, "-e", TP],
+                                       ["-e", TP, "-G", a])
+        rows = [l.split(",") for l in text.splitlines() if l]
         counts = [int(r[0]) for r in rows if len(r) > 2 and r[2] == TP]
         check(counts == [7000 + base], rows)
         if perf:
@@ -148,19 +138,8 @@ def cgroup_lists_follow_perfs_rule():
                 flt = "common_pid == %d || common_pid == %d" % (
                     members[0].pid, members[1].pid)
                 args = [flt if x is None else x for x in args]
-                p, out = start_perfex("-x,", "-a", *args)
-                perf = perf_stat_background(cg.mnt, *args)
-                wait_counting(p.pid)
-                if perf:
-                    wait_counting(perf[0].pid)
-                for m in members:
-                    m.go()
-                for m in members:
-                    m.wait()
-                p.send_signal(signal.SIGINT)
-                _, err = p.communicate(timeout=30)
-                check(p.returncode == 0, err)
-                got = csv_rows(out.read())
+                text, perf = count_beside_perf(cg, members, args)
+                got = csv_rows(text)
                 check(sorted(got) == sorted(want), (args, got, want))
                 if perf:
                     got, perf = perf_rows(perf), None

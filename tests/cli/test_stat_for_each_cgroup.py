@@ -8,7 +8,7 @@ can find the cgroups."""
 import json
 import signal
 
-from cgrouphelp import Cgroups, Member, perf_stat_background
+from cgrouphelp import Cgroups, Member, count_beside_perf
 from pctest import case, check, perfex, run_cases
 from stathelp import TP, exit_baseline, need_tracepoint, start_perfex, \
     wait_counting
@@ -59,24 +59,13 @@ def two_busy_cgroups_rows_in_csv():
         b = cg.make("perfctr-fe-b")
         members = [Member(cg, a, 7000), Member(cg, b, 9000)]
         try:
-            p, out = start_perfex("-x,", "-a", "--for-each-cgroup",
-                                  "%s,%s" % (a, b), "-e", TP)
-            perf = perf_stat_background(cg.mnt, "-e", TP, "--for-each-cgroup",
-                                        ",".join([a, b]))
-            wait_counting(p.pid)
-            if perf:
-                wait_counting(perf[0].pid)
-            for m in members:
-                m.go()
-            for m in members:
-                m.wait()
-            p.send_signal(signal.SIGINT)
-            _, err = p.communicate(timeout=30)
-            check(p.returncode == 0, err)
+            text, perf = count_beside_perf(
+                cg, members, ["--for-each-cgroup", "%s,%s" % (a, b), "-e", TP],
+                ["-e", TP, "--for-each-cgroup", ",".join([a, b])])
         finally:
             for m in members:
                 m.close()
-        rows = [l.split(",") for l in out.read().splitlines() if l]
+        rows = [l.split(",") for l in text.splitlines() if l]
         got = [(r[3], int(r[0])) for r in rows if len(r) > 3 and r[2] == TP]
         check(got == [(a, 7000 + base), (b, 9000 + base)], rows)
         if perf:
