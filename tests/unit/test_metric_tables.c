@@ -72,6 +72,16 @@ static const struct {
 	{ "0x00000000410fd0c0", "0x00000000413fd0c1", true },
 	{ "0x00000000410fd0c0", "0x00000000410fd0d0", false },
 	{ "0x00000000410fd0c0", "0x00000000420fd0c0", false },
+	/* Left to regcomp(): repetitions of a repetition are no pattern
+	 * (regcomp would take gigabytes for these; found by
+	 * fuzz_metric_table), one repetition and brackets holding the
+	 * operators are. */
+	{ "GenuineIntel-6-(55|8F)-[[\356:xdigit:]]+x++++++++++++++++++++++++"
+	  "++++++++++++++++++++++++++++e", "GenuineIntel-6-55-7", false },
+	{ "GenuineIntel-6-5{2}(-x*{3})?", "GenuineIntel-6-55-7", false },
+	{ "GenuineIntel-6-5{2}", "GenuineIntel-6-55-7", true },
+	{ "GenuineIntel-6-[+*5]5", "GenuineIntel-6-55-7", true },
+	{ "GenuineIntel-6-[]+*5]{2}", "GenuineIntel-6-55-7", true },
 };
 
 TEST(cpuid_matching)

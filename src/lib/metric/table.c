@@ -373,6 +373,61 @@ static const char *rx_alt(const struct rx *r, const char *p, uint64_t in,
 	}
 }
 
+/*
+ * Whether @p repeats a repetition ("x++", "x*{2}") outside brackets: not
+ * a pattern of POSIX EREs, and one that glibc's regcomp() answers by
+ * copying the expression for each operator, so that a few dozen of them
+ * (a hostile or damaged mapfile) take gigabytes.
+ */
+static bool stacked_repetition(const char *p)
+{
+	bool after = false;
+
+	for (; *p; p++) {
+		if (*p == '\\' && p[1]) {
+			p++;
+			after = false;
+		} else if (*p == '[') {
+			/* A bracket expression: "]" first is a member, and
+			 * [:class:], [.x.], [=x=] hold their own "]". */
+			const char *q = p + 1;
+
+			q += *q == '^';
+			q += *q == ']';
+			while (*q && *q != ']') {
+				if (*q == '[' && (q[1] == ':' || q[1] == '.' ||
+						  q[1] == '=')) {
+					const char *e = strchr(q + 2, q[1]);
+
+					while (e && e[1] != ']')
+						e = strchr(e + 1, q[1]);
+					q = e ? e + 2 : q + strlen(q);
+				} else {
+					q++;
+				}
+			}
+			if (!*q)
+				return false;	/* unbalanced: regcomp refuses it */
+			p = q;
+			after = false;
+		} else if (*p == '+' || *p == '*' || *p == '?' || *p == '{') {
+			if (after)
+				return true;
+			if (*p == '{') {
+				const char *e = strchr(p, '}');
+
+				if (!e)
+					return false;
+				p = e;
+			}
+			after = true;
+		} else {
+			after = false;
+		}
+	}
+	return false;
+}
+
 /* Whether all of @s matches @pattern: 1 or 0. */
 static int whole_match(const char *pattern, const char *s)
 {
@@ -386,6 +441,8 @@ static int whole_match(const char *pattern, const char *s)
 
 	if (end && !*end)
 		return (int)(o >> r.len & 1);
+	if (stacked_repetition(pattern))
+		return 0;
 	len = strlen(pattern);
 	anchored = malloc(len + 5);
 	if (!anchored)
