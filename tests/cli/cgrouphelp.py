@@ -25,26 +25,41 @@ def perf_stat_background(mnt, *args):
     return p, out
 
 
+def perf_output(started):
+    """Stop a perf_stat_background() (SIGINT) and return its CSV text."""
+    p, out = started
+    p.send_signal(signal.SIGINT)
+    p.communicate(timeout=30)
+    return out.read()
+
+
+def count_while(members, *args, perf=None):
+    """perfex ARGS counting while MEMBERS make their calls once, with
+    PERF (perf_stat_background()'s pair, or None) counting beside it:
+    perfex's output text once it stopped (SIGINT) with status 0."""
+    p, out = start_perfex(*args)
+    wait_counting(p.pid)
+    if perf:
+        wait_counting(perf[0].pid)
+    for m in members:
+        m.go()
+    for m in members:
+        m.wait()
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=30)
+    check(p.returncode == 0, err)
+    return out.read()
+
+
 def count_beside_perf(cg, members, args, perf_args=None):
     """`perfex -x, -a ARGS` and, where perf is installed, `perf stat -a
     PERF_ARGS` (ARGS when None) counting while MEMBERS make their calls
     once: (perfex's CSV text, perf) with perf as perf_stat_background()
     gives it.  perf is stopped if perfex fails."""
-    p, out = start_perfex("-x,", "-a", *args)
     perf = perf_stat_background(cg.mnt, *(args if perf_args is None
                                            else perf_args))
     try:
-        wait_counting(p.pid)
-        if perf:
-            wait_counting(perf[0].pid)
-        for m in members:
-            m.go()
-        for m in members:
-            m.wait()
-        p.send_signal(signal.SIGINT)
-        _, err = p.communicate(timeout=30)
-        check(p.returncode == 0, err)
-        return out.read(), perf
+        return count_while(members, "-x,", "-a", *args, perf=perf), perf
     except BaseException:
         if perf and perf[0].poll() is None:
             perf[0].kill()

@@ -7,19 +7,15 @@ cgroup the test made holds nothing else, so no pid filter is needed; a
 second busy cgroup shows the count is the cgroup's alone.  perf stat -a -G
 counts the same run where perf can find the cgroup."""
 import json
-import signal
 
-from cgrouphelp import Cgroups, Member, count_beside_perf
+from cgrouphelp import (Cgroups, Member, count_beside_perf, count_while,
+                       perf_output)
 from pctest import case, check, perfex, run_cases
-from stathelp import TP, exit_baseline, need_tracepoint, start_perfex, \
-    wait_counting
+from stathelp import TP, exit_baseline, need_tracepoint
 
 
 def perf_result(started):
-    p, out = started
-    p.send_signal(signal.SIGINT)
-    p.communicate(timeout=30)
-    for row in out.read().splitlines():
+    for row in perf_output(started).splitlines():
         f = row.split(",")
         if len(f) > 2 and f[2] == TP and f[0].isdigit():
             return int(f[0])
@@ -65,17 +61,8 @@ def parent_counts_its_children_json():
         parent = cg.make("perfctr-cli-p")
         child = cg.make("perfctr-cli-p/c")
         members = [Member(cg, parent, 300), Member(cg, child, 4000)]
-        p, out = start_perfex("-j", "--all-cpus", "--cgroup", "/" + parent,
-                              "-e", TP)
-        wait_counting(p.pid)
-        for m in members:
-            m.go()
-        for m in members:
-            m.wait()
-        p.send_signal(signal.SIGINT)
-        _, err = p.communicate(timeout=30)
-        check(p.returncode == 0, err)
-        doc = json.loads(out.read())
+        doc = json.loads(count_while(members, "-j", "--all-cpus",
+                                     "--cgroup", "/" + parent, "-e", TP))
         check(doc["target"] == {"kind": "cgroup", "cpus": "all",
                                 "cgroup": "/" + parent}, doc["target"])
         ev = [e for e in doc["events"] if e["name"] == TP]
@@ -99,10 +86,7 @@ def csv_rows(text):
 
 
 def perf_rows(started):
-    p, out = started
-    p.send_signal(signal.SIGINT)
-    p.communicate(timeout=30)
-    return csv_rows(out.read())
+    return csv_rows(perf_output(started))
 
 
 @case

@@ -6,21 +6,17 @@ busy at once; a parent's count includes its child's (as the kernel counts
 a cgroup); perf stat -a --for-each-cgroup counts the same run where perf
 can find the cgroups."""
 import json
-import signal
 
-from cgrouphelp import Cgroups, Member, count_beside_perf
+from cgrouphelp import (Cgroups, Member, count_beside_perf, count_while,
+                       perf_output)
 from pctest import case, check, perfex, run_cases
-from stathelp import TP, exit_baseline, need_tracepoint, start_perfex, \
-    wait_counting
+from stathelp import TP, exit_baseline, need_tracepoint
 
 
 def perf_counts(started):
     """{cgroup: count} of perf's CSV (value,unit,event,cgroup,...)."""
-    p, out = started
-    p.send_signal(signal.SIGINT)
-    p.communicate(timeout=30)
     got = {}
-    for row in out.read().splitlines():
+    for row in perf_output(started).splitlines():
         f = row.split(",")
         if len(f) > 3 and f[2] == TP and f[0].isdigit():
             got[f[3]] = int(f[0])
@@ -33,16 +29,7 @@ def run_members(cg, plan, *args):
     members = []
     try:
         members = [Member(cg, rel, calls) for rel, calls in plan.items()]
-        p, out = start_perfex("-a", *args)
-        wait_counting(p.pid)
-        for m in members:
-            m.go()
-        for m in members:
-            m.wait()
-        p.send_signal(signal.SIGINT)
-        _, err = p.communicate(timeout=30)
-        check(p.returncode == 0, err)
-        return out.read()
+        return count_while(members, "-a", *args)
     finally:
         for m in members:
             m.close()
