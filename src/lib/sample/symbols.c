@@ -1234,6 +1234,21 @@ static size_t mspace_lower(const struct mspace *ms, uint64_t addr)
 	return lo;
 }
 
+/* The map of pid's address space that holds @addr, or NULL. */
+static struct map *mspace_find(struct perfctr_symbols *syms, pid_t pid,
+			       uint64_t addr)
+{
+	struct mspace *ms = mspace_get(syms, pid, false);
+	size_t i;
+
+	if (!ms)
+		return NULL;
+	i = mspace_lower(ms, addr);
+	if (i == ms->nr || ms->maps[i].start > addr)
+		return NULL;
+	return &ms->maps[i];
+}
+
 static int mspace_insert(struct mspace *ms, const struct map *m)
 {
 	size_t first, last, keep_tail = 0;
@@ -1496,7 +1511,6 @@ int perfctr_symbols__resolve(struct perfctr_symbols *syms, pid_t pid,
 	struct perfctr_symbol_loc out;
 	const struct sym *s;
 	struct sym *us;
-	struct mspace *ms;
 	struct map *m;
 	struct dso *dso;
 	size_t i;
@@ -1525,13 +1539,9 @@ int perfctr_symbols__resolve(struct perfctr_symbols *syms, pid_t pid,
 		}
 		goto done;
 	}
-	ms = mspace_get(syms, pid, false);
-	if (!ms)
+	m = mspace_find(syms, pid, ip);
+	if (!m)
 		goto done;
-	i = mspace_lower(ms, ip);
-	if (i == ms->nr || ms->maps[i].start > ip)
-		goto done;
-	m = &ms->maps[i];
 	dso = m->dso;
 	dso->hits++;
 	out.dso = dso->path;
@@ -1744,7 +1754,6 @@ int perfctr_symbols__srcline(struct perfctr_symbols *syms, pid_t pid,
 {
 	struct perfctr_srcline out;
 #ifdef HAVE_LIBDW
-	struct mspace *ms;
 	struct map *m;
 	struct dso *dso;
 	uint64_t addr;
@@ -1761,13 +1770,9 @@ int perfctr_symbols__srcline(struct perfctr_symbols *syms, pid_t pid,
 	out.sz = line->sz;
 #ifdef HAVE_LIBDW
 	/* The kernel's line tables would be in a vmlinux we do not look for. */
-	ms = kernel ? NULL : mspace_get(syms, pid, false);
-	if (!ms)
+	m = kernel ? NULL : mspace_find(syms, pid, ip);
+	if (!m)
 		goto done;
-	i = mspace_lower(ms, ip);
-	if (i == ms->nr || ms->maps[i].start > ip)
-		goto done;
-	m = &ms->maps[i];
 	dso = m->dso;
 	if (!dso->loaded)
 		dso_load(syms, dso, m->end - m->start);
