@@ -25,6 +25,7 @@ struct eng_event {
 	char *filter;
 	int *cpus;
 	size_t nr_cpus;
+	int cgroup_fd;		/* pc_engine_event.cgroup's, or -1 */
 };
 
 struct eng_group {
@@ -291,6 +292,16 @@ int pc_engine__add(struct pc_engine *e, const struct pc_engine_event *ev)
 		return -EINVAL;
 	if (e->opened)
 		return -EBUSY;
+	/* A cgroup of the event's own: only on CPU-wide units. */
+	if (ev->cgroup) {
+		if (pc_target_cgroup_fd(ev->cgroup) < 0)
+			return -EINVAL;
+		for (size_t u = 0; u < e->nr_units; u++)
+			if (e->units[u].cpu < 0 ||
+			    (e->units[u].tid >= 0 &&
+			     !(e->open_flags & PERF_FLAG_PID_CGROUP)))
+				return -EINVAL;
+	}
 	idx = e->nr_events;
 	if (ev->leader > idx ||
 	    (ev->leader < idx && e->events[ev->leader].leader != ev->leader))
@@ -325,6 +336,7 @@ int pc_engine__add(struct pc_engine *e, const struct pc_engine_event *ev)
 	n->leader = ev->leader;
 	n->group = g;
 	n->filter = pc_strdup_or_null(ev->filter, &failed);
+	n->cgroup_fd = pc_target_cgroup_fd(ev->cgroup);
 	if (ev->cpus && ev->nr_cpus) {
 		n->cpus = malloc(ev->nr_cpus * sizeof(*n->cpus));
 		if (n->cpus) {
@@ -443,7 +455,8 @@ static void open_attr(const struct pc_engine *e, const struct eng_event *ev,
 {
 	*attr = ev->attr;
 	attr->size = sizeof(*attr);
-	if (unit->tid < 0 || (e->open_flags & PERF_FLAG_PID_CGROUP))
+	if (unit->tid < 0 || (e->open_flags & PERF_FLAG_PID_CGROUP) ||
+	    ev->cgroup_fd >= 0)
 		attr->inherit = 0;
 	if (leads) {
 		attr->disabled = 1;
@@ -488,8 +501,13 @@ static int open_group(struct pc_engine *e, size_t g, size_t u)
 		     attr.type == PERF_TYPE_HW_CACHE || attr.type == PERF_TYPE_RAW))
 			attr.config1 |= 0x2;
 #endif
-		fd = sys_perf_event_open(&attr, unit->tid, unit->cpu, *lfd,
-					 e->open_flags |
+		/* An event of its own cgroup: on the unit's CPU, with the
+		 * cgroup's fd in place of the unit's (pc_engine__add()). */
+		fd = sys_perf_event_open(&attr, event->cgroup_fd >= 0 ?
+					 event->cgroup_fd : unit->tid, unit->cpu,
+					 *lfd, (event->cgroup_fd >= 0 ?
+						PERF_FLAG_PID_CGROUP :
+						e->open_flags) |
 					 (e->flags & PC_ENGINE_NO_BROKER ?
 					  PC_SYS_NO_BROKER : 0));
 		if (fd == -ESRCH && e->units_may_vanish)
