@@ -138,8 +138,9 @@ struct pc_engine_event {
 	size_t nr_cpus;
 	/* A cgroup target whose tasks this event counts on the units' CPUs
 	 * instead of the units' own (perf's -G per event; the units must be
-	 * CPU-wide: a CPU list or a cgroup).  Its directory fd is taken, not
-	 * the target: it must stay until the open.  NULL: the units'. */
+	 * CPU-wide: a CPU list or a cgroup; a group's members must have
+	 * their leader's, as the kernel wants).  Its directory fd is taken,
+	 * not the target: it must stay until the open.  NULL: the units'. */
 	const struct perfctr_target *cgroup;
 };
 
