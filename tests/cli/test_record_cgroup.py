@@ -123,9 +123,11 @@ def cgroup_list_gives_each_event_its_cgroup():
     try:
         a = cg.make("perfctr-rec-la")
         b = cg.make("perfctr-rec-lb")
-        members = [Member(cg, a, 3000), Member(cg, b, 5000)]
+        members = [Member(cg, a, 2000), Member(cg, b, 3000)]
+        # Rings large enough to hold every sample while the machine is
+        # busy and the reader late.
         p = start_record(out, "-a", "-e", "%s,%s" % (TP, exit_tp),
-                         "-G", "%s,%s" % (a, b), "-c", "1")
+                         "-G", "%s,%s" % (a, b), "-c", "1", "-m", "256")
         for m in members:
             m.go()
         for m in members:
@@ -133,12 +135,12 @@ def cgroup_list_gives_each_event_its_cgroup():
         stop_record(p)
         got = samples_by_event_pid(out)
         enter, leave = got.get(TP, {}), got.get(exit_tp, {})
-        check(enter.get(members[0].pid) == 3000 and
+        check(enter.get(members[0].pid) == 2000 and
               members[1].pid not in enter, enter)
-        check(sum(enter.values()) == 3000 + base, enter)
-        check(leave.get(members[1].pid) == 5000 and
+        check(sum(enter.values()) == 2000 + base, enter)
+        check(leave.get(members[1].pid) == 3000 and
               members[0].pid not in leave, leave)
-        check(sum(leave.values()) == 5000 + base, leave)
+        check(sum(leave.values()) == 3000 + base, leave)
     finally:
         for m in members:
             m.close()
