@@ -61,6 +61,15 @@ static const struct perfex_option table[] = {
 	  "cgroup events that are switched at each one" },
 	{ STAT, OPT_NO_AGGR, 'A', "no-aggr", NULL, 0, MODE_CPUS,
 	  "one line per CPU (with -a or -C)" },
+	{ STAT, OPT_PER_SOCKET, 0, "per-socket", NULL, 0, MODE_CPUS,
+	  "with -a or -C: one line per socket, the sum of\n"
+	  "its CPUs (S0), and how many CPUs it has" },
+	{ STAT, OPT_PER_DIE, 0, "per-die", NULL, 0, MODE_CPUS,
+	  "with -a or -C: one line per die of a socket\n"
+	  "(S0-D0)" },
+	{ STAT, OPT_PER_CORE, 0, "per-core", NULL, 0, MODE_CPUS,
+	  "with -a or -C: one line per core (S0-D0-C1),\n"
+	  "the sum of its SMT threads" },
 	{ STAT, OPT_PER_THREAD, 0, "per-thread", NULL, 0,
 	  MODE_THREADS | MODE_COMMAND,
 	  "one line per thread (with -p or -t); with a\n"
