@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup-names.h"
 #include "options.h"
 #include "perfex.h"
 #include "stat.h"
@@ -34,11 +35,14 @@ struct spec {
 	const char *filter;	/* --filter after this -e, or NULL */
 	bool is_default;
 	bool is_metric;		/* a group of -M's events */
-	/* -G's cgroup for this event (perf's rule, see cgroup_option()),
+	/* -G's cgroup for this event (perf's rule, see cgroup_parts()),
 	 * NULL: none; and its part (the session of its cgroup) when the
 	 * events have different cgroups (cfg.cgroup_per_event). */
 	char *cgroup;
 	size_t part;
+	/* A piece of a -e whose events -G sent to different cgroups: the
+	 * text, which is this spec's own. */
+	char *piece;
 };
 
 struct stat_options {
@@ -52,9 +56,10 @@ struct stat_options {
 	struct stat_metric_opts metrics;
 	char *metric_list;		/* the -M lists, joined */
 	const char **metric_files;	/* --metrics-file */
-	/* -G: names given to events so far (empty ones included), and
-	 * whether a -G came before any -e (one cgroup for every event). */
-	size_t nr_cgroup_names;
+	/* -G: those given after events, and whether a -G came before any
+	 * -e (one cgroup for every event). */
+	struct cgroup_arg *cgroup_args;
+	size_t nr_cgroup_args;
 	bool cgroup_before_events;
 	bool cgroup_given;
 	/* The aggregation option given (-A, --per-thread, --per-core, ...)
@@ -95,36 +100,14 @@ static int usage_error(const char *msg)
 	return PERFEX_EXIT_USAGE;
 }
 
-/* Whether a -e holds one event: no comma outside a PMU's slashes, no
- * group. */
-static bool one_event(const char *text)
-{
-	size_t slashes = 0;
-
-	if (*text == '{')
-		return false;
-	for (; *text; text++) {
-		slashes += *text == '/';
-		if (*text == ',' && !(slashes % 2))
-			return false;
-	}
-	return true;
-}
-
 /*
- * -G NAMES, perf's rule: the names of every -G, empty ones included, go
- * to the events in the order they were given, one each (an empty name
- * leaves its event without a cgroup); when the first -G has one name, it
- * goes to every event given before it.  Events given after the last name
- * count everything on the CPUs.  A -G before any -e (perfex's, perf
- * refuses it) is one cgroup for every event.  perf's events are single
- * events, perfex's are its -e: a -e of several events takes a name of a
- * list only as the one name of the first -G.
+ * -G NAMES: before any -e (perfex's, perf refuses it) one cgroup for
+ * every event; after events, perf's rule, applied once the -e's are
+ * expanded (cgroup_parts()).
  */
 static int cgroup_option(struct perfex_parse *p, struct stat_options *o)
 {
-	const char *name = p->arg;
-	size_t first = o->nr_cgroup_names;
+	struct cgroup_arg *n;
 
 	if (!o->nr_specs) {
 		if (!*p->arg || strchr(p->arg, ','))
@@ -145,41 +128,90 @@ static int cgroup_option(struct perfex_parse *p, struct stat_options *o)
 					"the events (one cgroup for every "
 					"event)");
 	o->cgroup_given = true;
-	do {
-		size_t len = strcspn(name, ",");
-		struct spec *sp;
+	n = realloc(o->cgroup_args, (o->nr_cgroup_args + 1) * sizeof(*n));
+	if (!n)
+		return PERFEX_EXIT_INTERNAL;
+	o->cgroup_args = n;
+	n[o->nr_cgroup_args++] = (struct cgroup_arg){ .names = p->arg,
+						      .nr_specs = o->nr_specs };
+	return -1;
+}
 
-		if (o->nr_cgroup_names >= o->nr_specs)
-			return perfex_opt_error(p, "names more cgroups than there "
-						"are events before it ('%s')",
-						p->arg);
-		sp = &o->specs[o->nr_cgroup_names++];
-		free(sp->cgroup);
-		sp->cgroup = len ? strndup(name, len) : NULL;
-		if (len && !sp->cgroup)
-			return PERFEX_EXIT_INTERNAL;
-		name += len;
-	} while (*name++);
-	if (o->nr_cgroup_names == 1) {
-		/* One name, the first: for every event so far. */
-		for (size_t i = 1; i < o->nr_specs; i++) {
-			free(o->specs[i].cgroup);
-			o->specs[i].cgroup = o->specs[0].cgroup ?
-					     strdup(o->specs[0].cgroup) : NULL;
-			if (o->specs[0].cgroup && !o->specs[i].cgroup)
-				return PERFEX_EXIT_INTERNAL;
+/*
+ * The -G names given after events, to the -e's: a -e whose events all
+ * go to one cgroup keeps it whole, one whose events go to several is cut
+ * into its events (and groups), each a -e of its own.
+ * Return -1 or perfex's exit status.
+ */
+static int assign_cgroups(struct stat_options *o)
+{
+	struct cgroup_plan plan;
+	struct spec *specs = NULL;
+	const char **texts;
+	size_t nr = 0;
+	int ret;
+
+	texts = malloc(o->nr_specs * sizeof(*texts));
+	if (!texts)
+		return PERFEX_EXIT_INTERNAL;
+	for (size_t i = 0; i < o->nr_specs; i++)
+		texts[i] = o->specs[i].text;
+	ret = cgroup_plan_make(&plan, texts, o->nr_specs, o->cgroup_args,
+			       o->nr_cgroup_args, NULL);
+	free(texts);
+	for (size_t i = 0; i < o->nr_specs && ret < 0; i++) {
+		const char *name = plan.names[plan.first[i]];
+		char **pieces = NULL, **names = NULL;
+		size_t nr_pieces = 1;
+		struct spec *n;
+
+		if (cgroup_plan_splits(&plan, i)) {
+			ret = cgroup_plan_split(&plan, i, o->specs[i].text, NULL,
+						&pieces, &names, &nr_pieces);
+			if (ret >= 0)
+				break;
 		}
-		return -1;
+		n = realloc(specs, (nr + nr_pieces) * sizeof(*n));
+		if (n)
+			specs = n;
+		else
+			ret = PERFEX_EXIT_INTERNAL;
+		for (size_t k = 0; k < nr_pieces; k++) {
+			struct spec *sp = n ? &specs[nr++] : NULL;
+
+			if (!sp) {
+				if (pieces) {
+					free(pieces[k]);
+					free(names[k]);
+				}
+				continue;
+			}
+			*sp = o->specs[i];
+			if (pieces) {
+				sp->piece = pieces[k];
+				sp->text = pieces[k];
+				sp->cgroup = names[k];
+				continue;
+			}
+			sp->cgroup = name ? strdup(name) : NULL;
+			if (name && !sp->cgroup)
+				ret = PERFEX_EXIT_INTERNAL;
+		}
+		free(pieces);
+		free(names);
 	}
-	for (size_t i = first; i < o->nr_cgroup_names; i++)
-		if (!one_event(o->specs[i].text)) {
-			perfex_error("option '-G' gives cgroups to events one "
-				     "by one: '%s' is several events",
-				     o->specs[i].text);
-			perfex_hint("give each event its own -e: perfex -a -e "
-				    "E1 -e E2 -G A,B");
-			return PERFEX_EXIT_USAGE;
+	cgroup_plan_free(&plan);
+	if (ret >= 0) {
+		for (size_t i = 0; i < nr; i++) {
+			free(specs[i].cgroup);
+			free(specs[i].piece);
 		}
+		free(specs);
+		return ret;
+	}
+	free(o->specs);
+	o->specs = specs;
+	o->nr_specs = nr;
 	return -1;
 }
 
@@ -193,9 +225,12 @@ static int cgroup_parts(struct stat_options *o)
 {
 	struct stat_config *cfg = &o->cfg;
 	bool same = true, any = false;
+	int ret;
 
 	if (!o->cgroup_given || o->cgroup_before_events)
 		return -1;
+	if ((ret = assign_cgroups(o)) >= 0)
+		return ret;
 	for (size_t i = 0; i < o->nr_specs; i++) {
 		const char *a = o->specs[i].cgroup, *b = o->specs[0].cgroup;
 
@@ -1971,9 +2006,12 @@ out:
 	free(r.events);
 	free_units(&r);
 	free(r.sets);
-	for (size_t k = 0; k < o.nr_specs; k++)
+	for (size_t k = 0; k < o.nr_specs; k++) {
 		free(o.specs[k].cgroup);
+		free(o.specs[k].piece);
+	}
 	free(o.specs);
+	free(o.cgroup_args);
 	for (size_t c = 0; c < o.cfg.nr_cgroups; c++)
 		free(o.cfg.cgroups[c]);
 	free(o.cfg.cgroups);

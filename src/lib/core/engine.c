@@ -25,6 +25,7 @@ struct eng_event {
 	char *filter;
 	int *cpus;
 	size_t nr_cpus;
+	int cgroup_fd;		/* pc_engine_event.cgroup's, or -1 */
 };
 
 struct eng_group {
@@ -296,6 +297,20 @@ int pc_engine__add(struct pc_engine *e, const struct pc_engine_event *ev)
 	if (e->opened)
 		return -EBUSY;
 	idx = e->nr_events;
+	/* A cgroup of the event's own: only on CPU-wide units, and a
+	 * group's members in their leader's (the kernel's rule). */
+	if (ev->cgroup) {
+		if (pc_target_cgroup_fd(ev->cgroup) < 0)
+			return -EINVAL;
+		for (size_t u = 0; u < e->nr_units; u++)
+			if (e->units[u].cpu < 0 ||
+			    (e->units[u].tid >= 0 &&
+			     !(e->open_flags & PERF_FLAG_PID_CGROUP)))
+				return -EINVAL;
+	}
+	if (ev->leader < idx &&
+	    e->events[ev->leader].cgroup_fd != pc_target_cgroup_fd(ev->cgroup))
+		return -EINVAL;
 	if (ev->leader > idx ||
 	    (ev->leader < idx && e->events[ev->leader].leader != ev->leader))
 		return -EINVAL;
@@ -329,6 +344,7 @@ int pc_engine__add(struct pc_engine *e, const struct pc_engine_event *ev)
 	n->leader = ev->leader;
 	n->group = g;
 	n->filter = pc_strdup_or_null(ev->filter, &failed);
+	n->cgroup_fd = pc_target_cgroup_fd(ev->cgroup);
 	if (ev->cpus && ev->nr_cpus) {
 		n->cpus = malloc(ev->nr_cpus * sizeof(*n->cpus));
 		if (n->cpus) {
@@ -447,7 +463,8 @@ static void open_attr(const struct pc_engine *e, const struct eng_event *ev,
 {
 	*attr = ev->attr;
 	attr->size = sizeof(*attr);
-	if (unit->tid < 0 || (e->open_flags & PERF_FLAG_PID_CGROUP))
+	if (unit->tid < 0 || (e->open_flags & PERF_FLAG_PID_CGROUP) ||
+	    ev->cgroup_fd >= 0)
 		attr->inherit = 0;
 	if (leads) {
 		attr->disabled = 1;
@@ -495,7 +512,12 @@ static int open_group(struct pc_engine *e, size_t g, size_t u)
 	const struct pc_unit *unit = &e->units[u];
 	int *lfd = &e->leader_fds[g * e->nr_units + u];
 	bool strict = e->flags & PC_ENGINE_STRICT;
-	unsigned long flags = e->open_flags |
+	/* A group of its own cgroup: on the unit's CPU, with the cgroup's
+	 * fd in place of the unit's (pc_engine__add()). */
+	int cgroup_fd = e->events[grp->members[0]].cgroup_fd;
+	pid_t pid = cgroup_fd >= 0 ? cgroup_fd : unit->tid;
+	unsigned long flags = (cgroup_fd >= 0 ? PERF_FLAG_PID_CGROUP :
+			       e->open_flags) |
 			      (e->flags & PC_ENGINE_NO_BROKER ?
 			       PC_SYS_NO_BROKER : 0);
 	size_t m = 0, n, k, opened;
@@ -531,7 +553,7 @@ static int open_group(struct pc_engine *e, size_t g, size_t u)
 		}
 		if (!n)
 			break;
-		err = sys_perf_event_open_group(e->open_attrs, n, unit->tid,
+		err = sys_perf_event_open_group(e->open_attrs, n, pid,
 						unit->cpu, *lfd, flags,
 						e->open_fds, &opened);
 		for (k = 0; k < opened; k++) {
