@@ -3,11 +3,12 @@
  * Metric tables in the pmu-events JSON form (see include/perfctr/metric.h):
  * the model's tables chosen through mapfile.csv, the built-in generic
  * table, the user's files.  The JSON documents stay parsed for the life of
- * the object and the definitions point into them.
- * The model's files and the generic table are not parsed at load time: a
- * scan finds their entries and the names they need to be found by, and an
- * entry is parsed when it is first used (perfex -M uses a handful of the
- * hundreds a model has; start-up would otherwise be mostly json-c's).
+ * the object and the definitions point into them; the generic table's
+ * entries are C data made from its JSON at build time (generic.c).
+ * The model's files are not parsed at load time: a scan finds their
+ * entries and the names they need to be found by, and an entry is parsed
+ * when it is first used (perfex -M uses a handful of the hundreds a model
+ * has; start-up would otherwise be mostly json-c's).
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -41,11 +42,6 @@
 /* Without json-c nothing loads: these are then unused. */
 #define JSON_ONLY __attribute__((unused))
 
-/* The built-in generic table (src/lib/metric/generic.json), as a string. */
-static const char generic_json[] JSON_ONLY =
-#include "metric-generic.inc"
-	;
-
 struct def_rec {
 	struct perfctr_metric_def def;
 	struct pc_mx *mx, *threshold;
@@ -71,12 +67,11 @@ struct arena {
 	char data[];
 };
 
-/* A file's text, NUL-terminated: mapped, on the heap, or the built-in
- * table's. */
+/* A file's text, NUL-terminated: mapped or on the heap. */
 struct text {
 	const char *p;		/* NULL once handed on */
 	size_t len;
-	enum { TEXT_HEAP, TEXT_MAPPED, TEXT_STATIC } kind;
+	enum { TEXT_HEAP, TEXT_MAPPED } kind;
 };
 
 struct perfctr_metrics {
@@ -526,6 +521,25 @@ static JSON_ONLY int select_model(const char *tree, const char *cpuid, char *out
 	return found;
 }
 
+double pc_metrics_scale_unit(const char *scale_unit, char *unit, size_t size)
+{
+	const char *su = scale_unit;
+	char *end;
+	double scale;
+
+	if (size)
+		unit[0] = '\0';
+	if (!su || !*su)
+		return 1.0;
+	scale = strtod(su, &end);
+	if (end == su)
+		scale = 1.0;
+	while (*end == ' ')
+		end++;
+	pc_strlcpy(unit, end, size);
+	return scale;
+}
+
 /* ---- JSON documents ---- */
 
 #ifdef HAVE_JSONC
@@ -697,22 +711,9 @@ static struct json_object *parse_file(const char *path)
 
 static void parse_scale_unit(struct def_rec *d, const char *su)
 {
-	char *end;
-	double scale;
-
 	/* def.unit is set from d->unit when the definition is handed out:
 	 * the records move as the array grows. */
-	d->def.scale = 1.0;
-	d->unit[0] = '\0';
-	if (!su || !*su)
-		return;
-	scale = strtod(su, &end);
-	if (end == su)
-		scale = 1.0;
-	while (*end == ' ')
-		end++;
-	d->def.scale = scale;
-	pc_strlcpy(d->unit, end, sizeof(d->unit));
+	d->def.scale = pc_metrics_scale_unit(su, d->unit, sizeof(d->unit));
 }
 
 static const void *find_std(const struct perfctr_metrics *m, const char *name,
@@ -1322,9 +1323,22 @@ static int load_user_file(struct perfctr_metrics *m, const char *path)
 
 static int load_generic(struct perfctr_metrics *m)
 {
-	struct text t = { generic_json, sizeof(generic_json) - 1, TEXT_STATIC };
+	size_t i;
 
-	return add_text(m, &t, "generic");
+	for (i = 0; i < pc_nr_generic_metrics; i++) {
+		const struct pc_generic_metric *g = &pc_generic_metrics[i];
+		struct def_rec *d = new_def(m);
+
+		if (!d)
+			return -ENOMEM;
+		d->def.name = g->name;
+		d->def.expr = g->expr;
+		d->def.groups = g->groups;
+		d->def.desc = g->desc;
+		d->def.source = "generic";
+		parse_scale_unit(d, g->scale_unit);
+	}
+	return 0;
 }
 
 static void free_docs(struct perfctr_metrics *m)
