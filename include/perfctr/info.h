@@ -5,7 +5,7 @@
  * feature is probed by trying it (a short perf_event_open), never guessed
  * from a kernel version.
  *
- * Thread safety: perfctr_info() is thread-safe.
+ * Thread safety: every function here is thread-safe.
  */
 #ifndef PERFCTR_INFO_H
 #define PERFCTR_INFO_H
@@ -137,6 +137,64 @@ typedef int (*perfctr_pmu_cb_t)(const struct perfctr_pmu_desc *pmu, void *ctx);
  */
 PERFCTR_API int perfctr_info_pmus(const struct perfctr_info_opts *opts,
 				  perfctr_pmu_cb_t cb, void *ctx);
+
+/* Where a CPU sits: its socket, die and core, as sysfs
+ * devices/system/cpu/cpuN/topology/ gives them. */
+struct perfctr_cpu_topology {
+	size_t sz;
+	int32_t cpu;
+	int32_t socket;		/* physical_package_id; 0 when unknown */
+	int32_t die;		/* die_id within the socket; 0 when unknown */
+	int32_t core;		/* core_id within the die; the CPU's own
+				 * number when unknown */
+	size_t :0;
+};
+
+/**
+ * perfctr_info_cpu_topology() - the socket, die and core of one CPU.
+ * @opts: its sysfs_root is read (NULL: /sys); probing plays no part.
+ * @cpu:  the CPU number.
+ * @topo: filled (its sz set by the caller; an older, smaller struct
+ *        receives the fields it has).
+ *
+ * A missing or unreadable file (an older kernel without die_id, a CPU
+ * whose topology/ directory is absent, a negative id) gives the value perf
+ * uses in its place: socket 0, die 0, core = @cpu.  So a CPU is never
+ * refused for its topology; the ids are those sysfs has, not renumbered.
+ * Thread-safe.
+ * Return: 0, or -EINVAL for a negative @cpu, NULL @topo, a bad @opts or
+ * @topo->sz.
+ */
+PERFCTR_API int perfctr_info_cpu_topology(const struct perfctr_info_opts *opts,
+					  int cpu,
+					  struct perfctr_cpu_topology *topo);
+
+/* How perfctr_info_cpu_groups() groups CPUs. */
+enum perfctr_cpu_aggr {
+	PERFCTR_CPU_AGGR_SOCKET = 1,	/* one group per socket */
+	PERFCTR_CPU_AGGR_DIE,		/* per die of a socket */
+	PERFCTR_CPU_AGGR_CORE,		/* per core of a die (its SMT threads) */
+};
+
+/**
+ * perfctr_info_cpu_groups() - group CPUs by socket, die or core, as
+ * perf stat --per-socket, --per-die and --per-core do.
+ * @opts:  its sysfs_root is read (NULL: /sys).
+ * @aggr:  PERFCTR_CPU_AGGR_*.
+ * @cpus:  @nr CPU numbers, in any order.
+ * @group: receives @nr group indices: @group[i] is the group of @cpus[i].
+ *         Groups are numbered from 0 in the order of their (socket, die,
+ *         core) ids, the order in which perf prints them; a group's ids
+ *         are those of any of its CPUs (perfctr_info_cpu_topology()).
+ *
+ * Thread-safe.
+ * Return: the number of groups (0 when @nr is 0), or -EINVAL (a bad
+ * @aggr or @opts, a negative CPU, NULL arrays with @nr > 0), -ENOMEM.
+ */
+PERFCTR_API int perfctr_info_cpu_groups(const struct perfctr_info_opts *opts,
+					enum perfctr_cpu_aggr aggr,
+					const int *cpus, size_t nr,
+					size_t *group);
 
 /* What the access broker (perfctrd(8)) grants the calling user. */
 struct perfctr_broker_info {

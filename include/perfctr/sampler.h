@@ -143,6 +143,24 @@ PERFCTR_API int perfctr_sampler__set_filter(struct perfctr_sampler *s,
 					    size_t idx, const char *filter);
 
 /**
+ * perfctr_sampler__set_cgroup() - sample event @idx in the tasks of
+ * @cgroup's cgroup (and its descendants), on the CPUs of the sampler's
+ * target, instead of in the target's (perf record -G per event).
+ * @s:      the sampler; its target must be a CPU list or a cgroup (the
+ *          open fails with -EINVAL otherwise).
+ * @idx:    the event.
+ * @cgroup: a cgroup target (perfctr_target__new_cgroup()), kept by the
+ *          caller until perfctr_sampler__open() returns; NULL: the
+ *          sampler's target again.
+ * Thread-safety: as the sampler's other calls.
+ * Return: 0, -EBUSY after the open, -EINVAL for an @idx out of range or a
+ * target that is no cgroup.
+ */
+PERFCTR_API int perfctr_sampler__set_cgroup(struct perfctr_sampler *s,
+					    size_t idx,
+					    const struct perfctr_target *cgroup);
+
+/**
  * perfctr_sampler__open() - open every event on every position of the
  * target and map the rings; a thread of a process target that ended
  * before the open is left out.  On failure everything opened is closed

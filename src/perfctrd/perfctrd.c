@@ -78,33 +78,65 @@ static struct {
 	uint64_t reply[PC_BROKER_MSG_MAX / 8];
 } d;
 
+static void logline(int prio, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 static void logmsg(int prio, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* Lines not yet written (stderr only): a request's decisions go out in
+ * one write(2), so that a batch costs one system call of logging, and
+ * lines from a restarted broker sharing the file do not interleave. */
+static char logbuf[32768];
+static size_t loglen;
+
+static void logflush(void)
+{
+	/* A failed write has nowhere left to be told. */
+	ssize_t written = loglen ? write(STDERR_FILENO, logbuf, loglen) : 0;
+
+	(void)written;
+	loglen = 0;
+}
+
+static void vlogline(int prio, const char *fmt, va_list ap)
+{
+	char line[2048];
+	int n;
+
+	if (d.use_syslog) {
+		vsyslog(LOG_AUTHPRIV | prio, fmt, ap);
+		return;
+	}
+	n = snprintf(line, sizeof(line), "perfctrd: ");
+	n += vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	if (n > (int)sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	line[n++] = '\n';
+	if (loglen + (size_t)n > sizeof(logbuf))
+		logflush();
+	memcpy(logbuf + loglen, line, (size_t)n);
+	loglen += (size_t)n;
+}
+
+/* A line kept for the next logflush(). */
+static void logline(int prio, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlogline(prio, fmt, ap);
+	va_end(ap);
+}
+
+/* A line written now. */
 static void logmsg(int prio, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	if (d.use_syslog) {
-		vsyslog(LOG_AUTHPRIV | prio, fmt, ap);
-	} else {
-		/* One write(2) a line: stderr is unbuffered, so stdio would
-		 * make three, and lines from a restarted broker sharing the
-		 * file must not interleave. */
-		char line[2048];
-		int n = snprintf(line, sizeof(line), "perfctrd: ");
-
-		n += vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
-		if (n > (int)sizeof(line) - 2)
-			n = (int)sizeof(line) - 2;
-		line[n++] = '\n';
-		/* A failed write has nowhere left to be told. */
-		ssize_t written = write(STDERR_FILENO, line, (size_t)n);
-
-		(void)written;
-	}
+	vlogline(prio, fmt, ap);
 	va_end(ap);
+	logflush();
 }
 
 /* ---- tracepoint names ---------------------------------------------- */
@@ -179,9 +211,9 @@ static void drop_client(size_t i);
 
 static int send_reply(struct client *c, uint16_t type, int status,
 		      uint64_t value, const char *rule, const char *text,
-		      size_t text_len, int fd)
+		      size_t text_len, const int *fds, unsigned int nr_fds)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))];
+	char cbuf[CMSG_SPACE(sizeof(int) * PC_BROKER_BATCH_MAX)];
 	struct iovec iov;
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	int len = pc_broker_encode_reply(d.reply, sizeof(d.reply), type, status,
@@ -191,17 +223,17 @@ static int send_reply(struct client *c, uint16_t type, int status,
 		return len;
 	iov.iov_base = d.reply;
 	iov.iov_len = (size_t)len;
-	if (fd >= 0) {
+	if (nr_fds) {
 		struct cmsghdr *cm;
 
-		memset(cbuf, 0, sizeof(cbuf));
+		memset(cbuf, 0, CMSG_SPACE(sizeof(int) * nr_fds));
 		mh.msg_control = cbuf;
-		mh.msg_controllen = sizeof(cbuf);
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nr_fds);
 		cm = CMSG_FIRSTHDR(&mh);
 		cm->cmsg_level = SOL_SOCKET;
 		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * nr_fds);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nr_fds);
 	}
 	if (sendmsg(c->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) != len)
 		return -errno;
@@ -242,7 +274,8 @@ static unsigned int count_perf_fds(pid_t pid)
  * at the limit it is replaced by what the users' processes still hold, so
  * closed descriptors are given back without the broker keeping any.
  */
-static bool under_fd_limit(const struct client *c, unsigned int max_fds)
+static bool under_fd_limit(const struct client *c, unsigned int max_fds,
+			   unsigned int more)
 {
 	unsigned int total = 0;
 	size_t i;
@@ -250,7 +283,7 @@ static bool under_fd_limit(const struct client *c, unsigned int max_fds)
 	for (i = 0; i < d.nr_clients; i++)
 		if (d.clients[i].uid == c->uid)
 			total += d.clients[i].handed;
-	if (total < max_fds)
+	if (total + more <= max_fds)
 		return true;
 	total = 0;
 	for (i = 0; i < d.nr_clients; i++) {
@@ -261,7 +294,7 @@ static bool under_fd_limit(const struct client *c, unsigned int max_fds)
 		o->handed = count_perf_fds(o->pid);
 		total += o->handed;
 	}
-	return total < max_fds;
+	return total + more <= max_fds;
 }
 
 /* ---- requests ------------------------------------------------------ */
@@ -277,47 +310,95 @@ static const struct pd_rule *rule_of(const struct client *c)
 	return pd_policy_rule_for(d.policy, c->uid, c->groups, c->nr_groups);
 }
 
-static void handle_open(struct client *c, const struct pc_broker_msg *m,
-			const int *fds)
+/*
+ * Close @n descriptors, all open and so all different: with one
+ * close_range(2) when they are one run of numbers, as a request's pidfd
+ * and the events opened after it usually are (each takes the lowest free
+ * number); one by one otherwise.  A system call costs more than the
+ * closing here, and a batch would make many.
+ */
+static void close_fds(const int *fds, unsigned int n)
 {
-	const struct pc_broker_open_body *o = m->open;
+	int lo = INT_MAX, hi = -1;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (fds[i] < lo)
+			lo = fds[i];
+		if (fds[i] > hi)
+			hi = fds[i];
+	}
+	if (n > 1 && (unsigned int)(hi - lo) + 1 == n &&
+	    syscall(SYS_close_range, (unsigned int)lo, (unsigned int)hi, 0) == 0)
+		return;
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+}
+
+/* An event as the log names it. */
+static void describe(const struct perf_event_attr *attr, const char *tpn,
+		     char *what, size_t size)
+{
+	int n;
+
+	if (tpn)
+		n = snprintf(what, size, "tracepoint %s", tpn);
+	else
+		n = snprintf(what, size, "type %u config %#llx", attr->type,
+			     (unsigned long long)attr->config);
+	if (!attr->exclude_kernel && n >= 0 && (size_t)n < size)
+		n += snprintf(what + n, size - (size_t)n, " with kernel mode");
+	if ((attr->freq ? attr->sample_freq : attr->sample_period) &&
+	    n >= 0 && (size_t)n < size)
+		snprintf(what + n, size - (size_t)n, " sampling %s %llu",
+			 attr->freq ? "freq" : "period",
+			 (unsigned long long)attr->sample_period);
+}
+
+/*
+ * An OPEN (one event) or an OPEN_BATCH (several on one target): every
+ * check of every event before any is opened, then the opens; one refusal
+ * refuses them all, and nothing is handed out unless all are open.  Each
+ * granted event is a line of the log, a refusal the line of the event at
+ * fault.  The events opened are left in @opened for the caller to close
+ * after the reply; return their number.
+ */
+static unsigned int handle_open(struct client *c,
+				const struct pc_broker_msg *m, const int *fds,
+				int *opened)
+{
+	static struct perf_event_attr attrs[PC_BROKER_BATCH_MAX];
+	static const char *tpns[PC_BROKER_BATCH_MAX];
 	const struct pd_rule *rule = rule_of(c);
-	struct perf_event_attr attr;
+	bool batch = m->type == PC_BROKER_OPEN_BATCH, attr_ok = true;
+	unsigned int n = m->nr_attrs, at = 0, nr_open = 0, i;
 	unsigned int target = 0;
 	unsigned long flags = PC_SYS_NO_BROKER;
 	char why[256] = "", what[512], tgt[128];
 	struct pd_task creds;
-	const char *tpn = NULL;
-	int group_fd = -1, fd = -1, ret;
+	int group_fd = -1, ret = 0;
 	pid_t pid = -1;
 
-	ret = pd_attr_sanitise(m->attr, o->attr_size, &attr, why, sizeof(why));
+	for (i = 0; i < n && !ret; i++) {
+		at = i;
+		ret = pd_attr_sanitise(m->attrs[i], m->attr_sizes[i], &attrs[i],
+				       why, sizeof(why));
+		tpns[i] = !ret && attrs[i].type == PERF_TYPE_TRACEPOINT ?
+			  tp_name(attrs[i].config) : NULL;
+	}
 	if (ret) {
-		snprintf(what, sizeof(what), "attr of %u bytes", o->attr_size);
-		snprintf(tgt, sizeof(tgt), "%s", target_name(o->target));
+		attr_ok = false;
+		snprintf(tgt, sizeof(tgt), "%s", target_name(m->target));
 		goto out;
 	}
-	if (attr.type == PERF_TYPE_TRACEPOINT)
-		tpn = tp_name(attr.config);
-	if (tpn)
-		snprintf(what, sizeof(what), "tracepoint %s", tpn);
-	else
-		snprintf(what, sizeof(what), "type %u config %#llx", attr.type,
-			 (unsigned long long)attr.config);
-	if (!attr.exclude_kernel)
-		snprintf(what + strlen(what), sizeof(what) - strlen(what),
-			 " with kernel mode");
-	if (attr.freq ? attr.sample_freq : attr.sample_period)
-		snprintf(what + strlen(what), sizeof(what) - strlen(what),
-			 " sampling %s %llu", attr.freq ? "freq" : "period",
-			 (unsigned long long)attr.sample_period);
-	switch (o->target) {
+	at = 0;
+	switch (m->target) {
 	case PC_BROKER_TARGET_PID:
 		target = PD_T_OWN;
 		ret = pd_task_of(fds[0], &creds);
 		if (!ret)
 			pid = creds.pid;
-		snprintf(tgt, sizeof(tgt), "pid %d cpu %d", (int)pid, o->cpu);
+		snprintf(tgt, sizeof(tgt), "pid %d cpu %d", (int)pid, m->cpu);
 		if (ret) {
 			snprintf(why, sizeof(why), "%s",
 				 ret == -EBADF ? "not a pidfd" :
@@ -330,19 +411,19 @@ static void handle_open(struct client *c, const struct pc_broker_msg *m,
 		break;
 	case PC_BROKER_TARGET_CPU:
 		target = PD_T_CPU;
-		snprintf(tgt, sizeof(tgt), "cpu %d", o->cpu);
+		snprintf(tgt, sizeof(tgt), "cpu %d", m->cpu);
 		break;
 	default: {
 		struct statfs sfs;
 		char link[200];
-		ssize_t n;
+		ssize_t r;
 
 		target = PD_T_CGROUP;
 		snprintf(link, sizeof(link), "/proc/self/fd/%d", fds[0]);
-		n = readlink(link, tgt, sizeof(tgt) - 1);
-		tgt[n > 0 ? n : 0] = '\0';
+		r = readlink(link, tgt, sizeof(tgt) - 1);
+		tgt[r > 0 ? r : 0] = '\0';
 		snprintf(link, sizeof(link), "%s", tgt);
-		snprintf(tgt, sizeof(tgt), "cgroup %.100s cpu %d", link, o->cpu);
+		snprintf(tgt, sizeof(tgt), "cgroup %.100s cpu %d", link, m->cpu);
 		if (fstatfs(fds[0], &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
 			ret = -EBADF;
 			snprintf(why, sizeof(why), "not a cgroup2 directory");
@@ -357,17 +438,22 @@ static void handle_open(struct client *c, const struct pc_broker_msg *m,
 		snprintf(why, sizeof(why), "no rule for this user");
 		goto out;
 	}
-	ret = pd_rule_check(rule, &attr, target, tpn, why, sizeof(why));
-	if (ret)
-		goto out;
+	for (i = 0; i < n; i++) {
+		at = i;
+		ret = pd_rule_check(rule, &attrs[i], target, tpns[i], why,
+				    sizeof(why));
+		if (ret)
+			goto out;
+	}
+	at = 0;
 	if (target == PD_T_OWN) {
 		ret = pd_task_check_own(&creds, c->uid, c->gid, c->fd, why,
 					sizeof(why));
 		if (ret)
 			goto out;
 	}
-	if (o->flags & PC_BROKER_F_GROUP) {
-		group_fd = fds[pc_broker_open_nr_fds(o->target, 0)];
+	if (m->flags & PC_BROKER_F_GROUP) {
+		group_fd = fds[pc_broker_open_nr_fds(m->target, 0)];
 		if (!pd_fd_is(group_fd, "anon_inode:[perf_event]")) {
 			ret = -EBADF;
 			snprintf(why, sizeof(why), "group leader is not a perf "
@@ -375,42 +461,63 @@ static void handle_open(struct client *c, const struct pc_broker_msg *m,
 			goto out;
 		}
 	}
-	if (o->flags & PC_BROKER_F_NO_GROUP)
+	if (m->flags & PC_BROKER_F_NO_GROUP)
 		flags |= PERF_FLAG_FD_NO_GROUP;
-	if (!under_fd_limit(c, rule->max_fds)) {
+	if (!under_fd_limit(c, rule->max_fds, n)) {
 		ret = -EMFILE;
 		snprintf(why, sizeof(why), "the user holds %u descriptors "
 			 "(max_fds)", rule->max_fds);
 		goto out;
 	}
-	fd = sys_perf_event_open(&attr, pid, o->cpu, group_fd, flags);
-	if (fd < 0) {
-		ret = fd;
-		snprintf(why, sizeof(why), "the kernel refused: %s",
-			 strerror(-fd));
-		goto out;
+	for (i = 0; i < n; i++) {
+		int fd;
+
+		at = i;
+		fd = sys_perf_event_open(&attrs[i], pid, m->cpu,
+					 (m->flags & PC_BROKER_F_LEAD) && i ?
+					 opened[0] : group_fd, flags);
+		if (fd < 0) {
+			ret = fd;
+			snprintf(why, sizeof(why), "the kernel refused: %s",
+				 strerror(-fd));
+			goto out;
+		}
+		opened[nr_open++] = fd;
 	}
+	at = 0;
 	/* The pidfd's process was alive at the check; if it still is, the
-	 * pid cannot have been reused in between, so the event is on it. */
+	 * pid cannot have been reused in between, so the events are on it. */
 	if (target == PD_T_OWN && !pd_pidfd_alive(fds[0])) {
-		close(fd);
-		fd = -1;
 		ret = -ESRCH;
 		snprintf(why, sizeof(why), "target exited during the open");
 		goto out;
 	}
 	ret = 0;
 out:
-	logmsg(ret ? LOG_NOTICE : LOG_INFO,
-	       "%s: uid %u (%s) pid %d: open %s on %s: rule '%s'%s%s",
-	       ret ? "denied" : "allowed", (unsigned int)c->uid, c->user,
-	       (int)c->pid, what, tgt, rule ? rule->name : "",
-	       why[0] ? ": " : "", why);
-	if (send_reply(c, PC_BROKER_OPEN, ret, 0, rule ? rule->name : "", why,
-		       strlen(why), ret ? -1 : fd) == 0 && !ret)
-		c->handed++;
-	if (fd >= 0)
-		close(fd);
+	for (i = ret ? at : 0; i < (ret ? at + 1 : n); i++) {
+		char of[64] = "";
+
+		if (attr_ok)
+			describe(&attrs[i], tpns[i], what, sizeof(what));
+		else
+			snprintf(what, sizeof(what), "attr of %u bytes",
+				 m->attr_sizes[i]);
+		if (batch)
+			snprintf(of, sizeof(of), " (event %u of %u%s)", i + 1, n,
+				 ret ? "; the batch is refused" : "");
+		logline(ret ? LOG_NOTICE : LOG_INFO,
+			"%s: uid %u (%s) pid %d: open %s on %s: rule '%s'%s%s%s",
+			ret ? "denied" : "allowed", (unsigned int)c->uid,
+			c->user, (int)c->pid, what, tgt,
+			rule ? rule->name : "", why[0] ? ": " : "", why, of);
+	}
+	logflush();
+	if (send_reply(c, m->type, ret, batch ? (ret ? at : n) : 0,
+		       rule ? rule->name : "", why, strlen(why), opened,
+		       ret ? 0 : nr_open) == 0 && !ret)
+		c->handed += nr_open;
+	/* The caller closes them, with the request's own. */
+	return nr_open;
 }
 
 static void handle_tp_id(struct client *c, const struct pc_broker_msg *m)
@@ -465,10 +572,10 @@ out:
 	       why);
 	if (ret)
 		send_reply(c, PC_BROKER_TP_ID, ret, 0, rule ? rule->name : "",
-			   why, strlen(why), -1);
+			   why, strlen(why), NULL, 0);
 	else
 		send_reply(c, PC_BROKER_TP_ID, 0, id, rule->name, format,
-			   (size_t)n, -1);
+			   (size_t)n, NULL, 0);
 }
 
 static void handle_tp_list(struct client *c, const struct pc_broker_msg *m)
@@ -498,7 +605,7 @@ static void handle_tp_list(struct client *c, const struct pc_broker_msg *m)
 		n += len + 1;
 	}
 	send_reply(c, PC_BROKER_TP_LIST, ret, next, rule ? rule->name : "",
-		   text, ret ? 0 : n, -1);
+		   text, ret ? 0 : n, NULL, 0);
 }
 
 static void handle_policy(struct client *c)
@@ -508,7 +615,17 @@ static void handle_policy(struct client *c)
 	int n = rule ? pd_rule_describe(rule, text, sizeof(text)) : 0;
 
 	send_reply(c, PC_BROKER_POLICY, rule ? 0 : -EACCES, 0,
-		   rule ? rule->name : "", text, (size_t)n, -1);
+		   rule ? rule->name : "", text, (size_t)n, NULL, 0);
+}
+
+/* Whether a message that did not decode says it is a batch. */
+static bool batch_hdr(const void *buf, size_t len)
+{
+	const struct pc_broker_hdr *h = buf;
+
+	return len >= sizeof(*h) && h->magic == PC_BROKER_MAGIC &&
+	       h->version == PC_BROKER_VERSION_BATCH &&
+	       h->type == PC_BROKER_OPEN_BATCH;
 }
 
 /* Read one message; 0 to keep the client, -1 to drop it.  @hangup:
@@ -516,8 +633,9 @@ static void handle_policy(struct client *c)
 static int handle_client(struct client *c, bool hangup)
 {
 	char cbuf[CMSG_SPACE(sizeof(int) * (PC_BROKER_FDS_MAX + 1))];
-	int fds[PC_BROKER_FDS_MAX + 8];
-	unsigned int nr_fds = 0, i;
+	/* The request's descriptors, then the events handed out. */
+	int fds[PC_BROKER_FDS_MAX + 8 + PC_BROKER_BATCH_MAX];
+	unsigned int nr_fds = 0, nr_close, i;
 	bool bad_cmsg = false;
 	struct iovec iov = { .iov_base = d.msg, .iov_len = sizeof(d.msg) };
 	struct msghdr mh = {
@@ -544,7 +662,7 @@ static int handle_client(struct client *c, bool hangup)
 			int fd;
 
 			memcpy(&fd, CMSG_DATA(cm) + k * sizeof(int), sizeof(fd));
-			if (nr_fds < sizeof(fds) / sizeof(fds[0]))
+			if (nr_fds < PC_BROKER_FDS_MAX + 8)
 				fds[nr_fds++] = fd;
 			else
 				close(fd);
@@ -580,13 +698,19 @@ static int handle_client(struct client *c, bool hangup)
 		       mh.msg_flags & MSG_CTRUNC ? " (and more)" : "",
 		       strerror(-ret));
 		/* The type is unknown: answer as to an open, which the
-		 * library's decoder refuses unless it asked one. */
-		send_reply(c, PC_BROKER_OPEN, ret, 0, "", "malformed request",
-			   17, -1);
-	} else {
+		 * library's decoder refuses unless it asked one; a batch by
+		 * its header is answered as a batch, so that its sender
+		 * does not take the broker for one that has none. */
+		send_reply(c, batch_hdr(d.msg, (size_t)n) ?
+			   PC_BROKER_OPEN_BATCH : PC_BROKER_OPEN, ret, 0, "",
+			   "malformed request", 17, NULL, 0);
+	}
+	nr_close = nr_fds;
+	if (!ret) {
 		switch (m.type) {
 		case PC_BROKER_OPEN:
-			handle_open(c, &m, fds);
+		case PC_BROKER_OPEN_BATCH:
+			nr_close += handle_open(c, &m, fds, fds + nr_fds);
 			break;
 		case PC_BROKER_TP_ID:
 			handle_tp_id(c, &m);
@@ -598,8 +722,7 @@ static int handle_client(struct client *c, bool hangup)
 			handle_policy(c);
 		}
 	}
-	for (i = 0; i < nr_fds; i++)
-		close(fds[i]);
+	close_fds(fds, nr_close);
 	return 0;
 }
 

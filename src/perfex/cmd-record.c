@@ -38,6 +38,7 @@
 #include <perfctr/symbols.h>
 #include <perfctr/synth.h>
 
+#include "cgroup-names.h"
 #include "options.h"
 #include "perfex.h"
 
@@ -59,7 +60,14 @@ struct record {
 	pid_t pid, tid;
 	bool all_cpus;
 	const char *cpus;
-	const char *cgroup;	/* -G: of -a or -C */
+	const char *cgroup;	/* -G: of -a or -C, one for every event */
+	/* -G lists after the -e (perf's rule, cgroup-names.h), and what
+	 * they make of it: each event's cgroup target, NULL for none (the
+	 * CPUs'). */
+	struct cgroup_arg *cgroup_args;
+	size_t nr_cgroup_args;
+	struct cgroup_plan plan;
+	struct perfctr_target **event_cgroups;
 	size_t pages;
 	const char *output;
 	bool overwrite, snapshot, quiet;
@@ -410,9 +418,75 @@ static int exit_for_errno(int err)
 	}
 }
 
+/*
+ * -G lists after the -e: each event's name (perf's rule).  One name for
+ * every event is rec->cgroup as before; names that differ make a cgroup
+ * target per event on the CPUs of -a or -C.
+ * Return -1, or perfex's exit status.
+ */
+static int plan_cgroups(struct record *rec)
+{
+	const char *spec = rec->events;
+	struct cgroup_plan *plan = &rec->plan;
+	int ret;
+
+	if (!rec->nr_cgroup_args)
+		return -1;
+	ret = cgroup_plan_make(plan, &spec, 1, rec->cgroup_args,
+			       rec->nr_cgroup_args, NULL);
+	if (ret >= 0)
+		return ret;
+	if (!cgroup_plan_splits(plan, 0)) {
+		rec->cgroup = plan->names[0];
+		return -1;
+	}
+	{
+		/* What perfex stat refuses (a group across cgroups) is
+		 * refused here too. */
+		char **pieces, **names;
+		size_t n;
+
+		ret = cgroup_plan_split(plan, 0, spec, NULL, &pieces, &names,
+					&n);
+		if (ret >= 0)
+			return ret;
+		for (size_t k = 0; k < n; k++) {
+			free(pieces[k]);
+			free(names[k]);
+		}
+		free(pieces);
+		free(names);
+	}
+	rec->event_cgroups = calloc(plan->nr_events,
+				    sizeof(*rec->event_cgroups));
+	if (!rec->event_cgroups) {
+		perfex_error("out of memory");
+		return PERFEX_EXIT_INTERNAL;
+	}
+	for (size_t e = 0; e < plan->nr_events; e++) {
+		if (!plan->names[e])
+			continue;
+		rec->event_cgroups[e] =
+			perfctr_target__new_cgroup(plan->names[e], rec->cpus);
+		if (rec->event_cgroups[e])
+			continue;
+		if (errno == ENOMEDIUM || errno == ENOENT || errno == ENOTDIR)
+			return perfex_cgroup_error("sample", plan->names[e],
+						   errno);
+		perfex_error("cannot sample cgroup '%s': %s", plan->names[e],
+			     strerror(errno));
+		return PERFEX_EXIT_INTERNAL;
+	}
+	return -1;
+}
+
 /* What -p, -t, -a and -C name, or the command; errors as perfex stat's. */
 static int make_target(struct record *rec)
 {
+	int ret = plan_cgroups(rec);
+
+	if (ret >= 0)
+		return ret;
 	if (rec->cgroup)
 		rec->target = perfctr_target__new_cgroup(rec->cgroup, rec->cpus);
 	else if (rec->all_cpus || rec->cpus)
@@ -558,6 +632,9 @@ static int add_events(struct record *rec, const char *spec)
 		if (r >= 0 && rec->filter)
 			r = perfctr_sampler__set_filter(rec->sampler, (size_t)r,
 							rec->filter);
+		if (r >= 0 && rec->event_cgroups && i < rec->plan.nr_events)
+			r = perfctr_sampler__set_cgroup(rec->sampler, (size_t)r,
+							rec->event_cgroups[i]);
 		if (r < 0) {
 			perfex_error("cannot add event '%s': %s",
 				     perfctr_evlist__name(list, i), strerror(-r));
@@ -695,17 +772,37 @@ static int record_option(struct perfex_parse *p, void *ctx)
 		rec->cpus = p->arg;
 		rec->targets++;
 		break;
-	case OPT_CGROUP:
-		/* One cgroup for every event, as perf record -G with one
-		 * name; per-event lists are perfex stat's. */
-		if (!*p->arg || strchr(p->arg, ','))
-			return perfex_opt_error(p, "takes one cgroup name (one "
-						"cgroup for every event)");
+	case OPT_CGROUP: {
+		struct cgroup_arg *n;
+
+		/* Before the -e (perfex's, perf refuses it): one cgroup for
+		 * every event.  After it: perf's rule. */
+		if (!rec->events) {
+			if (!*p->arg || strchr(p->arg, ','))
+				return perfex_opt_error(p, "before the -e takes "
+							"one cgroup name (one "
+							"cgroup for every "
+							"event); a list needs "
+							"its -e first");
+			if (rec->cgroup)
+				return perfex_opt_error(p, "is given once before "
+							"the -e");
+			rec->cgroup = p->arg;
+			break;
+		}
 		if (rec->cgroup)
-			return perfex_opt_error(p, "is given once (one cgroup "
-						"for every event)");
-		rec->cgroup = p->arg;
+			return perfex_opt_error(p, "cannot follow a -G given "
+						"before the -e (one cgroup for "
+						"every event)");
+		n = realloc(rec->cgroup_args,
+			    (rec->nr_cgroup_args + 1) * sizeof(*n));
+		if (!n)
+			return PERFEX_EXIT_INTERNAL;
+		rec->cgroup_args = n;
+		n[rec->nr_cgroup_args++] = (struct cgroup_arg){
+			.names = p->arg, .nr_specs = 1 };
 		break;
+	}
 	case OPT_MMAP_PAGES:
 		if ((r = parse_u64_arg(p, &v)) >= 0)
 			return r;
@@ -751,7 +848,8 @@ static int parse_args(struct record *rec, int argc, char **argv)
 		perfex_error("-p, -t, -a and -C exclude each other");
 		return PERFEX_EXIT_USAGE;
 	}
-	if (rec->cgroup && !rec->all_cpus && !rec->cpus) {
+	if ((rec->cgroup || rec->nr_cgroup_args) && !rec->all_cpus &&
+	    !rec->cpus) {
 		perfex_error("option '-G' needs -a or -C");
 		perfex_hint("a cgroup is sampled on CPUs: perfex record -a -G NAME");
 		return PERFEX_EXIT_USAGE;
@@ -1098,6 +1196,11 @@ out:
 		have_status = command_wait(&rec, &status);
 	}
 	perfctr_sampler__delete(rec.sampler);
+	for (size_t e = 0; rec.event_cgroups && e < rec.plan.nr_events; e++)
+		perfctr_target__delete(rec.event_cgroups[e]);
+	free(rec.event_cgroups);
+	cgroup_plan_free(&rec.plan);
+	free(rec.cgroup_args);
 	perfctr_target__delete(rec.target);
 	perfctr_target__delete(rec.command);
 	perfctr_symbols__delete(rec.syms);

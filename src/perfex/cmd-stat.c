@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup-names.h"
 #include "options.h"
 #include "perfex.h"
 #include "stat.h"
@@ -34,11 +35,14 @@ struct spec {
 	const char *filter;	/* --filter after this -e, or NULL */
 	bool is_default;
 	bool is_metric;		/* a group of -M's events */
-	/* -G's cgroup for this event (perf's rule, see cgroup_option()),
+	/* -G's cgroup for this event (perf's rule, see cgroup_parts()),
 	 * NULL: none; and its part (the session of its cgroup) when the
 	 * events have different cgroups (cfg.cgroup_per_event). */
 	char *cgroup;
 	size_t part;
+	/* A piece of a -e whose events -G sent to different cgroups: the
+	 * text, which is this spec's own. */
+	char *piece;
 };
 
 struct stat_options {
@@ -52,11 +56,15 @@ struct stat_options {
 	struct stat_metric_opts metrics;
 	char *metric_list;		/* the -M lists, joined */
 	const char **metric_files;	/* --metrics-file */
-	/* -G: names given to events so far (empty ones included), and
-	 * whether a -G came before any -e (one cgroup for every event). */
-	size_t nr_cgroup_names;
+	/* -G: those given after events, and whether a -G came before any
+	 * -e (one cgroup for every event). */
+	struct cgroup_arg *cgroup_args;
+	size_t nr_cgroup_args;
 	bool cgroup_before_events;
 	bool cgroup_given;
+	/* The aggregation option given (-A, --per-thread, --per-core, ...)
+	 * as spelled, for "exclude each other"; "" before one. */
+	char aggr_opt[48];
 };
 
 static int parse_uint(const char *s, unsigned long max, unsigned long *out)
@@ -92,36 +100,14 @@ static int usage_error(const char *msg)
 	return PERFEX_EXIT_USAGE;
 }
 
-/* Whether a -e holds one event: no comma outside a PMU's slashes, no
- * group. */
-static bool one_event(const char *text)
-{
-	size_t slashes = 0;
-
-	if (*text == '{')
-		return false;
-	for (; *text; text++) {
-		slashes += *text == '/';
-		if (*text == ',' && !(slashes % 2))
-			return false;
-	}
-	return true;
-}
-
 /*
- * -G NAMES, perf's rule: the names of every -G, empty ones included, go
- * to the events in the order they were given, one each (an empty name
- * leaves its event without a cgroup); when the first -G has one name, it
- * goes to every event given before it.  Events given after the last name
- * count everything on the CPUs.  A -G before any -e (perfex's, perf
- * refuses it) is one cgroup for every event.  perf's events are single
- * events, perfex's are its -e: a -e of several events takes a name of a
- * list only as the one name of the first -G.
+ * -G NAMES: before any -e (perfex's, perf refuses it) one cgroup for
+ * every event; after events, perf's rule, applied once the -e's are
+ * expanded (cgroup_parts()).
  */
 static int cgroup_option(struct perfex_parse *p, struct stat_options *o)
 {
-	const char *name = p->arg;
-	size_t first = o->nr_cgroup_names;
+	struct cgroup_arg *n;
 
 	if (!o->nr_specs) {
 		if (!*p->arg || strchr(p->arg, ','))
@@ -142,41 +128,90 @@ static int cgroup_option(struct perfex_parse *p, struct stat_options *o)
 					"the events (one cgroup for every "
 					"event)");
 	o->cgroup_given = true;
-	do {
-		size_t len = strcspn(name, ",");
-		struct spec *sp;
+	n = realloc(o->cgroup_args, (o->nr_cgroup_args + 1) * sizeof(*n));
+	if (!n)
+		return PERFEX_EXIT_INTERNAL;
+	o->cgroup_args = n;
+	n[o->nr_cgroup_args++] = (struct cgroup_arg){ .names = p->arg,
+						      .nr_specs = o->nr_specs };
+	return -1;
+}
 
-		if (o->nr_cgroup_names >= o->nr_specs)
-			return perfex_opt_error(p, "names more cgroups than there "
-						"are events before it ('%s')",
-						p->arg);
-		sp = &o->specs[o->nr_cgroup_names++];
-		free(sp->cgroup);
-		sp->cgroup = len ? strndup(name, len) : NULL;
-		if (len && !sp->cgroup)
-			return PERFEX_EXIT_INTERNAL;
-		name += len;
-	} while (*name++);
-	if (o->nr_cgroup_names == 1) {
-		/* One name, the first: for every event so far. */
-		for (size_t i = 1; i < o->nr_specs; i++) {
-			free(o->specs[i].cgroup);
-			o->specs[i].cgroup = o->specs[0].cgroup ?
-					     strdup(o->specs[0].cgroup) : NULL;
-			if (o->specs[0].cgroup && !o->specs[i].cgroup)
-				return PERFEX_EXIT_INTERNAL;
+/*
+ * The -G names given after events, to the -e's: a -e whose events all
+ * go to one cgroup keeps it whole, one whose events go to several is cut
+ * into its events (and groups), each a -e of its own.
+ * Return -1 or perfex's exit status.
+ */
+static int assign_cgroups(struct stat_options *o)
+{
+	struct cgroup_plan plan;
+	struct spec *specs = NULL;
+	const char **texts;
+	size_t nr = 0;
+	int ret;
+
+	texts = malloc(o->nr_specs * sizeof(*texts));
+	if (!texts)
+		return PERFEX_EXIT_INTERNAL;
+	for (size_t i = 0; i < o->nr_specs; i++)
+		texts[i] = o->specs[i].text;
+	ret = cgroup_plan_make(&plan, texts, o->nr_specs, o->cgroup_args,
+			       o->nr_cgroup_args, NULL);
+	free(texts);
+	for (size_t i = 0; i < o->nr_specs && ret < 0; i++) {
+		const char *name = plan.names[plan.first[i]];
+		char **pieces = NULL, **names = NULL;
+		size_t nr_pieces = 1;
+		struct spec *n;
+
+		if (cgroup_plan_splits(&plan, i)) {
+			ret = cgroup_plan_split(&plan, i, o->specs[i].text, NULL,
+						&pieces, &names, &nr_pieces);
+			if (ret >= 0)
+				break;
 		}
-		return -1;
+		n = realloc(specs, (nr + nr_pieces) * sizeof(*n));
+		if (n)
+			specs = n;
+		else
+			ret = PERFEX_EXIT_INTERNAL;
+		for (size_t k = 0; k < nr_pieces; k++) {
+			struct spec *sp = n ? &specs[nr++] : NULL;
+
+			if (!sp) {
+				if (pieces) {
+					free(pieces[k]);
+					free(names[k]);
+				}
+				continue;
+			}
+			*sp = o->specs[i];
+			if (pieces) {
+				sp->piece = pieces[k];
+				sp->text = pieces[k];
+				sp->cgroup = names[k];
+				continue;
+			}
+			sp->cgroup = name ? strdup(name) : NULL;
+			if (name && !sp->cgroup)
+				ret = PERFEX_EXIT_INTERNAL;
+		}
+		free(pieces);
+		free(names);
 	}
-	for (size_t i = first; i < o->nr_cgroup_names; i++)
-		if (!one_event(o->specs[i].text)) {
-			perfex_error("option '-G' gives cgroups to events one "
-				     "by one: '%s' is several events",
-				     o->specs[i].text);
-			perfex_hint("give each event its own -e: perfex -a -e "
-				    "E1 -e E2 -G A,B");
-			return PERFEX_EXIT_USAGE;
+	cgroup_plan_free(&plan);
+	if (ret >= 0) {
+		for (size_t i = 0; i < nr; i++) {
+			free(specs[i].cgroup);
+			free(specs[i].piece);
 		}
+		free(specs);
+		return ret;
+	}
+	free(o->specs);
+	o->specs = specs;
+	o->nr_specs = nr;
 	return -1;
 }
 
@@ -190,9 +225,12 @@ static int cgroup_parts(struct stat_options *o)
 {
 	struct stat_config *cfg = &o->cfg;
 	bool same = true, any = false;
+	int ret;
 
 	if (!o->cgroup_given || o->cgroup_before_events)
 		return -1;
+	if ((ret = assign_cgroups(o)) >= 0)
+		return ret;
 	for (size_t i = 0; i < o->nr_specs; i++) {
 		const char *a = o->specs[i].cgroup, *b = o->specs[0].cgroup;
 
@@ -253,6 +291,36 @@ static int parse_switch_after(struct perfex_parse *p, struct stat_config *cfg)
 					"the ':' (not '%s')", n);
 	cfg->switch_after_n = v;
 	cfg->switch_after_event = colon + 1;
+	return -1;
+}
+
+/*
+ * -A, --per-thread, --per-socket, --per-die, --per-core: one way to split
+ * the counts.  A group of CPUs with any other split is refused (-A with
+ * --per-thread stays as it was: the later one).
+ */
+static int aggr_option(struct perfex_parse *p, struct stat_options *o)
+{
+	static const enum stat_aggr of[] = {
+		[OPT_NO_AGGR] = STAT_AGGR_CPU,
+		[OPT_PER_THREAD] = STAT_AGGR_THREAD,
+		[OPT_PER_SOCKET] = STAT_AGGR_SOCKET,
+		[OPT_PER_DIE] = STAT_AGGR_DIE,
+		[OPT_PER_CORE] = STAT_AGGR_CORE,
+	};
+	enum stat_aggr aggr = of[p->opt->id];
+
+	if (o->aggr_opt[0] && strcmp(o->aggr_opt, p->name) &&
+	    (stat_aggr_groups(aggr) || stat_aggr_groups(o->cfg.aggr)))
+		return perfex_opt_error(p, "and '%s' exclude each other: one "
+					"line per CPU, thread, socket, die or "
+					"core", o->aggr_opt);
+	snprintf(o->aggr_opt, sizeof(o->aggr_opt), "%s", p->name);
+	o->cfg.aggr = aggr;
+	/* --per-thread with a command: the tree with its threads (decided
+	 * once the target is known). */
+	if (aggr == STAT_AGGR_THREAD)
+		o->cfg.tree_threads = true;
 	return -1;
 }
 
@@ -322,14 +390,11 @@ static int stat_option(struct perfex_parse *p, void *ctx)
 		o->cfg.bpf_counters = true;
 		break;
 	case OPT_NO_AGGR:
-		o->cfg.aggr = STAT_AGGR_CPU;
-		break;
 	case OPT_PER_THREAD:
-		/* With a command: the tree with its threads (decided once
-		 * the target is known). */
-		o->cfg.aggr = STAT_AGGR_THREAD;
-		o->cfg.tree_threads = true;
-		break;
+	case OPT_PER_SOCKET:
+	case OPT_PER_DIE:
+	case OPT_PER_CORE:
+		return aggr_option(p, o);
 	case OPT_PER_PROCESS:
 		o->cfg.tree = true;
 		break;
@@ -526,6 +591,13 @@ static int parse_options(int argc, char **argv, struct stat_options *o)
 				   "with -G");
 	if (o->cfg.repeat > 1 && o->cfg.interval_ms)
 		return usage_error("-r and -I cannot be combined");
+	if (o->cfg.repeat > 1 && stat_aggr_groups(o->cfg.aggr)) {
+		perfex_error("option '-r' cannot be combined with '%s' (the "
+			     "spread of each group over the runs is not kept)",
+			     o->aggr_opt);
+		perfex_hint("perfex --help lists the options");
+		return PERFEX_EXIT_USAGE;
+	}
 	if (o->cfg.repeat > 1 && o->cfg.aggr != STAT_AGGR_GLOBAL)
 		return usage_error("-r cannot be combined with -A or --per-thread");
 	if (o->cfg.sets && o->nr_specs < 2)
@@ -733,11 +805,41 @@ struct run {
 	struct perfctr_tree *tree;	/* --per-process: the command's tree */
 	struct perfctr_count *counts, *prev, *delta;
 	struct perfctr_count *unit_counts, *unit_prev, *unit_delta;
-	size_t nr_units;
+	size_t nr_units;	/* the session's */
+	/* --per-socket/-die/-core: the group (report unit) of each of the
+	 * session's units. */
+	size_t *unit_group;
 	double t0, last_tick;
 	int wait_status;
 	bool have_status;
 };
+
+/* The counts of the report's units: the session's, or with --per-core
+ * and the like each group's, the sum of its CPUs'. */
+static void read_unit_counts(struct run *run, struct perfctr_session *s,
+			     size_t idx, size_t e,
+			     struct perfctr_count *unit_counts)
+{
+	size_t n = run->report->nr_events, u;
+
+	if (!run->unit_group) {
+		for (u = 0; u < run->nr_units; u++)
+			perfctr_session__unit_count(s, idx, u,
+						    &unit_counts[u * n + e]);
+		return;
+	}
+	/* The weakest status, so that one counted CPU makes it counted. */
+	for (u = 0; u < run->report->nr_units; u++)
+		unit_counts[u * n + e] = (struct perfctr_count){
+			.status = PERFCTR_COUNT_NOT_SUPPORTED };
+	for (u = 0; u < run->nr_units; u++) {
+		struct perfctr_count c;
+
+		if (perfctr_session__unit_count(s, idx, u, &c) == 0)
+			perfctr_count__add(&unit_counts[run->unit_group[u] * n + e],
+					   &c);
+	}
+}
 
 static void read_counts(struct run *run, struct perfctr_count *counts,
 			struct perfctr_count *unit_counts)
@@ -759,11 +861,10 @@ static void read_counts(struct run *run, struct perfctr_count *counts,
 		s = r->events[e].part ? run->more[r->events[e].part - 1] :
 					run->session;
 		perfctr_session__count(s, idx, c);
-		for (u = 0; unit_counts && u < run->nr_units; u++)
-			perfctr_session__unit_count(s, idx, u,
-						    &unit_counts[u * r->nr_events + e]);
+		if (unit_counts)
+			read_unit_counts(run, s, idx, e, unit_counts);
 	}
-	for (u = 0; unit_counts && u < run->nr_units; u++)
+	for (u = 0; unit_counts && u < r->nr_units; u++)
 		for (e = 0; e < r->nr_events; e++)
 			if (r->events[e].session_idx == STAT_NO_IDX)
 				unit_counts[u * r->nr_events + e] = counts[e];
@@ -1243,13 +1344,106 @@ static int build_session(struct stat_options *o, struct stat_report *r,
 	return build_session_part(o, r, popts, out, 0, !r->events, 0);
 }
 
-static void fill_units(struct run *run)
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void free_units(struct stat_report *r)
+{
+	for (size_t u = 0; u < r->nr_units; u++)
+		free(r->units[u].cpus);
+	free(r->units);
+	r->units = NULL;
+	r->nr_units = 0;
+}
+
+/*
+ * --per-socket, --per-die, --per-core: the session's units are CPUs; each
+ * report unit is a group of them (run->unit_group maps one to the other),
+ * in the order the library numbers the groups, perf's.
+ * Return 0 or -errno.
+ */
+static int fill_groups(struct run *run)
+{
+	static const enum perfctr_cpu_aggr of[] = {
+		[STAT_AGGR_SOCKET] = PERFCTR_CPU_AGGR_SOCKET,
+		[STAT_AGGR_DIE] = PERFCTR_CPU_AGGR_DIE,
+		[STAT_AGGR_CORE] = PERFCTR_CPU_AGGR_CORE,
+	};
+	enum stat_aggr aggr = run->o->cfg.aggr;
+	struct stat_report *r = run->report;
+	size_t n = run->nr_units, u;
+	int *cpus = calloc(n ? n : 1, sizeof(*cpus));
+	int nr_groups, err = 0;
+
+	free(run->unit_group);
+	run->unit_group = calloc(n ? n : 1, sizeof(*run->unit_group));
+	if (!cpus || !run->unit_group) {
+		free(cpus);
+		return -ENOMEM;
+	}
+	for (u = 0; u < n; u++) {
+		pid_t tid;
+
+		perfctr_session__unit(run->session, u, &tid, &cpus[u]);
+		if (cpus[u] < 0) {
+			free(cpus);
+			return -EINVAL;	/* a target without CPUs */
+		}
+	}
+	nr_groups = perfctr_info_cpu_groups(NULL, of[aggr], cpus, n,
+					    run->unit_group);
+	if (nr_groups < 0) {
+		free(cpus);
+		return nr_groups;
+	}
+	r->units = calloc(nr_groups ? (size_t)nr_groups : 1, sizeof(*r->units));
+	if (!r->units) {
+		free(cpus);
+		return -ENOMEM;
+	}
+	r->nr_units = (size_t)nr_groups;
+	for (u = 0; u < r->nr_units; u++) {
+		r->units[u].tid = -1;
+		r->units[u].cpu = -1;
+		r->units[u].cpus = calloc(n, sizeof(int));
+		if (!r->units[u].cpus)
+			err = -ENOMEM;
+	}
+	/* The session's CPUs ascend: so do each group's. */
+	for (u = 0; u < n && !err; u++) {
+		struct stat_unit *g = &r->units[run->unit_group[u]];
+
+		if (!g->nr_cpus) {
+			PERFCTR_OPTS(perfctr_cpu_topology, topo);
+
+			perfctr_info_cpu_topology(NULL, cpus[u], &topo);
+			g->socket = topo.socket;
+			g->die = aggr >= STAT_AGGR_DIE ? topo.die : -1;
+			g->core = aggr >= STAT_AGGR_CORE ? topo.core : -1;
+		}
+		g->cpus[g->nr_cpus++] = cpus[u];
+	}
+	for (u = 0; u < r->nr_units && !err; u++)
+		qsort(r->units[u].cpus, r->units[u].nr_cpus, sizeof(int),
+		      cmp_int);
+	free(cpus);
+	return err;
+}
+
+/* Return 0 or -errno. */
+static int fill_units(struct run *run)
 {
 	struct stat_report *r = run->report;
 	size_t u;
 
 	run->nr_units = perfctr_session__nr_units(run->session);
-	free(r->units);
+	free_units(r);
+	if (stat_aggr_groups(run->o->cfg.aggr))
+		return fill_groups(run);
 	r->units = calloc(run->nr_units ? run->nr_units : 1, sizeof(*r->units));
 	r->nr_units = r->units ? run->nr_units : 0;
 	for (u = 0; u < r->nr_units; u++) {
@@ -1271,6 +1465,7 @@ static void fill_units(struct run *run)
 			n--;
 		un->comm[n > 0 ? n : 0] = '\0';
 	}
+	return r->units ? 0 : -ENOMEM;
 }
 
 static int alloc_counts(struct run *run)
@@ -1333,6 +1528,7 @@ static void free_run(struct run *run)
 	free(run->unit_counts);
 	free(run->unit_prev);
 	free(run->unit_delta);
+	free(run->unit_group);
 	memset(run, 0, sizeof(*run));
 }
 
@@ -1617,8 +1813,14 @@ static int do_run(struct stat_options *o, struct stat_report *r,
 			goto out;
 		}
 	}
-	fill_units(&run);
-	if (alloc_counts(&run)) {
+	err = fill_units(&run);
+	if (err == -EINVAL) {
+		perfex_error("option '%s' needs counters on CPUs",
+			     o->aggr_opt);
+		ret = PERFEX_EXIT_USAGE;
+		goto out;
+	}
+	if (err < 0 || alloc_counts(&run)) {
 		perfex_error("out of memory");
 		ret = PERFEX_EXIT_INTERNAL;
 		goto out;
@@ -1802,11 +2004,14 @@ out:
 		free(r.events[e].run_values);
 	}
 	free(r.events);
-	free(r.units);
+	free_units(&r);
 	free(r.sets);
-	for (size_t k = 0; k < o.nr_specs; k++)
+	for (size_t k = 0; k < o.nr_specs; k++) {
 		free(o.specs[k].cgroup);
+		free(o.specs[k].piece);
+	}
 	free(o.specs);
+	free(o.cgroup_args);
 	for (size_t c = 0; c < o.cfg.nr_cgroups; c++)
 		free(o.cfg.cgroups[c]);
 	free(o.cfg.cgroups);

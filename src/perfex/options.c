@@ -48,8 +48,9 @@ static const struct perfex_option table[] = {
 	  "(and its descendants), relative to the cgroup2\n"
 	  "mount or absolute; perf's rule: each name of a\n"
 	  "list, and of each later -G, to the next event\n"
-	  "given before it (an empty one skips it); one name\n"
-	  "first: every event before it; before any -e: all" },
+	  "given before it, a -e list's events one by one\n"
+	  "(an empty one skips it); one name first: every\n"
+	  "event before it; before any -e: all" },
 	{ STAT, OPT_FOR_EACH_CGROUP, 0, "for-each-cgroup", "NAMES", 0, MODE_CPUS,
 	  "with -a or -C: every event once for each cgroup\n"
 	  "v2 of the comma list (with its descendants), a\n"
@@ -60,6 +61,15 @@ static const struct perfex_option table[] = {
 	  "cgroup events that are switched at each one" },
 	{ STAT, OPT_NO_AGGR, 'A', "no-aggr", NULL, 0, MODE_CPUS,
 	  "one line per CPU (with -a or -C)" },
+	{ STAT, OPT_PER_SOCKET, 0, "per-socket", NULL, 0, MODE_CPUS,
+	  "with -a or -C: one line per socket, the sum of\n"
+	  "its CPUs (S0), and how many CPUs it has" },
+	{ STAT, OPT_PER_DIE, 0, "per-die", NULL, 0, MODE_CPUS,
+	  "with -a or -C: one line per die of a socket\n"
+	  "(S0-D0)" },
+	{ STAT, OPT_PER_CORE, 0, "per-core", NULL, 0, MODE_CPUS,
+	  "with -a or -C: one line per core (S0-D0-C1),\n"
+	  "the sum of its SMT threads" },
 	{ STAT, OPT_PER_THREAD, 0, "per-thread", NULL, 0,
 	  MODE_THREADS | MODE_COMMAND,
 	  "one line per thread (with -p or -t); with a\n"
@@ -136,10 +146,12 @@ static const struct perfex_option table[] = {
 	  "sample every task on every CPU" },
 	{ RECORD, OPT_CPU, 'C', "cpu", "CPUS", 0, 0,
 	  "sample every task on the CPUs of the list (0-3,6)" },
-	{ RECORD, OPT_CGROUP, 'G', "cgroup", "NAME", 0, 0,
+	{ RECORD, OPT_CGROUP, 'G', "cgroup", "NAMES", 0, 0,
 	  "with -a or -C: only the tasks of cgroup v2 NAME\n"
 	  "(and its descendants), relative to the cgroup2\n"
-	  "mount or absolute; one cgroup for every event" },
+	  "mount or absolute; after -e, perf's rule: each\n"
+	  "name of the list to the next event of the -e;\n"
+	  "before it: one name, for every event" },
 	{ RECORD, OPT_MMAP_PAGES, 'm', "mmap-pages", "N", 0, 0,
 	  "data pages per ring, a power of two (default 64)" },
 	{ RECORD, OPT_OUTPUT, 'o', "output", "FILE", 0, 0,

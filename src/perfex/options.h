@@ -89,6 +89,9 @@ enum perfex_opt_id {
 	OPT_BPF_COUNTERS,
 	OPT_PER_PROCESS,
 	OPT_TREE_LIMIT,
+	OPT_PER_SOCKET,
+	OPT_PER_DIE,
+	OPT_PER_CORE,
 };
 
 /*

@@ -136,9 +136,44 @@ static void unit_label(const struct stat_report *r, size_t u, char *buf,
 
 	if (r->cfg->aggr == STAT_AGGR_CPU)
 		snprintf(buf, size, "CPU%d", unit->cpu);
+	else if (r->cfg->aggr == STAT_AGGR_SOCKET)
+		snprintf(buf, size, "S%d", unit->socket);
+	else if (r->cfg->aggr == STAT_AGGR_DIE)
+		snprintf(buf, size, "S%d-D%d", unit->socket, unit->die);
+	else if (r->cfg->aggr == STAT_AGGR_CORE)
+		snprintf(buf, size, "S%d-D%d-C%d", unit->socket, unit->die,
+			 unit->core);
 	else
 		snprintf(buf, size, "%s-%d", unit->comm[0] ? unit->comm : "?",
 			 (int)unit->tid);
+}
+
+/*
+ * The label and CPU count of a group of CPUs, as perf lays them out: in
+ * CSV "S0-D0-C1" SEP "2" SEP; in the table the last id left-aligned in 5
+ * (socket) or 8 columns, the count in 4.
+ */
+static void group_prefix(const struct stat_report *r, size_t u,
+			 const char *base, const char *csv_sep, char *buf,
+			 size_t size)
+{
+	const struct stat_unit *g = &r->units[u];
+	char label[64];
+
+	if (csv_sep) {
+		unit_label(r, u, label, sizeof(label));
+		snprintf(buf, size, "%s%s%s%zu%s", base, label, csv_sep,
+			 g->nr_cpus, csv_sep);
+	} else if (r->cfg->aggr == STAT_AGGR_SOCKET) {
+		snprintf(buf, size, "%sS%-5d %4zu ", base, g->socket,
+			 g->nr_cpus);
+	} else if (r->cfg->aggr == STAT_AGGR_DIE) {
+		snprintf(buf, size, "%sS%d-D%-8d %4zu ", base, g->socket,
+			 g->die, g->nr_cpus);
+	} else {
+		snprintf(buf, size, "%sS%d-D%d-C%-8d %4zu ", base, g->socket,
+			 g->die, g->core, g->nr_cpus);
+	}
 }
 
 /* ---------------------------------------------------------------- human */
@@ -444,7 +479,10 @@ static void rows_block(struct stat_report *r, const struct stat_view *v,
 			char label[64];
 
 			unit_label(r, u, label, sizeof(label));
-			if (unit_sep)
+			if (stat_aggr_groups(r->cfg->aggr))
+				group_prefix(r, u, base, unit_sep, prefix,
+					     sizeof(prefix));
+			else if (unit_sep)
 				snprintf(prefix, sizeof(prefix), "%s%s%s",
 					 base, label, unit_sep);
 			else
@@ -644,6 +682,26 @@ static void json_sets(const struct stat_report *r, FILE *out)
 	fprintf(out, "\n  ]");
 }
 
+/* A group of CPUs: its label, ids and CPUs. */
+static void json_group(FILE *out, const struct stat_report *r, size_t u)
+{
+	const struct stat_unit *g = &r->units[u];
+	char label[64];
+
+	unit_label(r, u, label, sizeof(label));
+	fprintf(out, "\"label\": ");
+	json_str(out, label);
+	fprintf(out, ", \"socket\": %d, ", g->socket);
+	if (g->die >= 0)
+		fprintf(out, "\"die\": %d, ", g->die);
+	if (g->core >= 0)
+		fprintf(out, "\"core\": %d, ", g->core);
+	fprintf(out, "\"cpus\": [");
+	for (size_t i = 0; i < g->nr_cpus; i++)
+		fprintf(out, "%s%d", i ? ", " : "", g->cpus[i]);
+	fprintf(out, "], ");
+}
+
 static void json_events(struct stat_report *r, const struct stat_view *v,
 			bool with_stats, const char *indent)
 {
@@ -697,6 +755,8 @@ static void json_events(struct stat_report *r, const struct stat_view *v,
 					u ? "," : "", indent, un->cpu, (int)un->tid);
 				json_str(out, un->comm);
 				fprintf(out, ", ");
+				if (stat_aggr_groups(r->cfg->aggr))
+					json_group(out, r, u);
 				json_count_fields(out, ev,
 						  &v->unit_counts[u * r->nr_events + e],
 						  mine, n, r);
@@ -718,6 +778,12 @@ static const char *aggr_name(enum stat_aggr aggr)
 		return "per-cpu";
 	case STAT_AGGR_THREAD:
 		return "per-thread";
+	case STAT_AGGR_SOCKET:
+		return "per-socket";
+	case STAT_AGGR_DIE:
+		return "per-die";
+	case STAT_AGGR_CORE:
+		return "per-core";
 	default:
 		return "global";
 	}
@@ -813,6 +879,9 @@ static void perf_json_metric(FILE *out, const struct perfctr_metric *m)
 	json_str(out, unit);
 }
 
+/* perf 6.1's key of the number of CPUs in a group. */
+#define PERF_JSON_NR_CPUS "aggregate-number"
+
 /* The keys before a line's own: the interval, if any, and the unit's
  * ("cpu" : "3" of -A, "thread" : "comm-tid" of --per-thread). */
 static void perf_json_keys(const struct stat_report *r, const char *time,
@@ -829,6 +898,13 @@ static void perf_json_keys(const struct stat_report *r, const char *time,
 		return;
 	}
 	unit_label(r, u, label, sizeof(label));
+	if (stat_aggr_groups(r->cfg->aggr)) {
+		fprintf(out, "\"%s\" : \"%s\", \"" PERF_JSON_NR_CPUS "\" : %zu, ",
+			r->cfg->aggr == STAT_AGGR_SOCKET ? "socket" :
+			r->cfg->aggr == STAT_AGGR_DIE ? "die" : "core", label,
+			r->units[u].nr_cpus);
+		return;
+	}
 	fprintf(out, "\"thread\" : ");
 	json_str(out, label);
 	fputs(", ", out);
@@ -902,6 +978,21 @@ static void perf_json_block(struct stat_report *r, const struct stat_view *v,
 		stat_metrics_perf_json(r, (size_t)-1, time, with_stats);
 		return;
 	}
+	/* perf prints groups of CPUs group by group, CPUs and threads
+	 * event by event. */
+	if (stat_aggr_groups(r->cfg->aggr)) {
+		for (u = 0; u < r->nr_units; u++) {
+			const struct perfctr_count *c =
+				&v->unit_counts[u * r->nr_events];
+
+			nr = all_metrics(r, c, v->duration_ns, all, per_unit);
+			for (e = 0; e < r->nr_events; e++)
+				perf_json_row(r, time, u, &r->events[e], &c[e],
+					      mine, metrics_of(all, nr, e, mine),
+					      false);
+		}
+		return;
+	}
 	for (e = 0; e < r->nr_events; e++) {
 		for (u = 0; u < r->nr_units; u++) {
 			const struct perfctr_count *c =
@@ -928,16 +1019,26 @@ void stat_print_interval(struct stat_report *r, const struct stat_view *v)
 {
 	const struct stat_config *cfg = r->cfg;
 	static bool printed_one;
-	char prefix[48];
+	char prefix[48], col[48];
 
 	switch (cfg->format) {
 	case STAT_FORMAT_HUMAN:
+		/* The unit's column as wide as its rows' prefix (less the
+		 * space before the counts). */
+		if (cfg->aggr == STAT_AGGR_SOCKET)
+			snprintf(col, sizeof(col), "%-6s %4s", "socket", "cpus");
+		else if (cfg->aggr == STAT_AGGR_DIE)
+			snprintf(col, sizeof(col), "%-12s %4s", "die", "cpus");
+		else if (cfg->aggr == STAT_AGGR_CORE)
+			snprintf(col, sizeof(col), "%-15s %4s", "core", "cpus");
+		else
+			snprintf(col, sizeof(col), "%s",
+				 cfg->aggr == STAT_AGGR_GLOBAL ? "" :
+				 cfg->aggr == STAT_AGGR_CPU ? "CPU              " :
+				 "thread           ");
 		if (!printed_one)
 			fprintf(cfg->out, "#%15s %s%s %18s %-4s %s\n", "time",
-				cfg->sets ? "set     " : "",
-				cfg->aggr == STAT_AGGR_GLOBAL ? "" :
-				cfg->aggr == STAT_AGGR_CPU ? "CPU              " :
-				"thread           ",
+				cfg->sets ? "set     " : "", col,
 				"counts", "unit", "events");
 		snprintf(prefix, sizeof(prefix), "%16.9f ", v->timestamp);
 		human_block(r, v, prefix, false);

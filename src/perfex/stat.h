@@ -20,7 +20,18 @@ enum stat_aggr {
 	STAT_AGGR_GLOBAL,	/* one value per event */
 	STAT_AGGR_CPU,		/* -A: one per CPU */
 	STAT_AGGR_THREAD,	/* --per-thread: one per thread */
+	/* --per-socket, --per-die, --per-core: one per group of CPUs, the
+	 * sum of its CPUs' counts */
+	STAT_AGGR_SOCKET,
+	STAT_AGGR_DIE,
+	STAT_AGGR_CORE,
 };
+
+/* Whether @aggr sums CPUs into groups (--per-socket/-die/-core). */
+static inline bool stat_aggr_groups(enum stat_aggr aggr)
+{
+	return aggr >= STAT_AGGR_SOCKET;
+}
 
 enum stat_format {
 	STAT_FORMAT_HUMAN,
@@ -105,11 +116,16 @@ struct stat_set {
 
 #define STAT_NO_IDX ((size_t)-1)
 
-/* One unit of -A / --per-thread output. */
+/* One unit of -A / --per-thread / --per-socket|die|core output. */
 struct stat_unit {
-	pid_t tid;		/* -1 for a CPU unit */
-	int cpu;		/* -1 for a thread unit */
+	pid_t tid;		/* -1 for a CPU unit or a group */
+	int cpu;		/* -1 for a thread unit or a group */
 	char comm[32];
+	/* A group of CPUs: its ids (those of the aggregation; the others
+	 * -1) and its CPUs, ascending. */
+	int socket, die, core;
+	int *cpus;
+	size_t nr_cpus;
 };
 
 /*

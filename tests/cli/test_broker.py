@@ -6,14 +6,17 @@ A its own processes, software events, two syscall tracepoints and
 kernel-mode counts (no kernel-mode samples), and user B nothing.
 
 A counts its own workload's getppid tracepoint exactly through perfex and
-the broker, and through a raw request.  A's requests against B's process,
-for CPU-wide counting, kernel sampling, raw events, forged and oversized
-attrs, a pidfd whose pid was reused by B, truncated, oversized and
-malformed messages with wrong descriptor counts are all refused and
-logged, and the broker stays up; a message of no bytes (with descriptors
-or without) closes only that client's connection, is logged and leaks
-nothing; 10,000 requests from clients that go
-away mid-request leave its descriptor count where it was."""
+the broker, and through a raw request; a group of 8 of them goes to the
+broker in one batch and counts what root's direct group counts.  A batch
+with one refused member is refused whole, naming the member and why.
+A's requests against B's process, for CPU-wide counting, kernel
+sampling, raw events, forged and oversized attrs, a pidfd whose pid was
+reused by B, truncated, oversized and malformed messages with wrong
+descriptor counts, forged batch counts and member sizes are all refused
+and logged, and the broker stays up; a message of no bytes (with
+descriptors or without) closes only that client's connection, is logged
+and leaks nothing; 10,000 requests (batches among them) from clients that
+go away mid-request leave its descriptor count where it was."""
 import array
 import ctypes
 import json
@@ -36,10 +39,11 @@ PERFEX = os.path.join(BUILD, "perfex")
 # plain one's) must not remove each other's users.
 USER_A, USER_B = "pcbrk_a%d" % os.getpid(), "pcbrk_b%d" % os.getpid()
 MAGIC = 0x44424350
-OPEN, TP_ID, TP_LIST, POLICY = 1, 2, 3, 4
+OPEN, TP_ID, TP_LIST, POLICY, OPEN_BATCH = 1, 2, 3, 4, 5
 T_PID, T_CPU, T_CGROUP = 1, 2, 3
-F_GROUP = 1
-EPERM, ESRCH, EBADF, EACCES, EINVAL, E2BIG = 1, 3, 9, 13, 22, 7
+F_GROUP, F_LEAD = 1, 4
+BATCH_MAX = 64
+EPERM, ESRCH, EBADF, EACCES, EINVAL, E2BIG, EMFILE = 1, 3, 9, 13, 22, 7, 24
 EPROTO, EMSGSIZE = 71, 90
 SYS_GETPPID = {"x86_64": 110, "aarch64": 173}.get(platform.machine())
 SYS_PIDFD_OPEN = 434
@@ -207,6 +211,18 @@ def open_msg(target, cpu, a, flags=0, attr_size=None):
                                  len(a) if attr_size is None else attr_size) + a)
 
 
+def batch_msg(target, cpu, attrs, flags=F_LEAD, count=None, sizes=None):
+    """An OPEN_BATCH (wire version 2) of @attrs; @count and @sizes (a
+    member's size, None for its own) forge what they say."""
+    body = struct.pack("=IiII", target, cpu, flags,
+                       len(attrs) if count is None else count)
+    for i, a in enumerate(attrs):
+        size = sizes[i] if sizes and sizes[i] is not None else len(a)
+        body += struct.pack("=II", size, 0) + a
+    return struct.pack("=IHHII", MAGIC, 2, OPEN_BATCH, 16 + len(body), 0) \
+        + body
+
+
 def pidfd_open(pid):
     fd = ctypes.CDLL(None, use_errno=True).syscall(SYS_PIDFD_OPEN, pid, 0)
     if fd < 0:
@@ -214,21 +230,29 @@ def pidfd_open(pid):
     return fd
 
 
-def request(s, m, fds=()):
-    """Send @m with @fds; return (status, rule, text, fd or None)."""
+def request_all(s, m, fds=()):
+    """Send @m with @fds; return (status, rule, text, value, [fds])."""
     anc = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))] \
         if fds else []
     s.sendmsg([m], anc)
-    data, anc, _, _ = s.recvmsg(70000, socket.CMSG_SPACE(4 * 4))
+    data, anc, _, _ = s.recvmsg(70000, socket.CMSG_SPACE(4 * (BATCH_MAX + 4)))
     if not data:
-        return ("closed", "", "", None)
-    status, text_len = struct.unpack_from("=iI", data, 16)
+        return ("closed", "", "", 0, [])
+    status, text_len, value = struct.unpack_from("=iIQ", data, 16)
     rule = data[32:96].split(b"\0")[0].decode()
     text = data[96:96 + text_len].decode()
     got = []
     for level, kind, payload in anc:
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
             got += array.array("i", payload[:len(payload) - len(payload) % 4])
+    return (status, rule, text, value, list(got))
+
+
+def request(s, m, fds=()):
+    """Send @m with @fds; return (status, rule, text, fd or None)."""
+    status, rule, text, _, got = request_all(s, m, fds)
+    for extra in got[1:]:
+        os.close(extra)
     return (status, rule, text, got[0] if got else None)
 
 
@@ -327,6 +351,65 @@ def attacks(path, tp, b_pid):
     note("pipe_as_pidfd", good, [rd])
     note("pipe_as_group_leader", open_msg(T_PID, -1, attr(), flags=F_GROUP), [me, rd])
     note("unknown_type", msg(9, b""))
+
+    # Batches: one refused member refuses them all, with its index and
+    # the reason; forged counts and sizes and wrong descriptor counts are
+    # malformed.
+    def note_batch(name, m, fds=()):
+        st, rule, text, value, got = request_all(s, m, fds)
+        out[name] = [st, rule, text, bool(got)]
+        out[name + "/value"] = [value, len(got)]
+        for fd in got:
+            os.close(fd)
+
+    tc = attr()
+    tp_read = attr(2, tp["sys_enter_read"])
+    note_batch("batch_group_of_8", batch_msg(T_PID, -1, [tc] * 8), [me])
+    leader = request(s, good, [me])[3]
+    note_batch("batch_joining_leader", batch_msg(T_PID, -1, [tc] * 3,
+                                                 flags=F_GROUP),
+               [me, leader if leader is not None else rd])
+    if leader is not None:
+        os.close(leader)
+    note_batch("batch_member_refused",
+               batch_msg(T_PID, -1, [tc, tc, tp_read, tc]), [me])
+    note_batch("batch_member_raw",
+               batch_msg(T_PID, -1, [tc] * 3 + [attr(4, 0x3c)]), [me])
+    note_batch("batch_member_forged_attr",
+               batch_msg(T_PID, -1, [tc, attr(flags=(1 << 5) | (1 << 50))]),
+               [me])
+    note_batch("batch_of_b_process", batch_msg(T_PID, -1, [tc] * 8), [b])
+    note_batch("batch_count_beyond", batch_msg(T_PID, -1, [tc] * 8, count=9),
+               [me])
+    note_batch("batch_count_short", batch_msg(T_PID, -1, [tc] * 8, count=7),
+               [me])
+    note_batch("batch_count_huge",
+               batch_msg(T_PID, -1, [tc] * 8, count=0xffffffff), [me])
+    note_batch("batch_count_zero", batch_msg(T_PID, -1, []), [me])
+    note_batch("batch_member_size_past_end",
+               batch_msg(T_PID, -1, [tc] * 8, sizes=[None] * 7 + [512]), [me])
+    note_batch("batch_member_size_shifted",
+               batch_msg(T_PID, -1, [tc] * 8, sizes=[None, 120] + [None] * 6),
+               [me])
+    note_batch("batch_too_many", batch_msg(T_PID, -1, [tc] * (BATCH_MAX + 1)),
+               [me])
+    note_batch("batch_without_pidfd", batch_msg(T_PID, -1, [tc] * 8))
+    note_batch("batch_ten_fds", batch_msg(T_PID, -1, [tc] * 8), [me] * 10)
+    note_batch("batch_lead_and_group",
+               batch_msg(T_PID, -1, [tc] * 2, flags=F_LEAD | F_GROUP), [me, me])
+    note_batch("batch_pipe_as_leader",
+               batch_msg(T_PID, -1, [tc] * 2, flags=F_GROUP), [me, rd])
+    note_batch("batch_as_version_1",
+               msg(OPEN_BATCH, batch_msg(T_PID, -1, [tc] * 2)[16:]), [me])
+    # One descriptor held, a batch of the rule's max_fds (64) is one too
+    # many: refused whole, nothing handed out.
+    st, rule, text, held = request(s, good, [me])
+    note_batch("batch_over_max_fds", batch_msg(T_PID, -1, [tc] * BATCH_MAX),
+               [me])
+    if held is not None:
+        os.close(held)
+    note_batch("batch_of_max_fds", batch_msg(T_PID, -1, [tc] * BATCH_MAX),
+               [me])
     # Still serving: a good request after all that.
     note("still_serving", good, [me])
     s.close()
@@ -356,23 +439,32 @@ def stale_pidfd(path, ctl_r, ctl_w):
 
 
 def churn(path, n):
-    """@n clients that go away mid-request, in four ways."""
+    """@n clients that go away mid-request, in seven ways, three of them
+    with batches of 8."""
     me = pidfd_open(os.getpid())
     good = open_msg(T_PID, -1, attr())
+    batch = batch_msg(T_PID, -1, [attr()] * 8)
+    one = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [me]))]
     for i in range(n):
         s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         s.connect(path)
-        kind = i % 4
+        kind = i % 7
         anc = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [me, me]))]
         if kind == 1:
             s.sendmsg([good[:40]], anc)             # malformed, with fds
         elif kind == 2:                             # valid, reply unread
-            s.sendmsg([good], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
-                                array.array("i", [me]))])
+            s.sendmsg([good], one)
         elif kind == 3:
             st, _, _, fd = request(s, good, [me])
             if fd is not None:
                 os.close(fd)
+        elif kind == 4:                             # a batch, reply unread
+            s.sendmsg([batch], one)
+        elif kind == 5:                             # a batch, 8 fds back
+            for fd in request_all(s, batch, [me])[4]:
+                os.close(fd)
+        elif kind == 6:                             # a batch cut short
+            s.sendmsg([batch[:200]], anc)
         s.close()
     s = connect(path)
     st = request(s, msg(POLICY, b""))[0]
@@ -435,6 +527,38 @@ def user_counts_own_tracepoint_exactly_through_perfex():
     r = e.run_as(e.a, [PERFEX, "-x,", "-e", "syscalls:sys_enter_getppid:uk",
                        "--", work(), "getppid", "10"], PERFCTR_NO_BROKER="1")
     check(r.returncode != 0, r.stderr)
+
+
+@case
+def user_counts_group_of_8_exactly_through_one_request():
+    """A group of 8 getppid tracepoints that the kernel refuses A (kernel
+    mode at paranoid 2) goes to the broker in one request, and counts what
+    the same group opened directly by root counts: the calls, exactly."""
+    e = ENV
+    group = "{%s}" % ",".join(["syscalls:sys_enter_getppid:uk"] * 8)
+
+    def counts(r):
+        check(r.returncode == 0, r.stderr)
+        return [int(ln.split(",", 1)[0]) for ln in r.stderr.splitlines()
+                if "sys_enter_getppid" in ln]
+
+    before = e.log_text().count("(event 8 of 8)")
+    r = e.run_as(e.a, [PERFEX, "-x,", "-e", group, "--", work(), "getppid",
+                       "10000"])
+    brokered = counts(r)
+    full = e.env(PERFCTR_NO_BROKER="1")
+    full["PATH"] = os.environ.get("PATH", full["PATH"])
+    direct = counts(subprocess.run([PERFEX, "-x,", "-e", group, "--", work(),
+                                    "getppid", "10000"], env=full,
+                                   capture_output=True, text=True,
+                                   timeout=120))
+    check(brokered == [10000 + exit_calls()] * 8, brokered)
+    check(direct == brokered, "direct %s, brokered %s" % (direct, brokered))
+    log = e.log_text()
+    check(log.count("(event 8 of 8)") == before + 1, log[-3000:])
+    check("allowed: uid %d (%s)" % (e.a.pw_uid, USER_A) in log and
+          "open tracepoint syscalls:sys_enter_getppid with kernel mode on pid"
+          in log, log[-3000:])
 
 
 @case
@@ -540,6 +664,17 @@ def attacks_are_refused_and_logged():
         "cpu_target_with_fd": -EBADF, "ten_fds": -EBADF,
         "pipe_as_pidfd": -EBADF, "pipe_as_group_leader": -EBADF,
         "unknown_type": -EPROTO, "still_serving": 0,
+        "batch_group_of_8": 0, "batch_joining_leader": 0,
+        "batch_member_refused": -EACCES, "batch_member_raw": -EACCES,
+        "batch_member_forged_attr": -EINVAL, "batch_of_b_process": -EACCES,
+        "batch_count_beyond": -EPROTO, "batch_count_short": -EPROTO,
+        "batch_count_huge": -E2BIG, "batch_count_zero": -EINVAL,
+        "batch_member_size_past_end": -EPROTO,
+        "batch_member_size_shifted": -EINVAL, "batch_too_many": -E2BIG,
+        "batch_without_pidfd": -EBADF, "batch_ten_fds": -EBADF,
+        "batch_lead_and_group": -EINVAL, "batch_pipe_as_leader": -EBADF,
+        "batch_as_version_1": -EPROTO, "batch_over_max_fds": -EMFILE,
+        "batch_of_max_fds": 0,
     }
     bad = []
     for name, status in want.items():
@@ -547,6 +682,19 @@ def attacks_are_refused_and_logged():
         if not got or got[0] != status or got[3] != (status == 0):
             bad.append("%s: %s, expected %d" % (name, got, status))
     check(not bad, "; ".join(bad))
+    # A granted batch hands over all its descriptors, a refused one none
+    # and names the member at fault.
+    values = {"batch_group_of_8": [8, 8], "batch_joining_leader": [3, 3],
+              "batch_member_refused": [2, 0], "batch_member_raw": [3, 0],
+              "batch_member_forged_attr": [1, 0],
+              "batch_of_b_process": [0, 0], "batch_over_max_fds": [0, 0],
+              "batch_of_max_fds": [BATCH_MAX, BATCH_MAX]}
+    bad = ["%s: value and fds %s, expected %s" % (k, out.get(k + "/value"), v)
+           for k, v in values.items() if out.get(k + "/value") != v]
+    check(not bad, "; ".join(bad))
+    check(out["batch_member_refused"][2] ==
+          "tracepoint syscalls:sys_enter_read",
+          out["batch_member_refused"])
     check(out.get("own_getppid_count") == 5000, out.get("own_getppid_count"))
     check(e.alive(), "the broker died")
     log = e.log_text()
@@ -558,7 +706,9 @@ def attacks_are_refused_and_logged():
                  "is not dumpable: only it may count itself",
                  "on cpu 0: rule 'user-a': CPU-wide targets",
                  "kernel-mode sampling", "raw events",
-                 "reserved attr flag bits", "malformed message"):
+                 "reserved attr flag bits", "malformed message",
+                 "tracepoint syscalls:sys_enter_read (event 3 of 4; the "
+                 "batch is refused)", "(event 8 of 8)", "(event 64 of 64)"):
         check(what in log, "log lacks '%s'" % what)
 
 
@@ -634,6 +784,9 @@ def clients_leaving_mid_request_leak_nothing():
         after = e.fd_count()
     check(after == before, "broker fds %d before, %d after 10,000 requests"
           % (before, after))
+    # Unread replies are the only ones that may go missing: every open
+    # was logged as a grant, and no batch went unanswered.
+    check("(event 8 of 8)" in e.log_text(), "no batch was granted")
     perf = [fd for fd in os.listdir("/proc/%d/fd" % e.broker.pid)
             if os.readlink("/proc/%d/fd/%s" % (e.broker.pid, fd))
             == "anon_inode:[perf_event]"]

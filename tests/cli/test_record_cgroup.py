@@ -102,6 +102,51 @@ def parent_cgroup_samples_its_child():
         cg.close()
 
 
+def samples_by_event_pid(path):
+    """{event: {pid: samples}} of a recording."""
+    rep = report_json(path, "--sort", "pid")
+    return {e["event"]: {int(r["pid"]): r["samples"] for r in e["rows"]}
+            for e in rep["events"]}
+
+
+@case
+def cgroup_list_gives_each_event_its_cgroup():
+    """-e E1,E2 -G A,B: perf's rule, each name to the next event of the
+    expanded list: E1 sampled in A only, E2 in B only, a sample per call
+    of each workload."""
+    need_tracepoint()
+    base = exit_baseline()
+    cg = Cgroups()
+    members = []
+    out = tmpfile("cg-list.data")
+    exit_tp = TP.replace("sys_enter_", "sys_exit_")
+    try:
+        a = cg.make("perfctr-rec-la")
+        b = cg.make("perfctr-rec-lb")
+        members = [Member(cg, a, 2000), Member(cg, b, 3000)]
+        # Rings large enough to hold every sample while the machine is
+        # busy and the reader late.
+        p = start_record(out, "-a", "-e", "%s,%s" % (TP, exit_tp),
+                         "-G", "%s,%s" % (a, b), "-c", "1", "-m", "256")
+        for m in members:
+            m.go()
+        for m in members:
+            m.wait()
+        stop_record(p)
+        got = samples_by_event_pid(out)
+        enter, leave = got.get(TP, {}), got.get(exit_tp, {})
+        check(enter.get(members[0].pid) == 2000 and
+              members[1].pid not in enter, enter)
+        check(sum(enter.values()) == 2000 + base, enter)
+        check(leave.get(members[1].pid) == 3000 and
+              members[0].pid not in leave, leave)
+        check(sum(leave.values()) == 3000 + base, leave)
+    finally:
+        for m in members:
+            m.close()
+        cg.close()
+
+
 @case
 def cgroup_errors():
     r = perfex("record", "-o", tmpfile("x.data"), "-G", "x", "-e",
@@ -111,6 +156,14 @@ def cgroup_errors():
     r = perfex("record", "-o", tmpfile("x.data"), "-a", "-G", "x,y", "--",
                "true")
     check(r.returncode == 129 and "one cgroup name" in r.stderr, r.stderr)
+    r = perfex("record", "-o", tmpfile("x.data"), "-a", "-e", "cpu-clock",
+               "-G", "x,y", "--", "true")
+    check(r.returncode == 129 and "names more cgroups than there are "
+          "events before it ('x,y')" in r.stderr, r.stderr)
+    r = perfex("record", "-o", tmpfile("x.data"), "-a", "-e",
+               "{cpu-clock,task-clock}", "-G", "x,y", "--", "true")
+    check(r.returncode == 129 and "group '{cpu-clock,task-clock}' "
+          "different cgroups" in r.stderr and "hint:" in r.stderr, r.stderr)
     r = perfex("record", "-o", tmpfile("x.data"), "-a", "-G",
                "perfctr-cli-no-such", "-e", "cpu-clock", "--", "true")
     check(r.returncode == 133, (r.returncode, r.stderr))

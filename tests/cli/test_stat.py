@@ -338,7 +338,9 @@ def help_and_version():
               # tests/cli/test_stat_cgroup_bpf.py
               "--bpf-counters",
               # process trees: tests/cli/test_stat_tree.py
-              "--per-process", "--tree-limit"}
+              "--per-process", "--tree-limit",
+              # groups of CPUs: tests/cli/test_stat_percore.py
+              "--per-socket", "--per-die", "--per-core"}
     check(opts <= tested, "untested options in --help: %s" % (opts - tested))
     # Long spellings work too.
     r = perfex("--event", "task-clock", "--field-separator", ",",

@@ -114,6 +114,12 @@ def cgroup_lists_follow_perfs_rule():
             (["-e", TP, "--filter", None, "-e", TP, "-e", TP, "-G",
               ",%s" % b, "-G", a],
              [("", 16000), (b, 9000 + base), (a, 7000 + base)]),
+            # The names go to the events of a -e list one by one.
+            (["-e", "%s,%s" % (TP, TP), "-G", "%s,%s" % (a, b)],
+             [(a, 7000 + base), (b, 9000 + base)]),
+            (["-e", "%s,%s" % (TP, TP), "-e", TP, "--filter", None, "-G",
+              "%s,%s" % (b, a)],
+             [(b, 9000 + base), (a, 7000 + base), ("", 16000)]),
         ]
         for args, want in rows:
             members = [Member(cg, a, 7000), Member(cg, b, 9000)]
@@ -149,10 +155,14 @@ def cgroup_errors():
     r = perfex("-a", "-e", "task-clock", "-G", "x,y", "--", "true")
     check(r.returncode == 129 and "names more cgroups than there are "
           "events before it ('x,y')" in r.stderr, r.stderr)
-    r = perfex("-a", "-e", "task-clock,page-faults", "-e", "page-faults",
-               "-G", "x,y", "--", "true")
-    check(r.returncode == 129 and "'task-clock,page-faults' is several "
-          "events" in r.stderr and "hint:" in r.stderr, r.stderr)
+    r = perfex("-a", "-e", "task-clock,page-faults", "-G", "x,y,z", "--",
+               "true")
+    check(r.returncode == 129 and "names more cgroups than there are "
+          "events before it ('x,y,z')" in r.stderr, r.stderr)
+    r = perfex("-a", "-e", "{task-clock,page-faults}", "-G", "x,y", "--",
+               "true")
+    check(r.returncode == 129 and "group '{task-clock,page-faults}' "
+          "different cgroups" in r.stderr and "hint:" in r.stderr, r.stderr)
     r = perfex("-a", "-G", "x", "-e", "task-clock", "-G", "y", "--", "true")
     check(r.returncode == 129 and "cannot follow a -G given before the "
           "events" in r.stderr, r.stderr)

@@ -14,10 +14,12 @@ Differences from perf 6.1 allowed here, each with its reason:
   metric (value 0, unit "").
 - --per-thread: perf sorts the threads of an event by their count, perfex
   lists them in the order it found them; the lines are compared as a set.
-- --per-core / --per-socket (the "core", "socket", "aggregate-number"
-  keys): perfex has no such modes.
+- -I: the two tools' intervals end at different times, so the lines of
+  --per-core intervals are paired by interval number; a count that moved
+  across an interval's end differs, the sums over the intervals do not.
 """
 import json
+import signal
 import subprocess
 import tempfile
 
@@ -69,7 +71,8 @@ def same_lines(a, b, compare_metric=True):
     for x, y in zip(a, b):
         check(list(x) == list(y), (list(x), list(y)))
         check((x["event"], x["unit"]) == (y["event"], y["unit"]), (x, y))
-        for k in ("cpu", "thread"):
+        for k in ("cpu", "thread", "socket", "die", "core",
+                  "aggregate-number"):
             check(x.get(k) == y.get(k), (k, x, y))
         # A last interval may find the command gone in one tool and not
         # in the other: the metric of counted lines only.
@@ -192,6 +195,92 @@ def run_per_thread():
     check(b[0]["thread"] == "pcwork-%d" % pb, b)
     check(value(a, TP) == 250 + exit_baseline(), a)
     check(value(a, TP) == value(b, TP), (a, b))
+
+
+def both_pinned(calls0, calls1, *args):
+    """perfex and perf stat -j -C 0-1 ARGS at once over two workloads, one
+    on CPU 0 making CALLS0 getppid, one on CPU 1 making CALLS1, each tool
+    with the filter of the two pids: (perfex's lines, perf's lines)."""
+    need_tracepoint()
+    require_perf()
+    need_two_cpus()
+    ws = [Held(0, calls0, extra=("taskset", "-c", "0")),
+          Held(0, calls1, extra=("taskset", "-c", "1"))]
+    filt = "common_pid == %d || common_pid == %d" % (ws[0].pid, ws[1].pid)
+    runs = []
+    try:
+        for argv in ([PERFEX, "-j", "--json-format", "perf"],
+                     [PERF, "stat", "-j"]):
+            out = tempfile.NamedTemporaryFile("r", suffix=".json")
+            p = subprocess.Popen(argv + ["-o", out.name, "-C", "0-1", *args,
+                                         "-e", TP, "--filter", filt],
+                                 stderr=subprocess.PIPE, text=True)
+            runs.append((p, out))
+        for p, _ in runs:
+            wait_counting(p.pid)
+        for w in ws:
+            w.go()
+        got = []
+        # Stopped by SIGINT, perfex exits with 0; perf prints its counts,
+        # then kills itself with the signal.
+        for (p, out), status in zip(runs, (0, -signal.SIGINT)):
+            p.send_signal(signal.SIGINT)
+            _, err = p.communicate(timeout=30)
+            check(p.returncode == status, (p.returncode, err))
+            got.append(lines_of(out.read()))
+        return got
+    finally:
+        for p, out in runs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            out.close()
+        for w in ws:
+            w.close()
+
+
+def group_key(mode):
+    return {"--per-core": "core", "--per-die": "die",
+            "--per-socket": "socket"}[mode]
+
+
+@case
+def run_per_core_and_socket():
+    """Key by key, label by label, count by count against perf stat -j."""
+    # The filter names the workloads' own tasks: exact, whatever a
+    # sanitizer's leak checker calls at exit from a task of its own.
+    for mode, want in (("--per-core", [1000, 3000]),
+                       ("--per-socket", [4000]), ("--per-die", [4000])):
+        a, b = both_pinned(1000, 3000, mode)
+        same_lines(a, b)
+        key = group_key(mode)
+        check([l[key] for l in a] == [l[key] for l in b], (a, b))
+        check([l["aggregate-number"] for l in a] ==
+              [l["aggregate-number"] for l in b], (a, b))
+        check([float(l["counter-value"]) for l in a] == want, (mode, a))
+        check([l["counter-value"] for l in a] ==
+              [l["counter-value"] for l in b], (mode, a, b))
+
+
+@case
+def run_per_core_intervals():
+    """-I with --per-core: the lines of both, key by key where both have
+    an interval's group; each tool's intervals add up to the truth."""
+    a, b = both_pinned(1000, 3000, "--per-core", "-I", "100")
+    check(a and b, (a, b))
+    # Both print every core in every interval, core by core.
+    n = min(len(a), len(b)) // 2 * 2
+    check(n >= 2, (a, b))
+    same_lines(a[:n], b[:n])
+    check([l["core"] for l in a[:n]] == [l["core"] for l in b[:n]], (a, b))
+    for lines in (a, b):
+        by_core = {}
+        for l in lines:
+            if not l["counter-value"].startswith("<"):
+                by_core[l["core"]] = by_core.get(l["core"], 0) + \
+                    float(l["counter-value"])
+        check(sorted(by_core.values()) == [1000, 3000],
+              (by_core, lines))
 
 
 @case

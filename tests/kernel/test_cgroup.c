@@ -230,8 +230,118 @@ TEST(sets_on_a_cgroup_switch_on_wall_time)
 	remove_made();
 }
 
+/* Samples of a sampler's events told apart by their ids. */
+struct per_event {
+	const struct perfctr_decoder *dec;
+	const uint64_t *ids[2];
+	size_t nr_ids[2];
+	uint64_t samples[2];
+	uint64_t other;
+};
+
+static int per_event_cb(struct perfctr_ring *ring,
+			const struct perf_event_header *hdr, void *ctx)
+{
+	struct per_event *pe = ctx;
+	PERFCTR_OPTS(perfctr_sample, s);
+
+	(void)ring;
+	if (hdr->type != PERF_RECORD_SAMPLE ||
+	    perfctr_decoder__sample(pe->dec, hdr, &s))
+		return 0;
+	for (int e = 0; e < 2; e++)
+		for (size_t i = 0; i < pe->nr_ids[e]; i++)
+			if (s.id == pe->ids[e][i]) {
+				pe->samples[e]++;
+				return 0;
+			}
+	pe->other++;
+	return 0;
+}
+
+/*
+ * perfctr_sampler__set_cgroup(): two events of one sampler on every CPU,
+ * each in a cgroup of its own, into the same rings: a sample per call of
+ * each cgroup's workload, none of the other's.
+ */
+TEST(sampler_event_per_cgroup)
+{
+	PERFCTR_OPTS(perfctr_sampler_opts, o, .data_pages = 256);
+	struct perfctr_target *cpus, *ta, *tb, *proc;
+	struct perfctr_ring *const *rings;
+	struct perf_event_attr attr;
+	struct perfctr_sampler *s;
+	struct per_event pe;
+	struct member a, b;
+
+	require_cgroup2();
+	require_tracepoints();
+	make_cgroup("perfctr-test-sa");
+	make_cgroup("perfctr-test-sb");
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.config = (uint64_t)test_tracepoint_id(TP_GETPPID);
+	attr.sample_period = 1;
+	attr.sample_type = PERF_SAMPLE_TID;
+	cpus = perfctr_target__new_cpus(NULL);
+	ta = perfctr_target__new_cgroup("perfctr-test-sa", NULL);
+	tb = perfctr_target__new_cgroup(made[1], NULL);
+	REQUIRE(cpus && ta && tb);
+
+	/* Only CPU-wide units can take a cgroup of the event's own. */
+	proc = perfctr_target__new_process(getpid());
+	REQUIRE(proc);
+	o.target = proc;
+	s = perfctr_sampler__new(&o);
+	REQUIRE(s);
+	REQUIRE(perfctr_sampler__add_attr(s, &attr, "a") == 0);
+	CHECK_EQ_INT(perfctr_sampler__set_cgroup(s, 0, cpus), -EINVAL);
+	CHECK_EQ_INT(perfctr_sampler__set_cgroup(s, 1, ta), -EINVAL);
+	REQUIRE(perfctr_sampler__set_cgroup(s, 0, ta) == 0);
+	CHECK_EQ_INT(perfctr_sampler__open(s), -EINVAL);
+	perfctr_sampler__delete(s);
+	perfctr_target__delete(proc);
+
+	member_spawn(&a, made[0], 3000);
+	member_spawn(&b, made[1], 5000);
+	o.target = cpus;
+	s = perfctr_sampler__new(&o);
+	REQUIRE(s);
+	REQUIRE(perfctr_sampler__add_attr(s, &attr, "a") == 0);
+	REQUIRE(perfctr_sampler__add_attr(s, &attr, "b") == 1);
+	REQUIRE(perfctr_sampler__set_cgroup(s, 0, ta) == 0);
+	REQUIRE(perfctr_sampler__set_cgroup(s, 1, tb) == 0);
+	REQUIRE(perfctr_sampler__open(s) == 0);
+	CHECK_EQ_INT(perfctr_sampler__set_cgroup(s, 0, tb), -EBUSY);
+	REQUIRE(perfctr_sampler__enable(s) == 0);
+	member_release(&a);
+	member_release(&b);
+	member_wait(&a);
+	member_wait(&b);
+	REQUIRE(perfctr_sampler__disable(s) == 0);
+	memset(&pe, 0, sizeof(pe));
+	pe.dec = perfctr_sampler__decoder(s);
+	for (int e = 0; e < 2; e++)
+		pe.nr_ids[e] = perfctr_sampler__ids(s, (size_t)e, &pe.ids[e]);
+	rings = perfctr_sampler__rings(s);
+	for (size_t i = 0; i < perfctr_sampler__nr_rings(s); i++)
+		REQUIRE(perfctr_ring__drain(rings[i], per_event_cb, &pe) >= 0);
+	CHECK_EQ_U64(perfctr_sampler__nr_rings(s),
+		     (uint64_t)sysconf(_SC_NPROCESSORS_ONLN));
+	CHECK_EQ_U64(pe.samples[0], 3000);
+	CHECK_EQ_U64(pe.samples[1], 5000);
+	CHECK_EQ_U64(pe.other, 0);
+	perfctr_sampler__delete(s);
+	perfctr_target__delete(cpus);
+	perfctr_target__delete(ta);
+	perfctr_target__delete(tb);
+	remove_made();
+}
+
 TEST_MAIN(TEST_CASE(mount_from_mountinfo),
 	  TEST_CASE(target_shape_and_errors),
 	  TEST_CASE(two_busy_cgroups_exact),
 	  TEST_CASE(nested_cgroups_exact),
-	  TEST_CASE(sets_on_a_cgroup_switch_on_wall_time))
+	  TEST_CASE(sets_on_a_cgroup_switch_on_wall_time),
+	  TEST_CASE(sampler_event_per_cgroup))

@@ -25,6 +25,7 @@ struct eng_event {
 	char *filter;
 	int *cpus;
 	size_t nr_cpus;
+	int cgroup_fd;		/* pc_engine_event.cgroup's, or -1 */
 };
 
 struct eng_group {
@@ -61,6 +62,10 @@ struct pc_engine {
 	int *leader_fds;		/* nr_groups * nr_units */
 	struct eng_gu *gu;		/* nr_groups * nr_units */
 	struct pc_slot **open_pool;	/* the gu's open lists */
+	/* Scratch of one group's open, sized at open for the largest. */
+	struct perf_event_attr *open_attrs;
+	int *open_fds;
+	size_t *open_evs;
 
 	/* Scratch of one group read, sized at open for the largest. */
 	void *read_buf;
@@ -292,6 +297,20 @@ int pc_engine__add(struct pc_engine *e, const struct pc_engine_event *ev)
 	if (e->opened)
 		return -EBUSY;
 	idx = e->nr_events;
+	/* A cgroup of the event's own: only on CPU-wide units, and a
+	 * group's members in their leader's (the kernel's rule). */
+	if (ev->cgroup) {
+		if (pc_target_cgroup_fd(ev->cgroup) < 0)
+			return -EINVAL;
+		for (size_t u = 0; u < e->nr_units; u++)
+			if (e->units[u].cpu < 0 ||
+			    (e->units[u].tid >= 0 &&
+			     !(e->open_flags & PERF_FLAG_PID_CGROUP)))
+				return -EINVAL;
+	}
+	if (ev->leader < idx &&
+	    e->events[ev->leader].cgroup_fd != pc_target_cgroup_fd(ev->cgroup))
+		return -EINVAL;
 	if (ev->leader > idx ||
 	    (ev->leader < idx && e->events[ev->leader].leader != ev->leader))
 		return -EINVAL;
@@ -325,6 +344,7 @@ int pc_engine__add(struct pc_engine *e, const struct pc_engine_event *ev)
 	n->leader = ev->leader;
 	n->group = g;
 	n->filter = pc_strdup_or_null(ev->filter, &failed);
+	n->cgroup_fd = pc_target_cgroup_fd(ev->cgroup);
 	if (ev->cpus && ev->nr_cpus) {
 		n->cpus = malloc(ev->nr_cpus * sizeof(*n->cpus));
 		if (n->cpus) {
@@ -443,7 +463,8 @@ static void open_attr(const struct pc_engine *e, const struct eng_event *ev,
 {
 	*attr = ev->attr;
 	attr->size = sizeof(*attr);
-	if (unit->tid < 0 || (e->open_flags & PERF_FLAG_PID_CGROUP))
+	if (unit->tid < 0 || (e->open_flags & PERF_FLAG_PID_CGROUP) ||
+	    ev->cgroup_fd >= 0)
 		attr->inherit = 0;
 	if (leads) {
 		attr->disabled = 1;
@@ -455,77 +476,129 @@ static void open_attr(const struct pc_engine *e, const struct eng_event *ev,
 	}
 }
 
-/* Open group @g on unit @u.  Return 0, 1 when the unit's thread is gone,
- * or -errno. */
+/* Slot @slot of @event has its descriptor @fd: its id, filter and page. */
+static int setup_slot(struct pc_engine *e, const struct eng_event *event,
+		      const struct pc_unit *unit, struct pc_slot *slot, int fd)
+{
+	int err;
+
+	slot->fd = fd;
+	err = sys_perf_id(fd, &slot->id);
+	if (err)
+		return err;
+	if (event->filter) {
+		err = sys_perf_set_filter(fd, event->filter);
+		if (err)
+			return err;
+	}
+	/* No page is no error: the read falls back to read(2). */
+	if (wants_page(e, event, unit)) {
+		slot->page = sys_perf_mmap(fd, 0, false, NULL);
+		slot->page_mapped = slot->page != NULL;
+	}
+	return 0;
+}
+
+/*
+ * Open group @g on unit @u.  Return 0, 1 when the unit's thread is gone,
+ * or -errno.  The members that can count on the unit's CPU are opened in
+ * one call, so that when they go to the broker they go in one round trip;
+ * a member that fails as unsupported (when that is no failure) is left out
+ * and the members after it are opened in the next call.
+ */
 static int open_group(struct pc_engine *e, size_t g, size_t u)
 {
 	const struct eng_group *grp = &e->groups[g];
 	const struct pc_unit *unit = &e->units[u];
 	int *lfd = &e->leader_fds[g * e->nr_units + u];
 	bool strict = e->flags & PC_ENGINE_STRICT;
-	size_t m;
+	/* A group of its own cgroup: on the unit's CPU, with the cgroup's
+	 * fd in place of the unit's (pc_engine__add()). */
+	int cgroup_fd = e->events[grp->members[0]].cgroup_fd;
+	pid_t pid = cgroup_fd >= 0 ? cgroup_fd : unit->tid;
+	unsigned long flags = (cgroup_fd >= 0 ? PERF_FLAG_PID_CGROUP :
+			       e->open_flags) |
+			      (e->flags & PC_ENGINE_NO_BROKER ?
+			       PC_SYS_NO_BROKER : 0);
+	size_t m = 0, n, k, opened;
 	int err;
 
-	for (m = 0; m < grp->nr_members; m++) {
-		size_t ev = grp->members[m];
-		const struct eng_event *event = &e->events[ev];
-		struct pc_slot *slot = &e->slots[ev * e->nr_units + u];
-		struct perf_event_attr attr;
-		int fd;
+	while (m < grp->nr_members) {
+		for (n = 0; m < grp->nr_members; m++) {
+			size_t ev = grp->members[m];
+			const struct eng_event *event = &e->events[ev];
+			struct perf_event_attr *attr = &e->open_attrs[n];
 
-		if (!cpu_allowed(event, unit->cpu)) {
-			slot_unsupported(slot, ENODEV);
-			if (strict)
-				return -ENODEV;
-			continue;
-		}
-		open_attr(e, event, unit, *lfd < 0, &attr);
+			if (!cpu_allowed(event, unit->cpu)) {
+				slot_unsupported(&e->slots[ev * e->nr_units + u],
+						 ENODEV);
+				if (strict)
+					return -ENODEV;
+				continue;
+			}
+			/* The first of the call leads when no member is open
+			 * yet; the others join it. */
+			open_attr(e, event, unit, *lfd < 0 && n == 0, attr);
 #if defined(__aarch64__)
-		/* The armv8 PMU's rdpmc format bit (config1:1): without it
-		 * the kernel gives the page no counter index. */
-		if (wants_page(e, event, unit) &&
-		    (attr.type == PERF_TYPE_HARDWARE ||
-		     attr.type == PERF_TYPE_HW_CACHE || attr.type == PERF_TYPE_RAW))
-			attr.config1 |= 0x2;
+			/* The armv8 PMU's rdpmc format bit (config1:1):
+			 * without it the kernel gives the page no counter
+			 * index. */
+			if (wants_page(e, event, unit) &&
+			    (attr->type == PERF_TYPE_HARDWARE ||
+			     attr->type == PERF_TYPE_HW_CACHE ||
+			     attr->type == PERF_TYPE_RAW))
+				attr->config1 |= 0x2;
 #endif
-		fd = sys_perf_event_open(&attr, unit->tid, unit->cpu, *lfd,
-					 e->open_flags |
-					 (e->flags & PC_ENGINE_NO_BROKER ?
-					  PC_SYS_NO_BROKER : 0));
-		if (fd == -ESRCH && e->units_may_vanish)
-			return 1;
-		if (fd < 0) {
+			e->open_evs[n++] = ev;
+		}
+		if (!n)
+			break;
+		err = sys_perf_event_open_group(e->open_attrs, n, pid,
+						unit->cpu, *lfd, flags,
+						e->open_fds, &opened);
+		for (k = 0; k < opened; k++) {
+			size_t ev = e->open_evs[k];
+			int ret;
+
+			if (*lfd < 0)
+				*lfd = e->open_fds[k];
+			ret = setup_slot(e, &e->events[ev], unit,
+					 &e->slots[ev * e->nr_units + u],
+					 e->open_fds[k]);
+			if (ret) {
+				/* The rest are not the slots' yet. */
+				while (++k < opened)
+					close(e->open_fds[k]);
+				return ret;
+			}
+		}
+		if (!err)
+			break;
+		{
+			size_t ev = e->open_evs[opened];
+			const struct perf_event_attr *attr =
+				&e->open_attrs[opened];
+
+			if (err == -ESRCH && e->units_may_vanish)
+				return 1;
 			pr_debug("cannot open event %zu (type %u, config %#llx) "
-				 "on tid %d cpu %d: %s\n", ev, attr.type,
-				 (unsigned long long)attr.config,
-				 (int)unit->tid, unit->cpu, strerror(-fd));
-			if (strict || !pc_open_err_is_unsupported(-fd)) {
+				 "on tid %d cpu %d: %s\n", ev, attr->type,
+				 (unsigned long long)attr->config,
+				 (int)unit->tid, unit->cpu, strerror(-err));
+			if (strict || !pc_open_err_is_unsupported(-err)) {
 				e->failure.event = ev;
-				e->failure.errnum = -fd;
+				e->failure.errnum = -err;
 				pc_strlcpy(e->failure.broker,
 					   pc_broker_refusal(),
 					   sizeof(e->failure.broker));
-				return fd;
-			}
-			slot_unsupported(slot, -fd);
-			continue;
-		}
-		slot->fd = fd;
-		if (*lfd < 0)
-			*lfd = fd;
-		err = sys_perf_id(fd, &slot->id);
-		if (err)
-			return err;
-		if (event->filter) {
-			err = sys_perf_set_filter(fd, event->filter);
-			if (err)
 				return err;
+			}
+			slot_unsupported(&e->slots[ev * e->nr_units + u], -err);
 		}
-		/* No page is no error: the read falls back to read(2). */
-		if (wants_page(e, event, unit)) {
-			slot->page = sys_perf_mmap(fd, 0, false, NULL);
-			slot->page_mapped = slot->page != NULL;
-		}
+		/* On after the member that failed. */
+		for (m = 0; grp->members[m] != e->open_evs[opened]; m++)
+			;
+		m++;
 	}
 	return 0;
 }
@@ -541,12 +614,16 @@ static int alloc_open_state(struct pc_engine *e)
 	e->leader_fds = malloc(ngu * sizeof(*e->leader_fds));
 	e->gu = calloc(ngu, sizeof(*e->gu));
 	e->open_pool = malloc(n * sizeof(*e->open_pool));
+	e->open_attrs = malloc(e->max_members * sizeof(*e->open_attrs));
+	e->open_fds = malloc(e->max_members * sizeof(*e->open_fds));
+	e->open_evs = malloc(e->max_members * sizeof(*e->open_evs));
 	e->read_buf = malloc(bytes);
 	e->entries = malloc(e->max_members * sizeof(*e->entries));
 	e->pages = malloc(e->max_members * sizeof(*e->pages));
 	e->values = malloc(e->max_members * sizeof(*e->values));
 	e->snaps = malloc(e->max_members * sizeof(*e->snaps));
 	if (!e->slots || !e->leader_fds || !e->gu || !e->open_pool ||
+	    !e->open_attrs || !e->open_fds || !e->open_evs ||
 	    !e->read_buf || !e->entries || !e->pages || !e->values ||
 	    !e->snaps)
 		return -ENOMEM;
@@ -566,6 +643,12 @@ static void free_open_state(struct pc_engine *e)
 	free(e->leader_fds);
 	free(e->gu);
 	free(e->open_pool);
+	free(e->open_attrs);
+	free(e->open_fds);
+	free(e->open_evs);
+	e->open_attrs = NULL;
+	e->open_fds = NULL;
+	e->open_evs = NULL;
 	free(e->read_buf);
 	free(e->entries);
 	free(e->pages);

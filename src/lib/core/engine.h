@@ -136,6 +136,12 @@ struct pc_engine_event {
 	 * or hybrid PMU), NULL for all: on other CPUs it is unsupported. */
 	const int *cpus;
 	size_t nr_cpus;
+	/* A cgroup target whose tasks this event counts on the units' CPUs
+	 * instead of the units' own (perf's -G per event; the units must be
+	 * CPU-wide: a CPU list or a cgroup; a group's members must have
+	 * their leader's, as the kernel wants).  Its directory fd is taken,
+	 * not the target: it must stay until the open.  NULL: the units'. */
+	const struct perfctr_target *cgroup;
 };
 
 enum pc_engine_flags {

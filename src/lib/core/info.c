@@ -847,3 +847,129 @@ int perfctr_info_pmus(const struct perfctr_info_opts *opts,
 	free(pmus);
 	return ret;
 }
+
+/* ---- topology ---- */
+
+/* One topology/ id of @cpu, or -1 when sysfs has none (or -1 itself). */
+static int32_t topology_id(const char *root, int cpu, const char *file)
+{
+	char rel[96], buf[32];
+	long long v;
+	char *end;
+
+	snprintf(rel, sizeof(rel), "devices/system/cpu/cpu%d/topology/%s",
+		 cpu, file);
+	if (read_under(root, rel, buf, sizeof(buf)) <= 0)
+		return -1;
+	errno = 0;
+	v = strtoll(buf, &end, 10);
+	if (errno || end == buf || *end || v < 0 || v > INT32_MAX)
+		return -1;
+	return (int32_t)v;
+}
+
+static void cpu_topology(const char *root, int cpu,
+			 struct perfctr_cpu_topology *t)
+{
+	int32_t socket = topology_id(root, cpu, "physical_package_id");
+	int32_t die = topology_id(root, cpu, "die_id");
+	int32_t core = topology_id(root, cpu, "core_id");
+
+	memset(t, 0, sizeof(*t));
+	t->sz = sizeof(*t);
+	t->cpu = cpu;
+	t->socket = socket < 0 ? 0 : socket;
+	t->die = die < 0 ? 0 : die;
+	t->core = core < 0 ? cpu : core;
+}
+
+int perfctr_info_cpu_topology(const struct perfctr_info_opts *opts, int cpu,
+			      struct perfctr_cpu_topology *topo)
+{
+	struct perfctr_cpu_topology out;
+	struct roots r;
+	size_t sz;
+
+	if (cpu < 0 || !topo || !pc_opts_valid(opts, sizeof(*opts)) ||
+	    topo->sz < offsetof(struct perfctr_cpu_topology, core) +
+		       sizeof(topo->core))
+		return pc_err(EINVAL);
+	roots_init(&r, opts);
+	cpu_topology(r.sys, cpu, &out);
+	sz = topo->sz < sizeof(out) ? topo->sz : sizeof(out);
+	memcpy((char *)topo + sizeof(topo->sz), (char *)&out + sizeof(out.sz),
+	       sz - sizeof(out.sz));
+	if (topo->sz > sizeof(out))
+		memset((char *)topo + sizeof(out), 0, topo->sz - sizeof(out));
+	return 0;
+}
+
+struct grouped_cpu {
+	struct perfctr_cpu_topology t;
+	size_t index;		/* in the caller's @cpus */
+	/* qsort() passes no context: each element carries the aggregation. */
+	enum perfctr_cpu_aggr aggr;
+};
+
+/* By the ids the aggregation keeps, then by CPU: a group's members are
+ * contiguous and the groups in perf's order. */
+static int cmp_grouped(const void *a, const void *b)
+{
+	const struct perfctr_cpu_topology *x = &((const struct grouped_cpu *)a)->t;
+	const struct perfctr_cpu_topology *y = &((const struct grouped_cpu *)b)->t;
+	enum perfctr_cpu_aggr aggr = ((const struct grouped_cpu *)a)->aggr;
+
+	if (x->socket != y->socket)
+		return x->socket < y->socket ? -1 : 1;
+	if (aggr >= PERFCTR_CPU_AGGR_DIE && x->die != y->die)
+		return x->die < y->die ? -1 : 1;
+	if (aggr >= PERFCTR_CPU_AGGR_CORE && x->core != y->core)
+		return x->core < y->core ? -1 : 1;
+	return (x->cpu > y->cpu) - (x->cpu < y->cpu);
+}
+
+static bool same_group(const struct perfctr_cpu_topology *x,
+		       const struct perfctr_cpu_topology *y,
+		       enum perfctr_cpu_aggr aggr)
+{
+	return x->socket == y->socket &&
+	       (aggr < PERFCTR_CPU_AGGR_DIE || x->die == y->die) &&
+	       (aggr < PERFCTR_CPU_AGGR_CORE || x->core == y->core);
+}
+
+int perfctr_info_cpu_groups(const struct perfctr_info_opts *opts,
+			    enum perfctr_cpu_aggr aggr, const int *cpus,
+			    size_t nr, size_t *group)
+{
+	struct grouped_cpu *all;
+	struct roots r;
+	size_t i, n = 0;
+
+	if (aggr < PERFCTR_CPU_AGGR_SOCKET || aggr > PERFCTR_CPU_AGGR_CORE ||
+	    !pc_opts_valid(opts, sizeof(*opts)) || (nr && (!cpus || !group)))
+		return pc_err(EINVAL);
+	if (!nr)
+		return 0;
+	if (nr > INT32_MAX)
+		return pc_err(EINVAL);
+	for (i = 0; i < nr; i++)
+		if (cpus[i] < 0)
+			return pc_err(EINVAL);
+	all = calloc(nr, sizeof(*all));
+	if (!all)
+		return pc_err(ENOMEM);
+	roots_init(&r, opts);
+	for (i = 0; i < nr; i++) {
+		cpu_topology(r.sys, cpus[i], &all[i].t);
+		all[i].index = i;
+		all[i].aggr = aggr;
+	}
+	qsort(all, nr, sizeof(*all), cmp_grouped);
+	for (i = 0; i < nr; i++) {
+		if (i && !same_group(&all[i - 1].t, &all[i].t, aggr))
+			n++;
+		group[all[i].index] = n;
+	}
+	free(all);
+	return (int)n + 1;
+}

@@ -24,6 +24,8 @@ struct s_attr {
 	struct perf_event_attr attr;
 	char *name;
 	char *filter;		/* tracepoint filter, or NULL */
+	/* perfctr_sampler__set_cgroup(): the caller's, until the open. */
+	const struct perfctr_target *cgroup;
 	uint64_t *ids;		/* one per open position, after open */
 	size_t nr_ids;
 	bool tracking;		/* the dummy event of opts.tracking_ring */
@@ -314,6 +316,18 @@ int perfctr_sampler__set_filter(struct perfctr_sampler *s, size_t idx,
 	return 0;
 }
 
+int perfctr_sampler__set_cgroup(struct perfctr_sampler *s, size_t idx,
+				const struct perfctr_target *cgroup)
+{
+	if (!s || idx >= s->nr_attrs ||
+	    (cgroup && !perfctr_target__cgroup_path(cgroup)))
+		return pc_err(EINVAL);
+	if (s->opened)
+		return pc_err(EBUSY);
+	s->attrs[idx].cgroup = cgroup;
+	return 0;
+}
+
 static int add_pos(struct perfctr_sampler *s, pid_t tid, int cpu)
 {
 	size_t ring = ring_for(s, cpu);
@@ -365,6 +379,7 @@ static int make_engine(struct perfctr_sampler *s,
 			.attr = &s->attrs[i].attr,
 			.leader = i,
 			.filter = s->attrs[i].filter,
+			.cgroup = s->attrs[i].cgroup,
 		};
 
 		ret = pc_engine__add(s->engine, &ev);

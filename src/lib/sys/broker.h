@@ -32,6 +32,20 @@ int pc_broker_open(const struct perf_event_attr *attr, pid_t pid, int cpu,
 		   size_t why_size);
 
 /*
+ * Ask the broker to open the @n events @attrs as one group, in one round
+ * trip per PC_BROKER_BATCH_MAX of them: members of @group_fd when it is
+ * one, else the first leads the others; the other parameters as for
+ * pc_broker_open().  All or nothing: return 0 with @fds[0..n-1] set, or
+ * -errno with none open (a member refused refuses the group; @why says
+ * why).  -EPROTONOSUPPORT: the broker predates batches (then open the
+ * events one by one).
+ */
+int pc_broker_open_group(const struct perf_event_attr *attrs, size_t n,
+			 pid_t pid, int cpu, int group_fd,
+			 unsigned long flags, int *fds, char *why,
+			 size_t why_size);
+
+/*
  * The broker's reason for refusing this thread's last request, as
  * "REASON (rule 'NAME')", or "" when it was not asked since the last
  * pc_broker_forget_refusal() or did not answer.  sys_perf_event_open()

@@ -12,37 +12,108 @@
 #include "sys/broker.h"
 #include "sys/sys.h"
 
-int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
-			int group_fd, unsigned long flags)
+static int open_direct(struct perf_event_attr *attr, pid_t pid, int cpu,
+		       int group_fd, unsigned long flags)
 {
 	long fd;
-	int err;
 
-	pc_broker_forget_refusal();
 	if (!attr->size)
 		attr->size = sizeof(*attr);
 	fd = syscall(SYS_perf_event_open, attr, pid, cpu, group_fd,
 		     (flags & ~PC_SYS_NO_BROKER) | PERF_FLAG_FD_CLOEXEC);
-	if (fd >= 0)
-		return (int)fd;
-	err = -errno;
-	if ((err == -EACCES || err == -EPERM) &&
-	    !(flags & PC_SYS_NO_BROKER) && pc_broker_enabled()) {
-		char why[256];
-		int bfd = pc_broker_open(attr, pid, cpu, group_fd,
-					 flags & ~PC_SYS_NO_BROKER, why,
-					 sizeof(why));
+	return fd >= 0 ? (int)fd : -errno;
+}
 
-		if (bfd >= 0)
-			return bfd;
-		pr_debug("perfctrd refused the open: %s: %s\n",
-			 strerror(-bfd), why);
-		/* No broker listening: the kernel's answer stands. */
-		if (bfd != -ENOENT && bfd != -ECONNREFUSED)
-			err = bfd;
+/* Whether the broker is to be asked after the kernel said @err. */
+static bool broker_may_help(int err, unsigned long flags)
+{
+	return (err == -EACCES || err == -EPERM) &&
+	       !(flags & PC_SYS_NO_BROKER) && pc_broker_enabled();
+}
+
+/* The kernel refused the open with @err: the broker's descriptor, or the
+ * error that stands. */
+static int open_brokered(struct perf_event_attr *attr, pid_t pid, int cpu,
+			 int group_fd, unsigned long flags, int err)
+{
+	char why[256];
+	int bfd;
+
+	if (!broker_may_help(err, flags))
+		return err;
+	bfd = pc_broker_open(attr, pid, cpu, group_fd,
+			     flags & ~PC_SYS_NO_BROKER, why, sizeof(why));
+	if (bfd >= 0)
+		return bfd;
+	pr_debug("perfctrd refused the open: %s: %s\n", strerror(-bfd), why);
+	/* No broker listening: the kernel's answer stands. */
+	return bfd != -ENOENT && bfd != -ECONNREFUSED ? bfd : err;
+}
+
+int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
+			int group_fd, unsigned long flags)
+{
+	int fd;
+
+	pc_broker_forget_refusal();
+	fd = open_direct(attr, pid, cpu, group_fd, flags);
+	if (fd < 0)
+		fd = open_brokered(attr, pid, cpu, group_fd, flags, fd);
+	if (fd < 0)
+		errno = -fd;
+	return fd;
+}
+
+int sys_perf_event_open_group(struct perf_event_attr *attrs, size_t n,
+			      pid_t pid, int cpu, int group_fd,
+			      unsigned long flags, int *fds, size_t *opened)
+{
+	bool batch = true;
+	size_t i;
+
+	*opened = 0;
+	for (i = 0; i < n; i++) {
+		int leader = group_fd >= 0 ? group_fd : i ? fds[0] : -1;
+		int fd;
+
+		pc_broker_forget_refusal();
+		fd = open_direct(&attrs[i], pid, cpu, leader, flags);
+		/*
+		 * The rest in one round trip to the broker.  Refused, they
+		 * are asked for one by one, as without batches, so that the
+		 * members the kernel or the broker allows are open and the
+		 * refusal is the failing member's own.
+		 */
+		if (fd < 0 && batch && n - i > 1 &&
+		    broker_may_help(fd, flags)) {
+			char why[256];
+			size_t k;
+
+			for (k = i + 1; k < n; k++)
+				if (!attrs[k].size)
+					attrs[k].size = sizeof(attrs[k]);
+			if (!pc_broker_open_group(&attrs[i], n - i, pid, cpu,
+						  leader,
+						  flags & ~PC_SYS_NO_BROKER,
+						  &fds[i], why, sizeof(why))) {
+				*opened = n;
+				return 0;
+			}
+			pr_debug("perfctrd refused the group: %s\n", why);
+			batch = false;
+			pc_broker_forget_refusal();
+		}
+		if (fd < 0)
+			fd = open_brokered(&attrs[i], pid, cpu, leader, flags,
+					   fd);
+		if (fd < 0) {
+			errno = -fd;
+			return fd;
+		}
+		fds[i] = fd;
+		*opened = i + 1;
 	}
-	errno = -err;
-	return err;
+	return 0;
 }
 
 static int perf_ioctl(int fd, unsigned long request, unsigned long arg)

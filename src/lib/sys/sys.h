@@ -27,6 +27,18 @@
 int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 			int group_fd, unsigned long flags);
 
+/*
+ * perf_event_open(2) of the @n events @attrs in order, as one group: the
+ * first joins @group_fd when it is one, else leads the others.  The same
+ * as @n calls of sys_perf_event_open(), but where the kernel refuses and
+ * the broker is asked, the rest go to it in one round trip.  Return 0
+ * (*@opened = @n), or the -errno of @attrs[*@opened], whose earlier
+ * members are open in @fds (the caller's to use or close).
+ */
+int sys_perf_event_open_group(struct perf_event_attr *attrs, size_t n,
+			      pid_t pid, int cpu, int group_fd,
+			      unsigned long flags, int *fds, size_t *opened);
+
 int sys_perf_enable(int fd, bool group);
 int sys_perf_disable(int fd, bool group);
 int sys_perf_reset(int fd, bool group);
