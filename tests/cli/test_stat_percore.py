@@ -235,6 +235,32 @@ def each_cgroup_per_core():
 
 
 @case
+def one_cgroup_per_core():
+    """-G with --per-core: the cgroup's workload on CPU 1 is all of core
+    1's count, none of core 0's."""
+    need_tracepoint()
+    need_two_cores()
+    base = exit_baseline()
+    cg = Cgroups()
+    try:
+        a = cg.make("perfctr-pc-g")
+        members = [Member(cg, a, 1200, cpu=1)]
+        try:
+            text = count_while(members, "-x,", "-C", "0-1", "--per-core",
+                               "-G", a, "-e", TP)
+        finally:
+            for m in members:
+                m.close()
+        rows = [l.split(",") for l in text.splitlines() if l]
+        got = [(r[0], 0 if r[2] == "<not counted>" else int(r[2]))
+               for r in rows if r[4] == TP]
+        check(got == [(label(0, "core"), 0), (label(1, "core"), 1200 + base)],
+              rows)
+    finally:
+        cg.close()
+
+
+@case
 def refusals_name_the_option():
     cases = [
         (["--per-core", "--", "true"], "'--per-core' needs -a or -C"),

@@ -176,6 +176,39 @@ static struct perfctr_metrics *pose_as(const char *fixture)
 	return perfctr_metrics__new(&opts);
 }
 
+/* The topology literals of perf's metric language, from the grouping of
+ * perfex stat --per-*: 2 sockets x 2 cores x 2 threads, CPUs 0-7 online
+ * of 0-8 possible (tests/fixtures/topology-2s). */
+TEST(topology_literals)
+{
+	static const struct {
+		const char *name;
+		double value;
+	} want[] = {
+		{ "num_cpus", 9 }, { "num_cpus_online", 8 },
+		{ "num_packages", 2 }, { "num_dies", 2 }, { "num_cores", 4 },
+	};
+	char root[PATH_MAX + 64];
+	struct perfctr_metrics *m;
+
+	REQUIRE_DATA();
+	snprintf(root, sizeof(root), "%s/../topology-2s", fixtures);
+	PERFCTR_OPTS(perfctr_metrics_opts, opts, .data_dir = data_dir,
+		     .root = root, .cpuid = "GenuineIntel-6-8F-8",
+		     .flags = PERFCTR_METRICS_NO_ENV);
+	m = perfctr_metrics__new(&opts);
+	REQUIRE(m);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		double v = -1;
+
+		CHECK_EQ_INT(pc_metrics_literal(m, want[i].name, &v), 0);
+		if (v != want[i].value)
+			test_fail(__FILE__, __LINE__, "%s: %g, want %g",
+				  want[i].name, v, want[i].value);
+	}
+	perfctr_metrics__delete(m);
+}
+
 static const struct {
 	const char *fixture;
 	const char *cpuid;
@@ -622,4 +655,5 @@ TEST_MAIN(TEST_CASE(cpuid_matching),
 	  TEST_CASE(check_names_the_metric_and_position),
 	  TEST_CASE(every_metric_of_every_model_parses_and_resolves),
 	  TEST_CASE(loading_parses_only_the_selected_model),
-	  TEST_CASE(entries_are_parsed_when_used))
+	  TEST_CASE(entries_are_parsed_when_used),
+	  TEST_CASE(topology_literals))
