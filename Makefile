@@ -79,7 +79,8 @@ BASE_CFLAGS += -DHAVE_ZLIB=1
 LDLIBS      += -lz
 endif
 # The metric tables are JSON (src/lib/metric/): without json-c there are no
-# metrics at all, perfex says so.
+# tables (-M, --topdown, --metrics-file), perfex says so; the generic
+# metrics beside the counts are compiled in and need none.
 ifeq ($(HAVE_JSONC),1)
 BASE_CFLAGS += -DHAVE_JSONC=1
 LDLIBS      += -ljson-c
@@ -179,13 +180,15 @@ pmu-events:
 	@echo "note: $(PMU_EVENTS_SRC) not found: no CPU model metric tables (scripts/install-deps installs linux-source-6.12)"
 endif
 
-# The built-in generic metric table, a JSON file of the tree, as a C string.
-$(O)/gen/metric-generic.inc: src/lib/metric/generic.json
+# The built-in generic metric table, a JSON file of the tree, as C data:
+# every count computes the generic metrics, and no run should parse them.
+$(O)/gen/metric-generic.inc: src/lib/metric/generic.json scripts/gen-generic-metrics
 	@mkdir -p $(dir $@)
-	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@.tmp
+	scripts/gen-generic-metrics $< > $@.tmp
 	mv $@.tmp $@
-$(O)/src/lib/metric/table.o: $(O)/gen/metric-generic.inc
-$(O)/src/lib/metric/table.o: ALL_CFLAGS += -I$(O)/gen -DPERFCTR_DATADIR=\"$(DATADIR)/perfctr\"
+$(O)/src/lib/metric/generic.o: $(O)/gen/metric-generic.inc
+$(O)/src/lib/metric/generic.o: ALL_CFLAGS += -I$(O)/gen
+$(O)/src/lib/metric/table.o: ALL_CFLAGS += -DPERFCTR_DATADIR=\"$(DATADIR)/perfctr\"
 
 # Generated code is compiled without -Werror: its warnings are protoc-c's.
 $(O)/gen/%.pb-c.c $(O)/gen/%.pb-c.h: src/lib/sample/%.proto

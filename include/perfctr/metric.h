@@ -17,8 +17,9 @@
  *
  * perfctr_metric__together() and perfctr_metric__compute() make no system
  * call; the first perfctr_metric__compute() of a process parses the
- * built-in table (once, thread-safe), later ones allocate nothing.  Both
- * are thread-safe; neither is async-signal-safe.
+ * built-in table's expressions (once, thread-safe; the table is compiled
+ * in: no JSON is read), later ones allocate nothing.  Both are
+ * thread-safe; neither is async-signal-safe.
  */
 #ifndef PERFCTR_METRIC_H
 #define PERFCTR_METRIC_H

@@ -12,6 +12,16 @@
  * The program only calls helpers on the current task: at sched_switch the
  * outgoing task is still current, and in the library's run it is the task
  * the CPU was interrupted in.  So no kernel structure is read directly.
+ *
+ * This runs at every switch of every CPU, so it does little more there
+ * than read the counters and add to the sums.  Which slots a cgroup's
+ * counts go to is found by walking its ancestors once, and remembered per
+ * CPU until the counted set changes (the walk is a helper call and a hash
+ * lookup per level, at every switch).  What it touches is kept to a few
+ * cache lines: the CPU's readings, the remembered cgroup and the sums.
+ * Runs on one CPU never overlap: sched_switch runs with interrupts off,
+ * and the library's run with preemption off, so the per-CPU state needs
+ * no lock.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -29,10 +39,10 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, PC_BPFCG_MAX_EVENTS);
+	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct pc_bpfcg_value);
-} last SEC(".maps");
+	__type(value, struct pc_bpfcg_cpu);
+} cpu SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -43,89 +53,122 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
-	__type(value, struct pc_bpfcg_value);
+	__type(value, struct pc_bpfcg_sums);
 } sums SEC(".maps");
 
 /* Events whose counters are in `counters`, set by the loader as it adds
  * them (an event's counters are in the array before it is counted). */
 __u32 nr_events = 0;
+/* Moved on by the loader after each change of `cgroups`. */
+__u64 generation = 0;
 
+/* What account() gets (on the stack, as bpf_loop() requires). */
 struct switch_ctx {
-	__u32 slots[PC_BPFCG_MAX_LEVELS];
-	__u32 nr_slots;
+	struct pc_bpfcg_cpu *st;
+	struct pc_bpfcg_leaf *leaf;
 	__u32 cpu;
 };
 
 /* One event: its counter's progress on this CPU since the last reading,
- * added to the sums of every slot of @c.  A bpf_loop() callback, so that
- * the verifier walks it once rather than once per event. */
+ * added to the sums of every slot of the leaving task's cgroup.  A
+ * bpf_loop() callback, so that the verifier walks it once rather than
+ * once per event. */
 static long account(__u32 ev, void *data)
 {
 	struct switch_ctx *c = data;
+	struct pc_bpfcg_cpu *st = c->st;
+	struct pc_bpfcg_leaf *leaf = c->leaf;
 	struct bpf_perf_event_value now;
-	struct pc_bpfcg_value *prev;
-	__u64 d_counter, d_enabled, d_running;
-	__u32 i, key = ev;
+	struct pc_bpfcg_value *last;
+	__u64 d_counter, d_enabled, d_running, bit;
+	__u32 i, nr;
 
-	if (ev >= PC_BPFCG_MAX_EVENTS)
-		return 1;
-	prev = bpf_map_lookup_elem(&last, &key);
-	if (!prev)
-		return 0;
+	/* bpf_loop() runs it for ev < nr_events <= PC_BPFCG_MAX_EVENTS;
+	 * the mask is the bound the verifier sees. */
+	ev &= PC_BPFCG_MAX_EVENTS - 1;
 	if (bpf_perf_event_read_value(&counters,
 				      c->cpu * PC_BPFCG_MAX_EVENTS + ev,
 				      &now, sizeof(now)))
 		return 0;	/* cannot count on this CPU */
-	if (!prev->valid) {
+	last = &st->last[ev];
+	bit = 1ULL << ev;
+	if (!(st->valid & bit)) {
 		/* New counter: its count so far is nobody's. */
-		prev->counter = now.counter;
-		prev->enabled = now.enabled;
-		prev->running = now.running;
-		prev->valid = 1;
+		st->valid |= bit;
+		last->counter = now.counter;
+		last->enabled = now.enabled;
+		last->running = now.running;
 		return 0;
 	}
-	d_counter = now.counter - prev->counter;
-	d_enabled = now.enabled - prev->enabled;
-	d_running = now.running - prev->running;
-	prev->counter = now.counter;
-	prev->enabled = now.enabled;
-	prev->running = now.running;
-	for (i = 0; i < PC_BPFCG_MAX_LEVELS && i < c->nr_slots; i++) {
-		struct pc_bpfcg_value *sum;
+	d_counter = now.counter - last->counter;
+	d_enabled = now.enabled - last->enabled;
+	d_running = now.running - last->running;
+	last->counter = now.counter;
+	last->enabled = now.enabled;
+	last->running = now.running;
+	nr = leaf->nr_slots;
+	for (i = 0; i < PC_BPFCG_MAX_LEVELS && i < nr; i++) {
+		struct pc_bpfcg_sums *sum;
+		__u32 slot = leaf->slots[i];
 
-		key = c->slots[i] * PC_BPFCG_MAX_EVENTS + ev;
-		sum = bpf_map_lookup_elem(&sums, &key);
+		sum = bpf_map_lookup_elem(&sums, &slot);
 		if (!sum)
 			continue;
-		sum->counter += d_counter;
-		sum->enabled += d_enabled;
-		sum->running += d_running;
+		sum->ev[ev].counter += d_counter;
+		sum->ev[ev].enabled += d_enabled;
+		sum->ev[ev].running += d_running;
 	}
 	return 0;
+}
+
+/* The current task's cgroup and the slots its counts go to: as this CPU
+ * remembers it when it was found since the counted set last changed,
+ * else found now by walking the cgroup's ancestors. */
+static struct pc_bpfcg_leaf *find_leaf(struct pc_bpfcg_cpu *st)
+{
+	__u64 id = bpf_get_current_cgroup_id();
+	__u64 gen = *(volatile __u64 *)&generation;
+	struct pc_bpfcg_leaf *l = &st->leaves[id & (PC_BPFCG_LEAVES - 1)];
+	__u64 last_id = 0;
+	__u32 level;
+
+	if (l->id == id && l->gen == gen)
+		return l;
+	l->nr_slots = 0;
+	/* The id of a level below the task's own is 0. */
+	for (level = 0; level < PC_BPFCG_MAX_LEVELS; level++) {
+		__u64 anc = bpf_get_current_ancestor_cgroup_id(level);
+		__u32 *slot;
+
+		if (!anc)
+			break;
+		last_id = anc;
+		slot = bpf_map_lookup_elem(&cgroups, &anc);
+		if (slot && l->nr_slots < PC_BPFCG_MAX_LEVELS)
+			l->slots[l->nr_slots++] = *slot;
+	}
+	/* Remembered only if the walk reached the cgroup itself: not if
+	 * the task moved to another cgroup in between, nor past the
+	 * levels walked. */
+	l->id = last_id == id ? id : 0;
+	l->gen = gen;
+	return l;
 }
 
 SEC("raw_tp/sched_switch")
 int pc_bpfcg_switch(void *ctx)
 {
 	struct switch_ctx c;
-	__u32 level, n;
+	__u32 zero = 0, n;
 
-	c.nr_slots = 0;
+	c.st = bpf_map_lookup_elem(&cpu, &zero);
+	if (!c.st)
+		return 0;
+	c.leaf = find_leaf(c.st);
 	c.cpu = bpf_get_smp_processor_id();
-	/* The counted cgroups among the current task's cgroup and its
-	 * ancestors; the id of a level below the task's own is 0. */
-	for (level = 0; level < PC_BPFCG_MAX_LEVELS; level++) {
-		__u64 id = bpf_get_current_ancestor_cgroup_id(level);
-		__u32 *slot;
-
-		if (!id)
-			break;
-		slot = bpf_map_lookup_elem(&cgroups, &id);
-		if (slot && c.nr_slots < PC_BPFCG_MAX_LEVELS)
-			c.slots[c.nr_slots++] = *slot;
-	}
-	/* The counters' progress goes nowhere when no cgroup counts the
-	 * task, but the readings must still move on. */
+	/* Every counter is read even when no counted cgroup has the task:
+	 * the readings must move on, or the next task would get its
+	 * slice. */
 	n = nr_events;
 	if (n > PC_BPFCG_MAX_EVENTS)
 		n = PC_BPFCG_MAX_EVENTS;

@@ -310,6 +310,31 @@ static const struct pd_rule *rule_of(const struct client *c)
 	return pd_policy_rule_for(d.policy, c->uid, c->groups, c->nr_groups);
 }
 
+/*
+ * Close @n descriptors, all open and so all different: with one
+ * close_range(2) when they are one run of numbers, as a request's pidfd
+ * and the events opened after it usually are (each takes the lowest free
+ * number); one by one otherwise.  A system call costs more than the
+ * closing here, and a batch would make many.
+ */
+static void close_fds(const int *fds, unsigned int n)
+{
+	int lo = INT_MAX, hi = -1;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (fds[i] < lo)
+			lo = fds[i];
+		if (fds[i] > hi)
+			hi = fds[i];
+	}
+	if (n > 1 && (unsigned int)(hi - lo) + 1 == n &&
+	    syscall(SYS_close_range, (unsigned int)lo, (unsigned int)hi, 0) == 0)
+		return;
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+}
+
 /* An event as the log names it. */
 static void describe(const struct perf_event_attr *attr, const char *tpn,
 		     char *what, size_t size)
@@ -335,10 +360,12 @@ static void describe(const struct perf_event_attr *attr, const char *tpn,
  * check of every event before any is opened, then the opens; one refusal
  * refuses them all, and nothing is handed out unless all are open.  Each
  * granted event is a line of the log, a refusal the line of the event at
- * fault.
+ * fault.  The events opened are left in @opened for the caller to close
+ * after the reply; return their number.
  */
-static void handle_open(struct client *c, const struct pc_broker_msg *m,
-			const int *fds)
+static unsigned int handle_open(struct client *c,
+				const struct pc_broker_msg *m, const int *fds,
+				int *opened)
 {
 	static struct perf_event_attr attrs[PC_BROKER_BATCH_MAX];
 	static const char *tpns[PC_BROKER_BATCH_MAX];
@@ -348,7 +375,6 @@ static void handle_open(struct client *c, const struct pc_broker_msg *m,
 	unsigned int target = 0;
 	unsigned long flags = PC_SYS_NO_BROKER;
 	char why[256] = "", what[512], tgt[128];
-	int opened[PC_BROKER_BATCH_MAX];
 	struct pd_task creds;
 	int group_fd = -1, ret = 0;
 	pid_t pid = -1;
@@ -486,16 +512,12 @@ out:
 			rule ? rule->name : "", why[0] ? ": " : "", why, of);
 	}
 	logflush();
-	if (ret) {
-		while (nr_open)
-			close(opened[--nr_open]);
-	}
 	if (send_reply(c, m->type, ret, batch ? (ret ? at : n) : 0,
 		       rule ? rule->name : "", why, strlen(why), opened,
-		       nr_open) == 0)
+		       ret ? 0 : nr_open) == 0 && !ret)
 		c->handed += nr_open;
-	while (nr_open)
-		close(opened[--nr_open]);
+	/* The caller closes them, with the request's own. */
+	return nr_open;
 }
 
 static void handle_tp_id(struct client *c, const struct pc_broker_msg *m)
@@ -611,8 +633,9 @@ static bool batch_hdr(const void *buf, size_t len)
 static int handle_client(struct client *c, bool hangup)
 {
 	char cbuf[CMSG_SPACE(sizeof(int) * (PC_BROKER_FDS_MAX + 1))];
-	int fds[PC_BROKER_FDS_MAX + 8];
-	unsigned int nr_fds = 0, i;
+	/* The request's descriptors, then the events handed out. */
+	int fds[PC_BROKER_FDS_MAX + 8 + PC_BROKER_BATCH_MAX];
+	unsigned int nr_fds = 0, nr_close, i;
 	bool bad_cmsg = false;
 	struct iovec iov = { .iov_base = d.msg, .iov_len = sizeof(d.msg) };
 	struct msghdr mh = {
@@ -639,7 +662,7 @@ static int handle_client(struct client *c, bool hangup)
 			int fd;
 
 			memcpy(&fd, CMSG_DATA(cm) + k * sizeof(int), sizeof(fd));
-			if (nr_fds < sizeof(fds) / sizeof(fds[0]))
+			if (nr_fds < PC_BROKER_FDS_MAX + 8)
 				fds[nr_fds++] = fd;
 			else
 				close(fd);
@@ -681,11 +704,13 @@ static int handle_client(struct client *c, bool hangup)
 		send_reply(c, batch_hdr(d.msg, (size_t)n) ?
 			   PC_BROKER_OPEN_BATCH : PC_BROKER_OPEN, ret, 0, "",
 			   "malformed request", 17, NULL, 0);
-	} else {
+	}
+	nr_close = nr_fds;
+	if (!ret) {
 		switch (m.type) {
 		case PC_BROKER_OPEN:
 		case PC_BROKER_OPEN_BATCH:
-			handle_open(c, &m, fds);
+			nr_close += handle_open(c, &m, fds, fds + nr_fds);
 			break;
 		case PC_BROKER_TP_ID:
 			handle_tp_id(c, &m);
@@ -697,8 +722,7 @@ static int handle_client(struct client *c, bool hangup)
 			handle_policy(c);
 		}
 	}
-	for (i = 0; i < nr_fds; i++)
-		close(fds[i]);
+	close_fds(fds, nr_close);
 	return 0;
 }
 

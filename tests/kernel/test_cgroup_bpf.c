@@ -5,7 +5,10 @@
  * to the outgoing task's cgroup and its counted ancestors.  The counts
  * must be the exact getppid truth and equal those of the kernel's cgroup
  * events, counted at the same time on the same cgroups: two busy cgroups
- * at once, nested cgroups, start/stop, and the fallback to cgroup events.
+ * at once, nested cgroups, start/stop, and the fallback to cgroup events;
+ * and the program's memory of which slots a cgroup counts in must follow
+ * a task moved to another cgroup and cgroups counted or dropped after its
+ * cgroup was met.
  */
 #include <sched.h>
 #include <signal.h>
@@ -84,6 +87,82 @@ static void close_cg(struct perfctr_session *s, struct perfctr_target *t)
 {
 	perfctr_session__delete(s);
 	perfctr_target__delete(t);
+}
+
+/* A child in cgroup @dir that makes calls[i] getppid calls at its i-th
+ * release and says when each batch is done, so that a test can move it or
+ * change what is counted between batches. */
+struct phased {
+	pid_t pid;
+	int go_fd, done_fd;
+};
+
+static void phased_spawn(struct phased *m, const char *dir,
+			 const long *calls, int n)
+{
+	int go[2], done[2];
+	char path[4300], c;
+
+	REQUIRE(pipe(go) == 0 && pipe(done) == 0);
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	m->pid = fork();
+	REQUIRE(m->pid >= 0);
+	if (m->pid == 0) {
+		int fd = open(path, O_WRONLY);
+
+		close(go[1]);
+		close(done[0]);
+		if (fd < 0 || write(fd, "0\n", 2) != 2)
+			_exit(2);
+		close(fd);
+		if (write(done[1], "r", 1) != 1)
+			_exit(3);
+		for (int i = 0; i < n; i++) {
+			if (read(go[0], &c, 1) != 1)
+				_exit(3);
+			do_getppid(calls[i]);
+			if (write(done[1], "d", 1) != 1)
+				_exit(3);
+		}
+		_exit(0);
+	}
+	close(go[0]);
+	close(done[1]);
+	REQUIRE(read(done[0], &c, 1) == 1);
+	m->go_fd = go[1];
+	m->done_fd = done[0];
+}
+
+/* The next batch, and back when it is done (the child then waits). */
+static void phased_run(struct phased *m)
+{
+	char c;
+
+	CHECK(write(m->go_fd, "g", 1) == 1);
+	REQUIRE(read(m->done_fd, &c, 1) == 1);
+}
+
+static void phased_wait(struct phased *m)
+{
+	int status = -1;
+
+	close(m->go_fd);
+	close(m->done_fd);
+	REQUIRE(waitpid(m->pid, &status, 0) == m->pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* Move process @pid into cgroup @dir, as an administrator would. */
+static void move_to(pid_t pid, const char *dir)
+{
+	char path[4300];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	f = fopen(path, "w");
+	REQUIRE(f);
+	fprintf(f, "%d\n", (int)pid);
+	REQUIRE(fclose(f) == 0);
 }
 
 TEST(two_busy_cgroups_exact)
@@ -181,6 +260,72 @@ TEST(reads_while_running_and_stop)
 	remove_made();
 }
 
+/* A task counted in one cgroup, then moved to another: each cgroup
+ * counts what the task did while it was there. */
+TEST(moved_task_counts_in_its_new_cgroup)
+{
+	static const long calls[2] = { 6000, 8000 };
+	struct perfctr_session *sa, *sb, *ea, *eb;
+	struct perfctr_target *ta, *tb, *tea, *teb;
+	struct phased m;
+
+	require_bpf();
+	make_cgroup(name("-from"));
+	make_cgroup(name("-to"));
+	phased_spawn(&m, made[0], calls, 2);
+	sa = open_cg(made[0], true, &ta);
+	sb = open_cg(made[1], true, &tb);
+	ea = open_cg(made[0], false, &tea);
+	eb = open_cg(made[1], false, &teb);
+	phased_run(&m);
+	move_to(m.pid, made[1]);
+	phased_run(&m);
+	phased_wait(&m);
+	CHECK_EQ_U64(stop_and_value(sa), 6000);
+	CHECK_EQ_U64(stop_and_value(sb), 8000);
+	CHECK_EQ_U64(stop_and_value(ea), 6000);
+	CHECK_EQ_U64(stop_and_value(eb), 8000);
+	close_cg(sa, ta);
+	close_cg(sb, tb);
+	close_cg(ea, tea);
+	close_cg(eb, teb);
+	remove_made();
+}
+
+/* The program remembers the counted slots of each cgroup it meets; a
+ * parent counted after its child's cgroup was met counts from then on,
+ * and a slot freed and given to another cgroup gets nothing more of
+ * the child's. */
+TEST(counted_set_changes_after_cgroups_were_met)
+{
+	static const long calls[3] = { 3000, 5000, 7000 };
+	struct perfctr_session *sc, *sp, *sq;
+	struct perfctr_target *tc, *tp, *tq;
+	struct phased m;
+
+	require_bpf();
+	make_cgroup(name("-set"));
+	make_cgroup(name("-set/c"));
+	make_cgroup(name("-other"));
+	phased_spawn(&m, made[1], calls, 3);
+	sc = open_cg(made[1], true, &tc);
+	phased_run(&m);
+	sp = open_cg(made[0], true, &tp);
+	phased_run(&m);
+	CHECK_EQ_U64(stop_and_value(sp), 5000);
+	/* The parent's slot is freed, and the next cgroup counted is
+	 * given the first free slot: that one. */
+	close_cg(sp, tp);
+	sq = open_cg(made[2], true, &tq);
+	phased_run(&m);
+	phased_wait(&m);
+	CHECK_EQ_U64(stop_and_value(sq), 0);
+	CHECK_EQ_U64(stop_and_value(sc), 15000);
+	close_cg(sq, tq);
+	close_cg(sc, tc);
+	remove_made();
+}
+
 /* What BPF cannot do falls back to cgroup events, exactly. */
 TEST(fallback_to_cgroup_events)
 {
@@ -227,4 +372,6 @@ TEST_MAIN(TEST_CASE(opts_checked),
 	  TEST_CASE(two_busy_cgroups_exact),
 	  TEST_CASE(nested_cgroups_exact),
 	  TEST_CASE(reads_while_running_and_stop),
+	  TEST_CASE(moved_task_counts_in_its_new_cgroup),
+	  TEST_CASE(counted_set_changes_after_cgroups_were_met),
 	  TEST_CASE(fallback_to_cgroup_events))

@@ -176,6 +176,39 @@ static struct perfctr_metrics *pose_as(const char *fixture)
 	return perfctr_metrics__new(&opts);
 }
 
+/* The topology literals of perf's metric language, from the grouping of
+ * perfex stat --per-*: 2 sockets x 2 cores x 2 threads, CPUs 0-7 online
+ * of 0-8 possible (tests/fixtures/topology-2s). */
+TEST(topology_literals)
+{
+	static const struct {
+		const char *name;
+		double value;
+	} want[] = {
+		{ "num_cpus", 9 }, { "num_cpus_online", 8 },
+		{ "num_packages", 2 }, { "num_dies", 2 }, { "num_cores", 4 },
+	};
+	char root[PATH_MAX + 64];
+	struct perfctr_metrics *m;
+
+	REQUIRE_DATA();
+	snprintf(root, sizeof(root), "%s/../topology-2s", fixtures);
+	PERFCTR_OPTS(perfctr_metrics_opts, opts, .data_dir = data_dir,
+		     .root = root, .cpuid = "GenuineIntel-6-8F-8",
+		     .flags = PERFCTR_METRICS_NO_ENV);
+	m = perfctr_metrics__new(&opts);
+	REQUIRE(m);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		double v = -1;
+
+		CHECK_EQ_INT(pc_metrics_literal(m, want[i].name, &v), 0);
+		if (v != want[i].value)
+			test_fail(__FILE__, __LINE__, "%s: %g, want %g",
+				  want[i].name, v, want[i].value);
+	}
+	perfctr_metrics__delete(m);
+}
+
 static const struct {
 	const char *fixture;
 	const char *cpuid;
@@ -349,6 +382,65 @@ TEST(user_file_overrides_and_adds)
 	CHECK(m == NULL && errno == EBADMSG);
 	perfctr_metrics__delete(m);
 	unlink(path);
+}
+
+/*
+ * The built-in generic table is generic.json made into C data at build
+ * time (scripts/gen-generic-metrics): each entry as json-c reads the JSON
+ * file, loaded as a user's file beside it.
+ */
+TEST(generic_table_is_the_json)
+{
+	char path[PATH_MAX];
+	const char *src = getenv("PERFCTR_SRC");
+	const char *files[] = { path };
+	struct perfctr_metrics *m;
+	size_t i, k, from_file = 0, builtin = 0;
+
+	snprintf(path, sizeof(path), "%s/src/lib/metric/generic.json",
+		 src ? src : ".");
+	if (access(path, R_OK))
+		test_skip("%s not found (run from the source tree)", path);
+	{
+		PERFCTR_OPTS(perfctr_metrics_opts, opts, .files = files,
+			     .nr_files = 1,
+			     .flags = PERFCTR_METRICS_NO_ENV |
+				      PERFCTR_METRICS_NO_MODEL);
+		m = perfctr_metrics__new(&opts);
+	}
+	REQUIRE(m);
+	CHECK(pc_nr_generic_metrics > 0);
+	for (i = 0; i < perfctr_metrics__nr(m); i++) {
+		struct perfctr_metric_def def;
+		const struct pc_generic_metric *g = NULL;
+		char unit[64];
+		double scale;
+
+		REQUIRE(perfctr_metrics__def(m, i, &def) == 0);
+		if (!strcmp(def.source, "generic")) {
+			builtin++;
+			continue;
+		}
+		CHECK_STR(def.source, path);
+		from_file++;
+		for (k = 0; k < pc_nr_generic_metrics && !g; k++)
+			if (!strcmp(pc_generic_metrics[k].name, def.name))
+				g = &pc_generic_metrics[k];
+		CHECK(g != NULL);
+		if (!g)
+			continue;
+		CHECK_STR(g->expr, def.expr);
+		CHECK_STR(g->groups, def.groups);
+		CHECK_STR(g->desc, def.desc);
+		scale = pc_metrics_scale_unit(g->scale_unit, unit, sizeof(unit));
+		CHECK(scale == def.scale);
+		CHECK_STR(unit, def.unit);
+		CHECK(def.threshold == NULL);
+		CHECK(def.constraint == NULL);
+	}
+	CHECK_EQ_U64(from_file, pc_nr_generic_metrics);
+	CHECK_EQ_U64(builtin, pc_nr_generic_metrics);
+	perfctr_metrics__delete(m);
 }
 
 TEST(check_names_the_metric_and_position)
@@ -559,7 +651,9 @@ TEST_MAIN(TEST_CASE(cpuid_matching),
 	  TEST_CASE(missing_data_is_explained),
 	  TEST_CASE(unknown_cpu_is_explained),
 	  TEST_CASE(user_file_overrides_and_adds),
+	  TEST_CASE(generic_table_is_the_json),
 	  TEST_CASE(check_names_the_metric_and_position),
 	  TEST_CASE(every_metric_of_every_model_parses_and_resolves),
 	  TEST_CASE(loading_parses_only_the_selected_model),
-	  TEST_CASE(entries_are_parsed_when_used))
+	  TEST_CASE(entries_are_parsed_when_used),
+	  TEST_CASE(topology_literals))

@@ -42,7 +42,7 @@ struct perfctr_bpf_counters {
 	size_t nr_events;
 	struct bc_cgroup *cgroups;	/* by slot */
 	size_t max_cgroups;
-	struct pc_bpfcg_value *buf;	/* one per-CPU lookup's answer */
+	struct pc_bpfcg_sums *buf;	/* one per-CPU lookup's answer */
 };
 
 struct pc_bpfcg_binding {
@@ -87,7 +87,7 @@ static int load(struct perfctr_bpf_counters *bc)
 					       bc->max_cgroups);
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.sums,
-				bc->max_cgroups * PC_BPFCG_MAX_EVENTS);
+					       bc->max_cgroups);
 	if (!err)
 		err = pc_bpfcg__load(skel);
 	if (!err)
@@ -259,17 +259,18 @@ fail:
 
 static int zero_slot(struct perfctr_bpf_counters *bc, uint32_t slot)
 {
-	int map = bpf_map__fd(bc->skel->maps.sums);
-	__u32 ev;
-
 	memset(bc->buf, 0, (size_t)bc->nr_possible * sizeof(*bc->buf));
-	for (ev = 0; ev < PC_BPFCG_MAX_EVENTS; ev++) {
-		__u32 key = slot * PC_BPFCG_MAX_EVENTS + ev;
-
-		if (bpf_map_update_elem(map, &key, bc->buf, BPF_ANY))
-			return -errno;
-	}
+	if (bpf_map_update_elem(bpf_map__fd(bc->skel->maps.sums), &slot,
+				bc->buf, BPF_ANY))
+		return -errno;
 	return 0;
+}
+
+/* The counted set changed: the slots that each CPU remembers per cgroup
+ * are stale from the program's next run on. */
+static void new_generation(struct perfctr_bpf_counters *bc)
+{
+	__atomic_add_fetch(&bc->skel->bss->generation, 1, __ATOMIC_RELEASE);
 }
 
 static int add_cgroup(struct perfctr_bpf_counters *bc, uint64_t id,
@@ -297,6 +298,7 @@ static int add_cgroup(struct perfctr_bpf_counters *bc, uint64_t id,
 	if (bpf_map_update_elem(bpf_map__fd(bc->skel->maps.cgroups), &id,
 				&slot, BPF_ANY))
 		return -errno;
+	new_generation(bc);
 	bc->cgroups[slot].id = id;
 	bc->cgroups[slot].refs = 1;
 	*out = slot;
@@ -309,6 +311,7 @@ static void drop_cgroup(struct perfctr_bpf_counters *bc, uint32_t slot)
 		return;
 	bpf_map_delete_elem(bpf_map__fd(bc->skel->maps.cgroups),
 			    &bc->cgroups[slot].id);
+	new_generation(bc);
 }
 
 int pc_bpfcg__bind(struct perfctr_bpf_counters *bc, uint64_t cgroup_id,
@@ -372,15 +375,20 @@ void pc_bpfcg__unbind(struct pc_bpfcg_binding *b)
 	free(b);
 }
 
-/* The sums of event @i of @b on every possible CPU, into bc->buf. */
-static int lookup(struct pc_bpfcg_binding *b, size_t i)
+/* The sums of @b's slot on every possible CPU, into bc->buf. */
+static int lookup(struct pc_bpfcg_binding *b)
 {
-	__u32 key = b->slot * PC_BPFCG_MAX_EVENTS + (__u32)b->ev[i];
-
-	if (bpf_map_lookup_elem(bpf_map__fd(b->bc->skel->maps.sums), &key,
+	if (bpf_map_lookup_elem(bpf_map__fd(b->bc->skel->maps.sums), &b->slot,
 				b->bc->buf))
 		return -errno;
 	return 0;
+}
+
+/* Event @i of @b on CPU @c in the last lookup(). */
+static const struct pc_bpfcg_value *sum_of(struct pc_bpfcg_binding *b,
+					   size_t i, size_t c)
+{
+	return &b->bc->buf[c].ev[b->ev[i]];
 }
 
 static void value_sub(struct pc_bpfcg_value *out,
@@ -409,16 +417,17 @@ static int toggle(struct pc_bpfcg_binding *b, bool on)
 	if (b->started == on)
 		return 0;
 	err = flush(b->bc);
+	if (!err)
+		err = lookup(b);
 	for (i = 0; i < b->nr && !err; i++) {
-		err = lookup(b, i);
-		for (c = 0; c < np && !err; c++) {
+		for (c = 0; c < np; c++) {
 			struct pc_bpfcg_value d;
 
 			if (on) {
-				b->at_start[i * np + c] = b->bc->buf[c];
+				b->at_start[i * np + c] = *sum_of(b, i, c);
 				continue;
 			}
-			value_sub(&d, &b->bc->buf[c], &b->at_start[i * np + c]);
+			value_sub(&d, sum_of(b, i, c), &b->at_start[i * np + c]);
 			value_add(&b->acc[i * np + c], &d);
 		}
 	}
@@ -446,11 +455,11 @@ int pc_bpfcg__reset(struct pc_bpfcg_binding *b)
 	if (!b->started)
 		return 0;
 	err = flush(b->bc);
-	for (i = 0; i < b->nr && !err; i++) {
-		err = lookup(b, i);
-		for (c = 0; c < np && !err; c++)
-			b->at_start[i * np + c] = b->bc->buf[c];
-	}
+	if (!err)
+		err = lookup(b);
+	for (i = 0; i < b->nr && !err; i++)
+		for (c = 0; c < np; c++)
+			b->at_start[i * np + c] = *sum_of(b, i, c);
 	return err;
 }
 
@@ -475,15 +484,12 @@ int pc_bpfcg__read(struct pc_bpfcg_binding *b, const int *cpus,
 
 	if (b->started) {
 		err = flush(b->bc);
+		if (!err)
+			err = lookup(b);
 		if (err)
 			return err;
 	}
 	for (i = 0; i < b->nr; i++) {
-		if (b->started) {
-			err = lookup(b, i);
-			if (err)
-				return err;
-		}
 		for (k = 0; k < nr_cpus; k++) {
 			struct perfctr_count *c = &out[i * nr_cpus + k];
 			struct pc_bpfcg_value v = { 0 }, d;
@@ -499,7 +505,7 @@ int pc_bpfcg__read(struct pc_bpfcg_binding *b, const int *cpus,
 			}
 			v = b->acc[i * np + cpu];
 			if (b->started) {
-				value_sub(&d, &b->bc->buf[cpu],
+				value_sub(&d, sum_of(b, i, cpu),
 					  &b->at_start[i * np + cpu]);
 				value_add(&v, &d);
 			}

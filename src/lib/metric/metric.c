@@ -6,6 +6,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <perfctr/metric.h>
@@ -170,25 +171,24 @@ static double scaled(const struct perfctr_metric_input *e)
 }
 
 /*
- * The generic metrics are the built-in table's (generic.json), evaluated
- * by the one expression evaluator.  The table is parsed once per process.
+ * The generic metrics are the built-in table's entries (generic.json, C
+ * data since the build: nothing is parsed but the expressions), evaluated
+ * by the one expression evaluator.  Their expressions are parsed once per
+ * process, all at once, so that every later use only reads.
  */
-static struct perfctr_metrics *generic;
+struct generic {
+	const struct pc_generic_metric *def;
+	struct pc_mx *mx;		/* NULL: it does not parse */
+	enum perfctr_metric_id id;
+	double scale;
+	char unit[64];
+};
+static struct generic *generics;
+static size_t nr_generics;
 static pthread_once_t generic_once = PTHREAD_ONCE_INIT;
 
-static void load_generic(void)
-{
-	PERFCTR_OPTS(perfctr_metrics_opts, opts,
-		     .flags = PERFCTR_METRICS_NO_ENV | PERFCTR_METRICS_NO_MODEL);
-	size_t i;
-
-	generic = perfctr_metrics__new(&opts);
-	for (i = 0; generic && i < perfctr_metrics__nr(generic); i++)
-		pc_metrics_expr(generic, i, NULL);
-}
-
 /* The identifier of a generic metric, from its name and groups. */
-static enum perfctr_metric_id generic_id(const struct perfctr_metric_def *d)
+static enum perfctr_metric_id generic_id(const struct pc_generic_metric *d)
 {
 	static const struct {
 		const char *name;
@@ -207,6 +207,25 @@ static enum perfctr_metric_id generic_id(const struct perfctr_metric_def *d)
 	if (strstr(d->groups, "generic_stall_ratio"))
 		return PERFCTR_METRIC_STALL_RATIO;
 	return PERFCTR_METRIC_MISS_RATIO;
+}
+
+static void load_generic(void)
+{
+	struct generic *g = calloc(pc_nr_generic_metrics, sizeof(*g));
+	struct pc_mx_error err;
+	size_t i;
+
+	if (!g)
+		return;
+	for (i = 0; i < pc_nr_generic_metrics; i++) {
+		g[i].def = &pc_generic_metrics[i];
+		g[i].mx = pc_mx_parse(g[i].def->expr, 0, &err);
+		g[i].id = generic_id(g[i].def);
+		g[i].scale = pc_metrics_scale_unit(g[i].def->scale_unit,
+						   g[i].unit, sizeof(g[i].unit));
+	}
+	generics = g;
+	nr_generics = pc_nr_generic_metrics;
 }
 
 struct bind_ctx {
@@ -261,12 +280,12 @@ static void event_metrics(const struct perfctr_metric_input *in, size_t nr,
 	if (!counted(e))
 		return;
 	split_name(e->name, &p);
-	for (k = 0; generic && k < perfctr_metrics__nr(generic); k++) {
-		const struct pc_mx *mx = pc_metrics_expr(generic, k, NULL);
+	for (k = 0; k < nr_generics; k++) {
+		const struct generic *g = &generics[k];
+		const struct pc_mx *mx = g->mx;
 		struct bind_ctx ctx = { .in = in, .nr = nr, .self = i,
 					.mods = p.mods, .wall_ns = wall_ns,
 					.other = NO_EVENT };
-		struct perfctr_metric_def d;
 		struct name_parts anchor;
 		double v;
 
@@ -277,8 +296,7 @@ static void event_metrics(const struct perfctr_metric_input *in, size_t nr,
 		if (strcmp(anchor.base, p.base) ||
 		    pc_mx_eval(mx, bind_lookup, &ctx, &v) || !isfinite(v))
 			continue;
-		perfctr_metrics__def(generic, k, &d);
-		emit(em, generic_id(&d), d.name, d.unit, v * d.scale, i,
+		emit(em, g->id, g->def->name, g->unit, v * g->scale, i,
 		     ctx.other);
 	}
 	/* Everything without a metric of its own gets its rate (a rate is

@@ -3,11 +3,12 @@
  * Metric tables in the pmu-events JSON form (see include/perfctr/metric.h):
  * the model's tables chosen through mapfile.csv, the built-in generic
  * table, the user's files.  The JSON documents stay parsed for the life of
- * the object and the definitions point into them.
- * The model's files and the generic table are not parsed at load time: a
- * scan finds their entries and the names they need to be found by, and an
- * entry is parsed when it is first used (perfex -M uses a handful of the
- * hundreds a model has; start-up would otherwise be mostly json-c's).
+ * the object and the definitions point into them; the generic table's
+ * entries are C data made from its JSON at build time (generic.c).
+ * The model's files are not parsed at load time: a scan finds their
+ * entries and the names they need to be found by, and an entry is parsed
+ * when it is first used (perfex -M uses a handful of the hundreds a model
+ * has; start-up would otherwise be mostly json-c's).
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -24,9 +25,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "perfctr/info.h"
 #include "common/internal.h"
 #include "event/names.h"
 #include "metric/table.h"
+#include "sys/cpulist.h"
 
 #ifndef PERFCTR_DATADIR
 #define PERFCTR_DATADIR "/usr/local/share/perfctr"
@@ -38,11 +41,6 @@
 
 /* Without json-c nothing loads: these are then unused. */
 #define JSON_ONLY __attribute__((unused))
-
-/* The built-in generic table (src/lib/metric/generic.json), as a string. */
-static const char generic_json[] JSON_ONLY =
-#include "metric-generic.inc"
-	;
 
 struct def_rec {
 	struct perfctr_metric_def def;
@@ -69,12 +67,11 @@ struct arena {
 	char data[];
 };
 
-/* A file's text, NUL-terminated: mapped, on the heap, or the built-in
- * table's. */
+/* A file's text, NUL-terminated: mapped or on the heap. */
 struct text {
 	const char *p;		/* NULL once handed on */
 	size_t len;
-	enum { TEXT_HEAP, TEXT_MAPPED, TEXT_STATIC } kind;
+	enum { TEXT_HEAP, TEXT_MAPPED } kind;
 };
 
 struct perfctr_metrics {
@@ -524,6 +521,25 @@ static JSON_ONLY int select_model(const char *tree, const char *cpuid, char *out
 	return found;
 }
 
+double pc_metrics_scale_unit(const char *scale_unit, char *unit, size_t size)
+{
+	const char *su = scale_unit;
+	char *end;
+	double scale;
+
+	if (size)
+		unit[0] = '\0';
+	if (!su || !*su)
+		return 1.0;
+	scale = strtod(su, &end);
+	if (end == su)
+		scale = 1.0;
+	while (*end == ' ')
+		end++;
+	pc_strlcpy(unit, end, size);
+	return scale;
+}
+
 /* ---- JSON documents ---- */
 
 #ifdef HAVE_JSONC
@@ -695,22 +711,9 @@ static struct json_object *parse_file(const char *path)
 
 static void parse_scale_unit(struct def_rec *d, const char *su)
 {
-	char *end;
-	double scale;
-
 	/* def.unit is set from d->unit when the definition is handed out:
 	 * the records move as the array grows. */
-	d->def.scale = 1.0;
-	d->unit[0] = '\0';
-	if (!su || !*su)
-		return;
-	scale = strtod(su, &end);
-	if (end == su)
-		scale = 1.0;
-	while (*end == ' ')
-		end++;
-	d->def.scale = scale;
-	pc_strlcpy(d->unit, end, sizeof(d->unit));
+	d->def.scale = pc_metrics_scale_unit(su, d->unit, sizeof(d->unit));
 }
 
 static const void *find_std(const struct perfctr_metrics *m, const char *name,
@@ -1320,9 +1323,22 @@ static int load_user_file(struct perfctr_metrics *m, const char *path)
 
 static int load_generic(struct perfctr_metrics *m)
 {
-	struct text t = { generic_json, sizeof(generic_json) - 1, TEXT_STATIC };
+	size_t i;
 
-	return add_text(m, &t, "generic");
+	for (i = 0; i < pc_nr_generic_metrics; i++) {
+		const struct pc_generic_metric *g = &pc_generic_metrics[i];
+		struct def_rec *d = new_def(m);
+
+		if (!d)
+			return -ENOMEM;
+		d->def.name = g->name;
+		d->def.expr = g->expr;
+		d->def.groups = g->groups;
+		d->def.desc = g->desc;
+		d->def.source = "generic";
+		parse_scale_unit(d, g->scale_unit);
+	}
+	return 0;
 }
 
 static void free_docs(struct perfctr_metrics *m)
@@ -1913,58 +1929,52 @@ const char *pc_metrics_strip_mods(char *name)
 
 /* ---- literals ---- */
 
-static double count_list(const char *list)
-{
-	double n = 0;
-	const char *s = list;
-
-	while (*s) {
-		char *end;
-		unsigned long a = strtoul(s, &end, 10), b = a;
-
-		if (end == s)
-			break;
-		if (*end == '-')
-			b = strtoul(end + 1, &end, 10);
-		n += (double)(b - a + 1);
-		s = *end == ',' ? end + 1 : end;
-	}
-	return n;
-}
-
+/* How many CPUs a list of devices/system/cpu/ names (online, possible);
+ * 0 when it cannot be read. */
 static double sysfs_count(struct perfctr_metrics *m, const char *file)
 {
 	char path[PATH_MAX + 64], buf[4096];
+	int *cpus, n;
 
 	snprintf(path, sizeof(path), "%s/sys/devices/system/cpu/%s", m->root,
 		 file);
 	if (pc_read_file(path, buf, sizeof(buf)) <= 0)
 		return 0;
-	return count_list(buf);
+	n = pc_parse_cpulist(buf, &cpus);
+	if (n <= 0)
+		return 0;
+	free(cpus);
+	return n;
 }
 
-/* Distinct values of one topology file over the online CPUs. */
-static double distinct_topology(struct perfctr_metrics *m, const char *file,
-				double cpus)
+/*
+ * The groups of the online CPUs by socket, die or core, as the library
+ * groups them for perfex stat --per-socket and the like: perf's
+ * #num_packages, #num_dies (a die of a socket) and #num_cores (a core of
+ * a die).  At least 1.
+ */
+static double topology_groups(struct perfctr_metrics *m,
+			      enum perfctr_cpu_aggr aggr)
 {
-	char path[PATH_MAX + 96], buf[256];
-	char seen[64][256];
-	size_t nr_seen = 0, j;
-	int cpu;
+	char sys[PATH_MAX + 8], path[PATH_MAX + 64], buf[4096];
+	PERFCTR_OPTS(perfctr_info_opts, opts, .sysfs_root = sys);
+	size_t *group;
+	int *cpus, n, groups = -ENOMEM;
 
-	for (cpu = 0; cpu < (int)cpus && cpu < 4096; cpu++) {
-		snprintf(path, sizeof(path),
-			 "%s/sys/devices/system/cpu/cpu%d/topology/%s", m->root,
-			 cpu, file);
-		if (pc_read_file(path, buf, sizeof(buf)) <= 0)
-			continue;
-		for (j = 0; j < nr_seen; j++)
-			if (!strcmp(seen[j], buf))
-				break;
-		if (j == nr_seen && nr_seen < ARRAY_SIZE(seen))
-			pc_strlcpy(seen[nr_seen++], buf, sizeof(seen[0]));
-	}
-	return nr_seen ? (double)nr_seen : 1;
+	snprintf(sys, sizeof(sys), "%s/sys", m->root);
+	snprintf(path, sizeof(path), "%s/devices/system/cpu/online", sys);
+	if (pc_read_file(path, buf, sizeof(buf)) <= 0)
+		return 1;
+	n = pc_parse_cpulist(buf, &cpus);
+	if (n <= 0)
+		return 1;
+	group = calloc((size_t)n, sizeof(*group));
+	if (group)
+		groups = perfctr_info_cpu_groups(&opts, aggr, cpus, (size_t)n,
+						 group);
+	free(group);
+	free(cpus);
+	return groups > 0 ? groups : 1;
 }
 
 static void read_topology(struct perfctr_metrics *m)
@@ -1981,12 +1991,9 @@ static void read_topology(struct perfctr_metrics *m)
 	snprintf(path, sizeof(path), "%s/sys/devices/system/cpu/smt/active",
 		 m->root);
 	m->smt_on = pc_read_file(path, buf, sizeof(buf)) > 0 && buf[0] == '1';
-	m->num_packages = distinct_topology(m, "physical_package_id",
-					    m->num_cpus_online);
-	m->num_dies = distinct_topology(m, "die_id", m->num_cpus_online) *
-		      m->num_packages;
-	m->num_cores = distinct_topology(m, "core_cpus_list",
-					 m->num_cpus_online);
+	m->num_packages = topology_groups(m, PERFCTR_CPU_AGGR_SOCKET);
+	m->num_dies = topology_groups(m, PERFCTR_CPU_AGGR_DIE);
+	m->num_cores = topology_groups(m, PERFCTR_CPU_AGGR_CORE);
 	snprintf(path, sizeof(path),
 		 "%s/sys/bus/event_source/devices/cpu/caps/slots", m->root);
 	m->slots = pc_read_file(path, buf, sizeof(buf)) > 0 ? strtod(buf, NULL) : 0;

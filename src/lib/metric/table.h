@@ -10,6 +10,26 @@
 
 #include "metric/expr.h"
 
+/*
+ * The built-in generic table (generic.json), as C data made at build time
+ * (scripts/gen-generic-metrics): every table object has its entries, and
+ * the metrics computed beside the counts (perfctr_metric__compute()) are
+ * its expressions, without a table object or a JSON reader.
+ */
+struct pc_generic_metric {
+	const char *name;		/* MetricName */
+	const char *desc;		/* BriefDescription */
+	const char *expr;		/* MetricExpr */
+	const char *groups;		/* MetricGroup */
+	const char *scale_unit;		/* ScaleUnit */
+};
+extern const struct pc_generic_metric pc_generic_metrics[];
+extern const size_t pc_nr_generic_metrics;
+
+/* A ScaleUnit ("100% of all branches", "1GHz"): its scale (1 when it
+ * has none) and its unit into @unit ("" when none). */
+double pc_metrics_scale_unit(const char *scale_unit, char *unit, size_t size);
+
 /* The arch of a CPU identity: "x86" or "arm64". */
 const char *pc_metrics_arch_of(const char *cpuid);
 
@@ -27,7 +47,8 @@ struct perfctr_metrics *pc_metrics_new_model(const char *tree,
 /* The (fixture) root /proc and /sys are read under, "" for the host's. */
 const char *pc_metrics_root(const struct perfctr_metrics *m);
 /* How many entries of the tables have been parsed by json-c: the scan
- * of the model's files and the generic table parses none. */
+ * of the model's files parses none, and the generic table is not JSON
+ * at run time. */
 size_t pc_metrics_nr_parsed(const struct perfctr_metrics *m);
 /* Name of metric @i. */
 const char *pc_metrics_name(const struct perfctr_metrics *m, size_t i);

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -209,6 +211,91 @@ static int pidfd_of(pid_t pid)
 	return fd < 0 ? -errno : (int)fd;
 }
 
+/*
+ * The calling thread's own pidfd, kept for its later requests: opening
+ * and closing one costs more than the rest of the client's work on this
+ * kind of machine.  Safe to keep, because a pidfd names its task for
+ * good (it pins the struct pid: a pid reused after the task is gone is a
+ * different one), and the task asking is alive.  Kept per thread (a
+ * thread-local), so it names the thread using it; a child after fork()
+ * has its parent's copy, which names the parent's thread: the process id
+ * it was opened in tells (a child whose pid was once ours sends the pidfd
+ * of a task that is gone, which the broker refuses as exited: then it is
+ * opened anew).  Only on pidfs (6.9), where the inode number is the
+ * task's own and never reused, so that fstat(2) can tell our pidfd from
+ * whatever the program may have put under its number since (a program
+ * that closes descriptors it does not know).
+ */
+static _Thread_local struct {
+	bool valid;
+	int fd;
+	pid_t pid;
+	dev_t dev;
+	ino_t ino;
+} self;
+static pthread_key_t self_key;
+static bool self_key_ok;
+static pthread_once_t self_once = PTHREAD_ONCE_INIT;
+
+#ifndef PID_FS_MAGIC
+#define PID_FS_MAGIC	0x50494446
+#endif
+
+/* Whether self.fd is still the pidfd we opened. */
+static bool self_is_ours(void)
+{
+	struct stat st;
+
+	return !fstat(self.fd, &st) && st.st_dev == self.dev &&
+	       st.st_ino == self.ino;
+}
+
+static void self_forget(void *unused)
+{
+	(void)unused;
+	if (self.valid && self_is_ours())
+		close(self.fd);
+	self.valid = false;
+}
+
+static void self_key_init(void)
+{
+	/* Closes a thread's pidfd when it exits. */
+	self_key_ok = !pthread_key_create(&self_key, self_forget);
+}
+
+/* This thread's pidfd (*@kept: ours to keep, not to close), or -errno. */
+static int self_pidfd(bool *kept)
+{
+	pid_t me = getpid();
+	struct statfs sfs;
+	struct stat st;
+	int fd;
+
+	*kept = false;
+	if (self.valid && self.pid == me && self_is_ours()) {
+		*kept = true;
+		return self.fd;
+	}
+	if (self.valid && self.pid != me)
+		self_forget(NULL);	/* the parent's, in a forked child */
+	self.valid = false;
+	fd = pidfd_of(0);
+	if (fd < 0)
+		return fd;
+	pthread_once(&self_once, self_key_init);
+	if (!self_key_ok || fstatfs(fd, &sfs) || sfs.f_type != PID_FS_MAGIC ||
+	    fstat(fd, &st) || pthread_setspecific(self_key, &self))
+		return fd;
+	self.fd = fd;
+	self.pid = me;
+	self.dev = st.st_dev;
+	self.ino = st.st_ino;
+	self.valid = true;
+	*kept = true;
+	return fd;
+}
+
 /* What a request says of its target: the kind and the descriptors
  * (a pidfd of ours to close after the request, or the caller's cgroup
  * directory), plus the group leader's when @group_fd is one. */
@@ -218,6 +305,7 @@ struct target {
 	int fds[PC_BROKER_FDS_MAX];
 	unsigned int nr_fds;
 	int pidfd;
+	bool kept;		/* pidfd is this thread's own, kept */
 };
 
 static int target_of(pid_t pid, int group_fd, unsigned long flags,
@@ -226,6 +314,7 @@ static int target_of(pid_t pid, int group_fd, unsigned long flags,
 	t->flags = 0;
 	t->nr_fds = 0;
 	t->pidfd = -1;
+	t->kept = false;
 	if (flags & PERF_FLAG_FD_OUTPUT)
 		return -EINVAL;
 	if (flags & PERF_FLAG_PID_CGROUP) {
@@ -235,7 +324,7 @@ static int target_of(pid_t pid, int group_fd, unsigned long flags,
 		t->kind = PC_BROKER_TARGET_CPU;
 	} else {
 		t->kind = PC_BROKER_TARGET_PID;
-		t->pidfd = pidfd_of(pid);
+		t->pidfd = pid ? pidfd_of(pid) : self_pidfd(&t->kept);
 		if (t->pidfd < 0)
 			return t->pidfd;
 		t->fds[t->nr_fds++] = t->pidfd;
@@ -251,8 +340,18 @@ static int target_of(pid_t pid, int group_fd, unsigned long flags,
 
 static void target_done(struct target *t)
 {
-	if (t->pidfd >= 0)
+	if (t->pidfd >= 0 && !t->kept)
 		close(t->pidfd);
+}
+
+/* A kept pidfd refused as exited names a task that is gone (see
+ * self_pidfd()): forget it, for the request to be made once more. */
+static bool retry_fresh(struct target *t, int ret)
+{
+	if (ret != -ESRCH || !t->kept)
+		return false;
+	self_forget(NULL);
+	return true;
 }
 
 /* The reply's verdict, the refusal noted and the reason in @why. */
@@ -273,7 +372,7 @@ int pc_broker_open(const struct perf_event_attr *attr, pid_t pid, int cpu,
 	uint64_t req[(PC_BROKER_ATTR_MAX + 64) / 8];
 	struct pc_broker_msg m;
 	struct target t;
-	int fd = -1, len, ret;
+	int fd = -1, len, ret, attempt;
 	unsigned int got;
 	ssize_t n;
 
@@ -281,32 +380,35 @@ int pc_broker_open(const struct perf_event_attr *attr, pid_t pid, int cpu,
 		why[0] = '\0';
 	if (attr->size > PC_BROKER_ATTR_MAX)
 		return -E2BIG;
-	ret = target_of(pid, group_fd, flags, &t);
-	if (ret)
-		return ret;
-	len = pc_broker_encode_open(req, sizeof(req), t.kind, cpu, t.flags,
-				    attr, attr->size);
-	if (len < 0) {
-		ret = len;
-		goto out;
-	}
-	pthread_mutex_lock(&lock);
-	n = exchange(req, (size_t)len, t.fds, t.nr_fds, &fd, 1, &got);
-	if (n >= 0) {
-		ret = pc_broker_decode_reply(msg, (size_t)n, got,
-					     PC_BROKER_OPEN, &m);
-		if (!ret) {
-			ret = m.reply->status ? m.reply->status : fd;
-			note_reply(&m, why, why_size);
+	for (attempt = 0; attempt < 2; attempt++) {
+		ret = target_of(pid, group_fd, flags, &t);
+		if (ret)
+			return ret;
+		len = pc_broker_encode_open(req, sizeof(req), t.kind, cpu,
+					    t.flags, attr, attr->size);
+		if (len < 0) {
+			target_done(&t);
+			return len;
 		}
-		if (ret < 0)
-			close_all(&fd, got);
-	} else {
-		ret = (int)n;
+		pthread_mutex_lock(&lock);
+		n = exchange(req, (size_t)len, t.fds, t.nr_fds, &fd, 1, &got);
+		if (n >= 0) {
+			ret = pc_broker_decode_reply(msg, (size_t)n, got,
+						     PC_BROKER_OPEN, &m);
+			if (!ret) {
+				ret = m.reply->status ? m.reply->status : fd;
+				note_reply(&m, why, why_size);
+			}
+			if (ret < 0)
+				close_all(&fd, got);
+		} else {
+			ret = (int)n;
+		}
+		pthread_mutex_unlock(&lock);
+		target_done(&t);
+		if (!retry_fresh(&t, ret))
+			break;
 	}
-	pthread_mutex_unlock(&lock);
-out:
-	target_done(&t);
 	return ret;
 }
 
@@ -364,26 +466,14 @@ static int open_batch(const struct perf_event_attr *attrs, unsigned int n,
 	return ret;
 }
 
-int pc_broker_open_group(const struct perf_event_attr *attrs, size_t n,
-			 pid_t pid, int cpu, int group_fd,
-			 unsigned long flags, int *fds, char *why,
-			 size_t why_size)
+/* pc_broker_open_group() with the target made (its pidfd kept or not). */
+static int open_group(const struct perf_event_attr *attrs, size_t n,
+		      struct target *t, int cpu, int *fds, char *why,
+		      size_t why_size)
 {
 	size_t done = 0, i;
-	struct target t;
-	int ret;
+	int ret = 0;
 
-	if (why_size)
-		why[0] = '\0';
-	if (!n)
-		return -EINVAL;
-	for (i = 0; i < n; i++)
-		if (attrs[i].size > PC_BROKER_ATTR_MAX ||
-		    attrs[i].size > sizeof(attrs[i]))
-			return -E2BIG;
-	ret = target_of(pid, group_fd, flags, &t);
-	if (ret)
-		return ret;
 	pthread_mutex_lock(&lock);
 	while (!ret && done < n) {
 		unsigned int k = n - done > PC_BROKER_BATCH_MAX ?
@@ -395,13 +485,13 @@ int pc_broker_open_group(const struct perf_event_attr *attrs, size_t n,
 		}
 		/* The first batch's first event leads, unless a leader was
 		 * given; later batches join whichever it is. */
-		if (done && !(t.flags & PC_BROKER_F_GROUP)) {
-			t.flags |= PC_BROKER_F_GROUP;
-			t.fds[t.nr_fds++] = fds[0];
+		if (done && !(t->flags & PC_BROKER_F_GROUP)) {
+			t->flags |= PC_BROKER_F_GROUP;
+			t->fds[t->nr_fds++] = fds[0];
 		}
-		ret = open_batch(&attrs[done], k, &t,
-				 t.flags & PC_BROKER_F_GROUP ? t.flags :
-				 t.flags | PC_BROKER_F_LEAD, cpu, &fds[done],
+		ret = open_batch(&attrs[done], k, t,
+				 t->flags & PC_BROKER_F_GROUP ? t->flags :
+				 t->flags | PC_BROKER_F_LEAD, cpu, &fds[done],
 				 why, why_size);
 		if (!ret)
 			done += k;
@@ -411,7 +501,35 @@ int pc_broker_open_group(const struct perf_event_attr *attrs, size_t n,
 		for (i = done; i-- > 0;)
 			close(fds[i]);
 	}
-	target_done(&t);
+	return ret;
+}
+
+int pc_broker_open_group(const struct perf_event_attr *attrs, size_t n,
+			 pid_t pid, int cpu, int group_fd,
+			 unsigned long flags, int *fds, char *why,
+			 size_t why_size)
+{
+	struct target t;
+	int ret, attempt;
+	size_t i;
+
+	if (why_size)
+		why[0] = '\0';
+	if (!n)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		if (attrs[i].size > PC_BROKER_ATTR_MAX ||
+		    attrs[i].size > sizeof(attrs[i]))
+			return -E2BIG;
+	for (attempt = 0; attempt < 2; attempt++) {
+		ret = target_of(pid, group_fd, flags, &t);
+		if (ret)
+			return ret;
+		ret = open_group(attrs, n, &t, cpu, fds, why, why_size);
+		target_done(&t);
+		if (!retry_fresh(&t, ret))
+			break;
+	}
 	return ret;
 }
 
