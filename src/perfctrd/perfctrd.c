@@ -311,28 +311,34 @@ static const struct pd_rule *rule_of(const struct client *c)
 }
 
 /*
- * Close @n descriptors, all open and so all different: with one
- * close_range(2) when they are one run of numbers, as a request's pidfd
- * and the events opened after it usually are (each takes the lowest free
- * number); one by one otherwise.  A system call costs more than the
- * closing here, and a batch would make many.
+ * Close @n descriptors, all open and so all different: each run of
+ * consecutive numbers with one close_range(2).  A request's pidfd and the
+ * events opened after it usually are one run (each takes the lowest free
+ * number), and a system call costs more than the closing here: a batch
+ * of 8 would make 9.
  */
 static void close_fds(const int *fds, unsigned int n)
 {
-	int lo = INT_MAX, hi = -1;
-	unsigned int i;
+	int sorted[PC_BROKER_FDS_MAX + 8 + PC_BROKER_BATCH_MAX];
+	unsigned int i, j, start;
 
 	for (i = 0; i < n; i++) {
-		if (fds[i] < lo)
-			lo = fds[i];
-		if (fds[i] > hi)
-			hi = fds[i];
+		int fd = fds[i];
+
+		for (j = i; j > 0 && sorted[j - 1] > fd; j--)
+			sorted[j] = sorted[j - 1];
+		sorted[j] = fd;
 	}
-	if (n > 1 && (unsigned int)(hi - lo) + 1 == n &&
-	    syscall(SYS_close_range, (unsigned int)lo, (unsigned int)hi, 0) == 0)
-		return;
-	for (i = 0; i < n; i++)
-		close(fds[i]);
+	for (start = 0; start < n; start = i) {
+		for (i = start + 1; i < n && sorted[i] == sorted[i - 1] + 1; i++)
+			;
+		if (i - start == 1 ||
+		    syscall(SYS_close_range, (unsigned int)sorted[start],
+			    (unsigned int)sorted[i - 1], 0)) {
+			for (j = start; j < i; j++)
+				close(sorted[j]);
+		}
+	}
 }
 
 /* An event as the log names it. */
