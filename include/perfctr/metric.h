@@ -16,9 +16,10 @@
  * "instructions:u" pairs with "cycles:u", never with "cycles:k".
  *
  * perfctr_metric__together() and perfctr_metric__compute() make no system
- * call; the first perfctr_metric__compute() of a process parses the
- * built-in table's expressions (once, thread-safe; the table is compiled
- * in: no JSON is read), later ones allocate nothing.  Both are
+ * call.  The built-in table is compiled in (no JSON is read); each of its
+ * expressions is parsed once per process, by the first
+ * perfctr_metric__compute() given an event it belongs to, and kept (so
+ * later calls allocate nothing for the events seen before).  Both are
  * thread-safe; neither is async-signal-safe.
  */
 #ifndef PERFCTR_METRIC_H

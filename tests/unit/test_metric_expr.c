@@ -182,6 +182,48 @@ TEST(identifiers_in_first_use_order)
 	pc_mx_free(mx);
 }
 
+/* The first identifier as the lexer alone finds it is the parse's first:
+ * the generic metrics choose by it which expressions to parse. */
+TEST(first_identifier_without_parsing)
+{
+	static const char *const exprs[] = {
+		"task\\-clock / (duration_time * 1e9)",
+		"1 / instructions * cycles",
+		"has_event(d) + strcmp_cpuid_str(x) + #slots + e",
+		"source_count(c) * b",
+		"(2 * a if #smt_on else b) / min(c, d)",
+		"d_ratio(b, a)",
+		"event_? + 1",
+		"if_x if has_event(y) else 0",
+		"1 + 2",
+		"has_event(only)",
+		"#slots * 3",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(exprs) / sizeof(exprs[0]); i++) {
+		struct pc_mx *mx = pc_mx_parse(exprs[i], 5, NULL);
+		char first[64];
+		int rc = pc_mx_first_id(exprs[i], 5, first, sizeof(first));
+
+		if (!mx) {
+			test_fail(__FILE__, __LINE__, "'%s' does not parse",
+				  exprs[i]);
+			continue;
+		}
+		if (!pc_mx_nr_ids(mx))
+			CHECK_EQ_INT(rc, -ENOENT);
+		else if (rc)
+			test_fail(__FILE__, __LINE__, "'%s': %d, want '%s'",
+				  exprs[i], rc, pc_mx_id(mx, 0));
+		else
+			CHECK_STR(first, pc_mx_id(mx, 0));
+		pc_mx_free(mx);
+	}
+	CHECK_EQ_INT(pc_mx_first_id("a_rather_long_name", 0, (char[4]){ 0 }, 4),
+		     -ENAMETOOLONG);
+}
+
 TEST(only_the_branch_taken_is_evaluated)
 {
 	struct pc_mx *mx = pc_mx_parse("a if #smt_on else missing", 0, NULL);
@@ -208,5 +250,6 @@ TEST(runtime_parameter)
 
 TEST_MAIN(TEST_CASE(values), TEST_CASE(errors),
 	  TEST_CASE(identifiers_in_first_use_order),
+	  TEST_CASE(first_identifier_without_parsing),
 	  TEST_CASE(only_the_branch_taken_is_evaluated),
 	  TEST_CASE(runtime_parameter))

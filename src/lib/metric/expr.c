@@ -132,9 +132,15 @@ static size_t symbol_len(const char *s)
 /* The name as the tables mean it: escapes dropped, '?' the runtime. */
 static char *normalise(struct parser *p, const char *s, size_t len)
 {
-	char *out = malloc(len * 12 + 1), *d = out;
-	size_t i;
+	size_t i, marks = 0;
+	char *out, *d;
 
+	/* Room for what it holds (a '?' becomes up to 11 characters): the
+	 * names stay in the tree, and every count parses the generic
+	 * table's expressions. */
+	for (i = 0; i < len; i++)
+		marks += s[i] == '?';
+	out = d = malloc(len + marks * 11 + 1);
 	if (!out) {
 		p->nomem = true;
 		fail(p, -1, "out of memory");
@@ -562,6 +568,28 @@ const char *pc_mx_id(const struct pc_mx *mx, size_t i)
 int pc_mx_id_pos(const struct pc_mx *mx, size_t i)
 {
 	return mx && i < mx->nr_ids ? mx->id_pos[i] : -1;
+}
+
+int pc_mx_first_id(const char *text, int runtime, char *buf, size_t size)
+{
+	struct parser p = { .text = text, .runtime = runtime };
+	bool in_call = false;	/* has_event(), strcmp_cpuid_str(): not noted */
+	int ret = -ENOENT;
+
+	for (next(&p); p.tok != T_END && !p.failed; next(&p)) {
+		if (p.tok == T_HAS_EVENT || p.tok == T_CPUID) {
+			in_call = true;
+		} else if (p.tok == T_ID && in_call) {
+			in_call = false;
+		} else if (p.tok == T_ID) {
+			ret = p.word ? (int)pc_strlcpy(buf, p.word, size) : -ENOMEM;
+			if (ret >= (int)size)
+				ret = -ENAMETOOLONG;
+			break;
+		}
+	}
+	free(p.word);
+	return ret < 0 ? ret : 0;
 }
 
 struct evaluator {

@@ -59,6 +59,12 @@ const char *pc_mx_id(const struct pc_mx *mx, size_t i);
 /* Byte offset of identifier @i's first use. */
 int pc_mx_id_pos(const struct pc_mx *mx, size_t i);
 
+/* What pc_mx_id(parsed, 0) is for @text (with @runtime) when it parses,
+ * found by the lexer alone: nothing is allocated for the tree.  For
+ * choosing which expressions to parse.  Return 0 with the name in @buf,
+ * -ENOENT when it names none, -ENAMETOOLONG, -ENOMEM. */
+int pc_mx_first_id(const char *text, int runtime, char *buf, size_t size);
+
 /*
  * Evaluate.  Only the branch an 'if' takes is evaluated, so an event of the
  * branch not taken need not have a value.  Return 0 with *out set (NaN

@@ -172,12 +172,17 @@ static double scaled(const struct perfctr_metric_input *e)
 
 /*
  * The generic metrics are the built-in table's entries (generic.json, C
- * data since the build: nothing is parsed but the expressions), evaluated
- * by the one expression evaluator.  Their expressions are parsed once per
- * process, all at once, so that every later use only reads.
+ * data since the build), evaluated by the one expression evaluator.  A
+ * metric belongs to the event its expression names first: that name is
+ * found for each entry once per process, by the lexer alone, and an
+ * expression is parsed the first time an event it belongs to is counted
+ * (a count of task-clock alone parses one of the table's expressions).
  */
 struct generic {
 	const struct pc_generic_metric *def;
+	char anchor[128];		/* base name of its first event, "" none */
+	/* Set at its first use, under generic_lock, then only read: */
+	bool parsed;
 	struct pc_mx *mx;		/* NULL: it does not parse */
 	enum perfctr_metric_id id;
 	double scale;
@@ -186,6 +191,7 @@ struct generic {
 static struct generic *generics;
 static size_t nr_generics;
 static pthread_once_t generic_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t generic_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The identifier of a generic metric, from its name and groups. */
 static enum perfctr_metric_id generic_id(const struct pc_generic_metric *d)
@@ -212,20 +218,41 @@ static enum perfctr_metric_id generic_id(const struct pc_generic_metric *d)
 static void load_generic(void)
 {
 	struct generic *g = calloc(pc_nr_generic_metrics, sizeof(*g));
-	struct pc_mx_error err;
 	size_t i;
 
 	if (!g)
 		return;
 	for (i = 0; i < pc_nr_generic_metrics; i++) {
+		char first[sizeof(g[i].anchor)];
+		struct name_parts parts;
+
 		g[i].def = &pc_generic_metrics[i];
-		g[i].mx = pc_mx_parse(g[i].def->expr, 0, &err);
-		g[i].id = generic_id(g[i].def);
-		g[i].scale = pc_metrics_scale_unit(g[i].def->scale_unit,
-						   g[i].unit, sizeof(g[i].unit));
+		if (!pc_mx_first_id(g[i].def->expr, 0, first, sizeof(first))) {
+			split_name(first, &parts);
+			pc_strlcpy(g[i].anchor, parts.base, sizeof(g[i].anchor));
+		}
 	}
 	generics = g;
 	nr_generics = pc_nr_generic_metrics;
+}
+
+/* Generic metric @g's expression, parsed on first use (with its unit). */
+static const struct pc_mx *generic_expr(struct generic *g)
+{
+	struct pc_mx_error err;
+	const struct pc_mx *mx;
+
+	pthread_mutex_lock(&generic_lock);
+	if (!g->parsed) {
+		g->mx = pc_mx_parse(g->def->expr, 0, &err);
+		g->id = generic_id(g->def);
+		g->scale = pc_metrics_scale_unit(g->def->scale_unit, g->unit,
+						 sizeof(g->unit));
+		g->parsed = true;
+	}
+	mx = g->mx;
+	pthread_mutex_unlock(&generic_lock);
+	return mx;
 }
 
 struct bind_ctx {
@@ -281,20 +308,18 @@ static void event_metrics(const struct perfctr_metric_input *in, size_t nr,
 		return;
 	split_name(e->name, &p);
 	for (k = 0; k < nr_generics; k++) {
-		const struct generic *g = &generics[k];
-		const struct pc_mx *mx = g->mx;
+		struct generic *g = &generics[k];
+		const struct pc_mx *mx;
 		struct bind_ctx ctx = { .in = in, .nr = nr, .self = i,
 					.mods = p.mods, .wall_ns = wall_ns,
 					.other = NO_EVENT };
-		struct name_parts anchor;
 		double v;
 
 		/* a metric belongs to the event its expression names first */
-		if (!mx || !pc_mx_nr_ids(mx))
+		if (!g->anchor[0] || strcmp(g->anchor, p.base))
 			continue;
-		split_name(pc_mx_id(mx, 0), &anchor);
-		if (strcmp(anchor.base, p.base) ||
-		    pc_mx_eval(mx, bind_lookup, &ctx, &v) || !isfinite(v))
+		mx = generic_expr(g);
+		if (!mx || pc_mx_eval(mx, bind_lookup, &ctx, &v) || !isfinite(v))
 			continue;
 		emit(em, g->id, g->def->name, g->unit, v * g->scale, i,
 		     ctx.other);
