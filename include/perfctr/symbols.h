@@ -6,7 +6,11 @@
  * A symbols object models one machine as a recording saw it: the address
  * space of each process, built from PERF_RECORD_MMAP / MMAP2 records (or
  * /proc/PID/maps), FORK and exec COMM records, and the kernel's symbol
- * table from /proc/kallsyms (or any file in that format).  User-space
+ * table from /proc/kallsyms (or any file in that format), read on the
+ * first kernel address; an address outside the kernel's and the modules'
+ * text that it knows has it read again if it changed since (for procfs:
+ * if /proc/modules did; a module loaded meanwhile), once per recording
+ * read at most.  User-space
  * symbols come from the ELF files themselves (.symtab, else .dynsym, also
  * from a separate debug file found by build-id under /usr/lib/debug),
  * read with libelf when the library was built with it; x86-64 PLT stubs

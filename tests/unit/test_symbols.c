@@ -45,8 +45,11 @@ static const char *write_kallsyms(void)
 		"ffffffff81000400 T entry_SYSCALL_64\n"
 		"ffffffffc0001000 t ext4_read\t[ext4]\n"
 		"ffffffffc0001080 t ext4_write\t[ext4]\n";
-	int fd = mkstemp(kallsyms_path);
+	int fd;
 
+	/* A fresh name for each test that asks. */
+	memcpy(kallsyms_path + sizeof(kallsyms_path) - 7, "XXXXXX", 6);
+	fd = mkstemp(kallsyms_path);
 	if (fd < 0 || write(fd, text, sizeof(text) - 1) != (ssize_t)(sizeof(text) - 1))
 		test_skip("cannot write a temporary file");
 	close(fd);
@@ -86,6 +89,79 @@ TEST(kallsyms_fixture)
 		CHECK_STR(loc.dso, rows[i].dso);
 		CHECK(loc.kernel);
 	}
+	perfctr_symbols__delete(syms);
+	unlink(kallsyms_path);
+}
+
+/* @text over the kallsyms fixture at @path (made by write_kallsyms()). */
+static void rewrite_kallsyms(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "we");
+
+	if (!f || fputs(text, f) < 0 || fclose(f))
+		test_skip("cannot write a temporary file");
+}
+
+static const char *resolved(struct perfctr_symbols *syms, uint64_t ip,
+			    const char **dso)
+{
+	struct perfctr_symbol_loc loc = { .sz = sizeof(loc) };
+
+	perfctr_symbols__resolve(syms, 1, ip, true, 0, &loc);
+	*dso = loc.dso;
+	return loc.sym;
+}
+
+/*
+ * A module loaded after the table was read: its first address, outside
+ * the kernel's and the known modules' text, has the table read again
+ * when the file changed; once per reader (forget_processes), and never
+ * for an address the table knows.  Names handed out before stay valid.
+ */
+TEST(kallsyms_renewed_for_new_module)
+{
+	static const char more[] =
+		"ffffffff81000000 T _stext\n"
+		"ffffffff81000100 T do_syscall_64_renamed\n"
+		"ffffffff81000400 T entry_SYSCALL_64\n"
+		"ffffffffc0000100 t early_fn\t[early]\n"
+		"ffffffffc0001000 t ext4_read\t[ext4]\n"
+		"ffffffffc0001080 t ext4_write\t[ext4]\n"
+		"ffffffffc0100000 t late_fn\t[late]\n";
+	PERFCTR_OPTS(perfctr_symbols_opts, opts, .kallsyms = write_kallsyms());
+	struct perfctr_symbols *syms = perfctr_symbols__new(&opts);
+	const char *old, *dso, *sym;
+
+	REQUIRE(syms);
+	old = resolved(syms, 0xffffffff81000150, &dso);
+	CHECK_STR(old, "do_syscall_64");
+	rewrite_kallsyms(kallsyms_path, more);
+	/* Known addresses do not look at the file. */
+	CHECK_STR(resolved(syms, 0xffffffff81000150, &dso), "do_syscall_64");
+	CHECK_STR(resolved(syms, 0xffffffffc0001004, &dso), "ext4_read");
+	/* Above the last module. */
+	sym = resolved(syms, 0xffffffffc0100010, &dso);
+	CHECK_STR(sym, "late_fn");
+	CHECK_STR(dso, "[late]");
+	CHECK_STR(resolved(syms, 0xffffffff81000150, &dso),
+		  "do_syscall_64_renamed");
+	/* Between the kernel and the first module known before. */
+	CHECK_STR(resolved(syms, 0xffffffffc0000104, &dso), "early_fn");
+	CHECK_STR(dso, "[early]");
+	CHECK_STR(old, "do_syscall_64");
+
+	/* Once per reader: a module loaded after the renewal waits for
+	 * the next one. */
+	rewrite_kallsyms(kallsyms_path, "ffffffff81000000 T _stext\n"
+			 "ffffffffc0200000 t later_fn\t[later]\n");
+	sym = resolved(syms, 0xffffffffc0200010, &dso);
+	CHECK(!sym || strcmp(sym, "later_fn"));
+	pc_symbols__forget_processes(syms);
+	CHECK_STR(resolved(syms, 0xffffffffc0200010, &dso), "later_fn");
+	CHECK_STR(dso, "[later]");
+	/* An address no table knows, the file unchanged: no symbol. */
+	pc_symbols__forget_processes(syms);
+	CHECK(resolved(syms, 0xffffffffd0000000, &dso) == NULL);
 	perfctr_symbols__delete(syms);
 	unlink(kallsyms_path);
 }
@@ -494,7 +570,9 @@ TEST(plt_stubs_named_as_objdump_names_them)
 	perfctr_symbols__delete(syms);
 }
 
-TEST_MAIN(TEST_CASE(kallsyms_fixture), TEST_CASE(maps_overlap_fork_exec),
+TEST_MAIN(TEST_CASE(kallsyms_fixture),
+	  TEST_CASE(kallsyms_renewed_for_new_module),
+	  TEST_CASE(maps_overlap_fork_exec),
 	  TEST_CASE(own_elf_symbols), TEST_CASE(dso_only_does_not_load),
 	  TEST_CASE(vdso_from_memory), TEST_CASE(cxx_names_demangled),
 	  TEST_CASE(demangled_names_in_perfs_short_form),

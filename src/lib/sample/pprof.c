@@ -21,6 +21,7 @@
 
 #include "perfctr/pprof.h"
 #include "common/internal.h"
+#include "sample/symbols-internal.h"
 
 bool perfctr_pprof_available(void)
 {
@@ -443,6 +444,10 @@ static int reader_build_ids(struct perfctr_pprof *pp, struct perfctr_reader *rd)
 	for (i = 0; i < n; i++) {
 		struct perfctr_dso_info info = { .sz = sizeof(info) };
 
+		/* Before the build-id is read: a machine-wide recording
+		 * maps hundreds of files that no sample lands in. */
+		if (!pc_symbols__dso_hits(syms, i))
+			continue;
 		if (perfctr_symbols__dso(syms, i, &info) || !info.hits ||
 		    !info.build_id_size || !info.path)
 			continue;

@@ -40,6 +40,10 @@ int pc_symbols__for_each_elf(struct perfctr_symbols *syms, pid_t pid,
  */
 void pc_symbols__forget_processes(struct perfctr_symbols *syms);
 
+/* The hits of DSO @idx (perfctr_symbols__dso()'s), without reading
+ * anything of its file: 0 when out of range. */
+uint64_t pc_symbols__dso_hits(const struct perfctr_symbols *syms, size_t idx);
+
 /*
  * A demangled C++ name cut in place to the form perf shows by default:
  * without its parameter list, the qualifiers after it, " [clone ...]"

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/auxv.h>
 #include <sys/utsname.h>
@@ -53,11 +54,18 @@ struct sym {
 				 * demangled[]; SHOWN_AS_IS */
 };
 
+struct kspan {
+	uint64_t lo, hi;	/* [lo, hi); lo > hi: no symbol */
+};
+
 struct symtab {
 	struct sym *syms;
 	size_t nr;
 	char *names;
 	size_t names_len, names_cap;
+	/* names is a mapping of names_cap bytes (a whole kallsyms file read
+	 * in place), not an allocation. */
+	bool names_mapped;
 	/* Demangled names, each its own allocation: the strings handed out
 	 * must not move when more are added. */
 	char **demangled;
@@ -126,6 +134,19 @@ struct perfctr_symbols {
 	struct symtab kallsyms;
 	char **modules;		/* "[ext4]" ... */
 	size_t nr_modules;
+	/* Where the kernel (spans[0]) and each module (spans[m]) have text,
+	 * as far as the table read knows: a kernel address outside them
+	 * may be a module loaded since (kallsyms_renew()). */
+	struct kspan *spans;
+	/* What the table was read from (kallsyms_signature()), and whether
+	 * it was looked at again since the last forget_processes. */
+	uint64_t kallsyms_sig;
+	bool kallsyms_checked;
+	/* The table read before the last renewal: the names handed out
+	 * from it stay valid until the next forget_processes. */
+	struct symtab kallsyms_old;
+	char **modules_old;
+	size_t nr_modules_old;
 	struct dso *kernel;
 
 	struct dso **dsos;
@@ -200,31 +221,82 @@ static int symtab_add_name(struct symtab *tab, const char *name, uint32_t *off)
 	return 0;
 }
 
+/* Room for @more symbols beyond those of @tab, in one allocation when
+ * the caller knows how many will come. */
+static int symtab_reserve(struct symtab *tab, size_t *cap, size_t more)
+{
+	struct sym *n;
+	size_t ncap;
+
+	if (tab->nr + more <= *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 256;
+	if (ncap < tab->nr + more)
+		ncap = tab->nr + more;
+	n = realloc(tab->syms, ncap * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	tab->syms = n;
+	*cap = ncap;
+	return 0;
+}
+
+/* A symbol whose name is already in the pool, at offset @name. */
+static int symtab_push(struct symtab *tab, size_t *cap, uint64_t start,
+		       uint64_t size, uint32_t name, uint32_t module,
+		       uint32_t rank)
+{
+	struct sym *s;
+
+	if (symtab_reserve(tab, cap, 1))
+		return -ENOMEM;
+	s = &tab->syms[tab->nr++];
+	s->start = start;
+	s->end = start + size;
+	s->name = name;
+	s->module = module;
+	s->rank = rank;
+	s->shown = 0;
+	return 0;
+}
+
+/* @size bytes of names (a string table) into the pool at once, with a
+ * NUL after them; *@base: where they start. */
+static int symtab_add_names(struct symtab *tab, const void *names,
+			    size_t size, uint32_t *base)
+{
+	size_t need = tab->names_len + size + 1;
+
+	if (need > UINT32_MAX)
+		return -ENOMEM;
+	if (need > tab->names_cap) {
+		size_t cap = tab->names_cap ? tab->names_cap * 2 : 4096;
+		char *n;
+
+		while (cap < need)
+			cap *= 2;
+		n = realloc(tab->names, cap);
+		if (!n)
+			return -ENOMEM;
+		tab->names = n;
+		tab->names_cap = cap;
+	}
+	memcpy(tab->names + tab->names_len, names, size);
+	tab->names[tab->names_len + size] = '\0';
+	*base = (uint32_t)tab->names_len;
+	tab->names_len = need;
+	return 0;
+}
+
 static int symtab_add(struct symtab *tab, size_t *cap, uint64_t start,
 		      uint64_t size, const char *name, uint32_t module,
 		      uint32_t rank)
 {
-	struct sym *s;
+	uint32_t off;
 
-	if (tab->nr == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 256;
-		struct sym *n = realloc(tab->syms, ncap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		tab->syms = n;
-		*cap = ncap;
-	}
-	s = &tab->syms[tab->nr];
-	s->start = start;
-	s->end = start + size;
-	s->module = module;
-	s->rank = rank;
-	s->shown = 0;
-	if (symtab_add_name(tab, name, &s->name))
+	if (symtab_add_name(tab, name, &off))
 		return -ENOMEM;
-	tab->nr++;
-	return 0;
+	return symtab_push(tab, cap, start, size, off, module, rank);
 }
 
 static int sym_cmp(const void *a, const void *b)
@@ -312,7 +384,10 @@ static void symtab_free(struct symtab *tab)
 		free(tab->demangled[i]);
 	free(tab->demangled);
 	free(tab->syms);
-	free(tab->names);
+	if (tab->names_mapped)
+		munmap(tab->names, tab->names_cap);
+	else
+		free(tab->names);
 	memset(tab, 0, sizeof(*tab));
 }
 
@@ -513,68 +588,307 @@ static int hex_digit(char c)
 	return -1;
 }
 
+/* Beyond a module's or the kernel's last symbol: kallsyms has no sizes,
+ * so the last function is given this much room, as it is by
+ * symtab_finish(). */
+#define KSPAN_TAIL 4096
+
+/* The text spans of the kernel and of each module in the table read. */
+static void kallsyms_spans(struct perfctr_symbols *syms)
+{
+	size_t n = syms->nr_modules + 1;
+
+	free(syms->spans);
+	syms->spans = malloc(n * sizeof(*syms->spans));
+	if (!syms->spans)
+		return;
+	for (size_t m = 0; m < n; m++) {
+		syms->spans[m].lo = UINT64_MAX;
+		syms->spans[m].hi = 0;
+	}
+	for (size_t i = 0; i < syms->kallsyms.nr; i++) {
+		const struct sym *sym = &syms->kallsyms.syms[i];
+		struct kspan *sp = &syms->spans[sym->module];
+
+		if (sym->start < sp->lo)
+			sp->lo = sym->start;
+		if (sym->start + KSPAN_TAIL > sp->hi)
+			sp->hi = sym->start + KSPAN_TAIL;
+	}
+}
+
+/* Whether the table read knows kernel address @ip: in the span of the
+ * kernel's or of a module's text. */
+static bool kallsyms_knows(const struct perfctr_symbols *syms, uint64_t ip)
+{
+	if (!syms->spans)
+		return true;
+	for (size_t m = 0; m <= syms->nr_modules; m++)
+		if (ip >= syms->spans[m].lo && ip < syms->spans[m].hi)
+			return true;
+	return false;
+}
+
+static uint64_t fnv_bytes(uint64_t h, const void *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ ((const unsigned char *)p)[i]) * 1099511628211ULL;
+	return h;
+}
+
+/*
+ * What changes when the kernel's symbols do: a file's identity (a copy
+ * of kallsyms), or for procfs, whose files have neither size nor time,
+ * the modules beside it: each one's name, size and address in
+ * /proc/modules (not its use count, which changes all the time); 0
+ * where the kernel has no modules.
+ */
+static uint64_t kallsyms_signature(const struct perfctr_symbols *syms)
+{
+	uint64_t h = 1469598103934665603ULL;
+	char path[4096], *slash, *line = NULL;
+	size_t linecap = 0;
+	struct stat st;
+	FILE *f;
+
+	if (!stat(syms->kallsyms_path, &st) && S_ISREG(st.st_mode) &&
+	    st.st_size > 0) {
+		uint64_t v[] = { st.st_dev, st.st_ino, (uint64_t)st.st_size,
+				 (uint64_t)st.st_mtim.tv_sec,
+				 (uint64_t)st.st_mtim.tv_nsec };
+
+		return fnv_bytes(h, v, sizeof(v));
+	}
+	snprintf(path, sizeof(path), "%s", syms->kallsyms_path);
+	slash = strrchr(path, '/');
+	snprintf(slash ? slash + 1 : path,
+		 sizeof(path) - (size_t)(slash ? slash + 1 - path : 0),
+		 "modules");
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	/* "name size refcount deps state address ..." */
+	while (getline(&line, &linecap, f) > 0) {
+		char *save = NULL, *tok = strtok_r(line, " \n", &save);
+
+		for (int field = 0; tok; field++) {
+			if (field == 0 || field == 1 || field == 5)
+				h = fnv_bytes(h, tok, strlen(tok) + 1);
+			tok = strtok_r(NULL, " \n", &save);
+		}
+	}
+	free(line);
+	fclose(f);
+	return h;
+}
+
+static void kallsyms_free_old(struct perfctr_symbols *syms)
+{
+	for (size_t i = 0; i < syms->nr_modules_old; i++)
+		free(syms->modules_old[i]);
+	free(syms->modules_old);
+	syms->modules_old = NULL;
+	syms->nr_modules_old = 0;
+	symtab_free(&syms->kallsyms_old);
+}
+
+/* The table read is put aside (kallsyms_old) for a new one. */
+static void kallsyms_retire(struct perfctr_symbols *syms)
+{
+	kallsyms_free_old(syms);
+	syms->kallsyms_old = syms->kallsyms;
+	syms->modules_old = syms->modules;
+	syms->nr_modules_old = syms->nr_modules;
+	memset(&syms->kallsyms, 0, sizeof(syms->kallsyms));
+	syms->modules = NULL;
+	syms->nr_modules = 0;
+	free(syms->spans);
+	syms->spans = NULL;
+	syms->kallsyms_loaded = false;
+}
+
+static void load_kallsyms(struct perfctr_symbols *syms);
+
+/*
+ * A kernel address that the table read does not know: read the table
+ * again when its source changed (a module loaded since), once per reader
+ * at most (pc_symbols__forget_processes()), so that addresses no table
+ * knows (a JIT's) cost one look and no more.  Return true when read
+ * again.
+ */
+static bool kallsyms_renew(struct perfctr_symbols *syms, uint64_t ip)
+{
+	if (syms->kallsyms_checked || !syms->kallsyms_path ||
+	    kallsyms_knows(syms, ip))
+		return false;
+	syms->kallsyms_checked = true;
+	if (kallsyms_signature(syms) == syms->kallsyms_sig)
+		return false;
+	kallsyms_retire(syms);
+	load_kallsyms(syms);
+	return true;
+}
+
+/*
+ * The whole of @fd in a private mapping of *@size bytes (the file's,
+ * and a NUL after it in *@len + 1), grown by remapping: procfs gives no
+ * size, and a kallsyms is megabytes, which realloc would copy on each
+ * growth.  Read in large pieces: procfs says its block size is 1 KiB,
+ * and a read per KiB of a 5 MB kallsyms costs more than twice the time
+ * (0.26 s against 0.10 s with dd on a build VM).  NULL on failure.
+ */
+static char *map_whole(int fd, size_t *len, size_t *size)
+{
+	size_t cap = 8u << 20, n = 0;
+	char *buf = mmap(NULL, cap, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (buf == MAP_FAILED)
+		return NULL;
+	/* Megabytes touched once: in huge pages where the kernel has them,
+	 * a fault per 2 MiB instead of per 4 KiB. */
+	madvise(buf, cap, MADV_HUGEPAGE);
+	for (;;) {
+		ssize_t r;
+
+		if (cap - n < (64u << 10) + 1) {
+			char *more = mremap(buf, cap, cap * 2, MREMAP_MAYMOVE);
+
+			if (more == MAP_FAILED)
+				goto fail;
+			buf = more;
+			cap *= 2;
+		}
+		r = read(fd, buf + n, cap - n - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			goto fail;
+		if (!r)
+			break;
+		n += (size_t)r;
+	}
+	buf[n] = '\0';
+	*len = n;
+	*size = cap;
+	return buf;
+fail:
+	munmap(buf, cap);
+	return NULL;
+}
+
+/*
+ * kallsyms read whole into one buffer and parsed in place: the buffer is
+ * the names' pool (each name cut at its end), the symbols' array is made
+ * once for the number of lines.  By hand: strtoull's locale and base
+ * handling cost more than the rest of a kallsyms line.
+ */
 static void load_kallsyms(struct perfctr_symbols *syms)
 {
-	size_t cap = 0, linecap = 0;
-	char *line = NULL;
-	FILE *f;
+	struct symtab *tab = &syms->kallsyms;
+	size_t cap = 0, len, size;
+	uint32_t module = 0, last_idx = 0;
+	const char *last_mod = NULL;
+	size_t last_mod_len = 0;
+	char *buf, *p, *end;
+	int fd;
 
 	syms->kallsyms_loaded = true;
 	if (!syms->kallsyms_path)
 		return;
-	f = fopen(syms->kallsyms_path, "re");
-	if (!f) {
+	/* Before the read: a change while it reads is seen next time. */
+	syms->kallsyms_sig = kallsyms_signature(syms);
+	fd = open(syms->kallsyms_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
 		pr_info("cannot open '%s': %s\n", syms->kallsyms_path,
 			strerror(errno));
 		return;
 	}
-	/* procfs says its block size is 1 KiB, so stdio would read the
-	 * 5 MB of a distribution kernel's kallsyms 1 KiB a syscall; in
-	 * 64 KiB reads it takes less than half the time (0.26 s against
-	 * 0.10 s with dd on a build VM). */
-	setvbuf(f, NULL, _IOFBF, 64 * 1024);
-	while (getline(&line, &linecap, f) > 0) {
-		char *p = line, *end, *name, *mod;
-		unsigned long long addr;
-		uint32_t module = 0;
+	buf = map_whole(fd, &len, &size);
+	close(fd);
+	if (!buf || len >= UINT32_MAX) {
+		pr_info("cannot read '%s': %s\n", syms->kallsyms_path,
+			buf ? "too large" : strerror(errno));
+		if (buf)
+			munmap(buf, size);
+		return;
+	}
+	tab->names = buf;
+	tab->names_len = len + 1;
+	tab->names_cap = size;
+	tab->names_mapped = true;
+	/* No line is shorter than "0 t x\n": room for every symbol, of
+	 * which only the pages used are touched. */
+	if (symtab_reserve(tab, &cap, len / 6 + 1))
+		goto done;
+	{
+		/* Also megabytes touched once (see map_whole()). */
+		uintptr_t a = ((uintptr_t)tab->syms + 4095) & ~(uintptr_t)4095;
+		uintptr_t b = ((uintptr_t)(tab->syms + cap)) & ~(uintptr_t)4095;
+
+		if (b > a)
+			madvise((void *)a, b - a, MADV_HUGEPAGE);
+	}
+	for (p = buf; p < buf + len; p = end + 1) {
+		char *q, *name, *mod = NULL;
+		uint64_t addr = 0;
 		char type;
 
-		/* By hand: strtoull's locale and base handling cost more
-		 * than the rest of a kallsyms line. */
-		addr = 0;
-		for (end = p; end - p < 16 && hex_digit(*end) >= 0; end++)
-			addr = addr << 4 | (unsigned int)hex_digit(*end);
-		if (end == p || *end != ' ')
+		for (q = p; q - p < 16 && hex_digit(*q) >= 0; q++)
+			addr = addr << 4 | (unsigned int)hex_digit(*q);
+		/* One pass to the line's end, seeing the module's tab. */
+		for (end = q; *end && *end != '\n'; end++)
+			if (*end == '\t' && !mod)
+				mod = end;
+		*end = '\0';
+		if (q == p || *q != ' ')
 			continue;
-		p = end + 1;
-		type = *p;
-		if (!type || p[1] != ' ')
+		type = q[1];
+		if (!type || q[2] != ' ')
 			continue;
 		/* Text symbols only: data symbols would swallow code ranges. */
 		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
 			continue;
-		name = p + 2;
-		mod = strchr(name, '\t');
-		if (mod)
+		name = q + 3;
+		module = 0;
+		if (mod && mod >= name) {
 			*mod++ = '\0';
-		name[strcspn(name, "\n")] = '\0';
-		/* Module symbols: "name\t[module]". */
-		if (mod && *mod == '[') {
-			size_t mlen = strcspn(mod + 1, "]\n");
+			/* Module symbols: "name\t[module]". */
+			if (*mod == '[') {
+				size_t mlen = strcspn(mod + 1, "]");
 
-			if (kallsyms_module(syms, mod + 1, mlen, &module))
-				break;
+				/* A module's symbols come together. */
+				if (last_mod && mlen == last_mod_len &&
+				    !memcmp(mod + 1, last_mod, mlen)) {
+					module = last_idx;
+				} else {
+					if (kallsyms_module(syms, mod + 1, mlen,
+							    &module))
+						break;
+					last_idx = module;
+					last_mod = syms->modules[module - 1] + 1;
+					last_mod_len = mlen;
+				}
+			}
 		}
 		/* kptr_restrict shows every address as 0: useless. */
 		if (!addr)
 			continue;
-		if (symtab_add(&syms->kallsyms, &cap, addr, 0, name, module,
-			       type == 'T' ? 0 : type == 'W' || type == 'w' ? 1 : 2))
+		if (symtab_push(tab, &cap, addr, 0, (uint32_t)(name - buf),
+				module, type == 'T' ? 0 :
+				type == 'W' || type == 'w' ? 1 : 2))
 			break;
 	}
-	free(line);
-	fclose(f);
-	symtab_finish(&syms->kallsyms, 4096);
+done:
+	/* What the reserve left unused goes back (in place). */
+	if (tab->nr && tab->nr < cap) {
+		struct sym *fit = realloc(tab->syms, tab->nr * sizeof(*fit));
+
+		if (fit)
+			tab->syms = fit;
+	}
+	symtab_finish(tab, KSPAN_TAIL);
+	kallsyms_spans(syms);
 }
 
 /* The running kernel's build-id, from the raw notes in /sys/kernel/notes. */
@@ -708,6 +1022,12 @@ static void close_elf(int fd, Elf *elf)
 }
 
 /* Function symbols of the first section of type @type; returns how many. */
+/*
+ * Function symbols of the first section of type @type; returns how many.
+ * Its string table goes into the pool whole, in one copy, and the
+ * symbols' names are offsets into it: no copy of each name, and no
+ * growth of the symbol array but one.
+ */
 static size_t elf_read_syms(Elf *elf, Elf64_Word type, struct symtab *tab,
 			    size_t *cap)
 {
@@ -715,20 +1035,26 @@ static size_t elf_read_syms(Elf *elf, Elf64_Word type, struct symtab *tab,
 	size_t added = 0;
 
 	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Scn *strscn;
+		Elf_Data *data, *strs;
 		GElf_Shdr shdr;
-		Elf_Data *data;
+		uint32_t base;
 		size_t i, n;
 
 		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != type ||
 		    !shdr.sh_entsize)
 			continue;
 		data = elf_getdata(scn, NULL);
-		if (!data)
+		strscn = elf_getscn(elf, shdr.sh_link);
+		strs = strscn ? elf_getdata(strscn, NULL) : NULL;
+		if (!data || !strs || !strs->d_buf || !strs->d_size)
 			continue;
 		n = shdr.sh_size / shdr.sh_entsize;
+		if (symtab_reserve(tab, cap, n) ||
+		    symtab_add_names(tab, strs->d_buf, strs->d_size, &base))
+			return added;
 		for (i = 0; i < n; i++) {
 			GElf_Sym sym;
-			const char *name;
 			int st;
 
 			if (!gelf_getsym(data, (int)i, &sym))
@@ -738,13 +1064,13 @@ static size_t elf_read_syms(Elf *elf, Elf64_Word type, struct symtab *tab,
 				continue;
 			if (sym.st_shndx == SHN_UNDEF || !sym.st_value)
 				continue;
-			name = elf_strptr(elf, shdr.sh_link, sym.st_name);
-			if (!name || !*name)
+			if (!sym.st_name || sym.st_name >= strs->d_size ||
+			    !tab->names[base + sym.st_name])
 				continue;
-			if (symtab_add(tab, cap, sym.st_value, sym.st_size,
-				       name, 0,
-				       GELF_ST_BIND(sym.st_info) == STB_GLOBAL ? 0 :
-				       GELF_ST_BIND(sym.st_info) == STB_WEAK ? 1 : 2))
+			if (symtab_push(tab, cap, sym.st_value, sym.st_size,
+					base + sym.st_name, 0,
+					GELF_ST_BIND(sym.st_info) == STB_GLOBAL ? 0 :
+					GELF_ST_BIND(sym.st_info) == STB_WEAK ? 1 : 2))
 				return added;
 			added++;
 		}
@@ -1337,10 +1663,8 @@ void perfctr_symbols__delete(struct perfctr_symbols *syms)
 	for (i = 0; i < syms->spaces_cap; i++)
 		free(syms->spaces[i].maps);
 	free(syms->spaces);
-	for (i = 0; i < syms->nr_modules; i++)
-		free(syms->modules[i]);
-	free(syms->modules);
-	symtab_free(&syms->kallsyms);
+	kallsyms_retire(syms);
+	kallsyms_free_old(syms);
 	free(syms->kallsyms_path);
 	free(syms->root);
 	free(syms->osrelease);
@@ -1357,6 +1681,8 @@ void pc_symbols__forget_processes(struct perfctr_symbols *syms)
 	if (syms->spaces_cap)
 		memset(syms->spaces, 0, syms->spaces_cap * sizeof(*syms->spaces));
 	syms->nr_spaces = 0;
+	syms->kallsyms_checked = false;
+	kallsyms_free_old(syms);
 	for (i = 0; i < syms->nr_dsos; i++) {
 		struct dso *dso = syms->dsos[i];
 
@@ -1530,6 +1856,7 @@ int perfctr_symbols__resolve(struct perfctr_symbols *syms, pid_t pid,
 			goto done;
 		if (!syms->kallsyms_loaded)
 			load_kallsyms(syms);
+		kallsyms_renew(syms, ip);
 		s = symtab_find(&syms->kallsyms, ip);
 		if (s) {
 			out.sym = syms->kallsyms.names + s->name;
@@ -1575,6 +1902,11 @@ done:
 size_t perfctr_symbols__nr_dsos(const struct perfctr_symbols *syms)
 {
 	return syms ? syms->nr_dsos : 0;
+}
+
+uint64_t pc_symbols__dso_hits(const struct perfctr_symbols *syms, size_t idx)
+{
+	return syms && idx < syms->nr_dsos ? syms->dsos[idx]->hits : 0;
 }
 
 int perfctr_symbols__dso(struct perfctr_symbols *syms, size_t idx,

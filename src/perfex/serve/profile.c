@@ -51,7 +51,9 @@
 
 /* How long the symbol tables read are kept for the next profiles: the
  * libraries' are read again anyway when their files change, the kernel's
- * (kallsyms, with the modules loaded since) only when they are dropped. */
+ * when a sample lands outside the text it knows and the modules changed
+ * (a module loaded since); dropping them all now and then is for what
+ * neither sees. */
 #define SYMBOLS_MAX_AGE_NS (3600 * 1000000000ull)
 
 struct profiler {
