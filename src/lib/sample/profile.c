@@ -233,6 +233,7 @@ struct perfctr_profile {
 	struct fcache_slot *fcache;	/* NULL unless stable_strings */
 	enum perfctr_sort_key keys[PERFCTR_SORT_NR];
 	size_t nr_keys;
+	bool srcline_key;		/* PERFCTR_SORT_SRCLINE is one of them */
 	enum perfctr_callgraph_order callgraph;
 
 	struct strtab strs;
@@ -366,6 +367,8 @@ struct perfctr_profile *perfctr_profile__new(const struct perfctr_profile_opts *
 		return NULL;
 	memcpy(prof->keys, keys, nr * sizeof(*keys));
 	prof->nr_keys = nr;
+	for (i = 0; i < nr; i++)
+		prof->srcline_key |= keys[i] == PERFCTR_SORT_SRCLINE;
 	prof->last_comm_id = -1;
 	prof->callgraph = PC_OPTS_GET(opts, callgraph, PERFCTR_CALLGRAPH_NONE);
 	if (PC_OPTS_GET(opts, stable_strings, false)) {
@@ -532,11 +535,13 @@ static uint64_t key_hash(const uint32_t *key)
 }
 
 /* Key by key: the key was just written 4 bytes at a time, and a wider
- * load of it (an inlined memcmp) would wait for the stores to retire. */
-static bool key_equal(const uint32_t *a, const uint32_t *b)
+ * load of it (an inlined memcmp) would wait for the stores to retire.
+ * Only the slots of the profile's keys: the others are 0 in every key. */
+static bool key_equal(const struct perfctr_profile *prof, const uint32_t *a,
+		      const uint32_t *b)
 {
-	for (size_t k = 0; k < KEY_SLOTS; k++)
-		if (a[k] != b[k])
+	for (size_t k = 0; k < prof->nr_keys; k++)
+		if (a[prof->keys[k]] != b[prof->keys[k]])
 			return false;
 	return true;
 }
@@ -640,9 +645,7 @@ int perfctr_profile__add(struct perfctr_profile *prof,
 	}
 	if (comm < 0)
 		return pc_err(ENOMEM);
-	for (k = 0; k < prof->nr_keys; k++) {
-		if (prof->keys[k] != PERFCTR_SORT_SRCLINE)
-			continue;
+	if (prof->srcline_key) {
 		srcline = strtab_intern(&prof->strs,
 			sample->sz > offsetof(struct perfctr_profile_sample, srcline) &&
 			sample->srcline ? sample->srcline : "??:0");
@@ -664,7 +667,7 @@ int perfctr_profile__add(struct perfctr_profile *prof,
 		}
 	}
 	if (prof->last_entry &&
-	    key_equal(prof->entries[prof->last_entry - 1].key, key)) {
+	    key_equal(prof, prof->entries[prof->last_entry - 1].key, key)) {
 		e = &prof->entries[prof->last_entry - 1];
 	} else {
 		e = find_entry(prof, key);

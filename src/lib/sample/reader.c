@@ -820,8 +820,9 @@ static int replay_next(struct perfctr_reader *w, struct walk_order *o)
 int perfctr_reader__next(struct perfctr_reader *w,
 			 struct perfctr_reader_sample *out)
 {
-	struct perfctr_reader_sample s;
+	struct perfctr_reader_sample s, *d;
 	struct walk_order *o;
+	size_t sz;
 	int r;
 
 	if (!w || !out || out->sz < offsetof(struct perfctr_reader_sample, nr_frames) +
@@ -829,8 +830,10 @@ int perfctr_reader__next(struct perfctr_reader *w,
 		return pc_err(EINVAL);
 	if (w->error)
 		return pc_err(w->error);
-	free(w->handed);
-	w->handed = NULL;
+	if (w->handed) {
+		free(w->handed);
+		w->handed = NULL;
+	}
 	o = w->order;
 	r = replay_next(w, o);
 	if (r < 0) {
@@ -839,32 +842,36 @@ int perfctr_reader__next(struct perfctr_reader *w,
 	}
 	if (!r)
 		return 0;
-	memset(&s, 0, sizeof(s));
-	s.sz = out->sz;
+	/* Filled in place when the caller's struct is whole (a copy of it
+	 * for every sample was a tenth of a flat report's reading). */
+	sz = out->sz;
+	d = sz >= sizeof(s) ? out : &s;
+	memset(d, 0, sizeof(s));
+	d->sz = sz;
 	if (r == 2) {
 		const struct perfctr_sample_id *id = &o->side_rec.sample_id;
 
-		s.record = &o->side_rec;
-		s.event_idx = o->side_rec.attr_idx;
-		s.event = s.event_idx < w->nr_attrs ? w->names[s.event_idx] : "?";
-		s.pid = id->present & PERF_SAMPLE_TID ? (pid_t)id->pid : -1;
-		s.tid = id->present & PERF_SAMPLE_TID ? (pid_t)id->tid : -1;
-		s.comm = s.tid >= 0 ? get_comm(w, (int32_t)s.tid) : NULL;
-		memcpy(out, &s, out->sz < sizeof(s) ? out->sz : sizeof(s));
-		return 1;
+		d->record = &o->side_rec;
+		d->event_idx = o->side_rec.attr_idx;
+		d->event = d->event_idx < w->nr_attrs ? w->names[d->event_idx] : "?";
+		d->pid = id->present & PERF_SAMPLE_TID ? (pid_t)id->pid : -1;
+		d->tid = id->present & PERF_SAMPLE_TID ? (pid_t)id->tid : -1;
+		d->comm = d->tid >= 0 ? get_comm(w, (int32_t)d->tid) : NULL;
+	} else {
+		d->sample = &o->sample;
+		d->event_idx = o->sample.attr_idx;
+		d->event = o->sample.attr_idx < w->nr_attrs ?
+			   w->names[o->sample.attr_idx] : "?";
+		d->comm = get_comm(w, (int32_t)o->sample.tid);
+		d->pid = (pid_t)o->sample.pid;
+		d->tid = (pid_t)o->sample.tid;
+		d->kernel = o->ws.kernel;
+		d->frames = o->ws.frames;
+		d->ips = o->ws.ips;
+		d->nr_frames = o->ws.nr_frames;
 	}
-	s.sample = &o->sample;
-	s.event_idx = o->sample.attr_idx;
-	s.event = o->sample.attr_idx < w->nr_attrs ?
-		  w->names[o->sample.attr_idx] : "?";
-	s.comm = get_comm(w, (int32_t)o->sample.tid);
-	s.pid = (pid_t)o->sample.pid;
-	s.tid = (pid_t)o->sample.tid;
-	s.kernel = o->ws.kernel;
-	s.frames = o->ws.frames;
-	s.ips = o->ws.ips;
-	s.nr_frames = o->ws.nr_frames;
-	memcpy(out, &s, out->sz < sizeof(s) ? out->sz : sizeof(s));
+	if (d != out)
+		memcpy(out, &s, sz);
 	return 1;
 }
 
