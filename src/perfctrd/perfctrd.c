@@ -797,11 +797,15 @@ static int make_socket(void)
 	if (env_fds && env_pid && atoi(env_pid) == (int)getpid() &&
 	    !strcmp(env_fds, "1"))
 		return 3;
-	if (strlen(d.socket_path) >= sizeof(sa.sun_path)) {
+	/* Bound under a name of its own and renamed into place once it
+	 * listens, with its mode and group set: a client never finds the
+	 * path before a connect can succeed (ECONNREFUSED between bind and
+	 * listen otherwise) nor with the umask's mode. */
+	if (snprintf(sa.sun_path, sizeof(sa.sun_path), "%s.%d.new",
+		     d.socket_path, (int)getpid()) >= (int)sizeof(sa.sun_path)) {
 		logmsg(LOG_ERR, "socket path too long: %s", d.socket_path);
 		return -1;
 	}
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", d.socket_path);
 	snprintf(dir, sizeof(dir), "%s", d.socket_path);
 	slash = strrchr(dir, '/');
 	if (slash && slash != dir) {
@@ -821,14 +825,19 @@ static int make_socket(void)
 		}
 		unlink(d.socket_path);
 	}
+	unlink(sa.sun_path);
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    chmod(d.socket_path, d.policy->socket_mode) ||
+	    chmod(sa.sun_path, d.policy->socket_mode) ||
 	    (d.policy->has_socket_group &&
-	     chown(d.socket_path, 0, d.policy->socket_group)) ||
-	    listen(fd, 64)) {
+	     chown(sa.sun_path, 0, d.policy->socket_group)) ||
+	    listen(fd, 64) || rename(sa.sun_path, d.socket_path)) {
 		logmsg(LOG_ERR, "cannot listen on %s: %s", d.socket_path,
 		       strerror(errno));
+		if (fd >= 0) {
+			unlink(sa.sun_path);
+			close(fd);
+		}
 		return -1;
 	}
 	return fd;

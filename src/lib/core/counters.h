@@ -86,8 +86,11 @@ struct pc_engine;
 /*
  * pc_counters__of_engine() - the view of engine @e's counters (its
  * events, groups and units as they are now; toggles and reads on its
- * fds).  The engine must outlive the view and keep its fds open while a
- * policy uses it.  @open_flags: the target's perf_event_open flags
+ * fds).  Made after the engine's open: the view keeps what a toggle and
+ * a read need (each group's leader fd, read format and members open on
+ * each unit, in the kernel's order), so that they ask the engine nothing.
+ * An engine is opened once; the engine must outlive the view and keep
+ * its fds open while a policy uses it.  @open_flags: the target's perf_event_open flags
  * (pc_target_open_flags()): with PERF_FLAG_PID_CGROUP a unit's tid is a
  * cgroup's fd, not a thread, and the view says -1.
  * Return: 0, -EINVAL, -ENOMEM (@c then empty).
