@@ -78,4 +78,39 @@ def program_builds_against_installed_tree():
         check(r.returncode == 0 and r.stdout.strip(), r)
 
 
+# Every optional dependency the Makefile probes for, turned off on the
+# command line as if the machine lacked it.
+OPTIONAL = ("HAVE_LIBPFM", "HAVE_LIBDW", "HAVE_LIBELF", "HAVE_ZLIB",
+            "HAVE_JSONC", "HAVE_PROTOBUFC", "HAVE_TRACEEVENT",
+            "HAVE_MICROHTTPD", "HAVE_LIBBPF", "HAVE_BPF")
+
+
+@case
+def builds_and_counts_without_any_optional_library():
+    if os.environ.get("SANITIZE"):
+        skip("the plain build covers it; a sanitized copy adds only time")
+    with tempfile.TemporaryDirectory() as out:
+        r = subprocess.run(["make", "-s", "-j2", "-C", TOP, "O=" + out,
+                            "WERROR=1", "all"] + [v + "=" for v in OPTIONAL],
+                           capture_output=True, text=True, timeout=900)
+        check(r.returncode == 0, r.stderr[-3000:])
+        perfex = os.path.join(out, "perfex")
+        r = subprocess.run([perfex, "info"], capture_output=True, text=True,
+                           timeout=60)
+        check(r.returncode == 0, r.stderr)
+        libs = r.stdout.split("Optional libraries", 1)[-1]
+        for name in ("libpfm4", "libdw", "json-c", "libbpf"):
+            line = [l for l in libs.splitlines() if l.split()[1:2] == [name]]
+            check(line and line[0].split()[0] == "no",
+                  "%s not said to be missing:\n%s" % (name, libs))
+        # Counting needs none of them.
+        r = subprocess.run([perfex, "-x,", "-e", "task-clock", "--", "true"],
+                           capture_output=True, text=True, timeout=60)
+        check(r.returncode == 0 and "task-clock" in r.stderr, r)
+        # What needs one says which.
+        r = subprocess.run([perfex, "-M", "IPC", "--", "true"],
+                           capture_output=True, text=True, timeout=60)
+        check(r.returncode != 0 and "json-c" in r.stderr, r)
+
+
 run_cases()

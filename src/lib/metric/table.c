@@ -540,6 +540,15 @@ double pc_metrics_scale_unit(const char *scale_unit, char *unit, size_t size)
 	return scale;
 }
 
+static void free_text(struct text *t)
+{
+	if (t->p && t->kind == TEXT_MAPPED)
+		munmap((void *)t->p, t->len);
+	else if (t->kind == TEXT_HEAP)
+		free((void *)t->p);
+	t->p = NULL;
+}
+
 /* ---- JSON documents ---- */
 
 #ifdef HAVE_JSONC
@@ -683,15 +692,6 @@ static int file_contains(const char *path, const char *needle)
 	}
 	close(fd);
 	return found;
-}
-
-static void free_text(struct text *t)
-{
-	if (t->p && t->kind == TEXT_MAPPED)
-		munmap((void *)t->p, t->len);
-	else if (t->kind == TEXT_HEAP)
-		free((void *)t->p);
-	t->p = NULL;
 }
 
 static struct json_object *parse_file(const char *path)

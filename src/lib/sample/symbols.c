@@ -197,30 +197,6 @@ static uint64_t hash_pid(pid_t pid)
 
 /* ---- symbol tables ---- */
 
-static int symtab_add_name(struct symtab *tab, const char *name, uint32_t *off)
-{
-	size_t len = strlen(name) + 1;
-
-	if (tab->names_len + len > UINT32_MAX)
-		return -ENOMEM;
-	if (tab->names_len + len > tab->names_cap) {
-		size_t cap = tab->names_cap ? tab->names_cap * 2 : 4096;
-		char *n;
-
-		while (cap < tab->names_len + len)
-			cap *= 2;
-		n = realloc(tab->names, cap);
-		if (!n)
-			return -ENOMEM;
-		tab->names = n;
-		tab->names_cap = cap;
-	}
-	memcpy(tab->names + tab->names_len, name, len);
-	*off = (uint32_t)tab->names_len;
-	tab->names_len += len;
-	return 0;
-}
-
 /* Room for @more symbols beyond those of @tab, in one allocation when
  * the caller knows how many will come. */
 static int symtab_reserve(struct symtab *tab, size_t *cap, size_t more)
@@ -260,6 +236,7 @@ static int symtab_push(struct symtab *tab, size_t *cap, uint64_t start,
 	return 0;
 }
 
+#ifdef HAVE_LIBELF	/* the ELF symbol tables' ways in */
 /* @size bytes of names (a string table) into the pool at once, with a
  * NUL after them; *@base: where they start. */
 static int symtab_add_names(struct symtab *tab, const void *names,
@@ -294,10 +271,11 @@ static int symtab_add(struct symtab *tab, size_t *cap, uint64_t start,
 {
 	uint32_t off;
 
-	if (symtab_add_name(tab, name, &off))
+	if (symtab_add_names(tab, name, strlen(name), &off))
 		return -ENOMEM;
 	return symtab_push(tab, cap, start, size, off, module, rank);
 }
+#endif
 
 static int sym_cmp(const void *a, const void *b)
 {
