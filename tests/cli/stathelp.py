@@ -7,6 +7,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import struct
 import subprocess
 import tempfile
@@ -218,6 +219,39 @@ def start_perfex(*args, prefix=()):
     p = subprocess.Popen(list(prefix) + [PERFEX, "-o", out.name] + list(args),
                          stderr=subprocess.PIPE, text=True)
     return p, out
+
+
+def count_pinned_pair(calls0, calls1, starts):
+    """Two workloads, one on CPU 0 making CALLS0 getppid, one on CPU 1
+    making CALLS1, counted at once by each of STARTS: a function of the
+    filter of the two pids that starts a counter in the background and
+    returns (Popen, the file it writes).  Each is stopped by SIGINT once
+    the workloads are done: [(exit status, stderr, its file's text)]."""
+    ws = [Held(0, calls0, extra=("taskset", "-c", "0")),
+          Held(0, calls1, extra=("taskset", "-c", "1"))]
+    filt = "common_pid == %d || common_pid == %d" % (ws[0].pid, ws[1].pid)
+    runs = []
+    try:
+        for start in starts:
+            runs.append(start(filt))
+        for p, _ in runs:
+            wait_counting(p.pid)
+        for w in ws:
+            w.go()
+        got = []
+        for p, out in runs:
+            p.send_signal(signal.SIGINT)
+            _, err = p.communicate(timeout=30)
+            got.append((p.returncode, err, out.read()))
+        return got
+    finally:
+        for p, out in runs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            out.close()
+        for w in ws:
+            w.close()
 
 
 def count_after_attach(before, after):

@@ -11,13 +11,12 @@ bigger machine (2 sockets x 2 cores x 2 threads) is tested on a fixture
 tree in tests/unit/test_topology.c."""
 import os
 import re
-import signal
 
 from cgrouphelp import Cgroups, Member, count_while
 from pctest import case, check, perfex, run_cases, skip, work
-from stathelp import (TP, Held, exit_baseline, need_tracepoint,
-                      need_two_cpus, run_csv, run_json, start_perfex,
-                      wait_counting)
+from stathelp import (TP, count_pinned_pair, exit_baseline,
+                      need_tracepoint, need_two_cpus, run_csv, run_json,
+                      start_perfex)
 
 SYS_CPU = "/sys/devices/system/cpu"
 
@@ -53,34 +52,15 @@ def pinned_pair(calls0, calls1, *modes):
     """Two workloads, one on CPU 0 making CALLS0 getppid, one on CPU 1
     making CALLS1, counted by one perfex -x, -C 0-1 per MODE (its options)
     at once, each with the filter of the two pids: {mode: rows}."""
-    ws = [Held(0, calls0, extra=("taskset", "-c", "0")),
-          Held(0, calls1, extra=("taskset", "-c", "1"))]
-    runs = []
-    try:
-        filt = "common_pid == %d || common_pid == %d" % (ws[0].pid,
-                                                          ws[1].pid)
-        for m in modes:
-            runs.append(start_perfex("-x,", "-C", "0-1", *m, "-e", TP,
-                                     "--filter", filt))
-        for p, _ in runs:
-            wait_counting(p.pid)
-        for w in ws:
-            w.go()
-        got = {}
-        for m, (p, out) in zip(modes, runs):
-            p.send_signal(signal.SIGINT)
-            _, err = p.communicate(timeout=30)
-            check(p.returncode == 0, err)
-            got[m] = [l.split(",") for l in out.read().splitlines() if l]
-        return got
-    finally:
-        for p, out in runs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-            out.close()
-        for w in ws:
-            w.close()
+    def counter(m):
+        return lambda filt: start_perfex("-x,", "-C", "0-1", *m, "-e", TP,
+                                         "--filter", filt)
+    got = {}
+    runs = count_pinned_pair(calls0, calls1, [counter(m) for m in modes])
+    for m, (status, err, text) in zip(modes, runs):
+        check(status == 0, err)
+        got[m] = [l.split(",") for l in text.splitlines() if l]
+    return got
 
 
 @case

@@ -25,8 +25,9 @@ import tempfile
 
 from pctest import PERFEX, case, check, perfex, run_cases, work
 from sampletools import PERF, require_perf
-from stathelp import (TP, Held, exit_baseline, getppid_baseline,
-                      need_tracepoint, need_two_cpus, wait_counting)
+from stathelp import (TP, Held, count_pinned_pair, exit_baseline,
+                      getppid_baseline, need_tracepoint, need_two_cpus,
+                      wait_counting)
 
 
 def lines_of(text):
@@ -204,39 +205,24 @@ def both_pinned(calls0, calls1, *args):
     need_tracepoint()
     require_perf()
     need_two_cpus()
-    ws = [Held(0, calls0, extra=("taskset", "-c", "0")),
-          Held(0, calls1, extra=("taskset", "-c", "1"))]
-    filt = "common_pid == %d || common_pid == %d" % (ws[0].pid, ws[1].pid)
-    runs = []
-    try:
-        for argv in ([PERFEX, "-j", "--json-format", "perf"],
-                     [PERF, "stat", "-j"]):
+    def counter(argv):
+        def start(filt):
             out = tempfile.NamedTemporaryFile("r", suffix=".json")
             p = subprocess.Popen(argv + ["-o", out.name, "-C", "0-1", *args,
                                          "-e", TP, "--filter", filt],
                                  stderr=subprocess.PIPE, text=True)
-            runs.append((p, out))
-        for p, _ in runs:
-            wait_counting(p.pid)
-        for w in ws:
-            w.go()
-        got = []
-        # Stopped by SIGINT, perfex exits with 0; perf prints its counts,
-        # then kills itself with the signal.
-        for (p, out), status in zip(runs, (0, -signal.SIGINT)):
-            p.send_signal(signal.SIGINT)
-            _, err = p.communicate(timeout=30)
-            check(p.returncode == status, (p.returncode, err))
-            got.append(lines_of(out.read()))
-        return got
-    finally:
-        for p, out in runs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-            out.close()
-        for w in ws:
-            w.close()
+            return p, out
+        return start
+    runs = count_pinned_pair(calls0, calls1, [
+        counter([PERFEX, "-j", "--json-format", "perf"]),
+        counter([PERF, "stat", "-j"])])
+    got = []
+    # Stopped by SIGINT, perfex exits with 0; perf prints its counts,
+    # then kills itself with the signal.
+    for (code, err, text), status in zip(runs, (0, -signal.SIGINT)):
+        check(code == status, (code, err))
+        got.append(lines_of(text))
+    return got
 
 
 def group_key(mode):
