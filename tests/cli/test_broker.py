@@ -7,8 +7,11 @@ kernel-mode counts (no kernel-mode samples), and user B nothing.
 
 A counts its own workload's getppid tracepoint exactly through perfex and
 the broker, and through a raw request; a group of 8 of them goes to the
-broker in one batch and counts what root's direct group counts.  A batch
-with one refused member is refused whole, naming the member and why.
+broker in one batch and counts what root's direct group counts, and so
+do four events of groups of their own (-e a,b,c,d).  A batch with one
+refused member is refused whole, naming the member and why; of
+independent events, the others are then granted one by one and perfex
+names the refused one.
 A's requests against B's process, for CPU-wide counting, kernel
 sampling, raw events, forged and oversized attrs, a pidfd whose pid was
 reused by B, truncated, oversized and malformed messages with wrong
@@ -559,6 +562,79 @@ def user_counts_group_of_8_exactly_through_one_request():
     check("allowed: uid %d (%s)" % (e.a.pw_uid, USER_A) in log and
           "open tracepoint syscalls:sys_enter_getppid with kernel mode on pid"
           in log, log[-3000:])
+
+
+def opens_logged(log, user):
+    """The broker's log lines of @user's opens (granted or not)."""
+    return [ln for ln in log.splitlines()
+            if "uid %d (%s)" % (user.pw_uid, USER_A if user is ENV.a
+                                else USER_B) in ln and ": open " in ln]
+
+
+@case
+def user_counts_independent_events_exactly_through_one_request():
+    """Four events of groups of their own (-e a,b,c,d) that the kernel
+    refuses A go to the broker in one request, not one each, and count
+    what root's direct opens count: the getppid calls exactly."""
+    e = ENV
+    names = ["syscalls:sys_enter_getppid:uk", "syscalls:sys_enter_getpid:uk",
+             "task-clock:k", "syscalls:sys_enter_getppid:uk"]
+    cmd = [PERFEX, "-x,", "-e", ",".join(names), "--", work(), "getppid",
+           "10000", "getpid", "3000"]
+
+    def counts(r):
+        check(r.returncode == 0, r.stderr)
+        rows = [ln.split(",") for ln in r.stderr.splitlines()]
+        return [int(f[0]) for f in rows
+                if len(f) > 2 and "sys_enter_" in f[2]]
+
+    calls = 10000 + exit_calls()
+    before = len(opens_logged(e.log_text(), e.a))
+    brokered = counts(e.run_as(e.a, cmd))
+    full = e.env(PERFCTR_NO_BROKER="1")
+    full["PATH"] = os.environ.get("PATH", full["PATH"])
+    direct = counts(subprocess.run(cmd, env=full, capture_output=True,
+                                   text=True, timeout=120))
+    check(brokered[0] == calls and brokered[2] == calls and
+          brokered[1] >= 3000, brokered)
+    check(direct == brokered, "direct %s, brokered %s" % (direct, brokered))
+    new = opens_logged(e.log_text(), e.a)[before:]
+    check(len(new) == 4 and
+          all("allowed: uid" in ln and "(event %d of 4)" % (i + 1) in ln
+              for i, ln in enumerate(new)), "\n".join(new))
+
+
+@case
+def one_refused_event_of_independent_ones_is_named():
+    """Of independent events, one the policy refuses refuses their batch;
+    the others are then asked for one by one and granted, and the refusal
+    perfex reports is that event's own, with the broker's reason."""
+    e = ENV
+    before = len(opens_logged(e.log_text(), e.a))
+    r = e.run_as(e.a, [PERFEX, "-x,", "-e",
+                       "syscalls:sys_enter_getppid:uk,cycles:k,"
+                       "syscalls:sys_enter_getpid:uk", "--", work(),
+                       "getppid", "10"])
+    check(r.returncode == 131, "exit %d: %s" % (r.returncode, r.stderr))
+    check(r.stderr.splitlines()[:2] == [
+        "perfex: cannot open event 'cycles:k': the access broker refused "
+        "it: hardware events (rule 'user-a')",
+        "hint: the broker's policy file decides (/etc/perfctr/perfctrd.conf "
+        "unless perfctrd -c names another; see perfctrd.conf(5))"],
+        r.stderr)
+    new = opens_logged(e.log_text(), e.a)[before:]
+    # The batch (refused at its second event), the first event alone
+    # (granted), the second alone (refused): nothing asked after it.
+    check(len(new) == 3, "\n".join(new))
+    if len(new) == 3:
+        check("denied: uid" in new[0] and
+              "rule 'user-a': hardware events" in new[0] and
+              "(event 2 of 3; the batch is refused)" in new[0], new[0])
+        check("allowed: uid" in new[1] and
+              "sys_enter_getppid" in new[1] and " of " not in new[1],
+              new[1])
+        check("denied: uid" in new[2] and
+              "hardware events" in new[2] and " of " not in new[2], new[2])
 
 
 @case
