@@ -11,7 +11,8 @@ broker in one batch and counts what root's direct group counts, and so
 do four events of groups of their own (-e a,b,c,d).  A batch with one
 refused member is refused whole, naming the member and why; of
 independent events, the others are then granted one by one and perfex
-names the refused one.
+names the refused one; a raw batch of independent events opens each as
+a group of its own.
 A's requests against B's process, for CPU-wide counting, kernel
 sampling, raw events, forged and oversized attrs, a pidfd whose pid was
 reused by B, truncated, oversized and malformed messages with wrong
@@ -22,6 +23,7 @@ and leaks nothing; 10,000 requests (batches among them) from clients that
 go away mid-request leave its descriptor count where it was."""
 import array
 import ctypes
+import fcntl
 import json
 import os
 import platform
@@ -45,6 +47,7 @@ MAGIC = 0x44424350
 OPEN, TP_ID, TP_LIST, POLICY, OPEN_BATCH = 1, 2, 3, 4, 5
 T_PID, T_CPU, T_CGROUP = 1, 2, 3
 F_GROUP, F_LEAD = 1, 4
+PERF_EVENT_IOC_ENABLE = 0x2400
 BATCH_MAX = 64
 EPERM, ESRCH, EBADF, EACCES, EINVAL, E2BIG, EMFILE = 1, 3, 9, 13, 22, 7, 24
 EPROTO, EMSGSIZE = 71, 90
@@ -374,6 +377,24 @@ def attacks(path, tp, b_pid):
                [me, leader if leader is not None else rd])
     if leader is not None:
         os.close(leader)
+    # Independent events (neither leading nor joining): each its own
+    # group, so the second enabled alone counts the calls alone (as a
+    # member of the disabled first it would count none).
+    off_pp = attr(2, tp["sys_enter_getppid"], flags=(1 << 5) | 1)
+    st, rule, text, value, got = request_all(
+        s, batch_msg(T_PID, -1, [off_pp] * 3, flags=0), [me])
+    out["batch_independent"] = [st, rule, text, bool(got)]
+    out["batch_independent/value"] = [value, len(got)]
+    if len(got) == 3:
+        fcntl.ioctl(got[1], PERF_EVENT_IOC_ENABLE, 0)
+        for _ in range(3000):
+            libc.syscall(SYS_GETPPID)
+        out["batch_independent_counts"] = [
+            struct.unpack("=Q", os.read(fd, 8))[0] for fd in got]
+    for fd in got:
+        os.close(fd)
+    note_batch("batch_independent_refused",
+               batch_msg(T_PID, -1, [tc, tp_read, tc], flags=0), [me])
     note_batch("batch_member_refused",
                batch_msg(T_PID, -1, [tc, tc, tp_read, tc]), [me])
     note_batch("batch_member_raw",
@@ -750,7 +771,8 @@ def attacks_are_refused_and_logged():
         "batch_without_pidfd": -EBADF, "batch_ten_fds": -EBADF,
         "batch_lead_and_group": -EINVAL, "batch_pipe_as_leader": -EBADF,
         "batch_as_version_1": -EPROTO, "batch_over_max_fds": -EMFILE,
-        "batch_of_max_fds": 0,
+        "batch_of_max_fds": 0, "batch_independent": 0,
+        "batch_independent_refused": -EACCES,
     }
     bad = []
     for name, status in want.items():
@@ -764,7 +786,9 @@ def attacks_are_refused_and_logged():
               "batch_member_refused": [2, 0], "batch_member_raw": [3, 0],
               "batch_member_forged_attr": [1, 0],
               "batch_of_b_process": [0, 0], "batch_over_max_fds": [0, 0],
-              "batch_of_max_fds": [BATCH_MAX, BATCH_MAX]}
+              "batch_of_max_fds": [BATCH_MAX, BATCH_MAX],
+              "batch_independent": [3, 3],
+              "batch_independent_refused": [1, 0]}
     bad = ["%s: value and fds %s, expected %s" % (k, out.get(k + "/value"), v)
            for k, v in values.items() if out.get(k + "/value") != v]
     check(not bad, "; ".join(bad))
@@ -772,6 +796,8 @@ def attacks_are_refused_and_logged():
           "tracepoint syscalls:sys_enter_read",
           out["batch_member_refused"])
     check(out.get("own_getppid_count") == 5000, out.get("own_getppid_count"))
+    check(out.get("batch_independent_counts") == [0, 3000, 0],
+          out.get("batch_independent_counts"))
     check(e.alive(), "the broker died")
     log = e.log_text()
     denied = log.count("denied: uid %d (%s)" % (e.a.pw_uid, USER_A))
