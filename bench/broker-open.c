@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * The cost of opening a counter through the access broker (perfctrd)
- * against a direct perf_event_open(2), in one run: one event, and a group
- * of 8; then read(2) of a brokered and of a direct counter, which must
- * cost the same (the descriptor is the caller's own).  Run as root by
+ * against a direct perf_event_open(2), in one run: one event, a group of
+ * 8, and 8 independent events (each its own group, as perfex -e a,b,c
+ * makes them) in one request; then read(2) of a brokered and of a direct
+ * counter, which must cost the same (the descriptor is the caller's
+ * own).  Run as root by
  * bench/broker-open, which starts a broker on a socket of its own.
  * Medians of rounds; opens only are timed (closes are the same either way).
  * With $PERFCTRD_PID, also the broker's own CPU time per open (from its
@@ -89,10 +91,40 @@ static int open_group(int size, int *fds)
 	return ret;
 }
 
-/* ns per open of a group of @size (1: a single event); @batch: a group
- * through the broker in one request. */
-static double bench_open(bool broker, int size, bool batch)
+/*
+ * @size independent events (each its own group, as -e a,b,c makes them)
+ * through the broker in one request, as the library opens them once the
+ * kernel refuses the first; 0, or -EPROTONOSUPPORT as open_group().
+ */
+static int open_many(int size, int *fds)
 {
+	struct perf_event_attr attrs[8];
+	char why[256];
+	int k, ret;
+
+	for (k = 0; k < size; k++)
+		task_clock(&attrs[k]);
+	ret = pc_broker_open_many(attrs, (size_t)size, 0, -1, 0, fds, why,
+				  sizeof(why));
+	if (ret && ret != -EPROTONOSUPPORT) {
+		fprintf(stderr, "broker-open: open of independent events: "
+			"%s: %s\n", strerror(-ret), why);
+		exit(1);
+	}
+	return ret;
+}
+
+enum how {
+	ONE_EACH,	/* a group, one request (or open) per member */
+	BATCH,		/* a group through the broker in one request */
+	SINGLES,	/* independent events, one request (or open) each */
+	SINGLES_BATCH,	/* independent events through the broker at once */
+};
+
+/* ns per open of @size events (1: a single event), opened @how. */
+static double bench_open(bool broker, int size, enum how how)
+{
+	bool independent = how == SINGLES || how == SINGLES_BATCH;
 	double rounds[ROUNDS];
 	int fds[8], r, i, k;
 
@@ -102,12 +134,14 @@ static double bench_open(bool broker, int size, bool batch)
 		for (i = 0; i < PER_ROUND / size; i++) {
 			double t0 = now_ns();
 
-			if (batch && open_group(size, fds) == 0)
+			if ((how == BATCH && open_group(size, fds) == 0) ||
+			    (how == SINGLES_BATCH && open_many(size, fds) == 0))
 				k = size;
 			else
 				k = 0;
 			for (; k < size; k++) {
-				fds[k] = open_one(broker, k ? fds[0] : -1);
+				fds[k] = open_one(broker, k && !independent ?
+						  fds[0] : -1);
 				if (fds[k] < 0) {
 					fprintf(stderr, "broker-open: open: %s\n",
 						strerror(-fds[k]));
@@ -161,7 +195,8 @@ static double bench_read(bool broker)
 int main(void)
 {
 	const char *broker_pid = getenv("PERFCTRD_PID");
-	double d1, b1, d8, b8, s8, dr, br, cpu0 = -1, cpu1 = -1, cpu2, cpu3;
+	double d1, b1, d8, b8, s8, di8, bi8, dr, br;
+	double cpu0 = -1, cpu1 = -1, cpu2, cpu3;
 	double own0, own1, own2, own3, dself0, dself1;
 
 	if (!pc_broker_enabled()) {
@@ -171,25 +206,27 @@ int main(void)
 	}
 	/* Warm both paths (first opens fault in code and the broker's
 	 * connection). */
-	bench_open(true, 1, false);
-	bench_open(false, 1, false);
+	bench_open(true, 1, ONE_EACH);
+	bench_open(false, 1, ONE_EACH);
 	dself0 = cpu_ns("self");
-	d1 = bench_open(false, 1, false);
+	d1 = bench_open(false, 1, ONE_EACH);
 	dself1 = cpu_ns("self");
 	if (broker_pid)
 		cpu0 = cpu_ns(broker_pid);
 	own0 = cpu_ns("self");
-	b1 = bench_open(true, 1, false);
+	b1 = bench_open(true, 1, ONE_EACH);
 	own1 = cpu_ns("self");
 	if (broker_pid)
 		cpu1 = cpu_ns(broker_pid);
-	d8 = bench_open(false, 8, false);
+	d8 = bench_open(false, 8, ONE_EACH);
 	cpu2 = broker_pid ? cpu_ns(broker_pid) : -1;
 	own2 = cpu_ns("self");
-	b8 = bench_open(true, 8, true);
+	b8 = bench_open(true, 8, BATCH);
 	own3 = cpu_ns("self");
 	cpu3 = broker_pid ? cpu_ns(broker_pid) : -1;
-	s8 = bench_open(true, 8, false);
+	s8 = bench_open(true, 8, ONE_EACH);
+	di8 = bench_open(false, 8, SINGLES);
+	bi8 = bench_open(true, 8, SINGLES_BATCH);
 	dr = bench_read(false);
 	br = bench_read(true);
 	printf("open of one task-clock event: direct %8.0f ns, broker %8.0f ns, "
@@ -198,6 +235,8 @@ int main(void)
 	       "ratio %.2f (target <= 3)\n", d8, b8, b8 / d8);
 	printf("  the 8 one request each:     direct %8.0f ns, broker %8.0f ns, "
 	       "ratio %.2f\n", d8, s8, s8 / d8);
+	printf("8 independent events, one request: direct %8.0f ns, broker "
+	       "%8.0f ns, ratio %.2f (target <= 3)\n", di8, bi8, bi8 / di8);
 	printf("read(2) of the counter:       direct %8.0f ns, broker %8.0f ns, "
 	       "ratio %.2f (same descriptor kind: 1)\n", dr, br, br / dr);
 	/* CPU time is what a loaded machine inflates least; the direct

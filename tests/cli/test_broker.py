@@ -7,8 +7,12 @@ kernel-mode counts (no kernel-mode samples), and user B nothing.
 
 A counts its own workload's getppid tracepoint exactly through perfex and
 the broker, and through a raw request; a group of 8 of them goes to the
-broker in one batch and counts what root's direct group counts.  A batch
-with one refused member is refused whole, naming the member and why.
+broker in one batch and counts what root's direct group counts, and so
+do four events of groups of their own (-e a,b,c,d).  A batch with one
+refused member is refused whole, naming the member and why; of
+independent events, the others are then granted one by one and perfex
+names the refused one; a raw batch of independent events opens each as
+a group of its own.
 A's requests against B's process, for CPU-wide counting, kernel
 sampling, raw events, forged and oversized attrs, a pidfd whose pid was
 reused by B, truncated, oversized and malformed messages with wrong
@@ -19,6 +23,7 @@ and leaks nothing; 10,000 requests (batches among them) from clients that
 go away mid-request leave its descriptor count where it was."""
 import array
 import ctypes
+import fcntl
 import json
 import os
 import platform
@@ -42,6 +47,7 @@ MAGIC = 0x44424350
 OPEN, TP_ID, TP_LIST, POLICY, OPEN_BATCH = 1, 2, 3, 4, 5
 T_PID, T_CPU, T_CGROUP = 1, 2, 3
 F_GROUP, F_LEAD = 1, 4
+PERF_EVENT_IOC_ENABLE = 0x2400
 BATCH_MAX = 64
 EPERM, ESRCH, EBADF, EACCES, EINVAL, E2BIG, EMFILE = 1, 3, 9, 13, 22, 7, 24
 EPROTO, EMSGSIZE = 71, 90
@@ -371,6 +377,24 @@ def attacks(path, tp, b_pid):
                [me, leader if leader is not None else rd])
     if leader is not None:
         os.close(leader)
+    # Independent events (neither leading nor joining): each its own
+    # group, so the second enabled alone counts the calls alone (as a
+    # member of the disabled first it would count none).
+    off_pp = attr(2, tp["sys_enter_getppid"], flags=(1 << 5) | 1)
+    st, rule, text, value, got = request_all(
+        s, batch_msg(T_PID, -1, [off_pp] * 3, flags=0), [me])
+    out["batch_independent"] = [st, rule, text, bool(got)]
+    out["batch_independent/value"] = [value, len(got)]
+    if len(got) == 3:
+        fcntl.ioctl(got[1], PERF_EVENT_IOC_ENABLE, 0)
+        for _ in range(3000):
+            libc.syscall(SYS_GETPPID)
+        out["batch_independent_counts"] = [
+            struct.unpack("=Q", os.read(fd, 8))[0] for fd in got]
+    for fd in got:
+        os.close(fd)
+    note_batch("batch_independent_refused",
+               batch_msg(T_PID, -1, [tc, tp_read, tc], flags=0), [me])
     note_batch("batch_member_refused",
                batch_msg(T_PID, -1, [tc, tc, tp_read, tc]), [me])
     note_batch("batch_member_raw",
@@ -561,6 +585,79 @@ def user_counts_group_of_8_exactly_through_one_request():
           in log, log[-3000:])
 
 
+def opens_logged(log, user):
+    """The broker's log lines of @user's opens (granted or not)."""
+    return [ln for ln in log.splitlines()
+            if "uid %d (%s)" % (user.pw_uid, USER_A if user is ENV.a
+                                else USER_B) in ln and ": open " in ln]
+
+
+@case
+def user_counts_independent_events_exactly_through_one_request():
+    """Four events of groups of their own (-e a,b,c,d) that the kernel
+    refuses A go to the broker in one request, not one each, and count
+    what root's direct opens count: the getppid calls exactly."""
+    e = ENV
+    names = ["syscalls:sys_enter_getppid:uk", "syscalls:sys_enter_getpid:uk",
+             "task-clock:k", "syscalls:sys_enter_getppid:uk"]
+    cmd = [PERFEX, "-x,", "-e", ",".join(names), "--", work(), "getppid",
+           "10000", "getpid", "3000"]
+
+    def counts(r):
+        check(r.returncode == 0, r.stderr)
+        rows = [ln.split(",") for ln in r.stderr.splitlines()]
+        return [int(f[0]) for f in rows
+                if len(f) > 2 and "sys_enter_" in f[2]]
+
+    calls = 10000 + exit_calls()
+    before = len(opens_logged(e.log_text(), e.a))
+    brokered = counts(e.run_as(e.a, cmd))
+    full = e.env(PERFCTR_NO_BROKER="1")
+    full["PATH"] = os.environ.get("PATH", full["PATH"])
+    direct = counts(subprocess.run(cmd, env=full, capture_output=True,
+                                   text=True, timeout=120))
+    check(brokered[0] == calls and brokered[2] == calls and
+          brokered[1] >= 3000, brokered)
+    check(direct == brokered, "direct %s, brokered %s" % (direct, brokered))
+    new = opens_logged(e.log_text(), e.a)[before:]
+    check(len(new) == 4 and
+          all("allowed: uid" in ln and "(event %d of 4)" % (i + 1) in ln
+              for i, ln in enumerate(new)), "\n".join(new))
+
+
+@case
+def one_refused_event_of_independent_ones_is_named():
+    """Of independent events, one the policy refuses refuses their batch;
+    the others are then asked for one by one and granted, and the refusal
+    perfex reports is that event's own, with the broker's reason."""
+    e = ENV
+    before = len(opens_logged(e.log_text(), e.a))
+    r = e.run_as(e.a, [PERFEX, "-x,", "-e",
+                       "syscalls:sys_enter_getppid:uk,cycles:k,"
+                       "syscalls:sys_enter_getpid:uk", "--", work(),
+                       "getppid", "10"])
+    check(r.returncode == 131, "exit %d: %s" % (r.returncode, r.stderr))
+    check(r.stderr.splitlines()[:2] == [
+        "perfex: cannot open event 'cycles:k': the access broker refused "
+        "it: hardware events (rule 'user-a')",
+        "hint: the broker's policy file decides (/etc/perfctr/perfctrd.conf "
+        "unless perfctrd -c names another; see perfctrd.conf(5))"],
+        r.stderr)
+    new = opens_logged(e.log_text(), e.a)[before:]
+    # The batch (refused at its second event), the first event alone
+    # (granted), the second alone (refused): nothing asked after it.
+    check(len(new) == 3, "\n".join(new))
+    if len(new) == 3:
+        check("denied: uid" in new[0] and
+              "rule 'user-a': hardware events" in new[0] and
+              "(event 2 of 3; the batch is refused)" in new[0], new[0])
+        check("allowed: uid" in new[1] and
+              "sys_enter_getppid" in new[1] and " of " not in new[1],
+              new[1])
+        check("denied: uid" in new[2] and
+              "hardware events" in new[2] and " of " not in new[2], new[2])
+
+
 @case
 def user_lists_what_the_policy_allows():
     e = ENV
@@ -674,7 +771,8 @@ def attacks_are_refused_and_logged():
         "batch_without_pidfd": -EBADF, "batch_ten_fds": -EBADF,
         "batch_lead_and_group": -EINVAL, "batch_pipe_as_leader": -EBADF,
         "batch_as_version_1": -EPROTO, "batch_over_max_fds": -EMFILE,
-        "batch_of_max_fds": 0,
+        "batch_of_max_fds": 0, "batch_independent": 0,
+        "batch_independent_refused": -EACCES,
     }
     bad = []
     for name, status in want.items():
@@ -688,7 +786,9 @@ def attacks_are_refused_and_logged():
               "batch_member_refused": [2, 0], "batch_member_raw": [3, 0],
               "batch_member_forged_attr": [1, 0],
               "batch_of_b_process": [0, 0], "batch_over_max_fds": [0, 0],
-              "batch_of_max_fds": [BATCH_MAX, BATCH_MAX]}
+              "batch_of_max_fds": [BATCH_MAX, BATCH_MAX],
+              "batch_independent": [3, 3],
+              "batch_independent_refused": [1, 0]}
     bad = ["%s: value and fds %s, expected %s" % (k, out.get(k + "/value"), v)
            for k, v in values.items() if out.get(k + "/value") != v]
     check(not bad, "; ".join(bad))
@@ -696,6 +796,8 @@ def attacks_are_refused_and_logged():
           "tracepoint syscalls:sys_enter_read",
           out["batch_member_refused"])
     check(out.get("own_getppid_count") == 5000, out.get("own_getppid_count"))
+    check(out.get("batch_independent_counts") == [0, 3000, 0],
+          out.get("batch_independent_counts"))
     check(e.alive(), "the broker died")
     log = e.log_text()
     denied = log.count("denied: uid %d (%s)" % (e.a.pw_uid, USER_A))

@@ -62,7 +62,8 @@ struct pc_engine {
 	int *leader_fds;		/* nr_groups * nr_units */
 	struct eng_gu *gu;		/* nr_groups * nr_units */
 	struct pc_slot **open_pool;	/* the gu's open lists */
-	/* Scratch of one group's open, sized at open for the largest. */
+	/* Scratch of one open call (a group, or a run of groups of one
+	 * event each), sized at open for all the events. */
 	struct perf_event_attr *open_attrs;
 	int *open_fds;
 	size_t *open_evs;
@@ -499,21 +500,50 @@ static int setup_slot(struct pc_engine *e, const struct eng_event *event,
 	return 0;
 }
 
+/* Event @m of an open of @nr groups from @g: member @m of group @g, or
+ * the one event of group @g + @m when they are several. */
+static size_t run_event(const struct pc_engine *e, size_t g, size_t nr,
+			size_t m)
+{
+	return nr > 1 ? e->groups[g + m].members[0] : e->groups[g].members[m];
+}
+
 /*
- * Open group @g on unit @u.  Return 0, 1 when the unit's thread is gone,
- * or -errno.  The members that can count on the unit's CPU are opened in
- * one call, so that when they go to the broker they go in one round trip;
- * a member that fails as unsupported (when that is no failure) is left out
- * and the members after it are opened in the next call.
+ * How many groups from @g to open in one call on a unit: the run of
+ * groups of one event each, on the same target (a cgroup of their own or
+ * none: the same pid and flags), or 1.  The events of a run are
+ * independent, so that when they go to the broker they go in one round
+ * trip, as a group's members do.
  */
-static int open_group(struct pc_engine *e, size_t g, size_t u)
+static size_t run_length(const struct pc_engine *e, size_t g)
+{
+	int cgroup_fd = e->events[e->groups[g].members[0]].cgroup_fd;
+	size_t nr;
+
+	for (nr = 0; g + nr < e->nr_groups; nr++)
+		if (e->groups[g + nr].nr_members != 1 ||
+		    e->events[e->groups[g + nr].members[0]].cgroup_fd !=
+		    cgroup_fd)
+			break;
+	return nr ? nr : 1;
+}
+
+/*
+ * Open group @g on unit @u, or the @nr groups of one event from @g (a run,
+ * see run_length()).  Return 0, 1 when the unit's thread is gone, or
+ * -errno.  The events that can count on the unit's CPU are opened in
+ * one call, so that when they go to the broker they go in one round
+ * trip; an event that fails as unsupported (when that is no failure) is
+ * left out and the events after it are opened in the next call.
+ */
+static int open_groups(struct pc_engine *e, size_t g, size_t nr, size_t u)
 {
 	const struct eng_group *grp = &e->groups[g];
 	const struct pc_unit *unit = &e->units[u];
-	int *lfd = &e->leader_fds[g * e->nr_units + u];
+	size_t total = nr > 1 ? nr : grp->nr_members;
 	bool strict = e->flags & PC_ENGINE_STRICT;
 	/* A group of its own cgroup: on the unit's CPU, with the cgroup's
-	 * fd in place of the unit's (pc_engine__add()). */
+	 * fd in place of the unit's (pc_engine__add()); a run shares it. */
 	int cgroup_fd = e->events[grp->members[0]].cgroup_fd;
 	pid_t pid = cgroup_fd >= 0 ? cgroup_fd : unit->tid;
 	unsigned long flags = (cgroup_fd >= 0 ? PERF_FLAG_PID_CGROUP :
@@ -523,11 +553,13 @@ static int open_group(struct pc_engine *e, size_t g, size_t u)
 	size_t m = 0, n, k, opened;
 	int err;
 
-	while (m < grp->nr_members) {
-		for (n = 0; m < grp->nr_members; m++) {
-			size_t ev = grp->members[m];
+	while (m < total) {
+		for (n = 0; m < total; m++) {
+			size_t ev = run_event(e, g, nr, m);
 			const struct eng_event *event = &e->events[ev];
 			struct perf_event_attr *attr = &e->open_attrs[n];
+			const int *lfd =
+				&e->leader_fds[event->group * e->nr_units + u];
 
 			if (!cpu_allowed(event, unit->cpu)) {
 				slot_unsupported(&e->slots[ev * e->nr_units + u],
@@ -536,9 +568,11 @@ static int open_group(struct pc_engine *e, size_t g, size_t u)
 					return -ENODEV;
 				continue;
 			}
-			/* The first of the call leads when no member is open
-			 * yet; the others join it. */
-			open_attr(e, event, unit, *lfd < 0 && n == 0, attr);
+			/* Of a group, the first of the call leads when no
+			 * member is open yet and the others join it; each
+			 * of a run leads its own. */
+			open_attr(e, event, unit, *lfd < 0 && (nr > 1 || !n),
+				  attr);
 #if defined(__aarch64__)
 			/* The armv8 PMU's rdpmc format bit (config1:1):
 			 * without it the kernel gives the page no counter
@@ -553,11 +587,18 @@ static int open_group(struct pc_engine *e, size_t g, size_t u)
 		}
 		if (!n)
 			break;
-		err = sys_perf_event_open_group(e->open_attrs, n, pid,
-						unit->cpu, *lfd, flags,
-						e->open_fds, &opened);
+		if (nr > 1)
+			err = sys_perf_event_open_many(e->open_attrs, n, pid,
+						       unit->cpu, flags,
+						       e->open_fds, &opened);
+		else
+			err = sys_perf_event_open_group(e->open_attrs, n, pid,
+					unit->cpu, e->leader_fds[g * e->nr_units + u],
+					flags, e->open_fds, &opened);
 		for (k = 0; k < opened; k++) {
 			size_t ev = e->open_evs[k];
+			int *lfd = &e->leader_fds[e->events[ev].group *
+						  e->nr_units + u];
 			int ret;
 
 			if (*lfd < 0)
@@ -595,8 +636,8 @@ static int open_group(struct pc_engine *e, size_t g, size_t u)
 			}
 			slot_unsupported(&e->slots[ev * e->nr_units + u], -err);
 		}
-		/* On after the member that failed. */
-		for (m = 0; grp->members[m] != e->open_evs[opened]; m++)
+		/* On after the event that failed. */
+		for (m = 0; run_event(e, g, nr, m) != e->open_evs[opened]; m++)
 			;
 		m++;
 	}
@@ -614,9 +655,10 @@ static int alloc_open_state(struct pc_engine *e)
 	e->leader_fds = malloc(ngu * sizeof(*e->leader_fds));
 	e->gu = calloc(ngu, sizeof(*e->gu));
 	e->open_pool = malloc(n * sizeof(*e->open_pool));
-	e->open_attrs = malloc(e->max_members * sizeof(*e->open_attrs));
-	e->open_fds = malloc(e->max_members * sizeof(*e->open_fds));
-	e->open_evs = malloc(e->max_members * sizeof(*e->open_evs));
+	/* A run of groups of one event each may be all of the events. */
+	e->open_attrs = malloc(e->nr_events * sizeof(*e->open_attrs));
+	e->open_fds = malloc(e->nr_events * sizeof(*e->open_fds));
+	e->open_evs = malloc(e->nr_events * sizeof(*e->open_evs));
 	e->read_buf = malloc(bytes);
 	e->entries = malloc(e->max_members * sizeof(*e->entries));
 	e->pages = malloc(e->max_members * sizeof(*e->pages));
@@ -698,7 +740,7 @@ static void list_open(struct pc_engine *e)
 
 int pc_engine__open(struct pc_engine *e, unsigned int flags)
 {
-	size_t u, g, alive = 0;
+	size_t u, g, nr, alive = 0;
 	int err;
 
 	if (!e || !e->nr_events)
@@ -718,8 +760,10 @@ int pc_engine__open(struct pc_engine *e, unsigned int flags)
 	for (u = 0; u < e->nr_units; u++) {
 		int rc = 0;
 
-		for (g = 0; g < e->nr_groups && !rc; g++)
-			rc = open_group(e, g, u);
+		for (g = 0; g < e->nr_groups && !rc; g += nr) {
+			nr = run_length(e, g);
+			rc = open_groups(e, g, nr, u);
+		}
 		if (rc < 0) {
 			err = rc;
 			goto fail;

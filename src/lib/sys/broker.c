@@ -477,10 +477,11 @@ static int open_batch(const struct perf_event_attr *attrs, unsigned int n,
 	return ret;
 }
 
-/* pc_broker_open_group() with the target made (its pidfd kept or not). */
-static int open_group(const struct perf_event_attr *attrs, size_t n,
-		      struct target *t, int cpu, int *fds, char *why,
-		      size_t why_size)
+/* pc_broker_open_group() (@group) or pc_broker_open_many() with the
+ * target made (its pidfd kept or not). */
+static int open_set(const struct perf_event_attr *attrs, size_t n,
+		    bool group, struct target *t, int cpu, int *fds, char *why,
+		    size_t why_size)
 {
 	size_t done = 0, i;
 	int ret = 0;
@@ -495,15 +496,16 @@ static int open_group(const struct perf_event_attr *attrs, size_t n,
 			break;
 		}
 		/* The first batch's first event leads, unless a leader was
-		 * given; later batches join whichever it is. */
-		if (done && !(t->flags & PC_BROKER_F_GROUP)) {
+		 * given; later batches join whichever it is.  Independent
+		 * events have neither flag. */
+		if (group && done && !(t->flags & PC_BROKER_F_GROUP)) {
 			t->flags |= PC_BROKER_F_GROUP;
 			t->fds[t->nr_fds++] = fds[0];
 		}
 		ret = open_batch(&attrs[done], k, t,
-				 t->flags & PC_BROKER_F_GROUP ? t->flags :
-				 t->flags | PC_BROKER_F_LEAD, cpu, &fds[done],
-				 why, why_size);
+				 !group || t->flags & PC_BROKER_F_GROUP ?
+				 t->flags : t->flags | PC_BROKER_F_LEAD, cpu,
+				 &fds[done], why, why_size);
 		if (!ret)
 			done += k;
 	}
@@ -515,10 +517,11 @@ static int open_group(const struct perf_event_attr *attrs, size_t n,
 	return ret;
 }
 
-int pc_broker_open_group(const struct perf_event_attr *attrs, size_t n,
-			 pid_t pid, int cpu, int group_fd,
-			 unsigned long flags, int *fds, char *why,
-			 size_t why_size)
+/* The two batch opens' common part: @group_fd is -1 unless @group. */
+static int open_batched(const struct perf_event_attr *attrs, size_t n,
+			bool group, pid_t pid, int cpu, int group_fd,
+			unsigned long flags, int *fds, char *why,
+			size_t why_size)
 {
 	struct target t;
 	int ret, attempt;
@@ -536,12 +539,29 @@ int pc_broker_open_group(const struct perf_event_attr *attrs, size_t n,
 		ret = target_of(pid, group_fd, flags, &t);
 		if (ret)
 			return ret;
-		ret = open_group(attrs, n, &t, cpu, fds, why, why_size);
+		ret = open_set(attrs, n, group, &t, cpu, fds, why, why_size);
 		target_done(&t);
 		if (!retry_fresh(&t, ret))
 			break;
 	}
 	return ret;
+}
+
+int pc_broker_open_group(const struct perf_event_attr *attrs, size_t n,
+			 pid_t pid, int cpu, int group_fd,
+			 unsigned long flags, int *fds, char *why,
+			 size_t why_size)
+{
+	return open_batched(attrs, n, true, pid, cpu, group_fd, flags, fds,
+			    why, why_size);
+}
+
+int pc_broker_open_many(const struct perf_event_attr *attrs, size_t n,
+			pid_t pid, int cpu, unsigned long flags, int *fds,
+			char *why, size_t why_size)
+{
+	return open_batched(attrs, n, false, pid, cpu, -1, flags, fds, why,
+			    why_size);
 }
 
 /* A query without descriptors; the decoded reply in *m (pointing into

@@ -46,6 +46,17 @@ int pc_broker_open_group(const struct perf_event_attr *attrs, size_t n,
 			 size_t why_size);
 
 /*
+ * Ask the broker to open the @n independent events @attrs (each its own
+ * group) on one target, in one round trip per PC_BROKER_BATCH_MAX of
+ * them; the parameters as for pc_broker_open_group(), and the same all or
+ * nothing: one event refused refuses them all (then ask for them one by
+ * one, for each event's own verdict).
+ */
+int pc_broker_open_many(const struct perf_event_attr *attrs, size_t n,
+			pid_t pid, int cpu, unsigned long flags, int *fds,
+			char *why, size_t why_size);
+
+/*
  * The broker's reason for refusing this thread's last request, as
  * "REASON (rule 'NAME')", or "" when it was not asked since the last
  * pc_broker_forget_refusal() or did not answer.  sys_perf_event_open()

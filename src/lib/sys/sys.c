@@ -64,42 +64,53 @@ int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 	return fd;
 }
 
-int sys_perf_event_open_group(struct perf_event_attr *attrs, size_t n,
-			      pid_t pid, int cpu, int group_fd,
-			      unsigned long flags, int *fds, size_t *opened)
+/*
+ * @n opens in order, each tried directly first: once the kernel refuses
+ * one and the broker may help, the rest go to the broker in one round
+ * trip.  @group: the events make a group (the first joins @group_fd when
+ * it is one, else leads), else they are independent.  Refused, they are
+ * asked for one by one, as without batches, so that the events the kernel
+ * or the broker allows are open and the refusal is the failing event's
+ * own.
+ */
+static int open_set(struct perf_event_attr *attrs, size_t n, pid_t pid,
+		    int cpu, bool group, int group_fd, unsigned long flags,
+		    int *fds, size_t *opened)
 {
 	bool batch = true;
 	size_t i;
 
 	*opened = 0;
 	for (i = 0; i < n; i++) {
-		int leader = group_fd >= 0 ? group_fd : i ? fds[0] : -1;
+		int leader = !group ? -1 : group_fd >= 0 ? group_fd :
+			     i ? fds[0] : -1;
 		int fd;
 
 		pc_broker_forget_refusal();
 		fd = open_direct(&attrs[i], pid, cpu, leader, flags);
-		/*
-		 * The rest in one round trip to the broker.  Refused, they
-		 * are asked for one by one, as without batches, so that the
-		 * members the kernel or the broker allows are open and the
-		 * refusal is the failing member's own.
-		 */
 		if (fd < 0 && batch && n - i > 1 &&
 		    broker_may_help(fd, flags)) {
+			unsigned long bflags = flags & ~PC_SYS_NO_BROKER;
 			char why[256];
 			size_t k;
+			int ret;
 
 			for (k = i + 1; k < n; k++)
 				if (!attrs[k].size)
 					attrs[k].size = sizeof(attrs[k]);
-			if (!pc_broker_open_group(&attrs[i], n - i, pid, cpu,
-						  leader,
-						  flags & ~PC_SYS_NO_BROKER,
-						  &fds[i], why, sizeof(why))) {
+			ret = group ?
+			      pc_broker_open_group(&attrs[i], n - i, pid, cpu,
+						   leader, bflags, &fds[i], why,
+						   sizeof(why)) :
+			      pc_broker_open_many(&attrs[i], n - i, pid, cpu,
+						  bflags, &fds[i], why,
+						  sizeof(why));
+			if (!ret) {
 				*opened = n;
 				return 0;
 			}
-			pr_debug("perfctrd refused the group: %s\n", why);
+			pr_debug("perfctrd refused the %s: %s\n",
+				 group ? "group" : "events", why);
 			batch = false;
 			pc_broker_forget_refusal();
 		}
@@ -114,6 +125,21 @@ int sys_perf_event_open_group(struct perf_event_attr *attrs, size_t n,
 		*opened = i + 1;
 	}
 	return 0;
+}
+
+int sys_perf_event_open_group(struct perf_event_attr *attrs, size_t n,
+			      pid_t pid, int cpu, int group_fd,
+			      unsigned long flags, int *fds, size_t *opened)
+{
+	return open_set(attrs, n, pid, cpu, true, group_fd, flags, fds,
+			opened);
+}
+
+int sys_perf_event_open_many(struct perf_event_attr *attrs, size_t n,
+			     pid_t pid, int cpu, unsigned long flags,
+			     int *fds, size_t *opened)
+{
+	return open_set(attrs, n, pid, cpu, false, -1, flags, fds, opened);
 }
 
 static int perf_ioctl(int fd, unsigned long request, unsigned long arg)

@@ -39,6 +39,21 @@ int sys_perf_event_open_group(struct perf_event_attr *attrs, size_t n,
 			      pid_t pid, int cpu, int group_fd,
 			      unsigned long flags, int *fds, size_t *opened);
 
+/*
+ * perf_event_open(2) of the @n independent events @attrs, in order, each
+ * its own group, all on one target (@pid or the cgroup fd of
+ * PERF_FLAG_PID_CGROUP, @cpu).  The same as @n calls of
+ * sys_perf_event_open() with no group fd, and as many system calls when
+ * the kernel allows them all; where it refuses one and the broker is
+ * asked, the rest go to it in one round trip.  Return 0 (*@opened = @n),
+ * or the -errno of @attrs[*@opened], whose earlier events are open in
+ * @fds (the caller's to use or close), and whose broker refusal, if any,
+ * is pc_broker_refusal()'s.
+ */
+int sys_perf_event_open_many(struct perf_event_attr *attrs, size_t n,
+			     pid_t pid, int cpu, unsigned long flags,
+			     int *fds, size_t *opened);
+
 int sys_perf_enable(int fd, bool group);
 int sys_perf_disable(int fd, bool group);
 int sys_perf_reset(int fd, bool group);
