@@ -8,10 +8,15 @@
  * the refusal its own; a broker that predates batches (it answers a batch
  * as a malformed open, as such a broker does) is asked event by event,
  * and not sent a batch again on that connection; PC_SYS_NO_BROKER asks
- * nothing.  The kernel's refusal is made by a seccomp filter on the
- * test's main thread (perf_event_open(2) fails with EACCES there), so the
- * test runs as root at any perf_event_paranoid; the broker thread,
- * started before the filter, opens the events for real.
+ * nothing.  The engine opens a run of groups of one event each with one
+ * such call (a group between two runs with its own), skips an event the
+ * broker's kernel cannot count (ENOENT: an answer of the broker, not its
+ * absence) and opens the rest of the run at once, fails on it in strict
+ * mode, and names a refused event with the broker's reason.  The
+ * kernel's refusal is made by a seccomp filter on the test's main thread
+ * (perf_event_open(2) fails with EACCES there), so the test runs as root
+ * at any perf_event_paranoid; the broker thread, started before the
+ * filter, opens the events for real.
  */
 #include <errno.h>
 #include <linux/audit.h>
@@ -28,6 +33,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <perfctr/target.h>
+
+#include "core/engine.h"
 #include "sys/broker-wire.h"
 #include "sys/broker.h"
 #include "sys/sys.h"
@@ -39,9 +47,11 @@
 #define TEST_AUDIT_ARCH AUDIT_ARCH_AARCH64
 #endif
 
-/* The broker's one policy rule: cpu-migrations is refused, all else
- * opened. */
+/* The broker's policy: cpu-migrations is refused, alignment-faults
+ * is one the kernel "cannot count here" (ENOENT), all else opened. */
 #define REFUSED_CONFIG PERF_COUNT_SW_CPU_MIGRATIONS
+#define MISSING_CONFIG PERF_COUNT_SW_ALIGNMENT_FAULTS
+#define MAX_LOG 16
 
 static struct {
 	char dir[64];
@@ -52,10 +62,18 @@ static struct {
 	/* What it was asked (read and reset by the test). */
 	unsigned int opens, batches, batch_events;
 	uint32_t batch_flags;
+	/* Each batch's flags and size, in order. */
+	uint32_t log_flags[MAX_LOG];
+	unsigned int log_size[MAX_LOG];
 } fake = { .listen_fd = -1, .conn = -1 };
 
 static uint64_t getppid_id;
 static bool filtered;
+
+static unsigned int fake_count(unsigned int *what)
+{
+	return __atomic_load_n(what, __ATOMIC_SEQ_CST);
+}
 
 /* The pid a pidfd names, from its fdinfo. */
 static pid_t pid_of_pidfd(int pidfd)
@@ -159,6 +177,12 @@ static bool serve_one(int conn)
 	if (m.type == PC_BROKER_OPEN) {
 		__atomic_add_fetch(&fake.opens, 1, __ATOMIC_SEQ_CST);
 	} else {
+		unsigned int at = fake_count(&fake.batches);
+
+		if (at < MAX_LOG) {
+			fake.log_flags[at] = m.flags;
+			fake.log_size[at] = m.nr_attrs;
+		}
 		__atomic_store_n(&fake.batch_flags, m.flags, __ATOMIC_SEQ_CST);
 		__atomic_add_fetch(&fake.batch_events, m.nr_attrs,
 				   __ATOMIC_SEQ_CST);
@@ -168,6 +192,14 @@ static bool serve_one(int conn)
 		if (refused(&attrs[i])) {
 			reply(conn, m.type, -EACCES, m.type == PC_BROKER_OPEN ?
 			      0 : i, "cpu-migrations", NULL, 0);
+			goto out;
+		}
+	for (i = 0; i < m.nr_attrs; i++)
+		if (attrs[i].type == PERF_TYPE_SOFTWARE &&
+		    attrs[i].config == MISSING_CONFIG) {
+			reply(conn, m.type, -ENOENT, m.type == PC_BROKER_OPEN ?
+			      0 : i, "the kernel refused: No such file or "
+			      "directory", NULL, 0);
 			goto out;
 		}
 	pid = pid_of_pidfd(in[0]);
@@ -293,6 +325,11 @@ static void fake_reset(bool old)
 						   __ATOMIC_SEQ_CST) >= 0; i++)
 		usleep(2000);
 	fake.old = old;
+	/* The library learns the broker went away when it next sends: a
+	 * query now, so that what it learnt of the last one (no batches)
+	 * is forgotten before the case's requests. */
+	if (conn >= 0)
+		pc_broker_policy(NULL, 0, NULL, 0);
 	__atomic_store_n(&fake.opens, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&fake.batches, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&fake.batch_events, 0, __ATOMIC_SEQ_CST);
@@ -316,11 +353,6 @@ static uint64_t read_count(int fd)
 	if (read(fd, &v, sizeof(v)) != sizeof(v))
 		return ~0ull;
 	return v;
-}
-
-static unsigned int fake_count(unsigned int *what)
-{
-	return __atomic_load_n(what, __ATOMIC_SEQ_CST);
 }
 
 TEST(independent_events_in_one_request)
@@ -438,7 +470,159 @@ TEST(no_broker_flag_asks_nothing)
 	CHECK_EQ_INT(fake_count(&fake.opens), 0);
 }
 
+/* An engine on the calling thread of the @n events @attrs, @leaders[i]
+ * the leader of event i. */
+static struct pc_engine *engine_of(struct perfctr_target **t,
+				   const struct perf_event_attr *attrs,
+				   const size_t *leaders, size_t n)
+{
+	struct pc_engine *e;
+	size_t i;
+
+	*t = perfctr_target__new_self();
+	REQUIRE(*t);
+	e = pc_engine__new(*t);
+	REQUIRE(e);
+	for (i = 0; i < n; i++) {
+		struct pc_engine_event ev = {
+			.attr = &attrs[i], .leader = leaders[i],
+		};
+
+		REQUIRE(pc_engine__add(e, &ev) == (int)i);
+	}
+	return e;
+}
+
+static uint64_t engine_count(struct pc_engine *e, size_t ev)
+{
+	const struct pc_slot *slot = pc_engine__slot(e, ev, 0);
+
+	return slot && slot->count.status == PERFCTR_COUNT_OK ?
+	       slot->count.value : ~0ull;
+}
+
+static void sw_attr(struct perf_event_attr *attr, uint64_t config)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->type = PERF_TYPE_SOFTWARE;
+	attr->size = sizeof(*attr);
+	attr->config = config;
+}
+
+TEST(engine_opens_a_run_of_single_groups_at_once)
+{
+	/* a, b, {c, d}, e, f: two runs of two around a group of two. */
+	static const size_t leaders[] = { 0, 1, 2, 2, 4, 5 };
+	struct perf_event_attr attrs[6];
+	struct perfctr_target *t;
+	struct pc_engine *e;
+	size_t i;
+
+	need_fake();
+	fake_reset(false);
+	for (i = 0; i < 6; i++)
+		getppid_attr(&attrs[i], false);
+	e = engine_of(&t, attrs, leaders, 6);
+	REQUIRE(pc_engine__open(e, PC_ENGINE_ENABLE) == 0);
+	do_getppid(2000);
+	REQUIRE(pc_engine__disable(e) == 0);
+	REQUIRE(pc_engine__read(e) == 0);
+	for (i = 0; i < 6; i++)
+		CHECK_EQ_U64(engine_count(e, i), 2000);
+	CHECK_EQ_INT(fake_count(&fake.opens), 0);
+	REQUIRE(fake_count(&fake.batches) == 3);
+	CHECK_EQ_INT(fake.log_flags[0], 0);
+	CHECK_EQ_INT(fake.log_size[0], 2);
+	CHECK_EQ_INT(fake.log_flags[1], PC_BROKER_F_LEAD);
+	CHECK_EQ_INT(fake.log_size[1], 2);
+	CHECK_EQ_INT(fake.log_flags[2], 0);
+	CHECK_EQ_INT(fake.log_size[2], 2);
+	/* Each of a run leads its own group. */
+	CHECK_EQ_INT(pc_engine__leader_fd(e, 0, 0), pc_engine__fd(e, 0, 0));
+	CHECK_EQ_INT(pc_engine__leader_fd(e, 1, 0), pc_engine__fd(e, 1, 0));
+	CHECK_EQ_INT(pc_engine__leader_fd(e, 2, 0), pc_engine__fd(e, 2, 0));
+	CHECK_EQ_INT(pc_engine__leader_fd(e, 3, 0), pc_engine__fd(e, 4, 0));
+	CHECK_EQ_INT(pc_engine__leader_fd(e, 4, 0), pc_engine__fd(e, 5, 0));
+	pc_engine__delete(e);
+	perfctr_target__delete(t);
+}
+
+TEST(engine_skips_an_unsupported_event_of_a_run)
+{
+	static const size_t leaders[] = { 0, 1, 2, 3 };
+	struct perf_event_attr attrs[4];
+	struct perfctr_target *t;
+	const struct pc_slot *slot;
+	struct pc_engine *e;
+	size_t i;
+
+	need_fake();
+	fake_reset(false);
+	for (i = 0; i < 4; i++)
+		getppid_attr(&attrs[i], false);
+	sw_attr(&attrs[1], MISSING_CONFIG);
+	e = engine_of(&t, attrs, leaders, 4);
+	REQUIRE(pc_engine__open(e, PC_ENGINE_ENABLE) == 0);
+	do_getppid(800);
+	REQUIRE(pc_engine__disable(e) == 0);
+	REQUIRE(pc_engine__read(e) == 0);
+	CHECK_EQ_U64(engine_count(e, 0), 800);
+	CHECK_EQ_U64(engine_count(e, 2), 800);
+	CHECK_EQ_U64(engine_count(e, 3), 800);
+	slot = pc_engine__slot(e, 1, 0);
+	REQUIRE(slot);
+	CHECK_EQ_INT(slot->count.status, PERFCTR_COUNT_NOT_SUPPORTED);
+	CHECK_EQ_INT(slot->count.errnum, ENOENT);
+	CHECK_EQ_INT(slot->fd, -1);
+	/* The four at once (refused at the second), the first two alone,
+	 * then the two after the one skipped at once. */
+	CHECK_EQ_INT(fake_count(&fake.batches), 2);
+	CHECK_EQ_INT(fake_count(&fake.batch_events), 6);
+	CHECK_EQ_INT(fake_count(&fake.opens), 2);
+	pc_engine__delete(e);
+	perfctr_target__delete(t);
+
+	/* Strict: the open fails at that event, nothing left open. */
+	fake_reset(false);
+	e = engine_of(&t, attrs, leaders, 4);
+	CHECK_EQ_INT(pc_engine__open(e, PC_ENGINE_STRICT), -ENOENT);
+	CHECK_EQ_INT(pc_engine__failure(e)->event, 1);
+	CHECK_EQ_INT(pc_engine__failure(e)->errnum, ENOENT);
+	for (i = 0; i < 4; i++)
+		CHECK_EQ_INT(pc_engine__fd(e, i, 0), -1);
+	pc_engine__delete(e);
+	perfctr_target__delete(t);
+}
+
+TEST(engine_names_the_refused_event_of_a_run)
+{
+	static const size_t leaders[] = { 0, 1, 2 };
+	struct perf_event_attr attrs[3];
+	struct perfctr_target *t;
+	struct pc_engine *e;
+	size_t i;
+
+	need_fake();
+	fake_reset(false);
+	for (i = 0; i < 3; i++)
+		getppid_attr(&attrs[i], false);
+	sw_attr(&attrs[2], REFUSED_CONFIG);
+	e = engine_of(&t, attrs, leaders, 3);
+	CHECK_EQ_INT(pc_engine__open(e, 0), -EACCES);
+	CHECK_EQ_INT(pc_engine__failure(e)->event, 2);
+	CHECK_EQ_INT(pc_engine__failure(e)->errnum, EACCES);
+	CHECK_STR(pc_engine__failure(e)->broker,
+		  "cpu-migrations (rule 'fake')");
+	for (i = 0; i < 3; i++)
+		CHECK_EQ_INT(pc_engine__fd(e, i, 0), -1);
+	pc_engine__delete(e);
+	perfctr_target__delete(t);
+}
+
 TEST_MAIN(TEST_CASE(independent_events_in_one_request),
 	  TEST_CASE(refused_batch_is_asked_event_by_event),
 	  TEST_CASE(broker_without_batches_is_asked_event_by_event),
-	  TEST_CASE(no_broker_flag_asks_nothing))
+	  TEST_CASE(no_broker_flag_asks_nothing),
+	  TEST_CASE(engine_opens_a_run_of_single_groups_at_once),
+	  TEST_CASE(engine_skips_an_unsupported_event_of_a_run),
+	  TEST_CASE(engine_names_the_refused_event_of_a_run))

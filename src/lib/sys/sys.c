@@ -46,8 +46,10 @@ static int open_brokered(struct perf_event_attr *attr, pid_t pid, int cpu,
 	if (bfd >= 0)
 		return bfd;
 	pr_debug("perfctrd refused the open: %s: %s\n", strerror(-bfd), why);
-	/* No broker listening: the kernel's answer stands. */
-	return bfd != -ENOENT && bfd != -ECONNREFUSED ? bfd : err;
+	/* No broker listening (no socket, or nobody on it): the kernel's
+	 * answer stands.  A broker that answered gave its reason, and its
+	 * ENOENT is its kernel's (no such event), to be reported as such. */
+	return why[0] || (bfd != -ENOENT && bfd != -ECONNREFUSED) ? bfd : err;
 }
 
 int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
