@@ -59,9 +59,10 @@ static struct {
 	int listen_fd;
 	int conn;		/* the client's connection, or -1 */
 	bool old;		/* answer batches as a broker without them */
-	/* What it was asked (read and reset by the test). */
+	/* What it was asked (read and reset by the test): requests of one
+	 * event, requests of several (batches) and their events. */
 	unsigned int opens, batches, batch_events;
-	uint32_t batch_flags;
+	uint32_t batch_flags;	/* the last batch's */
 	/* Each batch's flags and size, in order. */
 	uint32_t log_flags[MAX_LOG];
 	unsigned int log_size[MAX_LOG];
@@ -163,8 +164,9 @@ static bool serve_one(int conn)
 		goto out;
 	}
 	if (m.type == PC_BROKER_OPEN_BATCH && fake.old) {
-		/* What a broker of wire version 1 answers to a version 2
-		 * message: a malformed open. */
+		/* What a broker of wire version 1 answers to a batch: a
+		 * malformed open.  Counted as a batch whatever its size: the
+		 * library sends none after it on this connection. */
 		__atomic_add_fetch(&fake.batches, 1, __ATOMIC_SEQ_CST);
 		reply(conn, PC_BROKER_OPEN, -EPROTO, 0, "malformed request",
 		      NULL, 0);
@@ -174,7 +176,9 @@ static bool serve_one(int conn)
 		memset(&attrs[i], 0, sizeof(attrs[i]));
 		memcpy(&attrs[i], m.attrs[i], m.attr_sizes[i]);
 	}
-	if (m.type == PC_BROKER_OPEN) {
+	/* A request of one event is a single open, whichever the message
+	 * (the library sends one as a batch of one where it can). */
+	if (m.nr_attrs == 1) {
 		__atomic_add_fetch(&fake.opens, 1, __ATOMIC_SEQ_CST);
 	} else {
 		unsigned int at = fake_count(&fake.batches);

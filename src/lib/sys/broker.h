@@ -48,9 +48,11 @@ int pc_broker_open_group(const struct perf_event_attr *attrs, size_t n,
 /*
  * Ask the broker to open the @n independent events @attrs (each its own
  * group) on one target, in one round trip per PC_BROKER_BATCH_MAX of
- * them; the parameters as for pc_broker_open_group(), and the same all or
- * nothing: one event refused refuses them all (then ask for them one by
- * one, for each event's own verdict).
+ * them; the other parameters as for pc_broker_open().  All or nothing, as
+ * pc_broker_open_group(): return 0 with @fds[0..n-1] set, or -errno with
+ * none open (one event refused refuses them all: ask for them one by one
+ * then, for each event's own verdict); -EPROTONOSUPPORT: the broker
+ * predates batches.
  */
 int pc_broker_open_many(const struct perf_event_attr *attrs, size_t n,
 			pid_t pid, int cpu, unsigned long flags, int *fds,
