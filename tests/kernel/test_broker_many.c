@@ -12,11 +12,12 @@
  * such call (a group between two runs with its own), skips an event the
  * broker's kernel cannot count (ENOENT: an answer of the broker, not its
  * absence) and opens the rest of the run at once, fails on it in strict
- * mode, and names a refused event with the broker's reason.  The
- * kernel's refusal is made by a seccomp filter on the test's main thread
- * (perf_event_open(2) fails with EACCES there), so the test runs as root
- * at any perf_event_paranoid; the broker thread, started before the
- * filter, opens the events for real.
+ * mode, names a refused event with the broker's reason, and keeps a run
+ * to one target (events of a cgroup of their own apart from the others,
+ * on a CPU-wide engine).  The kernel's refusal is made by a seccomp
+ * filter on the test's main thread (perf_event_open(2) fails with EACCES
+ * there), so the test runs as root at any perf_event_paranoid; the
+ * broker thread, started before the filter, opens the events for real.
  */
 #include <errno.h>
 #include <linux/audit.h>
@@ -29,6 +30,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -37,6 +39,7 @@
 
 #include "core/engine.h"
 #include "sys/broker-wire.h"
+#include "sys/cgroup.h"
 #include "sys/broker.h"
 #include "sys/sys.h"
 #include "test.h"
@@ -63,9 +66,10 @@ static struct {
 	 * event, requests of several (batches) and their events. */
 	unsigned int opens, batches, batch_events;
 	uint32_t batch_flags;	/* the last batch's */
-	/* Each batch's flags and size, in order. */
+	/* Each batch's flags, size and target kind, in order. */
 	uint32_t log_flags[MAX_LOG];
 	unsigned int log_size[MAX_LOG];
+	uint32_t log_target[MAX_LOG];
 } fake = { .listen_fd = -1, .conn = -1 };
 
 static uint64_t getppid_id;
@@ -158,8 +162,7 @@ static bool serve_one(int conn)
 			       sizeof(int));
 	}
 	if (pc_broker_decode_request(buf, (size_t)n, nr_in, &m) ||
-	    (m.type != PC_BROKER_OPEN && m.type != PC_BROKER_OPEN_BATCH) ||
-	    m.target != PC_BROKER_TARGET_PID) {
+	    (m.type != PC_BROKER_OPEN && m.type != PC_BROKER_OPEN_BATCH)) {
 		reply(conn, PC_BROKER_OPEN, -EPROTO, 0, "malformed", NULL, 0);
 		goto out;
 	}
@@ -186,6 +189,7 @@ static bool serve_one(int conn)
 		if (at < MAX_LOG) {
 			fake.log_flags[at] = m.flags;
 			fake.log_size[at] = m.nr_attrs;
+			fake.log_target[at] = m.target;
 		}
 		__atomic_store_n(&fake.batch_flags, m.flags, __ATOMIC_SEQ_CST);
 		__atomic_add_fetch(&fake.batch_events, m.nr_attrs,
@@ -206,12 +210,15 @@ static bool serve_one(int conn)
 			      "directory", NULL, 0);
 			goto out;
 		}
-	pid = pid_of_pidfd(in[0]);
+	pid = m.target == PC_BROKER_TARGET_PID ? pid_of_pidfd(in[0]) :
+	      m.target == PC_BROKER_TARGET_CGROUP ? in[0] : -1;
 	for (i = 0; i < m.nr_attrs; i++) {
 		int group = m.flags & PC_BROKER_F_GROUP ? in[nr_in - 1] :
 			    m.flags & PC_BROKER_F_LEAD && i ? out[0] : -1;
 		long fd = syscall(SYS_perf_event_open, &attrs[i], pid, m.cpu,
-				  group, PERF_FLAG_FD_CLOEXEC);
+				  group, PERF_FLAG_FD_CLOEXEC |
+				  (m.target == PC_BROKER_TARGET_CGROUP ?
+				   PERF_FLAG_PID_CGROUP : 0));
 
 		if (fd < 0) {
 			reply(conn, m.type, -errno, m.type == PC_BROKER_OPEN ?
@@ -623,10 +630,75 @@ TEST(engine_names_the_refused_event_of_a_run)
 	perfctr_target__delete(t);
 }
 
+static char cgroup_paths[2][4200];
+
+static void remove_cgroups(void)
+{
+	rmdir(cgroup_paths[0]);
+	rmdir(cgroup_paths[1]);
+}
+
+TEST(engine_runs_keep_to_one_target)
+{
+	/* On CPU 0: two events of cgroup A, one of cgroup B, two of the
+	 * CPU: three runs, each on its own target. */
+	struct perf_event_attr attr;
+	struct perfctr_target *cpu0, *cg[2];
+	struct pc_engine *e;
+	char mnt[4096];
+	size_t i;
+	int err;
+
+	need_fake();
+	err = pc_cgroup2_mount(NULL, mnt, sizeof(mnt));
+	if (err)
+		test_skip("no cgroup2 file system mounted: %s", strerror(-err));
+	for (i = 0; i < 2; i++) {
+		snprintf(cgroup_paths[i], sizeof(cgroup_paths[i]),
+			 "%s/perfctr-many-%zu-%d", mnt, i, (int)getpid());
+		if (mkdir(cgroup_paths[i], 0755))
+			test_skip("cannot create a cgroup under %s: %s", mnt,
+				  strerror(errno));
+	}
+	atexit(remove_cgroups);
+	fake_reset(false);
+	sw_attr(&attr, PERF_COUNT_SW_TASK_CLOCK);
+	cpu0 = perfctr_target__new_cpus("0");
+	cg[0] = perfctr_target__new_cgroup(cgroup_paths[0], "0");
+	cg[1] = perfctr_target__new_cgroup(cgroup_paths[1], "0");
+	REQUIRE(cpu0 && cg[0] && cg[1]);
+	e = pc_engine__new(cpu0);
+	REQUIRE(e);
+	for (i = 0; i < 5; i++) {
+		struct pc_engine_event ev = {
+			.attr = &attr, .leader = i,
+			.cgroup = i < 2 ? cg[0] : i == 2 ? cg[1] : NULL,
+		};
+
+		REQUIRE(pc_engine__add(e, &ev) == (int)i);
+	}
+	REQUIRE(pc_engine__open(e, 0) == 0);
+	for (i = 0; i < 5; i++)
+		CHECK(pc_engine__fd(e, i, 0) >= 0);
+	CHECK_EQ_INT(fake_count(&fake.opens), 1);
+	REQUIRE(fake_count(&fake.batches) == 2);
+	CHECK_EQ_INT(fake.log_target[0], PC_BROKER_TARGET_CGROUP);
+	CHECK_EQ_INT(fake.log_size[0], 2);
+	CHECK_EQ_INT(fake.log_flags[0], 0);
+	CHECK_EQ_INT(fake.log_target[1], PC_BROKER_TARGET_CPU);
+	CHECK_EQ_INT(fake.log_size[1], 2);
+	CHECK_EQ_INT(fake.log_flags[1], 0);
+	pc_engine__delete(e);
+	for (i = 0; i < 2; i++)
+		perfctr_target__delete(cg[i]);
+	perfctr_target__delete(cpu0);
+}
+
 TEST_MAIN(TEST_CASE(independent_events_in_one_request),
 	  TEST_CASE(refused_batch_is_asked_event_by_event),
 	  TEST_CASE(broker_without_batches_is_asked_event_by_event),
 	  TEST_CASE(no_broker_flag_asks_nothing),
 	  TEST_CASE(engine_opens_a_run_of_single_groups_at_once),
 	  TEST_CASE(engine_skips_an_unsupported_event_of_a_run),
-	  TEST_CASE(engine_names_the_refused_event_of_a_run))
+	  TEST_CASE(engine_names_the_refused_event_of_a_run),
+	  TEST_CASE(engine_runs_keep_to_one_target))
