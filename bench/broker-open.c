@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -192,10 +194,49 @@ static double bench_read(bool broker)
 	return median(rounds, ROUNDS);
 }
 
+/*
+ * A round trip of a small message between this process and a child that
+ * echoes it, on a SOCK_SEQPACKET socket pair as the broker's: what any
+ * broker costs before it does anything, the floor of a brokered open.
+ */
+static double bench_round_trip(void)
+{
+	double rounds[ROUNDS];
+	char buf[64] = "";
+	int sv[2], r, i;
+	pid_t child;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv))
+		return -1;
+	child = fork();
+	if (child == 0) {
+		close(sv[0]);
+		while (recv(sv[1], buf, sizeof(buf), 0) > 0)
+			if (send(sv[1], buf, 16, 0) != 16)
+				break;
+		_exit(0);
+	}
+	close(sv[1]);
+	for (r = 0; r < ROUNDS + 1; r++) {
+		double t0 = now_ns();
+
+		for (i = 0; i < PER_ROUND; i++)
+			if (send(sv[0], buf, 16, 0) != 16 ||
+			    recv(sv[0], buf, sizeof(buf), 0) != 16)
+				exit(1);
+		/* The first round warms both sides up. */
+		if (r)
+			rounds[r - 1] = (now_ns() - t0) / PER_ROUND;
+	}
+	close(sv[0]);
+	waitpid(child, NULL, 0);
+	return median(rounds, ROUNDS);
+}
+
 int main(void)
 {
 	const char *broker_pid = getenv("PERFCTRD_PID");
-	double d1, b1, d8, b8, s8, di8, bi8, dr, br;
+	double d1, b1, d8, b8, s8, di8, bi8, dr, br, rt;
 	double cpu0 = -1, cpu1 = -1, cpu2, cpu3;
 	double own0, own1, own2, own3, dself0, dself1;
 
@@ -229,6 +270,7 @@ int main(void)
 	bi8 = bench_open(true, 8, SINGLES_BATCH);
 	dr = bench_read(false);
 	br = bench_read(true);
+	rt = bench_round_trip();
 	printf("open of one task-clock event: direct %8.0f ns, broker %8.0f ns, "
 	       "ratio %.2f (target <= 3)\n", d1, b1, b1 / d1);
 	printf("open of a group of 8:         direct %8.0f ns, broker %8.0f ns, "
@@ -239,6 +281,8 @@ int main(void)
 	       "%8.0f ns, ratio %.2f (target <= 3)\n", di8, bi8, bi8 / di8);
 	printf("read(2) of the counter:       direct %8.0f ns, broker %8.0f ns, "
 	       "ratio %.2f (same descriptor kind: 1)\n", dr, br, br / dr);
+	printf("bare round trip between two processes: %8.0f ns = %.2f direct "
+	       "opens (the floor of any broker)\n", rt, rt / d1);
 	/* CPU time is what a loaded machine inflates least; the direct
 	 * figure includes the closes, as the others do. */
 	printf("caller's CPU time per open: direct %8.0f ns, broker %8.0f ns, "
