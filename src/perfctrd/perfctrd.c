@@ -389,15 +389,8 @@ static void follow_caller(int32_t cpu)
 		return;
 	CPU_ZERO(&one);
 	CPU_SET(cpu, &one);
-	if (sched_setaffinity(0, sizeof(one), &one))
-		return;
-	/* A cpuset changed since the start may leave none of those CPUs:
-	 * then all it allows (the kernel keeps the cpuset's part of a full
-	 * set), never pinned to one. */
-	if (sched_setaffinity(0, sizeof(d.cpus), &d.cpus)) {
-		memset(&one, 0xff, sizeof(one));
-		sched_setaffinity(0, sizeof(one), &one);
-	}
+	if (!sched_setaffinity(0, sizeof(one), &one))
+		sched_setaffinity(0, sizeof(d.cpus), &d.cpus);
 }
 
 /*
