@@ -227,8 +227,8 @@ static double bench_round_trip(void)
 
 	cpu_set_t was, here;
 
-	/* Both on this CPU, as the broker serves (perfctrd(8)): the
-	 * cheapest round trip there is. */
+	/* Both on this CPU: the cheapest round trip there is (across
+	 * CPUs a wakeup of an idle CPU comes on top). */
 	if (sched_getaffinity(0, sizeof(was), &was))
 		return -1;
 	CPU_ZERO(&here);

@@ -19,7 +19,6 @@
 #include <linux/magic.h>
 #include <poll.h>
 #include <pwd.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -75,7 +74,6 @@ static struct {
 	struct tp_entry *tps;
 	size_t nr_tps;
 	time_t tps_built;
-	cpu_set_t cpus;		/* where it may run, as started */
 	uint64_t msg[PC_BROKER_MSG_MAX / 8 + 1];
 	uint64_t reply[PC_BROKER_MSG_MAX / 8];
 } d;
@@ -364,36 +362,6 @@ static void describe(const struct perf_event_attr *attr, const char *tpn,
 }
 
 /*
- * Serve from the CPU the caller runs on, once it has asked twice in a row
- * from there.  The caller and the target thread (its own, as a rule) wait
- * in recvmsg() on that CPU: from there, the kernel installs each event in
- * the sleeping thread's context with a local call instead of an
- * interprocessor interrupt, and the reply wakes the caller on the CPU it
- * is on.  Once moved, the two stay together by themselves (a wakeup of a
- * thread that waits for the waker prefers the waker's CPU), so the move
- * is rare.  The daemon's own allowed CPUs are put back at once: the move
- * is where it is, not where it may run.  Only a request that passed every
- * check moves the daemon, and never outside the CPUs it was started on.
- */
-static void follow_caller(int32_t cpu)
-{
-	static int32_t last = -1;
-	cpu_set_t one;
-
-	if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &d.cpus) ||
-	    cpu != last) {
-		last = cpu;
-		return;
-	}
-	if (sched_getcpu() == cpu)
-		return;
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	if (!sched_setaffinity(0, sizeof(one), &one))
-		sched_setaffinity(0, sizeof(d.cpus), &d.cpus);
-}
-
-/*
  * An OPEN (one event) or an OPEN_BATCH (several on one target): every
  * check of every event before any is opened, then the opens; one refusal
  * refuses them all, and nothing is handed out unless all are open.  Each
@@ -507,7 +475,6 @@ static unsigned int handle_open(struct client *c,
 			 "(max_fds)", rule->max_fds);
 		goto out;
 	}
-	follow_caller(m->caller_cpu);
 	for (i = 0; i < n; i++) {
 		int fd;
 
@@ -541,7 +508,7 @@ out:
 		else
 			snprintf(what, sizeof(what), "attr of %u bytes",
 				 m->attr_sizes[i]);
-		if (batch && n > 1)
+		if (batch)
 			snprintf(of, sizeof(of), " (event %u of %u%s)", i + 1, n,
 				 ret ? "; the batch is refused" : "");
 		logline(ret ? LOG_NOTICE : LOG_INFO,
@@ -663,8 +630,7 @@ static bool batch_hdr(const void *buf, size_t len)
 	const struct pc_broker_hdr *h = buf;
 
 	return len >= sizeof(*h) && h->magic == PC_BROKER_MAGIC &&
-	       (h->version == PC_BROKER_VERSION_BATCH ||
-		h->version == PC_BROKER_VERSION_HINT) &&
+	       h->version == PC_BROKER_VERSION_BATCH &&
 	       h->type == PC_BROKER_OPEN_BATCH;
 }
 
@@ -952,8 +918,6 @@ int main(int argc, char **argv)
 		openlog("perfctrd", LOG_PID, LOG_AUTHPRIV);
 	/* The broker's own opens must never ask a broker. */
 	setenv("PERFCTR_NO_BROKER", "1", 1);
-	if (sched_getaffinity(0, sizeof(d.cpus), &d.cpus))
-		CPU_ZERO(&d.cpus);	/* never moves */
 	d.policy = load_policy();
 	if (!d.policy)
 		return 1;

@@ -30,29 +30,7 @@ static void reencode_request(const struct pc_broker_msg *m, size_t len)
 	case PC_BROKER_OPEN_BATCH:
 		n = pc_broker_encode_batch(again, sizeof(again), m->target,
 					   m->cpu, m->flags, m->attrs,
-					   m->attr_sizes, m->nr_attrs,
-					   m->caller_cpu);
-		/* A version 2 batch has no hint: the encoder's version 3
-		 * is the same message with the hint's 8 bytes after the
-		 * body and -1 in them. */
-		if (n > 0 && ((const struct pc_broker_hdr *)msg)->version ==
-			     PC_BROKER_VERSION_BATCH) {
-			const char *a = (const char *)again;
-			const char *b = (const char *)msg;
-			size_t hdr = sizeof(struct pc_broker_hdr);
-			size_t at = hdr + sizeof(struct pc_broker_batch_body);
-			size_t hint = sizeof(struct pc_broker_batch_hint);
-			struct pc_broker_hdr h;
-
-			memcpy(&h, a, sizeof(h));
-			if (m->caller_cpu != -1 || (size_t)n != len + hint ||
-			    h.version != PC_BROKER_VERSION_HINT ||
-			    h.len != (uint32_t)n ||
-			    memcmp(a + hdr, b + hdr, at - hdr) ||
-			    memcmp(a + at + hint, b + at, len - at))
-				abort();
-			return;
-		}
+					   m->attr_sizes, m->nr_attrs);
 		break;
 	case PC_BROKER_TP_ID:
 		n = pc_broker_encode_query(again, sizeof(again), m->type,

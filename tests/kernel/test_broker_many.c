@@ -179,9 +179,7 @@ static bool serve_one(int conn)
 		memset(&attrs[i], 0, sizeof(attrs[i]));
 		memcpy(&attrs[i], m.attrs[i], m.attr_sizes[i]);
 	}
-	/* The library asks for a single event as a batch of one (it carries
-	 * the caller's CPU): a request for one event either way. */
-	if (m.type == PC_BROKER_OPEN || m.nr_attrs == 1) {
+	if (m.type == PC_BROKER_OPEN) {
 		__atomic_add_fetch(&fake.opens, 1, __ATOMIC_SEQ_CST);
 	} else {
 		unsigned int at = fake_count(&fake.batches);

@@ -8,14 +8,10 @@
  * names the parent's thread, the child's own calls; after the program
  * closed the kept descriptor and put a pipe under its number (the pipe
  * left alone); and a thread's pidfd is closed when the thread exits.
- * Then where the broker runs: after two requests in a row from one CPU
- * it serves from that CPU (the batch's hint), for each CPU in turn, and
- * may still run on all the CPUs it was started with.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -258,74 +254,7 @@ TEST(thread_exit_closes_its_pidfd)
 	CHECK_EQ_INT(nr_fds_of("anon_inode:[pidfd]"), before);
 }
 
-/* The CPU @pid last ran on (field 39 of its stat), or -1. */
-static int last_cpu_of(pid_t pid)
-{
-	char path[64], text[1024], *p;
-	int field, cpu = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fgets(text, sizeof(text), f) && (p = strrchr(text, ')'))) {
-		/* p is at the end of field 2; field 39 is 37 spaces on. */
-		for (field = 2; p && field < 39; field++)
-			p = strchr(p + 1, ' ');
-		if (p)
-			cpu = atoi(p + 1);
-	}
-	fclose(f);
-	return cpu;
-}
-
-TEST(broker_serves_from_the_callers_cpu)
-{
-	cpu_set_t all, one, now;
-	int cpus[2], n = 0, c, k;
-
-	need_broker();
-	REQUIRE(sched_getaffinity(0, sizeof(all), &all) == 0);
-	for (c = 0; c < CPU_SETSIZE && n < 2; c++)
-		if (CPU_ISSET(c, &all))
-			cpus[n++] = c;
-	if (n < 2)
-		test_skip("one CPU: nowhere else to serve from");
-	/*
-	 * Where it runs after the reply, for each CPU in turn.  Under load
-	 * the scheduler may still move it after it served (the woken caller
-	 * preempts it and the other CPU pulls it), so up to 10 rounds of
-	 * two requests; without the move it never serves from a CPU its
-	 * wakeups do not take it to, and fails all ten.
-	 */
-	for (k = 0; k < 4; k++) {
-		int cpu = cpus[k % 2], round, seen = -1;
-
-		CPU_ZERO(&one);
-		CPU_SET(cpu, &one);
-		REQUIRE(sched_setaffinity(0, sizeof(one), &one) == 0);
-		for (round = 0; round < 10 && seen != cpu; round++) {
-			int i;
-
-			for (i = 0; i < 2; i++) {
-				int fd = open_getppid();
-
-				REQUIRE(fd >= 0);
-				close(fd);
-			}
-			seen = last_cpu_of(broker_pid);
-		}
-		CHECK_EQ_INT(seen, cpu);
-	}
-	REQUIRE(sched_setaffinity(0, sizeof(all), &all) == 0);
-	/* Moved, not pinned: it may run where it was started to. */
-	REQUIRE(sched_getaffinity(broker_pid, sizeof(now), &now) == 0);
-	CHECK(CPU_EQUAL(&now, &all));
-}
-
 TEST_MAIN(TEST_CASE(kept_pidfd_counts_exactly),
 	  TEST_CASE(forked_child_counts_itself),
 	  TEST_CASE(descriptor_reused_by_the_program),
-	  TEST_CASE(thread_exit_closes_its_pidfd),
-	  TEST_CASE(broker_serves_from_the_callers_cpu))
+	  TEST_CASE(thread_exit_closes_its_pidfd))

@@ -235,15 +235,12 @@ static int make_batch(uint32_t target, int cpu, uint32_t flags,
 		sizes[i] = sizeof(attrs[i]);
 	}
 	return pc_broker_encode_batch(buf, sizeof(buf), target, cpu, flags,
-				      ptrs, sizes, count, 1);
+				      ptrs, sizes, count);
 }
 
 /* Byte offsets into a batch: its body, member @i's header and attr. */
 #define BBODY(f)	(HDR + offsetof(struct pc_broker_batch_body, f))
-#define HINT(f)		(HDR + sizeof(struct pc_broker_batch_body) + \
-			 offsetof(struct pc_broker_batch_hint, f))
 #define MEMBER(i)	(HDR + sizeof(struct pc_broker_batch_body) + \
-			 sizeof(struct pc_broker_batch_hint) + \
 			 (i) * (sizeof(struct pc_broker_batch_member) + \
 				sizeof(struct perf_event_attr)))
 #define MATTR(i, f)	(MEMBER(i) + sizeof(struct pc_broker_batch_member) + \
@@ -287,12 +284,6 @@ TEST(batch_table)
 		{ "fds for the members", PC_BROKER_TARGET_PID, 0, 8, 8, -1, 0, 0, -EBADF },
 		{ "version 1", PC_BROKER_TARGET_PID, 0, 8, 1, 4, 1 | (PC_BROKER_OPEN_BATCH << 16), 0, -EPROTO },
 		{ "an open's version", PC_BROKER_TARGET_PID, 0, 8, 1, 4, PC_BROKER_VERSION_BATCH | (PC_BROKER_OPEN << 16), 0, -EPROTO },
-		{ "version 4", PC_BROKER_TARGET_PID, 0, 8, 1, 4, 4 | (PC_BROKER_OPEN_BATCH << 16), 0, -EPROTO },
-		{ "hint reserved set", PC_BROKER_TARGET_PID, 0, 8, 1, (long)HINT(reserved), 1, 0, -EPROTO },
-		{ "hint CPU below -1", PC_BROKER_TARGET_PID, 0, 8, 1, (long)HINT(caller_cpu), (uint32_t)-2, 0, -EINVAL },
-		{ "hint CPU unknown", PC_BROKER_TARGET_PID, 0, 8, 1, (long)HINT(caller_cpu), (uint32_t)-1, 0, 0 },
-		{ "hint CPU beyond any", PC_BROKER_TARGET_PID, 0, 8, 1, (long)HINT(caller_cpu), 0x7fffffffu, 0, 0 },
-		{ "hint cut", PC_BROKER_TARGET_PID, 0, 1, 1, -1, 0, -(int)(sizeof(struct pc_broker_batch_member) + sizeof(struct perf_event_attr) + 4), -EPROTO },
 	};
 	size_t i;
 
@@ -321,30 +312,9 @@ TEST(batch_table)
 		if (!rc && (m.nr_attrs != rows[i].count ||
 			    m.attr_sizes[rows[i].count - 1] !=
 			    sizeof(struct perf_event_attr) ||
-			    m.flags != rows[i].flags ||
-			    m.caller_cpu != (rows[i].off == (long)HINT(caller_cpu) ?
-					     (int32_t)rows[i].value : 1)))
+			    m.flags != rows[i].flags))
 			test_fail(__FILE__, __LINE__, "%s: decoded wrong",
 				  rows[i].what);
-	}
-	/* A version 2 batch (no hint) from an older library: still served,
-	 * its caller's CPU unknown. */
-	{
-		struct pc_broker_msg m;
-		int len = make_batch(PC_BROKER_TARGET_PID, -1,
-				     PC_BROKER_F_LEAD, 3);
-		size_t at = HINT(caller_cpu), hint = sizeof(struct pc_broker_batch_hint);
-
-		REQUIRE(len > 0);
-		memmove((char *)buf + at, (char *)buf + at + hint,
-			(size_t)len - at - hint);
-		len -= (int)hint;
-		put32(8, (uint32_t)len);
-		put32(4, PC_BROKER_VERSION_BATCH |
-			 (uint32_t)PC_BROKER_OPEN_BATCH << 16);
-		CHECK_EQ_INT(pc_broker_decode_request(buf, (size_t)len, 1, &m), 0);
-		CHECK_EQ_INT(m.nr_attrs, 3);
-		CHECK_EQ_INT(m.caller_cpu, -1);
 	}
 	/* An OPEN knows no F_LEAD: a single event leads nothing. */
 	{

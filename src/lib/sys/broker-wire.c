@@ -2,7 +2,6 @@
 /* The perfctrd wire protocol (see broker-wire.h). */
 #include <errno.h>
 #include <linux/perf_event.h>
-#include <stdbool.h>
 #include <string.h>
 
 #include "sys/broker-wire.h"
@@ -28,23 +27,14 @@ static uint16_t version_of(uint16_t type)
 					      PC_BROKER_VERSION;
 }
 
-/* A batch open request of version 3: the version that has a hint. */
-static bool hinted(const struct pc_broker_hdr *h)
-{
-	return h->type == PC_BROKER_OPEN_BATCH &&
-	       h->version == PC_BROKER_VERSION_HINT;
-}
-
 static int check_hdr(const void *buf, size_t len, struct pc_broker_msg *out)
 {
 	const struct pc_broker_hdr *h = buf;
 
 	memset(out, 0, sizeof(*out));
-	out->caller_cpu = -1;
 	if (len < sizeof(*h) || len > PC_BROKER_MSG_MAX)
 		return -EPROTO;
-	if (h->magic != PC_BROKER_MAGIC ||
-	    (h->version != version_of(h->type) && !hinted(h)) ||
+	if (h->magic != PC_BROKER_MAGIC || h->version != version_of(h->type) ||
 	    h->reserved || h->len != len)
 		return -EPROTO;
 	out->type = h->type;
@@ -116,23 +106,15 @@ static int decode_open(const char *body, size_t blen, unsigned int nr_fds,
 }
 
 static int decode_batch(const char *body, size_t blen, unsigned int nr_fds,
-			bool hint, struct pc_broker_msg *out)
+			struct pc_broker_msg *out)
 {
 	const struct pc_broker_batch_body *b = (const void *)body;
-	const struct pc_broker_batch_hint *h = (const void *)(b + 1);
-	size_t off = sizeof(*b) + (hint ? sizeof(*h) : 0);
+	size_t off = sizeof(*b);
 	unsigned int i;
 	int ret;
 
-	if (blen < off)
+	if (blen < sizeof(*b))
 		return -EPROTO;
-	if (hint) {
-		if (h->reserved)
-			return -EPROTO;
-		if (h->caller_cpu < -1)
-			return -EINVAL;
-		out->caller_cpu = h->caller_cpu;
-	}
 	if (b->count > PC_BROKER_BATCH_MAX)
 		return -E2BIG;
 	if (!b->count)
@@ -182,7 +164,7 @@ int pc_broker_decode_request(const void *buf, size_t len,
 	case PC_BROKER_OPEN:
 		return decode_open(body, blen, nr_fds, out);
 	case PC_BROKER_OPEN_BATCH:
-		return decode_batch(body, blen, nr_fds, hinted(buf), out);
+		return decode_batch(body, blen, nr_fds, out);
 	case PC_BROKER_TP_ID:
 		if (blen < sizeof(*q) || q->reserved)
 			return -EPROTO;
@@ -261,9 +243,7 @@ int pc_broker_decode_reply(const void *buf, size_t len, unsigned int nr_fds,
 static void put_hdr(void *buf, uint16_t type, size_t len)
 {
 	struct pc_broker_hdr h = {
-		.magic = PC_BROKER_MAGIC,
-		.version = type == PC_BROKER_OPEN_BATCH ?
-			   PC_BROKER_VERSION_HINT : version_of(type),
+		.magic = PC_BROKER_MAGIC, .version = version_of(type),
 		.type = type, .len = (uint32_t)len,
 	};
 
@@ -290,14 +270,12 @@ int pc_broker_encode_open(void *buf, size_t size, uint32_t target, int cpu,
 
 int pc_broker_encode_batch(void *buf, size_t size, uint32_t target, int cpu,
 			   uint32_t flags, const void *const *attrs,
-			   const uint32_t *sizes, unsigned int count,
-			   int caller_cpu)
+			   const uint32_t *sizes, unsigned int count)
 {
 	struct pc_broker_batch_body b = {
 		.target = target, .cpu = cpu, .flags = flags, .count = count,
 	};
-	struct pc_broker_batch_hint h = { .caller_cpu = caller_cpu };
-	size_t len = sizeof(struct pc_broker_hdr) + sizeof(b) + sizeof(h), off;
+	size_t len = sizeof(struct pc_broker_hdr) + sizeof(b), off;
 	char *p = buf;
 	unsigned int i;
 
@@ -309,8 +287,6 @@ int pc_broker_encode_batch(void *buf, size_t size, uint32_t target, int cpu,
 	off = sizeof(struct pc_broker_hdr);
 	memcpy(p + off, &b, sizeof(b));
 	off += sizeof(b);
-	memcpy(p + off, &h, sizeof(h));
-	off += sizeof(h);
 	for (i = 0; i < count; i++) {
 		struct pc_broker_batch_member mb = { .attr_size = sizes[i] };
 

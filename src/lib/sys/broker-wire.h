@@ -6,13 +6,11 @@
  * announces as SCM_RIGHTS.  All integers are in host byte order (the
  * socket never leaves the machine).
  *
- * Each type has exactly one version, but for the batch open.  Version 2
- * added the batch open and its reply; version 3 of the batch open carries
- * the CPU its sender runs on after the body (struct pc_broker_batch_hint),
- * and its reply is still version 2.  Every other message is version 1, so
- * a client and a daemon of different builds understand each other's
- * version 1 messages, and an older daemon refuses a batch as malformed
- * (the client then opens event by event).
+ * Each type has exactly one version.  Version 2 added the batch open and
+ * its reply; every other message is still version 1, so a client and a
+ * daemon of different builds understand each other's version 1 messages,
+ * and an older daemon refuses a batch as malformed (the client then opens
+ * member by member).
  *
  * The decoders are strict: a message is refused unless every length adds
  * up to what was received, every reserved field is zero and the number of
@@ -31,7 +29,6 @@
 #define PC_BROKER_MAGIC		0x44424350u	/* "PCBD" read as bytes */
 #define PC_BROKER_VERSION	1
 #define PC_BROKER_VERSION_BATCH	2	/* OPEN_BATCH and its reply */
-#define PC_BROKER_VERSION_HINT	3	/* OPEN_BATCH with the sender's CPU */
 /* No message is larger: a receiver whose buffer fills refuses it. */
 #define PC_BROKER_MSG_MAX	65536
 /* An attr of more bytes than this is refused before it is looked at. */
@@ -103,18 +100,6 @@ struct pc_broker_batch_body {
 	uint32_t count;		/* 1 .. PC_BROKER_BATCH_MAX */
 };
 
-/*
- * After a version 3 batch body: the CPU the sender ran on when it sent
- * the request (-1: unknown).  A hint only, never trusted for anything
- * but where the daemon runs: a daemon that serves from the CPU its
- * caller and the target thread wait on wakes them and installs the
- * events there without an interprocessor interrupt (perfctrd(8)).
- */
-struct pc_broker_batch_hint {
-	int32_t caller_cpu;
-	uint32_t reserved;
-};
-
 struct pc_broker_batch_member {
 	uint32_t attr_size;	/* equal to the attr's own size field */
 	uint32_t reserved;
@@ -147,7 +132,6 @@ struct pc_broker_msg {
 	int32_t cpu;
 	uint32_t flags;
 	unsigned int nr_attrs;
-	int32_t caller_cpu;		/* OPEN_BATCH version 3, else -1 */
 	const void *attrs[PC_BROKER_BATCH_MAX];
 	uint32_t attr_sizes[PC_BROKER_BATCH_MAX];
 	/* TP_ID / TP_LIST */
@@ -182,12 +166,10 @@ unsigned int pc_broker_open_nr_fds(uint32_t target, uint32_t flags);
  */
 int pc_broker_encode_open(void *buf, size_t size, uint32_t target, int cpu,
 			  uint32_t flags, const void *attr, uint32_t attr_size);
-/* A batch of @count attrs, @attrs[i] of @sizes[i] bytes; version 3 with
- * @caller_cpu (-1: unknown). */
+/* A batch of @count attrs, @attrs[i] of @sizes[i] bytes. */
 int pc_broker_encode_batch(void *buf, size_t size, uint32_t target, int cpu,
 			   uint32_t flags, const void *const *attrs,
-			   const uint32_t *sizes, unsigned int count,
-			   int caller_cpu);
+			   const uint32_t *sizes, unsigned int count);
 int pc_broker_encode_query(void *buf, size_t size, uint16_t type,
 			   uint32_t arg, const char *name, size_t name_len);
 int pc_broker_encode_reply(void *buf, size_t size, uint16_t request_type,

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -381,14 +380,6 @@ int pc_broker_open(const struct perf_event_attr *attr, pid_t pid, int cpu,
 		why[0] = '\0';
 	if (attr->size > PC_BROKER_ATTR_MAX)
 		return -E2BIG;
-	/* As a batch of one where the broker has batches: a batch carries
-	 * the CPU this thread runs on, which the broker serves from. */
-	if (attr->size <= sizeof(*attr)) {
-		ret = pc_broker_open_group(attr, 1, pid, cpu, group_fd, flags,
-					   &fd, why, why_size);
-		if (ret != -EPROTONOSUPPORT)
-			return ret ? ret : fd;
-	}
 	for (attempt = 0; attempt < 2; attempt++) {
 		ret = target_of(pid, group_fd, flags, &t);
 		if (ret)
@@ -435,9 +426,7 @@ static int open_batch(const struct perf_event_attr *attrs, unsigned int n,
 		      const struct target *t, uint32_t flags, int cpu,
 		      int *fds, char *why, size_t why_size)
 {
-	static uint64_t req[(sizeof(struct pc_broker_hdr) +
-			     sizeof(struct pc_broker_batch_body) +
-			     sizeof(struct pc_broker_batch_hint) +
+	static uint64_t req[(sizeof(struct pc_broker_batch_body) + 16 +
 			     PC_BROKER_BATCH_MAX *
 			     (sizeof(struct pc_broker_batch_member) +
 			      PC_BROKER_ATTR_MAX)) / 8];
@@ -453,7 +442,7 @@ static int open_batch(const struct perf_event_attr *attrs, unsigned int n,
 		sizes[i] = attrs[i].size;
 	}
 	len = pc_broker_encode_batch(req, sizeof(req), t->kind, cpu, flags,
-				     ptrs, sizes, n, sched_getcpu());
+				     ptrs, sizes, n);
 	if (len < 0)
 		return len;
 	r = exchange(req, (size_t)len, t->fds, t->nr_fds, fds, n, &got);
