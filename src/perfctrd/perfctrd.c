@@ -223,18 +223,7 @@ static int send_reply(struct client *c, uint16_t type, int status,
 		return len;
 	iov.iov_base = d.reply;
 	iov.iov_len = (size_t)len;
-	if (nr_fds) {
-		struct cmsghdr *cm;
-
-		memset(cbuf, 0, CMSG_SPACE(sizeof(int) * nr_fds));
-		mh.msg_control = cbuf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nr_fds);
-		cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int) * nr_fds);
-		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nr_fds);
-	}
+	pc_broker_put_fds(&mh, cbuf, fds, nr_fds);
 	if (sendmsg(c->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) != len)
 		return -errno;
 	return 0;

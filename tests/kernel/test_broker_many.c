@@ -111,18 +111,7 @@ static void reply(int conn, uint16_t type, int status, uint64_t value,
 	if (len < 0)
 		return;
 	iov.iov_len = (size_t)len;
-	if (nr_fds) {
-		struct cmsghdr *cm;
-
-		memset(cbuf, 0, sizeof(cbuf));
-		mh.msg_control = cbuf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nr_fds);
-		cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int) * nr_fds);
-		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nr_fds);
-	}
+	pc_broker_put_fds(&mh, cbuf, fds, nr_fds);
 	if (sendmsg(conn, &mh, MSG_NOSIGNAL) != len)
 		perror("fake broker: sendmsg");
 }

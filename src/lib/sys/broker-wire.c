@@ -344,3 +344,20 @@ int pc_broker_encode_reply(void *buf, size_t size, uint16_t request_type,
 		       text_len);
 	return (int)len;
 }
+
+void pc_broker_put_fds(struct msghdr *mh, void *cbuf, const int *fds,
+		       unsigned int n)
+{
+	struct cmsghdr *cm;
+
+	if (!n)
+		return;
+	memset(cbuf, 0, CMSG_SPACE(sizeof(int) * n));
+	mh->msg_control = cbuf;
+	mh->msg_controllen = CMSG_SPACE(sizeof(int) * n);
+	cm = CMSG_FIRSTHDR(mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int) * n);
+	memcpy(CMSG_DATA(cm), fds, sizeof(int) * n);
+}

@@ -22,6 +22,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 /* Where perfctrd listens unless told otherwise (PERFCTR_BROKER_SOCKET). */
 #define PC_BROKER_SOCKET	"/run/perfctr/perfctrd.sock"
@@ -170,6 +171,13 @@ int pc_broker_encode_open(void *buf, size_t size, uint32_t target, int cpu,
 int pc_broker_encode_batch(void *buf, size_t size, uint32_t target, int cpu,
 			   uint32_t flags, const void *const *attrs,
 			   const uint32_t *sizes, unsigned int count);
+/*
+ * Attach @n descriptors to @mh as one SCM_RIGHTS message built in @cbuf
+ * (CMSG_SPACE(@n * sizeof(int)) bytes at least); with @n 0, @mh is left
+ * without control data.
+ */
+void pc_broker_put_fds(struct msghdr *mh, void *cbuf, const int *fds,
+		       unsigned int n);
 int pc_broker_encode_query(void *buf, size_t size, uint16_t type,
 			   uint32_t arg, const char *name, size_t name_len);
 int pc_broker_encode_reply(void *buf, size_t size, uint16_t request_type,

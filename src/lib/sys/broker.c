@@ -131,16 +131,7 @@ static ssize_t exchange(const void *req, size_t len, const int *fds,
 		memset(&mh, 0, sizeof(mh));
 		mh.msg_iov = &iov;
 		mh.msg_iovlen = 1;
-		if (nr_fds) {
-			memset(sbuf, 0, sizeof(sbuf));
-			mh.msg_control = sbuf;
-			mh.msg_controllen = CMSG_SPACE(sizeof(int) * nr_fds);
-			cm = CMSG_FIRSTHDR(&mh);
-			cm->cmsg_level = SOL_SOCKET;
-			cm->cmsg_type = SCM_RIGHTS;
-			cm->cmsg_len = CMSG_LEN(sizeof(int) * nr_fds);
-			memcpy(CMSG_DATA(cm), fds, sizeof(int) * nr_fds);
-		}
+		pc_broker_put_fds(&mh, sbuf, fds, nr_fds);
 		if (sendmsg(conn_fd, &mh, MSG_NOSIGNAL) == (ssize_t)len)
 			break;
 		/* The broker restarted since we connected: once more. */
