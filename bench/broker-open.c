@@ -58,9 +58,9 @@ static uint64_t tp_id;
 
 /*
  * The event every open of the run opens: task-clock in user mode, the
- * cheapest open there is (so the hardest ratio), or a tracepoint, the
- * kind a user at perf_event_paranoid 2 cannot open alone and so the
- * broker's everyday request.
+ * cheapest open there is (so the hardest ratio), or a tracepoint in
+ * kernel mode, which a user at perf_event_paranoid 2 cannot open alone
+ * (most tracepoints fire in kernel mode), the broker's everyday request.
  */
 static void the_event(struct perf_event_attr *attr)
 {
