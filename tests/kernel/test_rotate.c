@@ -373,7 +373,17 @@ static int rotation_run(void)
 							shared, &est) == 0);
 		CHECK_EQ_INT(est.status, PERFCTR_ESTIMATE_SCALED);
 		CHECK(est.fraction > 0.3 && est.fraction < 0.7);
-		bound = 3 * est.error + (double)est.nr_slices;
+		/* Plus the part the slices' spread cannot show (where the
+		 * switches fall in the loop, what a switch costs the set it
+		 * ends): misses of 1.0-1.2 % with errors of 0.2-0.3 % in one
+		 * run in four to six on a quiet VM (2026-11-26), more under
+		 * AddressSanitizer; the 5 % bound holds in every build. */
+		bound = 3 * est.error + (double)est.nr_slices +
+#ifdef __SANITIZE_ADDRESS__
+			0.03 * ITER;
+#else
+			0.015 * ITER;
+#endif
 		/* 5 % whenever the error promises it: on a loaded VM the
 		 * rates themselves vary more, and the error says so. */
 		if ((3 * est.error < 0.05 * ITER && fabs(est.value - ITER) > 0.05 * ITER) ||

@@ -150,6 +150,21 @@ TEST(switch_after_overflows_sums_exact)
 	CHECK_EQ_INT(count_open_fds(), fds_before);
 }
 
+/*
+ * The part of an estimate's error that the spread of its runs cannot
+ * show, as a fraction of the truth: where the switches fall in the
+ * workload's loop, and what a switch costs the set it ends.  Measured on
+ * a quiet VM (2026-11-26): misses of 1.0-1.2 % with errors of 0.1-0.4 %
+ * in one run in five to seven, and under AddressSanitizer, whose checks
+ * and shadow-memory faults do not fall evenly on the runs, up to 2.2 %.
+ * The 5 % bound holds in every build.
+ */
+#ifdef __SANITIZE_ADDRESS__
+#define SYSTEMATIC 0.03
+#else
+#define SYSTEMATIC 0.015
+#endif
+
 TEST(manual_switch_and_estimates)
 {
 	/* A set with a long timeout makes a rotation that only switches
@@ -190,7 +205,8 @@ TEST(manual_switch_and_estimates)
 		 * by more than the others promise. */
 		double dev = fabs(est.value - 100000);
 
-		if (dev > 5000 || (dev > 3 * est.error + 20 && dev > 1000))
+		if (dev > 5000 ||
+		    (dev > 3 * est.error + 20 && dev > SYSTEMATIC * 100000))
 			test_fail(__FILE__, __LINE__, "event %zu: %.0f +- %.0f, truth 100000",
 				  e, est.value, est.error);
 	}
@@ -246,8 +262,9 @@ static int timeout_run(void)
 		 * workload's loop is a systematic part that the slices'
 		 * variance cannot show (seen under load: -3118 and +3171 of
 		 * 300000 with errors of 550 and 280). */
-		if (fabs(est.value - iters) <= 3 * est.error + 0.01 * iters +
-						2.0 * est.nr_slices)
+		if (fabs(est.value - iters) <= 3 * est.error +
+					       SYSTEMATIC * iters +
+					       2.0 * est.nr_slices)
 			within++;
 		else
 			fprintf(stderr, "event %zu: %.0f +- %.0f, truth %ld\n",
