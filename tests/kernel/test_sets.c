@@ -199,7 +199,7 @@ TEST(manual_switch_and_estimates)
 		REQUIRE(perfctr_session__estimate(s, e, &est) == 0);
 		CHECK_EQ_INT(est.status, PERFCTR_ESTIMATE_SCALED);
 		CHECK_EQ_U64(est.counted, 50000);
-		/* Within 5 %, and within 3 errors unless within 1 %: the
+		/* Within 5 %, and within 3 errors unless within SYSTEMATIC: the
 		 * error comes from the spread of the runs' rates, and on a
 		 * loaded (or sanitized) VM one preempted run moves the rate
 		 * by more than the others promise. */
@@ -258,7 +258,7 @@ static int timeout_run(void)
 				  "event %zu: %.0f +- %.0f (%.1f %% counted, %" PRIu64
 				  " slices), truth %ld", e, est.value, est.error,
 				  100 * est.fraction, est.nr_slices, iters);
-		/* Plus 1 % of the truth: where the rotation falls in the
+		/* Plus SYSTEMATIC of the truth: where the rotation falls in the
 		 * workload's loop is a systematic part that the slices'
 		 * variance cannot show (seen under load: -3118 and +3171 of
 		 * 300000 with errors of 550 and 280). */
