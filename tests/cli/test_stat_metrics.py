@@ -279,6 +279,17 @@ def topdown_and_model_groups():
     doc = json.loads(r.stdout)
     if not doc["model"]:
         skip("no table for this CPU (%s): %s" % (doc["cpuid"], doc["missing"]))
+    r = perfex("list", "-j", "metricgroups")
+    check(r.returncode == 0, r)
+    groups = {g["name"] for g in json.loads(r.stdout)["metricgroups"]}
+    if not groups & {"TopdownL1", "PipelineL1"}:
+        # Some models' tables (AMD Zen 2, for one) have no level-1 group:
+        # --topdown must then refuse and name the model, not print nothing.
+        r = perfex("--topdown", "-j", "--", "true")
+        check(r.returncode == 129, r)
+        check("no TopDown level 1 metrics" in r.stderr
+              and doc["model"] in r.stderr, r)
+        return
     r = perfex("--topdown", "-j", "--", "true")
     check(r.returncode == 0, r)
     td = json.loads(r.stdout if r.stdout else r.stderr)
