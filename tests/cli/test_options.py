@@ -22,6 +22,7 @@ COMMANDS = {
     "info": (["info", "--help"], "perfex-info.1", ["test_info.py"]),
     "regions": (["--regions", "--help"], "perfex.1", ["test_regions.py"]),
     "serve": (["serve", "--help"], "perfex-serve.1", ["test_serve*.py"]),
+    "inject": (["inject", "--help"], "perfex-inject.1", ["test_jit.py"]),
 }
 
 OPTION_LINE = re.compile(r"^  (?:-(\w)(?:, |  ))?(?:    )?(?:--([a-z][a-z0-9-]*))?")
