@@ -13,7 +13,7 @@ from pctest import TOP, case, check, perfex, run_cases
 COMMANDS = {
     "stat": (["stat", "--help"], "perfex.1", ["test_stat*.py", "test_dispatch.py"]),
     "record": (["record", "--help"], "perfex-record.1",
-               ["test_record*.py", "test_symbols.py"]),
+               ["test_record*.py", "test_symbols.py", "test_jit.py"]),
     "report": (["report", "--help"], "perfex-report.1",
                ["test_report*.py", "test_symbols.py"]),
     "script": (["script", "--help"], "perfex-script.1",
