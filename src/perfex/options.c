@@ -166,8 +166,8 @@ static const struct perfex_option table[] = {
 	  "recorded since the previous one" },
 	{ RECORD, OPT_CLOCKID, 'k', "clockid", "CLOCK", 0, 0,
 	  "sample times from CLOCK: mono, raw, realtime,\n"
-	  "boottime, tai or a clockid_t number (perfex inject\n"
-	  "--jit needs mono, as jitdump files use it)" },
+	  "boottime, tai or a clockid_t number (mono for\n"
+	  "perfex inject: jitdump files use it)" },
 	{ RECORD, OPT_QUIET, 'q', "quiet", NULL, 0, 0,
 	  "no summary on stderr" },
 
