@@ -204,7 +204,9 @@ def node_perf_basic_prof_matches_perf():
     js = tmpfile("hot.js")
     open(js, "w").write(HOT_JS)
     out = tmpfile("node-map.data")
-    run_recorded(out, "--", NODE, "--perf-basic-prof", js)
+    # node leaves a v8 log in its working directory: ours.
+    run_recorded(out, "--", NODE, "--perf-basic-prof", js,
+                 cwd=os.path.dirname(js))
     ours = script_rows(out)
     maps = {d for _, _, d in ours if re.match(r"/tmp/perf-\d+\.map$", d)}
     try:
