@@ -25,6 +25,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -55,6 +57,7 @@ struct record {
 	const char *filter;
 	uint64_t period;
 	uint64_t freq;
+	int clockid;		/* -1: the kernel's perf clock */
 	enum { CALLGRAPH_NONE, CALLGRAPH_FP, CALLGRAPH_DWARF } callgraph;
 	uint32_t stack_size;	/* user stack bytes per sample (dwarf) */
 	pid_t pid, tid;
@@ -627,6 +630,10 @@ static int add_events(struct record *rec, const char *spec)
 			attr.mmap_data = rec->callgraph == CALLGRAPH_DWARF;
 		}
 		attr.sample_id_all = 1;
+		if (rec->clockid >= 0) {
+			attr.use_clockid = 1;
+			attr.clockid = rec->clockid;
+		}
 		r = perfctr_sampler__add_attr(rec->sampler, &attr,
 					      perfctr_evlist__name(list, i));
 		if (r >= 0 && rec->filter)
@@ -670,6 +677,37 @@ static int open_events(struct record *rec)
 		err = perfctr_sampler__open(rec->sampler);
 	}
 	return err;
+}
+
+/* -k: perf's names of the clocks, or a number. */
+static int clockid_option(const struct perfex_parse *p, struct record *rec)
+{
+	static const struct {
+		const char *name;
+		int id;
+	} clocks[] = {
+		{ "mono", CLOCK_MONOTONIC }, { "monotonic", CLOCK_MONOTONIC },
+		{ "raw", CLOCK_MONOTONIC_RAW },
+		{ "monotonic_raw", CLOCK_MONOTONIC_RAW },
+		{ "real", CLOCK_REALTIME }, { "realtime", CLOCK_REALTIME },
+		{ "boot", CLOCK_BOOTTIME }, { "boottime", CLOCK_BOOTTIME },
+		{ "tai", CLOCK_TAI },
+	};
+	const char *name = p->arg;
+	unsigned long v;
+	size_t i;
+
+	if (!strncasecmp(name, "CLOCK_", 6))
+		name += 6;
+	for (i = 0; i < sizeof(clocks) / sizeof(clocks[0]); i++)
+		if (!strcasecmp(name, clocks[i].name)) {
+			rec->clockid = clocks[i].id;
+			return -1;
+		}
+	if (perfex_opt_ulong(p, 0, 63, "a clock name or number", &v) >= 0)
+		return PERFEX_EXIT_USAGE;
+	rec->clockid = (int)v;
+	return -1;
 }
 
 static int parse_u64_arg(const struct perfex_parse *p, uint64_t *out)
@@ -750,6 +788,8 @@ static int record_option(struct perfex_parse *p, void *ctx)
 		return parse_u64_arg(p, &rec->freq);
 	case OPT_CALL_GRAPH:
 		return callgraph_option(p, rec);
+	case OPT_CLOCKID:
+		return clockid_option(p, rec);
 	case OPT_PID:
 	case OPT_TID:
 		if ((r = parse_u64_arg(p, &v)) >= 0)
@@ -1013,7 +1053,8 @@ static int drain(struct record *rec)
 
 int cmd_record(int argc, char **argv)
 {
-	struct record rec = { .output = "perf.data", .out_fd = -1 };
+	struct record rec = { .output = "perf.data", .out_fd = -1,
+			      .clockid = -1 };
 	struct perfctr_ring_stats stats = { .sz = sizeof(stats) };
 	uint64_t kernel_lost = 0, lost;
 	int ret, status = 0, err;

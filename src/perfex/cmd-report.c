@@ -49,6 +49,20 @@ static const char *base_name(const char *path)
 	return slash && slash[1] ? slash + 1 : path;
 }
 
+/* A DSO as the table shows it: its base name; JIT code named by a perf
+ * map ("/tmp/perf-PID.map") as perf shows it, "[JIT] tid PID". */
+static const char *dso_shown(const char *path, char *buf, size_t size)
+{
+	int pid, end = 0;
+
+	if (sscanf(path, "/tmp/perf-%d.map%n", &pid, &end) == 1 &&
+	    end && !path[end]) {
+		snprintf(buf, size, "[JIT] tid %d", pid);
+		return buf;
+	}
+	return base_name(path);
+}
+
 /*
  * The srcline key's text of a sample, as perf report shows it: "file:line"
  * (the file's base name) from the line tables; without one the symbol and
@@ -173,10 +187,13 @@ static void layout(struct perfctr_reader *rd, const struct report *rep,
 			const char *text = e.keys[k];
 
 			switch (rep->keys[k]) {
-			case PERFCTR_SORT_DSO:
+			case PERFCTR_SORT_DSO: {
+				char jit[64];
+
 				lay->width[k] = max_size(lay->width[k],
-							 strlen(base_name(text)));
+					strlen(dso_shown(text, jit, sizeof(jit))));
 				break;
+			}
 			case PERFCTR_SORT_SYM:
 				lay->width[k] = max_size(lay->width[k],
 							 strlen(text) + 4);
@@ -225,10 +242,13 @@ static const char *cell(struct perfctr_reader *rd, const struct report *rep,
 		snprintf(buf, size, "%-*.*s", lay->comm_width, lay->comm_width,
 			 e->keys[k]);
 		return buf;
-	case PERFCTR_SORT_DSO:
+	case PERFCTR_SORT_DSO: {
+		char jit[64];
+
 		snprintf(buf, size, "%-*s", (int)lay->width[k],
-			 base_name(e->keys[k]));
+			 dso_shown(e->keys[k], jit, sizeof(jit)));
 		return buf;
+	}
 	case PERFCTR_SORT_SYM:
 		snprintf(buf, size, "[%c] %s", e->kernel ? 'k' : '.', e->keys[k]);
 		return buf;

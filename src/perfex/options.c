@@ -19,7 +19,9 @@
 #define INFO (1u << PERFEX_CMD_INFO)
 #define REGIONS (1u << PERFEX_CMD_REGIONS)
 #define SERVE (1u << PERFEX_CMD_SERVE)
-#define ALL (STAT | RECORD | REPORT | SCRIPT | LIST | INFO | REGIONS | SERVE)
+#define INJECT (1u << PERFEX_CMD_INJECT)
+#define ALL (STAT | RECORD | REPORT | SCRIPT | LIST | INFO | REGIONS | SERVE | \
+	     INJECT)
 
 /*
  * One row per option and subcommand wording; in each subcommand's --help
@@ -162,6 +164,10 @@ static const struct perfex_option table[] = {
 	{ RECORD, OPT_SNAPSHOT, 0, "snapshot", NULL, 0, 0,
 	  "overwrite rings; each SIGUSR2 writes the window\n"
 	  "recorded since the previous one" },
+	{ RECORD, OPT_CLOCKID, 'k', "clockid", "CLOCK", 0, 0,
+	  "sample times from CLOCK: mono, raw, realtime,\n"
+	  "boottime, tai or a clockid_t number (mono for\n"
+	  "perfex inject: jitdump files use it)" },
 	{ RECORD, OPT_QUIET, 'q', "quiet", NULL, 0, 0,
 	  "no summary on stderr" },
 
@@ -265,6 +271,16 @@ static const struct perfex_option table[] = {
 	  "the longest profile /debug/pprof/profile takes\n"
 	  "(default 300; longer requests get 400)" },
 
+	/* -------------------------------------------------------- inject */
+	{ INJECT, OPT_INPUT, 'i', "input", "FILE", 0, 0,
+	  "the perf.data file to read (default: perf.data)" },
+	{ INJECT, OPT_OUTPUT, 'o', "output", "FILE", 0, 0,
+	  "the perf.data file to write (required)" },
+	{ INJECT, OPT_JIT, 'j', "jit", NULL, 0, 0,
+	  "JIT code from the runtimes' jitdump files: an ELF\n"
+	  "file per function beside the dump and its MMAP2\n"
+	  "(record with -k mono)" },
+
 	/* ---------------------------------------------------- everywhere */
 	{ ALL, OPT_HELP, 'h', "help", NULL, 0, 0,
 	  "this text" },
@@ -356,6 +372,13 @@ static const struct cmd_help cmd_help[PERFEX_CMD_NR] = {
 "Exit status: 0 after SIGTERM or SIGINT, 129 bad option or configuration,\n"
 "130 bad event, 131 permission, 132 tracefs, 133 no such cgroup or CPU,\n"
 "134 the address cannot be served, 135 other failures.\n", 27 },
+	[PERFEX_CMD_INJECT] = { "perfex inject --help",
+"usage: perfex inject --jit [-i perf.data] -o FILE\n"
+"\n"
+"Copy a recording, adding what it could not hold: with --jit, the code\n"
+"that JIT runtimes described in their jitdump files (jit-PID.dump).\n",
+"Exit status: 0, 129 bad option or a recording without -k mono,\n"
+"134 unreadable input, jitdump or output, 135 other failures.\n", 20 },
 };
 
 static bool row_of(const struct perfex_option *o, enum perfex_cmd cmd)

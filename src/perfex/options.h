@@ -24,6 +24,7 @@ enum perfex_cmd {
 	PERFEX_CMD_INFO,
 	PERFEX_CMD_REGIONS,
 	PERFEX_CMD_SERVE,
+	PERFEX_CMD_INJECT,
 	PERFEX_CMD_NR
 };
 
@@ -92,6 +93,8 @@ enum perfex_opt_id {
 	OPT_PER_SOCKET,
 	OPT_PER_DIE,
 	OPT_PER_CORE,
+	OPT_CLOCKID,
+	OPT_JIT,
 };
 
 /*

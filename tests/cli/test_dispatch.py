@@ -6,7 +6,8 @@ import re
 
 from pctest import TOP, case, check, perfex, run_cases, skip
 
-SUBCOMMANDS = ("stat", "list", "info", "record", "report", "script", "serve")
+SUBCOMMANDS = ("stat", "list", "info", "record", "report", "script", "serve",
+               "inject")
 
 
 def makefile_version():

@@ -13,7 +13,7 @@ from pctest import TOP, case, check, perfex, run_cases
 COMMANDS = {
     "stat": (["stat", "--help"], "perfex.1", ["test_stat*.py", "test_dispatch.py"]),
     "record": (["record", "--help"], "perfex-record.1",
-               ["test_record*.py", "test_symbols.py"]),
+               ["test_record*.py", "test_symbols.py", "test_jit.py"]),
     "report": (["report", "--help"], "perfex-report.1",
                ["test_report*.py", "test_symbols.py"]),
     "script": (["script", "--help"], "perfex-script.1",
@@ -22,6 +22,7 @@ COMMANDS = {
     "info": (["info", "--help"], "perfex-info.1", ["test_info.py"]),
     "regions": (["--regions", "--help"], "perfex.1", ["test_regions.py"]),
     "serve": (["serve", "--help"], "perfex-serve.1", ["test_serve*.py"]),
+    "inject": (["inject", "--help"], "perfex-inject.1", ["test_jit.py"]),
 }
 
 OPTION_LINE = re.compile(r"^  (?:-(\w)(?:, |  ))?(?:    )?(?:--([a-z][a-z0-9-]*))?")

@@ -660,6 +660,7 @@ HELP_OPTIONS = {
     "--overwrite": "overwrite_writes_the_last_window",
     "--snapshot": "snapshot_on_sigusr2_keeps_the_newest",
     "-q": "every test",
+    "-k": "test_jit.py",
     "-h": "help_lists_every_option",
 }
 

@@ -173,17 +173,17 @@ TEST(maps_overlap_fork_exec)
 	struct perfctr_symbol_loc loc = { .sz = sizeof(loc) };
 
 	REQUIRE(syms);
-	CHECK_EQ_INT(perfctr_symbols__add_map(syms, 10, 0x1000, 0x3000, 0, "//anon"), 0);
+	CHECK_EQ_INT(perfctr_symbols__add_map(syms, 10, 0x1000, 0x3000, 0, "/no/such/lib.so"), 0);
 	/* The middle page is replaced: three pieces. */
 	CHECK_EQ_INT(perfctr_symbols__add_map(syms, 10, 0x2000, 0x1000, 0x5000, "[vdso]"), 0);
 	perfctr_symbols__resolve(syms, 10, 0x1800, false, 0, &loc);
-	CHECK_STR(loc.dso, "//anon");
+	CHECK_STR(loc.dso, "/no/such/lib.so");
 	CHECK_EQ_U64(loc.dso_addr, 0x800);
 	perfctr_symbols__resolve(syms, 10, 0x2010, false, 0, &loc);
 	CHECK_STR(loc.dso, "[vdso]");
 	CHECK_EQ_U64(loc.dso_addr, 0x5010);
 	perfctr_symbols__resolve(syms, 10, 0x3010, false, 0, &loc);
-	CHECK_STR(loc.dso, "//anon");
+	CHECK_STR(loc.dso, "/no/such/lib.so");
 	CHECK_EQ_U64(loc.dso_addr, 0x2010);	/* pgoff follows the split */
 	perfctr_symbols__resolve(syms, 10, 0x4000, false, 0, &loc);
 	CHECK_STR(loc.dso, "[unknown]");
@@ -192,13 +192,13 @@ TEST(maps_overlap_fork_exec)
 	CHECK_STR(loc.dso, "[unknown]");
 	CHECK_EQ_INT(perfctr_symbols__fork(syms, 11, 10), 0);
 	perfctr_symbols__resolve(syms, 11, 0x1800, false, 0, &loc);
-	CHECK_STR(loc.dso, "//anon");
+	CHECK_STR(loc.dso, "/no/such/lib.so");
 	perfctr_symbols__exec(syms, 11);
 	perfctr_symbols__resolve(syms, 11, 0x1800, false, 0, &loc);
 	CHECK_STR(loc.dso, "[unknown]");
 	/* The parent keeps its maps. */
 	perfctr_symbols__resolve(syms, 10, 0x1800, false, 0, &loc);
-	CHECK_STR(loc.dso, "//anon");
+	CHECK_STR(loc.dso, "/no/such/lib.so");
 	/* Kernel maps are accepted and ignored. */
 	CHECK_EQ_INT(perfctr_symbols__add_map(syms, -1, 0xffffffff81000000ULL,
 					      0x1000000, 0, "[kernel.kallsyms]_text"), 0);

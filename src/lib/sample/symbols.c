@@ -37,6 +37,7 @@
 #include "perfctr/symbols.h"
 #include "common/internal.h"
 #include "sample/symbols-internal.h"
+#include "sample/perfmap.h"
 
 #define KERNEL_DSO "[kernel.kallsyms]"
 #define VDSO_DSO "[vdso]"
@@ -157,6 +158,7 @@ struct perfctr_symbols {
 	struct mspace *spaces;	/* open addressing by pid */
 	size_t spaces_cap, nr_spaces;
 	uint64_t generation;	/* the last one handed to an mspace */
+	struct pc_perfmaps *perfmaps;	/* JIT code's names, made when hit */
 };
 
 /* Record (@fd or @path) what identifies @dso's file as read; or, when
@@ -1643,6 +1645,7 @@ void perfctr_symbols__delete(struct perfctr_symbols *syms)
 	free(syms->spaces);
 	kallsyms_retire(syms);
 	kallsyms_free_old(syms);
+	pc_perfmaps__delete(syms->perfmaps);
 	free(syms->kallsyms_path);
 	free(syms->root);
 	free(syms->osrelease);
@@ -1661,6 +1664,7 @@ void pc_symbols__forget_processes(struct perfctr_symbols *syms)
 	syms->nr_spaces = 0;
 	syms->kallsyms_checked = false;
 	kallsyms_free_old(syms);
+	pc_perfmaps__forget(syms->perfmaps);
 	for (i = 0; i < syms->nr_dsos; i++) {
 		struct dso *dso = syms->dsos[i];
 
@@ -1798,6 +1802,29 @@ int perfctr_symbols__load_proc_maps(struct perfctr_symbols *syms, pid_t pid)
 	return err ? err : added;
 }
 
+/*
+ * Anonymous executable memory is JIT code: named, as perf does, by the
+ * process's perf map, whose path is then the DSO's name; addresses in it
+ * are the process's own.
+ */
+static void resolve_perfmap(struct perfctr_symbols *syms, pid_t pid,
+			    uint64_t ip, unsigned int flags,
+			    struct perfctr_symbol_loc *out)
+{
+	const char *dso = NULL;
+
+	out->dso_addr = ip;
+	out->file_addr = ip;
+	if (!syms->perfmaps)
+		syms->perfmaps = pc_perfmaps__new(syms->root);
+	out->sym = pc_perfmaps__lookup(syms->perfmaps, pid, ip, &dso,
+				       &out->sym_addr);
+	if (dso)
+		out->dso = dso;
+	if (flags & PERFCTR_RESOLVE_DSO_ONLY)
+		out->sym = NULL;
+}
+
 static void fill_unknown(struct perfctr_symbol_loc *loc, uint64_t ip, bool kernel)
 {
 	loc->dso = kernel ? KERNEL_DSO : "[unknown]";
@@ -1849,6 +1876,10 @@ int perfctr_symbols__resolve(struct perfctr_symbols *syms, pid_t pid,
 		goto done;
 	dso = m->dso;
 	dso->hits++;
+	if (pc_perfmap_is_anon(dso->path)) {
+		resolve_perfmap(syms, pid, ip, flags, &out);
+		goto done;
+	}
 	out.dso = dso->path;
 	out.dso_addr = ip - m->start + m->pgoff;
 	out.file_addr = out.dso_addr;

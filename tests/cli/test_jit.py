@@ -1,0 +1,250 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+"""JIT code named as perf names it: perf maps (/tmp/perf-PID.map) read by
+report and script, and jitdump files turned into ELF files and MMAP2s by
+`perfex inject --jit`.  jitwork (tests/workload/jitwork.c) runs known code
+at known offsets of an anonymous executable page, so every sample there
+has one right name; node, where installed, is the real runtime, compared
+sample by sample with perf."""
+import os
+import re
+import shutil
+import subprocess
+
+from pctest import BUILD, case, check, perfex, run_cases, skip
+from sampletools import PERF, cleanup, tmpfile
+
+JITWORK = os.path.join(BUILD, "tests", "workload", "jitwork")
+NODE = shutil.which("node")
+HOT_JS = """function hotLoopJs(n) { let s = 0; for (let i = 0; i < n; i++) {
+s = (s + i * 7) % 1000003; } return s; }
+let t = Date.now(), r = 0;
+while (Date.now() - t < 1200) r += hotLoopJs(100000);
+"""
+
+
+def require_jitwork():
+    if os.uname().machine != "x86_64":
+        skip("jitwork's machine code is x86-64 only")
+
+
+def script_rows(path, tool="perfex"):
+    """(ip, sym, dso) of every sample, perfex script's or perf script's."""
+    if tool == "perfex":
+        r = perfex("script", "-i", path, "-G", "-F", "ip,sym,dso")
+    else:
+        r = subprocess.run([PERF, "script", "-i", path, "-G", "-F",
+                            "ip,sym,dso"], capture_output=True, text=True,
+                           timeout=120)
+    check(r.returncode == 0, r.stderr[-2000:])
+    rows = []
+    for line in r.stdout.splitlines():
+        m = re.match(r"\s*([0-9a-f]+)\s+(.*?)\s+\((.*)\)$", line)
+        if m:
+            rows.append((int(m.group(1), 16), m.group(2), m.group(3)))
+    return rows
+
+
+def run_recorded(out, *args, cwd=None):
+    r = subprocess.run([os.path.join(BUILD, "perfex"), "record", "-q", "-e",
+                        "cpu-clock", "-o", out] + list(args),
+                       capture_output=True, text=True, timeout=120, cwd=cwd)
+    check(r.returncode == 0, r.stderr)
+    return r.stdout
+
+
+def jitwork_map():
+    """Record `jitwork map`; the file, the code page and the pid."""
+    out = tmpfile("map.data")
+    pid = int(run_recorded(out, "--", JITWORK, "map", "900").split()[0])
+    path = "/tmp/perf-%d.map" % pid
+    text = open(path).read()
+    page = int(text.split()[0], 16)
+    return out, page, pid, path
+
+
+# jitwork map: the name of each offset's function; jit_gamma_new lists the
+# same start as jit_gamma_old later, and the first entry wins (perf 6.1).
+MAP_NAMES = {0x000: "jit_alpha", 0x100: "jit_beta", 0x200: "jit_gamma_old"}
+
+
+@case
+def perf_map_names_every_sample():
+    require_jitwork()
+    out, page, pid, path = jitwork_map()
+    try:
+        rows = [r for r in script_rows(out) if page <= r[0] < page + 4096]
+        check(rows, "no sample in the JIT page")
+        seen = {}
+        for ip, sym, dso in rows:
+            want = MAP_NAMES.get((ip - page) & ~0xff)
+            check(want and ip - page - ((ip - page) & ~0xff) < 16, hex(ip))
+            check(sym == want and dso == path, (hex(ip), sym, dso))
+            seen[want] = seen.get(want, 0) + 1
+        check(sorted(seen) == sorted(MAP_NAMES.values()), seen)
+        # The table names the DSO as perf report does.
+        r = perfex("report", "-i", out, "--sort", "dso,sym")
+        check(re.search(r"\[JIT\] tid %d\s+\[\.\] jit_beta" % pid, r.stdout),
+              r.stdout)
+        # Folded stacks symbolise through the same lookup.
+        r = perfex("report", "-i", out, "--folded")
+        check(re.search(r"^jitwork;jit_alpha \d+$", r.stdout, re.M), r.stdout)
+        if os.access(PERF, os.X_OK):
+            theirs = [r for r in script_rows(out, "perf")
+                      if page <= r[0] < page + 4096]
+            check(theirs == rows, "perf script differs on the JIT samples")
+    finally:
+        os.unlink(path)
+
+
+@case
+def perf_map_absent_leaves_addresses():
+    require_jitwork()
+    out, page, pid, path = jitwork_map()
+    os.unlink(path)
+    rows = [r for r in script_rows(out) if page <= r[0] < page + 4096]
+    check(rows and all(s == "[unknown]" and d == path for _, s, d in rows),
+          rows[:3])
+
+
+def jitwork_dump(clock=("-k", "mono")):
+    d = tmpfile("dump")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    out = os.path.join(d, "perf.data")
+    pid = int(run_recorded(out, *clock, "--", JITWORK, "dump", d,
+                           "900").split()[0])
+    return d, out, pid
+
+
+@case
+def inject_jit_names_every_sample():
+    require_jitwork()
+    d, out, pid = jitwork_dump()
+    injected = os.path.join(d, "jit.data")
+    r = perfex("inject", "--jit", "-i", out, "-o", injected)
+    check(r.returncode == 0, r.stderr)
+    check("2 jitted functions, 1 moves" in r.stderr, r.stderr)
+    files = sorted(f for f in os.listdir(d) if f.startswith("jitted-"))
+    check(files == ["jitted-%d-1.so" % pid, "jitted-%d-2.so" % pid], files)
+    before = script_rows(out)
+    rows = script_rows(injected)
+    check(len(rows) == len(before), (len(rows), len(before)))
+    page = min(ip for ip, s, _ in rows if s.startswith("jit_alpha"))
+    page &= ~0xfff
+    # alpha at 0x000 until it moves to 0x300, beta at 0x100
+    names = {0x000: ("jit_alpha", 1), 0x100: ("jit_beta", 2),
+             0x300: ("jit_alpha", 1)}
+    jit = [r for r in rows if page <= r[0] < page + 4096]
+    counts = {}
+    for ip, sym, dso in jit:
+        name, index = names[(ip - page) & ~0xff]
+        check((ip - page) & 0xff < 16 and sym == name and
+              dso == os.path.join(d, "jitted-%d-%d.so" % (pid, index)),
+              (hex(ip), sym, dso))
+        counts[(ip - page) & ~0xff] = counts.get((ip - page) & ~0xff, 0) + 1
+    check(sorted(counts) == [0, 0x100, 0x300], counts)
+    # Before: the same samples, unnamed.
+    check(all(s == "[unknown]" for ip, s, _ in before
+              if page <= ip < page + 4096), "named before inject")
+    if not os.access(PERF, os.X_OK):
+        return
+    # perf reads our output the same, and its own inject names the same.
+    check([r for r in script_rows(injected, "perf")
+           if page <= r[0] < page + 4096] == jit, "perf script differs")
+    theirs = os.path.join(d, "perf-jit.data")
+    p = subprocess.run([PERF, "inject", "--jit", "-i", out, "-o", theirs],
+                       capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, p.stderr)
+    check([r for r in script_rows(theirs, "perf")
+           if page <= r[0] < page + 4096] == jit, "perf inject differs")
+
+
+@case
+def inject_errors():
+    require_jitwork()
+    d, out, pid = jitwork_dump(clock=())
+    r = perfex("inject", "--jit", "-i", out, "-o", os.path.join(d, "x.data"))
+    check(r.returncode == 129, r)
+    check(r.stderr.startswith("perfex: '%s' was not recorded with "
+                              "CLOCK_MONOTONIC times" % out), r.stderr)
+    check("hint: record with perfex record -k mono" in r.stderr, r.stderr)
+    r = perfex("inject", "--jit", "-i", out)
+    check(r.returncode == 129 and "needs -o FILE" in r.stderr, r)
+    d, out, pid = jitwork_dump(clock=("--clockid", "CLOCK_MONOTONIC"))
+    dump = os.path.join(d, "jit-%d.dump" % pid)
+    good = open(dump, "rb").read()
+    # A dump cut inside a record (the runtime was killed): what is whole.
+    with open(dump, "wb") as f:
+        f.write(good[:len(good) - 30])
+    r = perfex("inject", "-j", "--input", out, "--output",
+               os.path.join(d, "cut.data"))
+    check(r.returncode == 0 and "2 jitted functions, 0 moves" in r.stderr, r)
+    with open(dump, "wb") as f:
+        f.write(b"\0" * 64)
+    r = perfex("inject", "--jit", "-i", out, "-o", os.path.join(d, "y.data"))
+    check(r.returncode == 134, r)
+    check(r.stderr.startswith("perfex: '%s' is not a jitdump file: bad magic"
+                              % dump), r.stderr)
+    # Without --jit: a copy, every record the same.
+    r = perfex("inject", "-i", out, "-o", os.path.join(d, "copy.data"))
+    check(r.returncode == 0, r)
+    check(script_rows(os.path.join(d, "copy.data")) == script_rows(out))
+
+
+def require_node():
+    if not NODE:
+        skip("node is not installed (Debian nodejs): no real JIT runtime")
+
+
+@case
+def node_perf_basic_prof_matches_perf():
+    require_node()
+    if not os.access(PERF, os.X_OK):
+        skip("perf is not installed at %s" % PERF)
+    js = tmpfile("hot.js")
+    open(js, "w").write(HOT_JS)
+    out = tmpfile("node-map.data")
+    # node leaves a v8 log in its working directory: ours.
+    run_recorded(out, "--", NODE, "--perf-basic-prof", js,
+                 cwd=os.path.dirname(js))
+    ours = script_rows(out)
+    maps = {d for _, _, d in ours if re.match(r"/tmp/perf-\d+\.map$", d)}
+    try:
+        jit = [r for r in ours if r[2] in maps]
+        check(jit, "no sample in JIT code")
+        named = [r for r in jit if r[1] != "[unknown]"]
+        check(any("hotLoopJs" in s for _, s, _ in named), jit[:5])
+        theirs = [r for r in script_rows(out, "perf") if r[2] in maps]
+        check(theirs == jit, "perf script names JIT samples otherwise")
+    finally:
+        for m in maps:
+            if os.path.exists(m):
+                os.unlink(m)
+
+
+@case
+def node_perf_prof_inject_matches_perf():
+    require_node()
+    if not os.access(PERF, os.X_OK):
+        skip("perf is not installed at %s" % PERF)
+    d = tmpfile("node-dump")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    js = os.path.join(d, "hot.js")
+    open(js, "w").write(HOT_JS)
+    out = os.path.join(d, "perf.data")
+    # node writes jit-PID.dump into its working directory.
+    run_recorded(out, "-k", "mono", "--", NODE, "--perf-prof", js, cwd=d)
+    injected = os.path.join(d, "jit.data")
+    r = perfex("inject", "--jit", "-i", out, "-o", injected)
+    check(r.returncode == 0, r.stderr)
+    ours = [r for r in script_rows(injected) if "/jitted-" in r[2]]
+    check(any("hotLoopJs" in s for _, s, _ in ours), ours[:5])
+    theirs = [r for r in script_rows(injected, "perf") if "/jitted-" in r[2]]
+    check(theirs == ours, "perf script names JIT samples otherwise")
+
+
+try:
+    run_cases()
+finally:
+    cleanup()
