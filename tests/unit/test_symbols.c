@@ -514,9 +514,9 @@ TEST(cxx_names_demangled)
 }
 
 /*
- * The PLT stubs of this test binary are named "name@plt", at the
- * addresses and with the names objdump gives them (binutils reads
- * .rela.plt as perf does).
+ * The PLT stubs of this test binary (.plt, .plt.sec, .plt.got) are
+ * named "name@plt", at the addresses and with the names objdump gives
+ * them (binutils reads the relocations as perf does).
  */
 TEST(plt_stubs_named_as_objdump_names_them)
 {
@@ -546,7 +546,7 @@ TEST(plt_stubs_named_as_objdump_names_them)
 	/* Where the file's virtual addresses were loaded. */
 	bias = (uint64_t)(uintptr_t)&symbols_test_marker - loc.sym_addr;
 	snprintf(cmd, sizeof(cmd),
-		 "/usr/bin/objdump -d -j .plt -j .plt.sec '%s' 2>/dev/null", exe);
+		 "/usr/bin/objdump -d -j .plt -j .plt.sec -j .plt.got '%s' 2>/dev/null", exe);
 	f = popen(cmd, "r");
 	REQUIRE(f);
 	while (fgets(line, sizeof(line), f)) {
