@@ -441,7 +441,7 @@ def aliases_labels_and_sizeless_named_as_perf_names_them():
 
 def compare_frames(ours, theirs, stubs=None):
     """(frames compared, differences other than PLT stubs, stub frames
-    that perf names otherwise): perf before 6.3 shadows the stubs with
+    that perf names otherwise): perf 6.1 shadows the stubs with
     the size-less _init it stretches over the PLT."""
     check(len(ours) == len(theirs), (len(ours), len(theirs)))
     frames, differ, stub_differ = 0, [], 0
@@ -525,8 +525,8 @@ def report_and_script_name_samples_as_perf_does():
     # A cpu-clock recording through the PLT loop, libc, ld.so and the
     # kernel: every frame of script and every row of report agree with
     # perf, but for the PLT stubs, which perf 6.1 puts in the size-less
-    # _init before the PLT (it stretches _init over the stubs it names
-    # later; perf 6.3 and objdump name the stubs as we do).
+    # _init it stretches over them (perfs after 6.1 and objdump name the
+    # stubs as we do).
     require_perf()
     exe = fixture_program(20000000)
     stubs = plt_stubs(exe)
