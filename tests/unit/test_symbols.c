@@ -33,6 +33,131 @@ long mangled_marker(long n)
 	return n * 5 + 2;
 }
 
+#ifdef __x86_64__
+/*
+ * Symbols at one address, as assembly code and libc's aliases make them,
+ * for the choice among them (each group is 16 bytes of code, its
+ * symbols sized unless said): weak against local, global against local,
+ * leading underscores, name length, a size-less global beside a sized
+ * local (ELF lists locals first: the global comes later, reaches to the
+ * next group and so has a size when the aliases are compared), and
+ * labels in a text section and out of one.
+ */
+__asm__(
+	"	.text\n"
+	"	.p2align 4\n"
+	"	.weak pc_fx_weak\n"
+	"	.type pc_fx_weak,@function\n"
+	"	.type __pc_fx_weak_local,@function\n"
+	"pc_fx_weak:\n__pc_fx_weak_local:\n"
+	"	.fill 16,1,0x90\n"
+	"	.size pc_fx_weak,16\n	.size __pc_fx_weak_local,16\n"
+	"	.globl ___pc_fx_glob\n"
+	"	.type ___pc_fx_glob,@function\n"
+	"	.type pc_fx_glob,@function\n"
+	"pc_fx_glob:\n___pc_fx_glob:\n"
+	"	.fill 16,1,0x90\n"
+	"	.size pc_fx_glob,16\n	.size ___pc_fx_glob,16\n"
+	"	.globl __pc_fx_us, _pc_fx_us\n"
+	"	.type __pc_fx_us,@function\n"
+	"	.type _pc_fx_us,@function\n"
+	"__pc_fx_us:\n_pc_fx_us:\n"
+	"	.fill 16,1,0x90\n"
+	"	.size __pc_fx_us,16\n	.size _pc_fx_us,16\n"
+	"	.globl pc_fx_len, pc_fx_len_longer\n"
+	"	.type pc_fx_len,@function\n"
+	"	.type pc_fx_len_longer,@function\n"
+	"pc_fx_len:\npc_fx_len_longer:\n"
+	"	.fill 16,1,0x90\n"
+	"	.size pc_fx_len,16\n	.size pc_fx_len_longer,16\n"
+	"	.globl pc_fx_zero\n"
+	"	.type pc_fx_zero,@function\n"
+	"	.type pc_fx_sized,@function\n"
+	"pc_fx_sized:\npc_fx_zero:\n"
+	"	.fill 8,1,0x90\n"
+	"	.size pc_fx_sized,8\n"
+	"	.fill 8,1,0x90\n"
+	"	.globl pc_fx_label\n"
+	"pc_fx_label:\n"
+	"	.fill 16,1,0x90\n"
+	"	.globl pc_fx_after\n"
+	"	.type pc_fx_after,@function\n"
+	"pc_fx_after:\n"
+	"	ret\n"
+	"	.size pc_fx_after,1\n"
+	"	.section .pc_fx_code,\"ax\",@progbits\n"
+	"	.globl pc_fx_not_text\n"
+	"pc_fx_not_text:\n"
+	"	.fill 16,1,0x90\n"
+	"	.text\n");
+extern char pc_fx_weak[], ___pc_fx_glob[], _pc_fx_us[], pc_fx_len[],
+	pc_fx_zero[], pc_fx_label[], pc_fx_after[], pc_fx_not_text[];
+#endif
+
+/*
+ * Which of several symbols at one address names it, and how far a
+ * size-less one reaches: perf's rules (symbols.c, before
+ * elf_sym_is_code()), on the fixture above in this test's own file.
+ */
+TEST(aliases_chosen_as_perf_chooses)
+{
+#ifdef __x86_64__
+	PERFCTR_OPTS(perfctr_symbols_opts, opts, .kallsyms = "");
+	struct perfctr_symbol_loc loc = { .sz = sizeof(loc) };
+	struct perfctr_symbols *syms;
+	static const struct {
+		const char *at;		/* the group's address */
+		size_t off;		/* how far into it */
+		const char *sym;	/* NULL: not the label at @at */
+	} rows[] = {
+		/* Any non-weak symbol before a weak one. */
+		{ pc_fx_weak, 3, "__pc_fx_weak_local" },
+		/* A global before a local, underscores or not. */
+		{ ___pc_fx_glob, 3, "___pc_fx_glob" },
+		/* Fewer leading underscores. */
+		{ _pc_fx_us, 3, "_pc_fx_us" },
+		/* The longer name. */
+		{ pc_fx_len, 15, "pc_fx_len_longer" },
+		/* The size-less global reached to the label: the global
+		 * wins, over the sized local's end too. */
+		{ pc_fx_zero, 0, "pc_fx_zero" },
+		{ pc_fx_zero, 12, "pc_fx_zero" },
+		/* A label in .text, up to the next symbol. */
+		{ pc_fx_label, 0, "pc_fx_label" },
+		{ pc_fx_label, 15, "pc_fx_label" },
+		{ pc_fx_after, 0, "pc_fx_after" },
+		/* A label in a section not named text is no symbol. */
+		{ pc_fx_not_text, 4, NULL },
+	};
+	size_t i;
+	int r;
+
+	if (!perfctr_symbols_have_elf())
+		test_skip("built without libelf: no user-space symbols");
+	syms = perfctr_symbols__new(&opts);
+	REQUIRE(syms);
+	REQUIRE(perfctr_symbols__load_proc_maps(syms, getpid()) >= 1);
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		uint64_t ip = (uint64_t)(uintptr_t)rows[i].at + rows[i].off;
+
+		r = perfctr_symbols__resolve(syms, getpid(), ip, false, 0,
+					     &loc);
+		if (rows[i].sym) {
+			CHECK_EQ_INT(r, 1);
+			CHECK_STR(loc.sym, rows[i].sym);
+			CHECK_EQ_U64(ip - loc.dso_addr + loc.sym_addr,
+				     (uint64_t)(uintptr_t)rows[i].at);
+		} else {
+			CHECK(r >= 0);
+			CHECK(!r || strcmp(loc.sym, "pc_fx_not_text"));
+		}
+	}
+	perfctr_symbols__delete(syms);
+#else
+	test_skip("the fixture's aliases are x86-64 assembly");
+#endif
+}
+
 static char kallsyms_path[] = "/tmp/pc-kallsyms-XXXXXX";
 
 static const char *write_kallsyms(void)
@@ -514,9 +639,9 @@ TEST(cxx_names_demangled)
 }
 
 /*
- * The PLT stubs of this test binary are named "name@plt", at the
- * addresses and with the names objdump gives them (binutils reads
- * .rela.plt as perf does).
+ * The PLT stubs of this test binary (.plt, .plt.sec, .plt.got) are
+ * named "name@plt", at the addresses and with the names objdump gives
+ * them (binutils reads the relocations as perf does).
  */
 TEST(plt_stubs_named_as_objdump_names_them)
 {
@@ -546,7 +671,7 @@ TEST(plt_stubs_named_as_objdump_names_them)
 	/* Where the file's virtual addresses were loaded. */
 	bias = (uint64_t)(uintptr_t)&symbols_test_marker - loc.sym_addr;
 	snprintf(cmd, sizeof(cmd),
-		 "/usr/bin/objdump -d -j .plt -j .plt.sec '%s' 2>/dev/null", exe);
+		 "/usr/bin/objdump -d -j .plt -j .plt.sec -j .plt.got '%s' 2>/dev/null", exe);
 	f = popen(cmd, "r");
 	REQUIRE(f);
 	while (fgets(line, sizeof(line), f)) {
@@ -576,4 +701,5 @@ TEST_MAIN(TEST_CASE(kallsyms_fixture),
 	  TEST_CASE(own_elf_symbols), TEST_CASE(dso_only_does_not_load),
 	  TEST_CASE(vdso_from_memory), TEST_CASE(cxx_names_demangled),
 	  TEST_CASE(demangled_names_in_perfs_short_form),
-	  TEST_CASE(plt_stubs_named_as_objdump_names_them))
+	  TEST_CASE(plt_stubs_named_as_objdump_names_them),
+	  TEST_CASE(aliases_chosen_as_perf_chooses))

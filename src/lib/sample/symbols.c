@@ -1001,18 +1001,181 @@ static void close_elf(int fd, Elf *elf)
 	close(fd);
 }
 
-/* Function symbols of the first section of type @type; returns how many. */
 /*
- * Function symbols of the first section of type @type; returns how many.
- * Its string table goes into the pool whole, in one copy, and the
- * symbols' names are offsets into it: no copy of each name, and no
- * growth of the symbol array but one.
+ * Which of an ELF file's symbols name its code, and which of several at
+ * one address is shown: perf's choice, so that report, script and the
+ * folded outputs put a sample in the frame perf puts it in.
+ *
+ * Taken: functions (FUNC, IFUNC), and labels (NOTYPE, as assembly code
+ * defines entry points such as ld.so's _dl_start_user) in a section
+ * whose name has "text" in it.  A symbol without a size reaches to the
+ * next one in address order, the file's table order among aliases, so
+ * that only the last of a run of aliases reaches past the address; the
+ * last of the file to the end of the page after its own.  Then of the
+ * symbols at one address one stays, by these rules in turn: one that
+ * has a size; global over local over weak (ELF_RANK_*); fewer leading
+ * underscores ("munmap" over "__munmap" over "__GI___munmap"); the
+ * longer name ("mmap64" over "mmap"); the first in the table.
+ */
+enum {
+	ELF_RANK_GLOBAL,
+	ELF_RANK_LOCAL,		/* any other binding that is not weak */
+	ELF_RANK_WEAK,
+	ELF_RANK_STUB,		/* a PLT stub's synthesised name: the last */
+};
+
+static uint32_t elf_sym_rank(const GElf_Sym *sym)
+{
+	switch (GELF_ST_BIND(sym->st_info)) {
+	case STB_GLOBAL:
+		return ELF_RANK_GLOBAL;
+	case STB_WEAK:
+		return ELF_RANK_WEAK;
+	default:
+		return ELF_RANK_LOCAL;
+	}
+}
+
+/* Whether each section of @elf may hold labels (*@nr of them): NULL
+ * when there are none or no memory. */
+static bool *elf_text_sections(Elf *elf, size_t *nr)
+{
+	size_t shstrndx, i;
+	bool *text;
+
+	if (elf_getshdrnum(elf, nr) || !*nr || elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	text = calloc(*nr, sizeof(*text));
+	for (i = 1; text && i < *nr; i++) {
+		Elf_Scn *scn = elf_getscn(elf, i);
+		const char *name;
+		GElf_Shdr sh;
+
+		if (!scn || !gelf_getshdr(scn, &sh))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		text[i] = name && strstr(name, "text");
+	}
+	return text;
+}
+
+static bool elf_sym_is_code(const GElf_Sym *sym, const bool *text,
+			    size_t nr_text)
+{
+	int type = GELF_ST_TYPE(sym->st_info);
+
+	if (sym->st_shndx == SHN_UNDEF || !sym->st_value || !sym->st_name)
+		return false;
+	if (type == STT_FUNC || type == STT_GNU_IFUNC)
+		return true;
+	return type == STT_NOTYPE && text && sym->st_shndx < nr_text &&
+	       text[sym->st_shndx];
+}
+
+/* By address, then in the order the file lists them (sym.shown, not
+ * used before a symbol is first returned, holds that order meanwhile). */
+static int elf_sym_order(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->shown < y->shown ? -1 : x->shown > y->shown;
+}
+
+static void elf_sort(struct symtab *tab)
+{
+	size_t i;
+
+	for (i = 0; i < tab->nr; i++)
+		tab->syms[i].shown = (uint32_t)i;
+	qsort(tab->syms, tab->nr, sizeof(*tab->syms), elf_sym_order);
+	for (i = 0; i < tab->nr; i++)
+		tab->syms[i].shown = 0;
+}
+
+#define PAGE_4K 4096ULL
+
+static void elf_stretch_sizeless(struct symtab *tab)
+{
+	size_t i;
+
+	for (i = 0; i < tab->nr; i++) {
+		struct sym *s = &tab->syms[i];
+
+		if (s->end != s->start)
+			continue;
+		s->end = i + 1 < tab->nr ? tab->syms[i + 1].start :
+			 (s->start + PAGE_4K - 1) / PAGE_4K * PAGE_4K + PAGE_4K;
+	}
+}
+
+static size_t leading_underscores(const char *name)
+{
+	size_t n = 0;
+
+	while (name[n] == '_')
+		n++;
+	return n;
+}
+
+/* Whether @b, later in the table than @a at the same address, is the
+ * one to show. */
+static bool elf_sym_better(const struct symtab *tab, const struct sym *a,
+			   const struct sym *b)
+{
+	const char *na = tab->names + a->name, *nb = tab->names + b->name;
+	size_t ua, ub, la, lb;
+
+	if ((a->end > a->start) != (b->end > b->start))
+		return b->end > b->start;
+	if (a->rank != b->rank)
+		return b->rank < a->rank;
+	ua = leading_underscores(na);
+	ub = leading_underscores(nb);
+	if (ua != ub)
+		return ub < ua;
+	la = strlen(na);
+	lb = strlen(nb);
+	return lb > la;
+}
+
+static void elf_keep_one_alias(struct symtab *tab)
+{
+	size_t i, out = 0;
+
+	for (i = 0; i < tab->nr; i++) {
+		struct sym *s = &tab->syms[i];
+
+		if (out && tab->syms[out - 1].start == s->start) {
+			if (elf_sym_better(tab, &tab->syms[out - 1], s))
+				tab->syms[out - 1] = *s;
+			continue;
+		}
+		tab->syms[out++] = *s;
+	}
+	tab->nr = out;
+}
+
+static void symtab_finish_elf(struct symtab *tab)
+{
+	elf_sort(tab);
+	elf_stretch_sizeless(tab);
+	elf_keep_one_alias(tab);
+}
+
+/*
+ * The code symbols (elf_sym_is_code()) of the first section of type
+ * @type; returns how many.  Its string table goes into the pool whole,
+ * in one copy, and the symbols' names are offsets into it: no copy of
+ * each name, and no growth of the symbol array but one.
  */
 static size_t elf_read_syms(Elf *elf, Elf64_Word type, struct symtab *tab,
 			    size_t *cap)
 {
 	Elf_Scn *scn = NULL;
-	size_t added = 0;
+	size_t added = 0, nr_text = 0;
+	bool *text = elf_text_sections(elf, &nr_text);
 
 	while ((scn = elf_nextscn(elf, scn))) {
 		Elf_Scn *strscn;
@@ -1032,30 +1195,25 @@ static size_t elf_read_syms(Elf *elf, Elf64_Word type, struct symtab *tab,
 		n = shdr.sh_size / shdr.sh_entsize;
 		if (symtab_reserve(tab, cap, n) ||
 		    symtab_add_names(tab, strs->d_buf, strs->d_size, &base))
-			return added;
+			break;
 		for (i = 0; i < n; i++) {
 			GElf_Sym sym;
-			int st;
 
-			if (!gelf_getsym(data, (int)i, &sym))
+			if (!gelf_getsym(data, (int)i, &sym) ||
+			    !elf_sym_is_code(&sym, text, nr_text))
 				continue;
-			st = GELF_ST_TYPE(sym.st_info);
-			if (st != STT_FUNC && st != STT_GNU_IFUNC)
-				continue;
-			if (sym.st_shndx == SHN_UNDEF || !sym.st_value)
-				continue;
-			if (!sym.st_name || sym.st_name >= strs->d_size ||
+			if (sym.st_name >= strs->d_size ||
 			    !tab->names[base + sym.st_name])
 				continue;
 			if (symtab_push(tab, cap, sym.st_value, sym.st_size,
 					base + sym.st_name, 0,
-					GELF_ST_BIND(sym.st_info) == STB_GLOBAL ? 0 :
-					GELF_ST_BIND(sym.st_info) == STB_WEAK ? 1 : 2))
-				return added;
+					elf_sym_rank(&sym)))
+				break;
 			added++;
 		}
 		break;
 	}
+	free(text);
 	return added;
 }
 
@@ -1073,84 +1231,168 @@ static bool elf_has_symtab(Elf *elf)
 }
 
 /*
- * PLT stubs have no symbols of their own; name them "name@plt" after the
- * function their .rela.plt relocation binds, as perf does, so that a
- * sample in a stub is not put in the symbol before the PLT (_init).
- * Relocation i belongs to stub i: in .plt.sec when the file has one (the
- * stubs that code calls when built for IBT), else after .plt's first
- * entry (the resolver's).  x86-64's layout, 16 bytes a stub; IRELATIVE
- * relocations name no symbol, so their stubs are plain "@plt" (perf's
- * names too).
+ * PLT stubs have no symbols of their own; name each "name@plt" after the
+ * function it jumps to, as perf and objdump do, so that a sample in a
+ * stub is not put in the symbol before the PLT (_init).  An x86-64 stub
+ * of .plt, .plt.sec or .plt.got jumps through a GOT slot ("jmp
+ * *slot(%rip)", after an endbr64 or a bnd prefix when built for IBT or
+ * MPX), and the dynamic relocation of that slot names the function:
+ * JUMP_SLOT in .rela.plt, GLOB_DAT in .rela.dyn for .plt.got's.  Decoding
+ * the jump, not counting stubs, keeps the names right whatever the
+ * order of the relocations; the lazy binder's entries (the resolver at
+ * the head of .plt, .plt's push-and-jump entries beside a .plt.sec) jump
+ * through no relocated slot and stay unnamed.  IRELATIVE slots name no
+ * symbol: their stubs are plain "@plt".
  */
-#define PLT_ENTRY_SIZE 16
+struct plt_slot {
+	uint64_t got;		/* the slot's address */
+	const char *name;	/* the function, "" for an IRELATIVE slot */
+};
 
-static void elf_add_plt_syms(Elf *elf, struct symtab *tab, size_t *cap)
+static int plt_slot_cmp(const void *a, const void *b)
 {
-	GElf_Shdr sh, rela_sh = { 0 }, plt_sh = { 0 }, sec_sh = { 0 }, dyn_sh;
-	Elf_Scn *scn = NULL, *rela = NULL, *dynsym;
-	Elf_Data *rel_data, *sym_data;
-	bool have_plt = false, have_sec = false;
-	uint64_t base, end;
-	size_t shstrndx, i, n;
-	GElf_Ehdr eh;
-	char name[512];
+	const struct plt_slot *x = a, *y = b;
 
-	if (!gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64 ||
-	    elf_getshdrstrndx(elf, &shstrndx))
-		return;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *sname;
+	return x->got < y->got ? -1 : x->got > y->got;
+}
 
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		sname = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (!sname)
-			continue;
-		if (!strcmp(sname, ".rela.plt") && sh.sh_type == SHT_RELA) {
-			rela = scn;
-			rela_sh = sh;
-		} else if (!strcmp(sname, ".plt") && sh.sh_type == SHT_PROGBITS) {
-			plt_sh = sh;
-			have_plt = true;
-		} else if (!strcmp(sname, ".plt.sec") &&
-			   sh.sh_type == SHT_PROGBITS) {
-			sec_sh = sh;
-			have_sec = true;
-		}
-	}
-	if (!rela || !rela_sh.sh_entsize || (!have_plt && !have_sec))
-		return;
-	dynsym = elf_getscn(elf, rela_sh.sh_link);
-	if (!dynsym || !gelf_getshdr(dynsym, &dyn_sh))
-		return;
-	rel_data = elf_getdata(rela, NULL);
+/* The slots that the relocations of @scn (SHT_RELA) fill with a
+ * function's address, appended to *@slots. */
+static int plt_slots_of(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
+			struct plt_slot **slots, size_t *nr)
+{
+	Elf_Scn *dynsym = elf_getscn(elf, sh->sh_link);
+	Elf_Data *rel_data = elf_getdata(scn, NULL), *sym_data;
+	GElf_Shdr dyn_sh;
+	size_t i, n = sh->sh_size / sh->sh_entsize;
+	struct plt_slot *grown;
+
+	if (!dynsym || !gelf_getshdr(dynsym, &dyn_sh) || !rel_data)
+		return 0;
 	sym_data = elf_getdata(dynsym, NULL);
-	if (!rel_data || !sym_data)
-		return;
-	if (have_sec) {
-		base = sec_sh.sh_addr;
-		end = base + sec_sh.sh_size;
-	} else {
-		base = plt_sh.sh_addr + PLT_ENTRY_SIZE;
-		end = plt_sh.sh_addr + plt_sh.sh_size;
-	}
-	n = rela_sh.sh_size / rela_sh.sh_entsize;
-	for (i = 0; i < n && base + (i + 1) * PLT_ENTRY_SIZE <= end; i++) {
-		const char *fn = NULL;
+	grown = realloc(*slots, (*nr + n) * sizeof(**slots));
+	if (!sym_data || !grown)
+		return grown ? 0 : -ENOMEM;
+	*slots = grown;
+	for (i = 0; i < n; i++) {
+		uint32_t type, index;
+		const char *fn = "";
 		GElf_Rela r;
 		GElf_Sym sym;
 
 		if (!gelf_getrela(rel_data, (int)i, &r))
 			continue;
-		if (GELF_R_SYM(r.r_info) &&
-		    gelf_getsym(sym_data, (int)GELF_R_SYM(r.r_info), &sym))
+		type = (uint32_t)GELF_R_TYPE(r.r_info);
+		index = (uint32_t)GELF_R_SYM(r.r_info);
+		if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT &&
+		    type != R_X86_64_IRELATIVE)
+			continue;
+		if (index) {
+			if (!gelf_getsym(sym_data, (int)index, &sym))
+				continue;
 			fn = elf_strptr(elf, dyn_sh.sh_link, sym.st_name);
-		snprintf(name, sizeof(name), "%s@plt", fn ? fn : "");
-		/* Ranked as a local symbol: a real one at the address wins. */
-		if (symtab_add(tab, cap, base + i * PLT_ENTRY_SIZE,
-			       PLT_ENTRY_SIZE, name, 0, 2))
-			return;
+			if (!fn || !*fn)
+				continue;
+		}
+		(*slots)[*nr].got = r.r_offset;
+		(*slots)[*nr].name = fn;
+		(*nr)++;
 	}
+	return 0;
+}
+
+/* Where the stub at @off of @code (@size bytes at @addr) jumps through:
+ * the slot of its first "jmp *disp32(%rip)" (ff 25) that starts in the
+ * stub's @entsize bytes; 0 when it has none. */
+static uint64_t plt_stub_slot(const uint8_t *code, size_t size, uint64_t addr,
+			      size_t off, size_t entsize)
+{
+	size_t i;
+
+	for (i = off; i < off + entsize && i + 6 <= size; i++) {
+		int32_t disp;
+
+		if (code[i] != 0xff || code[i + 1] != 0x25)
+			continue;
+		memcpy(&disp, code + i + 2, sizeof(disp));
+		return addr + i + 6 + (uint64_t)(int64_t)disp;
+	}
+	return 0;
+}
+
+/* "name@plt" for each stub of @scn whose slot is one of @slots (sorted). */
+static int plt_name_stubs(Elf_Scn *scn, const GElf_Shdr *sh, size_t entsize,
+			  const struct plt_slot *slots, size_t nr,
+			  struct symtab *tab, size_t *cap)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	char name[512];
+	size_t off;
+
+	if (!data || !data->d_buf || data->d_size < sh->sh_size)
+		return 0;
+	for (off = 0; off + entsize <= sh->sh_size; off += entsize) {
+		struct plt_slot key = {
+			.got = plt_stub_slot(data->d_buf, sh->sh_size,
+					     sh->sh_addr, off, entsize),
+		};
+		const struct plt_slot *hit;
+
+		hit = key.got ? bsearch(&key, slots, nr, sizeof(*slots),
+					plt_slot_cmp) : NULL;
+		if (!hit)
+			continue;
+		snprintf(name, sizeof(name), "%s@plt", hit->name);
+		if (symtab_add(tab, cap, sh->sh_addr + off, entsize, name, 0,
+			       ELF_RANK_STUB))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The stub sections' entries: 16 bytes, 8 in .plt.got without IBT (its
+ * sh_entsize says which). */
+static size_t plt_entry_size(const char *sname, const GElf_Shdr *sh)
+{
+	if (!strcmp(sname, ".plt") || !strcmp(sname, ".plt.sec") ||
+	    !strcmp(sname, ".plt.got"))
+		return sh->sh_entsize ? sh->sh_entsize :
+		       !strcmp(sname, ".plt.got") ? 8 : 16;
+	return 0;
+}
+
+static void elf_add_plt_syms(Elf *elf, struct symtab *tab, size_t *cap)
+{
+	struct plt_slot *slots = NULL;
+	size_t shstrndx, nr = 0;
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
+	GElf_Shdr sh;
+
+	if (!gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64 ||
+	    elf_getshdrstrndx(elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_RELA &&
+		    sh.sh_entsize && plt_slots_of(elf, scn, &sh, &slots, &nr))
+			goto out;
+	if (!nr)
+		goto out;
+	qsort(slots, nr, sizeof(*slots), plt_slot_cmp);
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *sname;
+		size_t entsize;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
+			continue;
+		sname = elf_strptr(elf, shstrndx, sh.sh_name);
+		entsize = sname ? plt_entry_size(sname, &sh) : 0;
+		if (entsize && plt_name_stubs(scn, &sh, entsize, slots, nr,
+					      tab, cap))
+			break;
+	}
+out:
+	free(slots);
 }
 
 /* Where the separate debug file of @dso (known build-id) would be. */
@@ -1213,7 +1455,7 @@ static void dso_read_elf(struct perfctr_symbols *syms, struct dso *dso,
 		elf_read_syms(elf, SHT_DYNSYM, &dso->symtab, &cap);
 	/* The stubs are in the file itself, never in its debug file. */
 	elf_add_plt_syms(elf, &dso->symtab, &cap);
-	symtab_finish(&dso->symtab, 0);
+	symtab_finish_elf(&dso->symtab);
 }
 
 static void dso_load_elf(struct perfctr_symbols *syms, struct dso *dso)
