@@ -1460,7 +1460,9 @@ static int fill_units(struct run *run)
 		ssize_t n;
 
 		perfctr_session__unit(run->session, u, &un->tid, &un->cpu);
-		if (un->tid <= 0)
+		/* A name is shown only beside a unit's own counts (and a held
+		 * command's would be ours, before its exec). */
+		if (un->tid <= 0 || run->o->cfg.aggr == STAT_AGGR_GLOBAL)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/comm", (int)un->tid);
 		fd = open(path, O_RDONLY | O_CLOEXEC);
