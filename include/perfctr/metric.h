@@ -238,10 +238,15 @@ PERFCTR_API int perfctr_metrics__check(struct perfctr_metrics *m, size_t i,
  * the counts read.
  *
  * Each metric's events are counted in one group, so that they are
- * measured over the same time; a group whose events another group already
- * holds is not made again, and an event used by several metrics of one
- * group is counted once.  A metric whose MetricConstraint is one of the
- * NO_GROUP_EVENTS kinds has its events left ungrouped (they are then
+ * measured over the same time.  Events are shared between metrics as perf
+ * stat shares them: the metrics with the most events are scheduled first,
+ * and a metric whose events an earlier metric's groups already hold all
+ * of is computed from those groups, not given its own (a metric that
+ * shares only some of its events with another has groups of its own, so
+ * that its events stay together: the shared ones are then counted in
+ * both).  A metric whose MetricConstraint is one of the NO_GROUP_EVENTS
+ * kinds has its events left ungrouped, in one list with the other
+ * ungrouped metrics' where each event is counted once (they are then
  * used only when each was counted all of the time).  Events of different
  * PMUs never share a group.  Metrics that other metrics refer to are
  * computed from the same counts, not scheduled again.
@@ -268,6 +273,36 @@ struct perfctr_metric_plan;
 PERFCTR_API struct perfctr_metric_plan *
 perfctr_metric_plan__new(struct perfctr_metrics *m, const char *list,
 			 struct perfctr_metric_error *err);
+
+enum perfctr_metric_plan_flags {
+	/* Every metric its own groups (or list): events shared between
+	 * metrics are counted once for each (perf's --metric-no-merge). */
+	PERFCTR_METRIC_PLAN_NO_MERGE = 1u << 0,
+	/* Every metric's events ungrouped, as if each had the
+	 * NO_GROUP_EVENTS constraint (perf's --metric-no-group). */
+	PERFCTR_METRIC_PLAN_NO_GROUP = 1u << 1,
+};
+
+struct perfctr_metric_plan_opts {
+	size_t sz;
+	unsigned int flags;	/* enum perfctr_metric_plan_flags */
+};
+
+#define PERFCTR_METRIC_PLAN_OPTS_SIZE_V1 16
+_Static_assert(sizeof(struct perfctr_metric_plan_opts) ==
+	       PERFCTR_METRIC_PLAN_OPTS_SIZE_V1, "ABI: perfctr_metric_plan_opts");
+
+/**
+ * perfctr_metric_plan__new_opts() - perfctr_metric_plan__new() with
+ * options (@opts may be NULL: the defaults, as perfctr_metric_plan__new()).
+ *
+ * Return: as perfctr_metric_plan__new(); EINVAL also for invalid @opts
+ * (unknown flags, unknown non-zero bytes of a larger struct).
+ */
+PERFCTR_API struct perfctr_metric_plan *
+perfctr_metric_plan__new_opts(struct perfctr_metrics *m, const char *list,
+			      const struct perfctr_metric_plan_opts *opts,
+			      struct perfctr_metric_error *err);
 
 /** perfctr_metric_plan__delete() - free @plan (NULL is ignored). */
 PERFCTR_API void perfctr_metric_plan__delete(struct perfctr_metric_plan *plan);

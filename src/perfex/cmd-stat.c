@@ -482,6 +482,12 @@ static int stat_option(struct perfex_parse *p, void *ctx)
 	case OPT_METRIC_ONLY:
 		o->metrics.only = true;
 		break;
+	case OPT_METRIC_NO_MERGE:
+		o->metrics.no_merge = true;
+		break;
+	case OPT_METRIC_NO_GROUP:
+		o->metrics.no_group = true;
+		break;
 	case OPT_METRICS_FILE: {
 		const char **files = realloc(o->metric_files,
 			(o->metrics.nr_files + 1) * sizeof(*files));
@@ -604,10 +610,11 @@ static int parse_options(int argc, char **argv, struct stat_options *o)
 		return usage_error("event sets need two -e or more (one per set)");
 	if (!o->metrics.td_level)
 		o->metrics.td_level = 1;
-	if ((o->metrics.only || o->metrics.nr_files) && !o->metrics.list &&
-	    !o->metrics.topdown)
-		return usage_error("--metric-only and --metrics-file go with -M "
-				   "or --topdown");
+	if ((o->metrics.only || o->metrics.nr_files || o->metrics.no_merge ||
+	     o->metrics.no_group) && !o->metrics.list && !o->metrics.topdown)
+		return usage_error("--metric-only, --metrics-file, "
+				   "--metric-no-merge and --metric-no-group go "
+				   "with -M or --topdown");
 	if ((o->metrics.list || o->metrics.topdown) && o->cfg.sets)
 		return usage_error("metrics cannot be computed from event sets "
 				   "(their events are never counted together)");
@@ -1453,7 +1460,9 @@ static int fill_units(struct run *run)
 		ssize_t n;
 
 		perfctr_session__unit(run->session, u, &un->tid, &un->cpu);
-		if (un->tid <= 0)
+		/* A name is shown only beside a unit's own counts (and a held
+		 * command's would be ours, before its exec). */
+		if (un->tid <= 0 || run->o->cfg.aggr == STAT_AGGR_GLOBAL)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/comm", (int)un->tid);
 		fd = open(path, O_RDONLY | O_CLOEXEC);

@@ -106,6 +106,12 @@ static const struct perfex_option table[] = {
 	{ STAT, OPT_METRICS_FILE, 0, "metrics-file", "FILE", 0, 0,
 	  "more metrics, in the pmu-events JSON form;\n"
 	  "repeatable (also PERFCTR_METRICS_PATH)" },
+	{ STAT, OPT_METRIC_NO_MERGE, 0, "metric-no-merge", NULL, 0, 0,
+	  "count the events of each metric in groups of its\n"
+	  "own, also those another metric's group holds" },
+	{ STAT, OPT_METRIC_NO_GROUP, 0, "metric-no-group", NULL, 0, 0,
+	  "count the metrics' events ungrouped (each used\n"
+	  "only when it ran all of its time), each once" },
 	{ STAT, OPT_TOPDOWN, 0, "topdown", NULL, 0, 0,
 	  "the TopDown metrics of this CPU (level 1)" },
 	{ STAT, OPT_TD_LEVEL, 0, "td-level", "N", 0, 0,

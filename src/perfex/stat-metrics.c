@@ -132,7 +132,10 @@ int stat_metrics_open(struct stat_metrics **out, const struct stat_metric_opts *
 		snprintf(list + len, sizeof(list) - len, "%s%s", len ? "," : "",
 			 group);
 	}
-	sm->plan = perfctr_metric_plan__new(sm->tables, list, &err);
+	PERFCTR_OPTS(perfctr_metric_plan_opts, popts,
+		     .flags = (mo->no_merge ? PERFCTR_METRIC_PLAN_NO_MERGE : 0) |
+			      (mo->no_group ? PERFCTR_METRIC_PLAN_NO_GROUP : 0));
+	sm->plan = perfctr_metric_plan__new_opts(sm->tables, list, &popts, &err);
 	if (!sm->plan) {
 		if (errno == ENOENT)
 			perfex_error("unknown metric '%s': %s", err.metric,

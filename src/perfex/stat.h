@@ -188,6 +188,8 @@ struct stat_metric_opts {
 	bool topdown;
 	unsigned int td_level;		/* 1 unless --td-level */
 	bool only;			/* --metric-only */
+	bool no_merge;			/* --metric-no-merge */
+	bool no_group;			/* --metric-no-group */
 	const char *const *files;	/* --metrics-file */
 	size_t nr_files;
 };

@@ -327,7 +327,8 @@ def help_and_version():
               "--switch-interval", "--switch-after",
               # metrics: tests/cli/test_stat_metrics.py
               "-M", "--metrics", "--metric-only", "--metrics-file",
-              "--topdown", "--td-level",
+              "--topdown", "--td-level", "--metric-no-merge",
+              "--metric-no-group",
               # cgroups: tests/cli/test_stat_cgroup.py and
               # test_stat_for_each_cgroup.py
               "-G", "--cgroup", "--for-each-cgroup",

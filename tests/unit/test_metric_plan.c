@@ -2,7 +2,8 @@
 /*
  * Unit tests of metric plans (metric/plan.c): which groups the events of
  * the metrics asked for are scheduled into, and the values computed from
- * synthetic counts: exact ratios, metrics of metrics, thresholds, counts
+ * synthetic counts: events shared between metrics as perf stat shares
+ * them (and not, or ungrouped, on request), exact ratios, metrics of metrics, thresholds, counts
  * not measured together, events missing or not counted.
  */
 #include <errno.h>
@@ -33,7 +34,10 @@ static const char table[] =
 	" { \"MetricName\": \"unknown_event\", \"MetricExpr\": \"no_such_event / cycles\" },\n"
 	" { \"MetricName\": \"loop_a\", \"MetricExpr\": \"loop_b + 1\" },\n"
 	" { \"MetricName\": \"loop_b\", \"MetricExpr\": \"loop_a + 1\" },\n"
-	" { \"MetricName\": \"bad\", \"MetricExpr\": \"cycles +\" }\n"
+	" { \"MetricName\": \"bad\", \"MetricExpr\": \"cycles +\" },\n"
+	" { \"MetricName\": \"ppid_count\", \"MetricExpr\": \"syscalls:sys_enter_getppid\" },\n"
+	" { \"MetricName\": \"ppid_and_tid\",\n"
+	"   \"MetricExpr\": \"syscalls:sys_enter_getppid + syscalls:sys_enter_gettid\" }\n"
 	"]\n";
 
 static struct perfctr_metrics *tables(void)
@@ -87,6 +91,83 @@ TEST(groups_share_events_and_respect_constraints)
 	CHECK_STR(perfctr_metric_plan__group(p, 1),
 		  "task-clock,syscalls:sys_enter_getpid");
 	CHECK(perfctr_metric_plan__group(p, 2) == NULL);
+	perfctr_metric_plan__delete(p);
+	perfctr_metrics__delete(m);
+}
+
+static void check_groups(struct perfctr_metric_plan *p,
+			 const char *const *want, size_t nr)
+{
+	REQUIRE(p);
+	CHECK_EQ_U64(perfctr_metric_plan__nr_groups(p), nr);
+	for (size_t g = 0; g < nr; g++)
+		CHECK_STR(perfctr_metric_plan__group(p, g), want[g]);
+	perfctr_metric_plan__delete(p);
+}
+
+#define PPID "syscalls:sys_enter_getppid"
+#define PID "syscalls:sys_enter_getpid"
+#define TID "syscalls:sys_enter_gettid"
+
+/* perf stat's rules (seen with perf 6.1 -v: "Events in 'a' fully
+ * contained within 'b'"): the largest metric first, a metric whose events
+ * an earlier one's group holds uses that group, whatever the order asked;
+ * a partial overlap keeps two groups; ungrouped metrics share one list. */
+TEST(shared_events_are_counted_once_as_perf_does)
+{
+	struct perfctr_metrics *m = tables();
+	PERFCTR_OPTS(perfctr_metric_plan_opts, no_merge,
+		     .flags = PERFCTR_METRIC_PLAN_NO_MERGE);
+	PERFCTR_OPTS(perfctr_metric_plan_opts, no_group,
+		     .flags = PERFCTR_METRIC_PLAN_NO_GROUP);
+	PERFCTR_OPTS(perfctr_metric_plan_opts, neither,
+		     .flags = PERFCTR_METRIC_PLAN_NO_GROUP |
+			      PERFCTR_METRIC_PLAN_NO_MERGE);
+	PERFCTR_OPTS(perfctr_metric_plan_opts, unknown, .flags = 1u << 7);
+	const char *merged[] = { "{" PPID "," PID "}" };
+	const char *own[] = { "{" PPID "," PID "}", PPID };
+	const char *partial[] = { "{" PPID "," PID "}", "{" PPID "," TID "}" };
+	const char *list[] = { PPID "," PID "," TID };
+	const char *lists[] = { PPID "," PID, PPID "," TID };
+
+	REQUIRE(m);
+	check_groups(perfctr_metric_plan__new(m, "ppid_count,ppid_per_pid",
+					      NULL), merged, 1);
+	check_groups(perfctr_metric_plan__new_opts(m, "ppid_count,ppid_per_pid",
+						   &no_merge, NULL), own, 2);
+	check_groups(perfctr_metric_plan__new(m, "ppid_per_pid,ppid_and_tid",
+					      NULL), partial, 2);
+	check_groups(perfctr_metric_plan__new_opts(m, "ppid_per_pid,ppid_and_tid",
+						   &no_group, NULL), list, 1);
+	check_groups(perfctr_metric_plan__new_opts(m, "ppid_per_pid,ppid_and_tid",
+						   &neither, NULL), lists, 2);
+	errno = 0;
+	CHECK(perfctr_metric_plan__new_opts(m, "ppid_count", &unknown,
+					    NULL) == NULL);
+	CHECK_EQ_INT(errno, EINVAL);
+	perfctr_metrics__delete(m);
+}
+
+/* A metric given no group of its own is computed from the group that
+ * holds its events: the same values as from groups of its own. */
+TEST(merged_metrics_keep_their_values)
+{
+	struct perfctr_metrics *m = tables();
+	struct perfctr_metric_plan *p;
+	struct perfctr_metric_value v[2];
+	struct perfctr_metric_input in[] = {
+		ev(PPID, 3000, 1000, 0),
+		ev(PID, 1000, 1000, 0),
+	};
+
+	REQUIRE(m);
+	p = perfctr_metric_plan__new(m, "ppid_count,ppid_per_pid", NULL);
+	REQUIRE(p);
+	CHECK_EQ_INT(perfctr_metric_plan__compute(p, in, 2, 1e9, v, 2), 2);
+	CHECK_EQ_INT(v[0].status, PERFCTR_METRIC_OK);
+	CHECK(v[0].value == 3000.0);
+	CHECK_EQ_INT(v[1].status, PERFCTR_METRIC_OK);
+	CHECK(v[1].value == 3.0);
 	perfctr_metric_plan__delete(p);
 	perfctr_metrics__delete(m);
 }
@@ -215,6 +296,8 @@ TEST(plan_errors_name_the_metric)
 }
 
 TEST_MAIN(TEST_CASE(groups_share_events_and_respect_constraints),
+	  TEST_CASE(shared_events_are_counted_once_as_perf_does),
+	  TEST_CASE(merged_metrics_keep_their_values),
 	  TEST_CASE(values_are_exact),
 	  TEST_CASE(counts_of_one_group_may_be_multiplexed),
 	  TEST_CASE(counts_not_together_give_no_value),

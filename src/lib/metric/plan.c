@@ -257,87 +257,128 @@ static int add_metric(struct perfctr_metric_plan *p, size_t def,
 	return rc;
 }
 
-/* The groups: one per metric and PMU, unless an earlier group holds all
- * of its events; ungrouped events in one list. */
-static int schedule(struct perfctr_metric_plan *p)
+static int append_group(struct perfctr_metric_plan *p, struct group *g)
 {
-	struct group loose = { .grouped = false };
-	size_t i, j, k;
+	struct group *more = realloc(p->groups,
+				     (p->nr_groups + 1) * sizeof(*more));
+
+	if (!more)
+		return -ENOMEM;
+	p->groups = more;
+	p->groups[p->nr_groups++] = *g;
+	g->events = NULL;
+	return 0;
+}
+
+/* The groups of grouped metric @pm: one per PMU among its events, the
+ * core's (NULL) first. */
+static int make_groups(struct perfctr_metric_plan *p,
+		       const struct plan_metric *pm)
+{
+	const char *pmus[8];
+	size_t nr_pmus = 0, j, k;
 	int rc = 0;
 
-	for (i = 0; i < p->nr_metrics && !rc; i++) {
-		struct plan_metric *pm = &p->metrics[i];
-		const char *pmus[8];
-		size_t nr_pmus = 0;
+	for (j = 0; j < pm->nr_events; j++) {
+		const char *pmu = p->events[pm->events[j]].pmu;
 
-		if (pm->no_group) {
+		for (k = 0; k < nr_pmus; k++)
+			if (pmus[k] == pmu ||
+			    (pmus[k] && pmu && !strcmp(pmus[k], pmu)))
+				break;
+		if (k == nr_pmus && nr_pmus < 8)
+			pmus[nr_pmus++] = pmu;
+	}
+	for (k = 0; k < nr_pmus && !rc; k++) {
+		struct group g = { .grouped = true };
+
+		for (j = 0; j < pm->nr_events && !rc; j++) {
+			const char *pmu = p->events[pm->events[j]].pmu;
+
+			if (pmu == pmus[k] ||
+			    (pmu && pmus[k] && !strcmp(pmu, pmus[k])))
+				rc = push(&g.events, &g.nr_events,
+					  pm->events[j]);
+		}
+		if (!rc && g.nr_events)
+			rc = append_group(p, &g);
+		free(g.events);
+	}
+	return rc;
+}
+
+static bool subset(const struct plan_metric *a, const struct plan_metric *b)
+{
+	for (size_t j = 0; j < a->nr_events; j++)
+		if (!has(b->events, b->nr_events, a->events[j]))
+			return false;
+	return true;
+}
+
+/*
+ * The groups, as perf stat schedules metrics: the metrics with the most
+ * events first (a stable order), each grouped metric in groups of its
+ * own unless an earlier one that has its own holds all of its events
+ * (then it is computed from those); the events of ungrouped metrics in
+ * one list, each event once, after the groups.  PERFCTR_METRIC_PLAN_NO_MERGE
+ * gives every metric groups (or a list) of its own, shared events
+ * counted again; PERFCTR_METRIC_PLAN_NO_GROUP leaves every metric's
+ * events ungrouped.
+ */
+static int schedule(struct perfctr_metric_plan *p, unsigned int flags)
+{
+	bool no_merge = flags & PERFCTR_METRIC_PLAN_NO_MERGE;
+	struct group loose = { .grouped = false };
+	size_t *order, *owners, nr_owners = 0, i, j;
+	int rc = 0;
+
+	order = calloc(p->nr_metrics + 1, sizeof(*order));
+	owners = calloc(p->nr_metrics + 1, sizeof(*owners));
+	if (!order || !owners) {
+		free(order);
+		free(owners);
+		return -ENOMEM;
+	}
+	/* insertion sort: stable, and plans are short */
+	for (i = 0; i < p->nr_metrics; i++) {
+		for (j = i; j > 0 && p->metrics[order[j - 1]].nr_events <
+				     p->metrics[i].nr_events; j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+	}
+	for (i = 0; i < p->nr_metrics && !rc; i++) {
+		struct plan_metric *pm = &p->metrics[order[i]];
+
+		if (pm->no_group || (flags & PERFCTR_METRIC_PLAN_NO_GROUP)) {
 			for (j = 0; j < pm->nr_events && !rc; j++)
 				rc = push(&loose.events, &loose.nr_events,
 					  pm->events[j]);
+			if (no_merge && !rc && loose.nr_events)
+				rc = append_group(p, &loose);
+			if (no_merge) {
+				free(loose.events);
+				loose.events = NULL;
+				loose.nr_events = 0;
+			}
 			continue;
 		}
-		/* the PMUs among its events, the core's (NULL) first */
-		for (j = 0; j < pm->nr_events; j++) {
-			const char *pmu = p->events[pm->events[j]].pmu;
-
-			for (k = 0; k < nr_pmus; k++)
-				if (pmus[k] == pmu ||
-				    (pmus[k] && pmu && !strcmp(pmus[k], pmu)))
-					break;
-			if (k == nr_pmus && nr_pmus < 8)
-				pmus[nr_pmus++] = pmu;
-		}
-		for (k = 0; k < nr_pmus && !rc; k++) {
-			struct group g = { .grouped = true };
-			size_t gi;
-
-			for (j = 0; j < pm->nr_events && !rc; j++) {
-				const char *pmu = p->events[pm->events[j]].pmu;
-
-				if (pmu == pmus[k] ||
-				    (pmu && pmus[k] && !strcmp(pmu, pmus[k])))
-					rc = push(&g.events, &g.nr_events,
-						  pm->events[j]);
-			}
-			for (gi = 0; gi < p->nr_groups; gi++) {
-				for (j = 0; j < g.nr_events; j++)
-					if (!has(p->groups[gi].events,
-						 p->groups[gi].nr_events,
-						 g.events[j]))
-						break;
-				if (j == g.nr_events && p->groups[gi].grouped)
-					break;
-			}
-			if (gi < p->nr_groups || !g.nr_events || rc) {
-				free(g.events);
-				continue;
-			}
-			struct group *more = realloc(p->groups,
-				(p->nr_groups + 1) * sizeof(*more));
-			if (!more) {
-				free(g.events);
-				rc = -ENOMEM;
+		for (j = 0; j < nr_owners && !no_merge; j++)
+			if (subset(pm, &p->metrics[owners[j]]))
 				break;
-			}
-			p->groups = more;
-			p->groups[p->nr_groups++] = g;
-		}
+		if (j < nr_owners && !no_merge)
+			continue;	/* counted by an earlier metric's groups */
+		owners[nr_owners++] = order[i];
+		rc = make_groups(p, pm);
 	}
-	if (!rc && loose.nr_events) {
-		struct group *more = realloc(p->groups,
-					     (p->nr_groups + 1) * sizeof(*more));
-
-		if (!more)
-			rc = -ENOMEM;
-		else {
-			p->groups = more;
-			p->groups[p->nr_groups++] = loose;
-			loose.events = NULL;
-		}
-	}
+	if (!rc && loose.nr_events)
+		rc = append_group(p, &loose);
 	free(loose.events);
+	free(order);
+	free(owners);
+	if (rc)
+		return rc;
 	/* their texts */
-	for (i = 0; i < p->nr_groups && !rc; i++) {
+	for (i = 0; i < p->nr_groups; i++) {
 		struct group *g = &p->groups[i];
 		size_t len = 3;
 
@@ -364,6 +405,15 @@ struct perfctr_metric_plan *
 perfctr_metric_plan__new(struct perfctr_metrics *m, const char *list,
 			 struct perfctr_metric_error *err)
 {
+	return perfctr_metric_plan__new_opts(m, list, NULL, err);
+}
+
+struct perfctr_metric_plan *
+perfctr_metric_plan__new_opts(struct perfctr_metrics *m, const char *list,
+			      const struct perfctr_metric_plan_opts *opts,
+			      struct perfctr_metric_error *err)
+{
+	unsigned int flags = PC_OPTS_GET(opts, flags, 0);
 	struct perfctr_metric_plan *p;
 	char *copy, *save = NULL, *item;
 	int rc = 0;
@@ -373,7 +423,10 @@ perfctr_metric_plan__new(struct perfctr_metrics *m, const char *list,
 		err->pos = -1;
 		err->msg[0] = '\0';
 	}
-	if (!m || !list) {
+	if (!m || !list ||
+	    !pc_opts_valid(opts, sizeof(struct perfctr_metric_plan_opts)) ||
+	    (flags & ~(unsigned int)(PERFCTR_METRIC_PLAN_NO_MERGE |
+				     PERFCTR_METRIC_PLAN_NO_GROUP))) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -417,7 +470,7 @@ perfctr_metric_plan__new(struct perfctr_metrics *m, const char *list,
 	}
 	free(copy);
 	if (!rc)
-		rc = schedule(p);
+		rc = schedule(p, flags);
 	if (rc) {
 		perfctr_metric_plan__delete(p);
 		errno = -rc;
