@@ -21,7 +21,10 @@
  * from the start of the data section to the first torn or invalid one
  * (perf record's own files killed while recording look the same).  Attrs
  * or ids added after the first record are written at close, after the
- * features; a killed file has only the first ones.
+ * features; a killed file has only the first ones.  The writer's own
+ * records that name the events open the data section (w_put_meta), so a
+ * killed file keeps the names and the tracepoint formats; close moves the
+ * header's data section past them.
  *
  * The reader accepts any placement, checks every offset and size against
  * the file before use and never trusts a count it has not bounded.
