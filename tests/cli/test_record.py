@@ -660,6 +660,7 @@ HELP_OPTIONS = {
     "--overwrite": "overwrite_writes_the_last_window",
     "--snapshot": "snapshot_on_sigusr2_keeps_the_newest",
     "-q": "every test",
+    "--kill-child": "test_record_kill.py",
     "-h": "help_lists_every_option",
 }
 
@@ -676,7 +677,8 @@ def help_lists_every_option():
     for opt in re.findall(r"(--[\w-]+)", r.stdout):
         r3 = perfex("record", opt, "--help") if opt in ("--overwrite", "--snapshot",
                                                          "--quiet",
-                                                         "--all-cpus", "--help") \
+                                                         "--all-cpus", "--help",
+                                                         "--kill-child") \
             else perfex("record", "-e", TP, opt, "1", "--help") \
             if opt == "--filter" \
             else perfex("record", opt, "dwarf", "--help") \
