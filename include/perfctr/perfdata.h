@@ -19,7 +19,11 @@
  * still in the writer's buffer are lost with the process; call
  * perfctr_perfdata_writer__flush() to bound that (a recorder does after
  * each pass over its rings).  perf 6.1 reads an unfinished file up to the
- * data size of the last flush, with a warning when that size is 0.
+ * data size of the last flush, with a warning when that size is 0.  The
+ * events keep their names in an unfinished file, and tracepoints their
+ * formats: the data section opens with HEADER_TRACING_DATA and an
+ * EVENT_UPDATE naming each event, until close moves it past them
+ * (perfctr_perfdata(3)).
  *
  * A write error (ENOSPC, EIO) stops the writing: later records are
  * counted as dropped, and close leaves a finished file of the whole
@@ -299,7 +303,9 @@ PERFCTR_API size_t perfctr_perfdata__nr_attrs(const struct perfctr_perfdata *pd)
 PERFCTR_API const struct perf_event_attr *
 perfctr_perfdata__attr(const struct perfctr_perfdata *pd, size_t idx);
 
-/** perfctr_perfdata__attr_name() - the name from event_desc, or NULL. */
+/** perfctr_perfdata__attr_name() - the name from event_desc, or else from
+ * an EVENT_UPDATE record at the start of the data section, or for a
+ * tracepoint "sys:name" from the file's tracing data; NULL when none. */
 PERFCTR_API const char *
 perfctr_perfdata__attr_name(const struct perfctr_perfdata *pd, size_t idx);
 
@@ -318,7 +324,9 @@ PERFCTR_API bool perfctr_perfdata__has_feature(const struct perfctr_perfdata *pd
 					       unsigned int feat);
 
 /**
- * perfctr_perfdata__feature() - the raw bytes of feature section @feat.
+ * perfctr_perfdata__feature() - the raw bytes of feature section @feat;
+ * for TRACING_DATA without a section, the payload of a HEADER_TRACING_DATA
+ * record at the start of the data section (an unfinished file's).
  * Return: 0, -ENOENT when absent, -EINVAL when its section is out of
  * the file.
  */

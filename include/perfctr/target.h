@@ -174,6 +174,15 @@ struct perfctr_command_opts {
 	int stdin_fd;
 	int stdout_fd;
 	int stderr_fd;
+	/* A signal the command gets when the thread that called
+	 * perfctr_target__new_command() ends (PR_SET_PDEATHSIG, set in the
+	 * child before its exec): so that it does not outlive a caller that
+	 * is killed.  The kernel sends it when that *thread* exits, not the
+	 * process: create the command from a thread that lives as long as
+	 * the process (the main thread).  Only the command itself gets it
+	 * (not the children it forks), and an exec of a set-user-ID or
+	 * set-capability program clears it.  0 = none. */
+	int parent_death_signal;
 	size_t :0;
 };
 
@@ -188,7 +197,8 @@ struct perfctr_command_opts {
  * the caller installs later do not concern it.
  *
  * Return: NULL + errno: ENOENT when the command does not exist, EACCES when
- * it cannot be executed (checked before forking so the message is exact).
+ * it cannot be executed (checked before forking so the message is exact),
+ * EINVAL for a parent_death_signal that is not a signal number.
  */
 PERFCTR_API struct perfctr_target *
 perfctr_target__new_command(char *const argv[],

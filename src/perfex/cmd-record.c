@@ -74,6 +74,7 @@ struct record {
 	size_t pages;
 	const char *output;
 	bool overwrite, snapshot, quiet;
+	int kill_child;		/* --kill-child's signal, 0 = none */
 	int targets;		/* of -p, -t, -a and -C */
 	char **command_argv;
 	int command_argc;
@@ -864,6 +865,8 @@ static int record_option(struct perfex_parse *p, void *ctx)
 	case OPT_QUIET:
 		rec->quiet = true;
 		break;
+	case OPT_KILL_CHILD:
+		return perfex_opt_signal(p, &rec->kill_child);
 	default:
 		break;
 	}
@@ -1072,7 +1075,10 @@ int cmd_record(int argc, char **argv)
 	if (ret)
 		goto out;
 	if (rec.command_argc) {
-		rec.command = perfctr_target__new_command(rec.command_argv, NULL);
+		PERFCTR_OPTS(perfctr_command_opts, copts,
+			     .parent_death_signal = rec.kill_child);
+
+		rec.command = perfctr_target__new_command(rec.command_argv, &copts);
 		if (!rec.command) {
 			ret = perfex_command_error(rec.command_argv, errno);
 			goto out;

@@ -52,6 +52,7 @@ struct stat_options {
 	const char *output;
 	bool all_cpus;
 	bool json_perf;			/* --json-format perf */
+	int kill_child;			/* --kill-child's signal, 0 = none */
 	struct perfex_parse parse;
 	struct stat_metric_opts metrics;
 	char *metric_list;		/* the -M lists, joined */
@@ -455,6 +456,8 @@ static int stat_option(struct perfex_parse *p, void *ctx)
 	case OPT_OUTPUT:
 		o->output = p->arg;
 		break;
+	case OPT_KILL_CHILD:
+		return perfex_opt_signal(p, &o->kill_child);
 	case OPT_SWITCH_INTERVAL:
 		if ((r = perfex_opt_ulong(p, 1, 3600000,
 					  "a positive number of milliseconds",
@@ -1744,7 +1747,10 @@ static int do_run(struct stat_options *o, struct stat_report *r,
 		r->events[e].run_values = calloc(cfg->repeat, sizeof(double));
 
 	if (cfg->command) {
-		run.command = perfctr_target__new_command(cfg->command, NULL);
+		PERFCTR_OPTS(perfctr_command_opts, copts,
+			     .parent_death_signal = o->kill_child);
+
+		run.command = perfctr_target__new_command(cfg->command, &copts);
 		if (!run.command) {
 			ret = perfex_command_error(cfg->command, errno);
 			goto out;

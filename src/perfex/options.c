@@ -4,9 +4,11 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "options.h"
 #include "perfex.h"
@@ -176,6 +178,10 @@ static const struct perfex_option table[] = {
 	  "perfex inject: jitdump files use it)" },
 	{ RECORD, OPT_QUIET, 'q', "quiet", NULL, 0, 0,
 	  "no summary on stderr" },
+	{ STAT | RECORD, OPT_KILL_CHILD, 0, "kill-child", "SIGNAL",
+	  PERFEX_OPT_ARG_OPTIONAL, 0,
+	  "the command gets SIGNAL (default KILL) when\n"
+	  "perfex ends, even killed by SIGKILL" },
 
 	/* -------------------------------------------------------- report */
 	{ REPORT | SCRIPT, OPT_INPUT, 'i', "input", "FILE", 0, 0,
@@ -467,6 +473,35 @@ int perfex_opt_ulong(const struct perfex_parse *p, unsigned long min,
 	    v < min || v > max)
 		return perfex_opt_error(p, "expects %s (not '%s')", what, s);
 	*out = v;
+	return -1;
+}
+
+int perfex_opt_signal(const struct perfex_parse *p, int *out)
+{
+	const char *s = p->arg, *name;
+	unsigned long v;
+	char *end;
+
+	if (!s) {
+		*out = SIGKILL;
+		return -1;
+	}
+	name = strncasecmp(s, "SIG", 3) ? s : s + 3;
+	for (int sig = 1; sig < NSIG; sig++) {
+		const char *abbrev = sigabbrev_np(sig);
+
+		if (abbrev && !strcasecmp(name, abbrev)) {
+			*out = sig;
+			return -1;
+		}
+	}
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (!*s || *s < '0' || *s > '9' || errno || *end || !v ||
+	    v > (unsigned long)SIGRTMAX)
+		return perfex_opt_error(p, "expects a signal name or number "
+					"(not '%s')", s);
+	*out = (int)v;
 	return -1;
 }
 

@@ -97,6 +97,7 @@ enum perfex_opt_id {
 	OPT_PER_CORE,
 	OPT_CLOCKID,
 	OPT_JIT,
+	OPT_KILL_CHILD,
 };
 
 /*
@@ -169,6 +170,11 @@ int perfex_opt_error(const struct perfex_parse *p, const char *fmt, ...)
  */
 int perfex_opt_ulong(const struct perfex_parse *p, unsigned long min,
 		     unsigned long max, const char *what, unsigned long *out);
+
+/* The signal of an optional argument: a number, or a name with or without
+ * SIG (KILL, SIGTERM); SIGKILL when none is given.  Returns as
+ * perfex_opt_ulong(). */
+int perfex_opt_signal(const struct perfex_parse *p, int *out);
 
 /*
  * The options of a subcommand that takes only --json (-j) and --help (-h):

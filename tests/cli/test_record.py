@@ -661,6 +661,7 @@ HELP_OPTIONS = {
     "--snapshot": "snapshot_on_sigusr2_keeps_the_newest",
     "-q": "every test",
     "-k": "test_jit.py",
+    "--kill-child": "test_record_kill.py",
     "-h": "help_lists_every_option",
 }
 
@@ -677,7 +678,8 @@ def help_lists_every_option():
     for opt in re.findall(r"(--[\w-]+)", r.stdout):
         r3 = perfex("record", opt, "--help") if opt in ("--overwrite", "--snapshot",
                                                          "--quiet",
-                                                         "--all-cpus", "--help") \
+                                                         "--all-cpus", "--help",
+                                                         "--kill-child") \
             else perfex("record", "-e", TP, opt, "1", "--help") \
             if opt == "--filter" \
             else perfex("record", opt, "dwarf", "--help") \

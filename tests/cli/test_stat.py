@@ -341,7 +341,9 @@ def help_and_version():
               # process trees: tests/cli/test_stat_tree.py
               "--per-process", "--tree-limit",
               # groups of CPUs: tests/cli/test_stat_percore.py
-              "--per-socket", "--per-die", "--per-core"}
+              "--per-socket", "--per-die", "--per-core",
+              # the command's fate: tests/cli/test_record_kill.py
+              "--kill-child"}
     check(opts <= tested, "untested options in --help: %s" % (opts - tested))
     # Long spellings work too.
     r = perfex("--event", "task-clock", "--field-separator", ",",

@@ -164,4 +164,16 @@ def bad_filter():
     check(r.stderr.startswith("perfex: ") and "filter" in r.stderr, r.stderr)
 
 
+@case
+def kill_child_signal():
+    """--kill-child takes a signal name or number (the command's fate when
+    perfex is killed is tested in test_record_kill.py, for stat too)."""
+    r = perfex("--kill-child=NOPE", "--", "true")
+    check_error(r, PERF_EXIT["usage"], "expects a signal name or number",
+                "hint:")
+    r = perfex("-o", "/dev/null", "-e", "task-clock", "--kill-child=TERM",
+               "--", "true")
+    check(r.returncode == 0, r.stderr)
+
+
 run_cases()

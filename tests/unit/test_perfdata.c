@@ -127,8 +127,18 @@ TEST(header_bytes)
 	CHECK(!memcmp(f, "PERFILE2", 8));
 	CHECK_EQ_U64(u64_at(f, 8), 104);			/* header size */
 	CHECK_EQ_U64(u64_at(f, 16), sizeof(struct perf_event_attr) + 16);
-	/* The ids (3), then the attrs, then the data. */
+	/* The ids (3), the attrs, the writer's EVENT_UPDATE records naming
+	 * the events (24 bytes and the name padded to 16, each), then the
+	 * data: a finished file's data section starts after them. */
 	data_off = 104 + 3 * 8 + 2 * (sizeof(struct perf_event_attr) + 16);
+	CHECK_EQ_U64(u64_at(f, data_off), PERFCTR_RECORD_EVENT_UPDATE |
+		     (uint64_t)40 << 48);
+	CHECK_EQ_U64(u64_at(f, data_off + 8), 2);		/* NAME */
+	CHECK_EQ_U64(u64_at(f, data_off + 16), 11);		/* first id */
+	CHECK(!memcmp(f + data_off + 24, "cpu-clock\0\0\0\0\0\0\0", 16));
+	CHECK_EQ_U64(u64_at(f, data_off + 40 + 16), 21);
+	CHECK(!memcmp(f + data_off + 40 + 24, "task-clock\0", 11));
+	data_off += 2 * 40;
 	CHECK_EQ_U64(u64_at(f, 40), data_off);			/* data offset */
 	CHECK_EQ_U64(u64_at(f, 48), data_size);		/* data size */
 	CHECK_EQ_U64(u64_at(f, 24), 104 + 3 * 8);		/* attrs offset */
@@ -395,6 +405,97 @@ TEST(write_error_keeps_a_readable_file)
 	unlink(path);
 }
 
+/*
+ * A killed writer's file names its events: the data section opens with
+ * HEADER_TRACING_DATA (the tracepoint formats) and an EVENT_UPDATE per
+ * named event, written before the first record.  An unnamed tracepoint
+ * is named from its format, as perf names it.  Once finished, the data
+ * section starts after them: the features say the same.
+ */
+TEST(killed_file_names_its_events)
+{
+	PERFCTR_OPTS(perfctr_perfdata_writer_opts, o,
+		     .tracefs_root = test_src_path("tests/fixtures/tracefs"));
+	struct perf_event_attr tp = { .type = PERF_TYPE_TRACEPOINT,
+		.size = sizeof(tp), .config = 1001,
+		.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_RAW };
+	struct perf_event_attr tp2 = tp, sw = tp;
+	static const uint64_t id_a = 5, id_b = 6, id_c = 7;
+	uint64_t rec[2] = { 0, 0 }, cursor = 0;
+	struct perf_event_header sh = { PERF_RECORD_SAMPLE, 0, 16 };
+	const struct perf_event_header *h;
+	struct perfctr_perfdata_writer *w;
+	struct perfctr_perfdata *pd;
+	const void *td;
+	size_t td_size, types[3] = { 0 }, samples = 0;
+
+	tp2.config = 1002;
+	sw.type = PERF_TYPE_SOFTWARE;
+	sw.config = PERF_COUNT_SW_TASK_CLOCK;
+	tmp_path();
+	w = perfctr_perfdata_writer__open(path, &o);
+	REQUIRE(w);
+	CHECK_EQ_INT(perfctr_perfdata_writer__add_attr(w, &tp,
+		     "syscalls:sys_enter_getppid", &id_a, 1), 0);
+	CHECK_EQ_INT(perfctr_perfdata_writer__add_attr(w, &tp2, NULL, &id_b, 1), 1);
+	CHECK_EQ_INT(perfctr_perfdata_writer__add_attr(w, &sw, "task-clock:u",
+		     &id_c, 1), 2);
+	memcpy(rec, &sh, 8);
+	for (int i = 0; i < 3; i++) {
+		rec[1] = i == 2 ? id_c : id_a;
+		CHECK_EQ_INT(perfctr_perfdata_writer__write(w, rec, 16), 0);
+	}
+	CHECK_EQ_INT(perfctr_perfdata_writer__flush(w), 0);
+
+	/* Killed here. */
+	pd = perfctr_perfdata__open(path, NULL);
+	REQUIRE(pd);
+	CHECK_EQ_INT(perfctr_perfdata__recovered(pd, NULL), 1);
+	CHECK_STR(perfctr_perfdata__attr_name(pd, 0), "syscalls:sys_enter_getppid");
+	CHECK_STR(perfctr_perfdata__attr_name(pd, 1), "syscalls:sys_exit_getppid");
+	CHECK_STR(perfctr_perfdata__attr_name(pd, 2), "task-clock:u");
+	CHECK(!perfctr_perfdata__has_feature(pd, PERFCTR_FEAT_TRACING_DATA));
+	CHECK_EQ_INT(perfctr_perfdata__feature(pd, PERFCTR_FEAT_TRACING_DATA,
+					       &td, &td_size), 0);
+	CHECK(td_size > 10 && td_size % 8 == 0 &&
+	      !memcmp(td, "\027\010Dtracing0.6", 14));
+	/* The records: TRACING_DATA (its payload skipped), two names, then
+	 * the samples. */
+	while (perfctr_perfdata__next(pd, &cursor, &h) == 1) {
+		if (h->type == PERFCTR_RECORD_HEADER_TRACING_DATA) {
+			CHECK_EQ_INT(types[1] + samples, 0);
+			types[0]++;
+		} else if (h->type == PERFCTR_RECORD_EVENT_UPDATE) {
+			CHECK_EQ_INT(samples, 0);
+			types[1]++;
+		} else if (h->type == PERF_RECORD_SAMPLE)
+			samples++;
+		else
+			types[2]++;
+	}
+	CHECK_EQ_INT(types[0], 1);
+	CHECK_EQ_INT(types[1], 2);
+	CHECK_EQ_INT(types[2], 0);
+	CHECK_EQ_INT(samples, 3);
+	perfctr_perfdata__close(pd);
+
+	/* Finished: the same names; the data section is the samples. */
+	CHECK_EQ_INT(perfctr_perfdata_writer__close(w), 0);
+	pd = perfctr_perfdata__open(path, NULL);
+	REQUIRE(pd);
+	CHECK_EQ_INT(perfctr_perfdata__recovered(pd, NULL), 0);
+	CHECK_STR(perfctr_perfdata__attr_name(pd, 0), "syscalls:sys_enter_getppid");
+	CHECK_STR(perfctr_perfdata__attr_name(pd, 1), "syscalls:sys_exit_getppid");
+	CHECK_STR(perfctr_perfdata__attr_name(pd, 2), "task-clock:u");
+	CHECK(perfctr_perfdata__has_feature(pd, PERFCTR_FEAT_TRACING_DATA));
+	CHECK_EQ_U64(perfctr_perfdata__data_size(pd), 3 * 16);
+	cursor = 0;
+	REQUIRE(perfctr_perfdata__next(pd, &cursor, &h) == 1);
+	CHECK_EQ_INT(h->type, PERF_RECORD_SAMPLE);
+	perfctr_perfdata__close(pd);
+	unlink(path);
+}
+
 /* The writer follows no symbolic link and writes into no FIFO. */
 TEST(writer_refuses_links_and_fifos)
 {
@@ -594,6 +695,7 @@ TEST_MAIN(
 	TEST_CASE(header_bytes),
 	TEST_CASE(read_back),
 	TEST_CASE(unfinished_file_is_recovered),
+	TEST_CASE(killed_file_names_its_events),
 	TEST_CASE(write_error_keeps_a_readable_file),
 	TEST_CASE(writer_refuses_links_and_fifos),
 	TEST_CASE(damaged_headers),

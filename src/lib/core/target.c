@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -430,6 +431,7 @@ struct child_args {
 	int parent_fds[2];	/* our ends of the socket and pipe: closed first */
 	int std_fds[3];
 	uint64_t sigmask;	/* the caller's, restored before the exec (CLONE_VM) */
+	int death_signal;	/* PR_SET_PDEATHSIG, 0 = none */
 };
 
 /* Under ThreadSanitizer the child's code is instrumented and would share
@@ -528,6 +530,10 @@ static int command_child(void *arg)
 			raw_call(SYS_rt_sigaction, i, (long)&dfl, 0, 8);
 	}
 	raw_call(SYS_rt_sigprocmask, SIG_SETMASK, (long)&a->sigmask, 0, 8);
+	/* Before the wait: a caller that died before this call has closed
+	 * the socket, and the read below sees it. */
+	if (a->death_signal)
+		raw_call(SYS_prctl, PR_SET_PDEATHSIG, a->death_signal, 0, 0);
 	do
 		n = raw_call(SYS_read, a->go_fd, (long)&go, 1, 0);
 	while (n == -EINTR);
@@ -652,6 +658,8 @@ static void __attribute__((noreturn)) command_child(const struct child_args *a)
 			_exit(127);
 		}
 	}
+	if (a->death_signal)
+		prctl(PR_SET_PDEATHSIG, a->death_signal, 0, 0, 0);
 	do
 		n = read(a->go_fd, &go, 1);
 	while (n < 0 && errno == EINTR);
@@ -691,7 +699,9 @@ perfctr_target__new_command(char *const argv[],
 	int go[2], err_pipe[2], std_fds[3], err;
 	pid_t pid;
 
-	if (!argv || !argv[0] || !pc_opts_valid(opts, sizeof(*opts))) {
+	if (!argv || !argv[0] || !pc_opts_valid(opts, sizeof(*opts)) ||
+	    PC_OPTS_GET(opts, parent_death_signal, 0) < 0 ||
+	    PC_OPTS_GET(opts, parent_death_signal, 0) > SIGRTMAX) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -736,6 +746,7 @@ perfctr_target__new_command(char *const argv[],
 	args.parent_fds[0] = go[1];
 	args.parent_fds[1] = err_pipe[0];
 	memcpy(args.std_fds, std_fds, sizeof(args.std_fds));
+	args.death_signal = PC_OPTS_GET(opts, parent_death_signal, 0);
 	pid = spawn_held(t, &args);
 	if (pid < 0) {
 		err = (int)-pid;

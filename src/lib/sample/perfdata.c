@@ -21,7 +21,10 @@
  * from the start of the data section to the first torn or invalid one
  * (perf record's own files killed while recording look the same).  Attrs
  * or ids added after the first record are written at close, after the
- * features; a killed file has only the first ones.
+ * features; a killed file has only the first ones.  The writer's own
+ * records that name the events open the data section (w_put_meta), so a
+ * killed file keeps the names and the tracepoint formats; close moves the
+ * header's data section past them.
  *
  * The reader accepts any placement, checks every offset and size against
  * the file before use and never trusts a count it has not bounded.
@@ -107,6 +110,11 @@ struct perfctr_perfdata_writer {
 	uint64_t buf_records, buf_samples;	/* in buf */
 	uint64_t records_written, samples_written;
 	uint64_t records_dropped, samples_dropped;
+	/* The writer's own records (w_put_meta) open the data section at
+	 * data_offset; the caller's follow from records_offset, and a
+	 * finished file's header starts its data section there. */
+	uint64_t records_offset;
+	uint64_t meta_tracing_size;
 
 	struct w_attr *attrs;
 	size_t nr_attrs;
@@ -180,10 +188,12 @@ static int w_flush(struct perfctr_perfdata_writer *w)
 		w->buf_records = w->buf_samples = 0;
 		/* The records are in the file: now say so in the header, so
 		 * that a reader (perf's included) finds them after a crash. */
+		uint64_t size = w->records_offset - w->data_offset + w->data_ok;
+
 		errno = 0;
 		if (!err && !w->err && w->buf_len &&
-		    pwrite(w->fd, &w->data_ok, sizeof(w->data_ok),
-			   HDR_DATA_SIZE_OFF) != (ssize_t)sizeof(w->data_ok))
+		    pwrite(w->fd, &size, sizeof(size),
+			   HDR_DATA_SIZE_OFF) != (ssize_t)sizeof(size))
 			err = errno ? -errno : -EIO;
 	}
 	if (err && !w->err)
@@ -557,24 +567,97 @@ static struct file_section w_put_attrs(struct perfctr_perfdata_writer *w)
 	return attrs;
 }
 
+static bool has_tracepoints(const struct perfctr_perfdata_writer *w);
+static void write_tracing_data(struct perfctr_perfdata_writer *w);
+
+/* perf's PERF_EVENT_UPDATE__NAME: an EVENT_UPDATE record naming an id. */
+#define EVENT_UPDATE_NAME	2
+
 /*
- * Before the first record: the attrs, then a valid header that points at
- * them, with an empty feature bitmap ("unfinished") and a data size that
- * each flush brings up to date.
+ * The first records of the data section: what names the events and
+ * decodes their payloads, for a file that never gets its features (a
+ * killed writer), in the records perf writes for it in pipe mode and
+ * reads in files too -- HEADER_TRACING_DATA (a 16-byte record followed by
+ * the tracepoint formats, padded to 8 bytes, outside its header.size) and
+ * one EVENT_UPDATE of type NAME per named event, keyed by its first id.
+ * While the file is unfinished its header's data section begins with
+ * them; at close it begins after them (the features say it all then, and
+ * perf 6.1 cannot read tracing data twice: its reader's byte count runs
+ * on from the feature section's into the record's, whose size check then
+ * fails).
+ * Return: the file offset of the tracing data's size field, or 0 when
+ * there is none (its size is known only once it is written).
+ */
+static uint64_t w_put_meta(struct perfctr_perfdata_writer *w)
+{
+	uint64_t size_at = 0;
+
+	if (has_tracepoints(w)) {
+		struct perf_event_header h = {
+			.type = PERFCTR_RECORD_HEADER_TRACING_DATA, .size = 16,
+		};
+		uint64_t start;
+
+		w_put(w, &h, sizeof(h));
+		size_at = w_tell(w);
+		w_put_u64(w, 0);	/* u32 size, u32 padding */
+		start = w_tell(w);
+		write_tracing_data(w);
+		w_zeros(w, (8 - (w_tell(w) - start) % 8) % 8);
+		w->meta_tracing_size = w_tell(w) - start;
+	}
+	for (size_t i = 0; i < w->nr_attrs; i++) {
+		const struct w_attr *a = &w->attrs[i];
+		size_t len = a->name ? strlen(a->name) + 1 : 0;
+		size_t padded = (len + 7) / 8 * 8;
+		struct perf_event_header h = {
+			.type = PERFCTR_RECORD_EVENT_UPDATE,
+			.size = (uint16_t)(24 + padded),
+		};
+
+		/* Without an id no reader can tell whose name it is. */
+		if (!len || !a->nr_ids || 24 + padded > UINT16_MAX)
+			continue;
+		w_put(w, &h, sizeof(h));
+		w_put_u64(w, EVENT_UPDATE_NAME);
+		w_put_u64(w, a->ids[0]);
+		w_put(w, a->name, len);
+		w_zeros(w, padded - len);
+	}
+	return size_at;
+}
+
+/*
+ * Before the first record: the attrs, the records that name the events
+ * (w_put_meta), then a valid header that points at them, with an empty
+ * feature bitmap ("unfinished") and a data size that each flush brings up
+ * to date.
  */
 static int w_freeze(struct perfctr_perfdata_writer *w)
 {
 	struct file_header hdr;
+	uint64_t size_at;
 
 	if (w->frozen)
 		return w->err;
 	w->frozen = true;
 	w->frozen_attrs = w_put_attrs(w);
 	w->data_offset = w_tell(w);
+	size_at = w_put_meta(w);
 	w_flush(w);
+	errno = 0;
+	if (!w->err && size_at) {
+		uint32_t size = (uint32_t)w->meta_tracing_size;
+
+		if (pwrite(w->fd, &size, sizeof(size), (off_t)size_at) !=
+		    (ssize_t)sizeof(size))
+			w->err = errno ? -errno : -EIO;
+	}
+	w->records_offset = w->pos;
 	header_init(&hdr);
 	hdr.attrs = w->frozen_attrs;
 	hdr.data.offset = w->data_offset;
+	hdr.data.size = w->records_offset - w->data_offset;
 	errno = 0;
 	if (!w->err && pwrite(w->fd, &hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr))
 		w->err = errno ? -errno : -EIO;
@@ -1011,7 +1094,7 @@ static int w_finish(struct perfctr_perfdata_writer *w)
 
 	header_init(&hdr);
 	hdr.attrs = w->frozen_attrs;
-	hdr.data.offset = w->data_offset;
+	hdr.data.offset = w->records_offset;
 	hdr.data.size = w->data_ok;
 
 	if (!w->no_features) {
@@ -1091,21 +1174,21 @@ int perfctr_perfdata_writer__close(struct perfctr_perfdata_writer *w)
 		 * torn rest also gives back room for the features. */
 		w->err = 0;
 		w->buf_len = 0;
-		w->pos = w->data_offset + w->data_ok;
+		w->pos = w->records_offset + w->data_ok;
 		if (ftruncate(w->fd, (off_t)w->pos) < 0)
 			w->err = -errno;
 	}
 	ret = w->err ? w->err : w_finish(w);
 	if (ret && w->data_offset) {
-		/* Not even the features fit: header, attrs and records, a
-		 * finished file without features. */
+		/* Not even the features fit: header, attrs and records (ours
+		 * too: they name the events), a file without features. */
 		struct file_header hdr;
 
 		header_init(&hdr);
 		hdr.attrs = w->frozen_attrs;
 		hdr.data.offset = w->data_offset;
-		hdr.data.size = w->data_ok;
-		if (ftruncate(w->fd, (off_t)(w->data_offset + w->data_ok)) == 0 &&
+		hdr.data.size = w->records_offset - w->data_offset + w->data_ok;
+		if (ftruncate(w->fd, (off_t)(w->records_offset + w->data_ok)) == 0 &&
 		    pwrite(w->fd, &hdr, sizeof(hdr), 0) < 0)
 			ret = ret ? ret : -errno;
 	}
@@ -1160,6 +1243,9 @@ struct perfctr_perfdata {
 	uint64_t *bounce;	/* for misaligned records */
 	bool recovered;
 	uint64_t rec_records, rec_flushed, rec_torn;
+	/* The payload of a HEADER_TRACING_DATA record at the start of the
+	 * data section (see w_put_meta), size 0 = none. */
+	struct file_section meta_tracing;
 };
 
 static bool in_file(const struct perfctr_perfdata *pd, uint64_t off, uint64_t len)
@@ -1220,6 +1306,218 @@ static int parse_event_desc(struct perfctr_perfdata *pd)
 			pd->attrs[i].name = strdup(name);
 			if (!pd->attrs[i].name)
 				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Bytes that follow record @h (at @p, h->size bytes readable) outside its
+ * header.size: HEADER_TRACING_DATA is followed by its payload, whose
+ * size (padded to 8) is the u32 after the header.  0 for other records.
+ */
+static uint64_t record_payload(const struct perf_event_header *h,
+			       const unsigned char *p)
+{
+	uint32_t size;
+
+	if (h->type != PERFCTR_RECORD_HEADER_TRACING_DATA || h->size < 12)
+		return 0;
+	memcpy(&size, p + 8, sizeof(size));
+	return size;
+}
+
+static int set_name(struct r_attr *a, const char *name, size_t len)
+{
+	if (a->name || !len)
+		return 0;
+	a->name = strndup(name, len);
+	return a->name ? 0 : -ENOMEM;
+}
+
+/*
+ * The records at the start of the data section that describe the events
+ * (w_put_meta; perf's pipe-mode files converted by perf inject have them
+ * too): the tracing data of HEADER_TRACING_DATA, the names of EVENT_UPDATE
+ * records, for the events that EVENT_DESC did not name.  The walk ends at
+ * the first record of the kernel's.
+ */
+static int parse_meta(struct perfctr_perfdata *pd)
+{
+	const struct file_header *h = &pd->hdr;
+	uint64_t off = h->data.offset, end = h->data.offset + h->data.size;
+
+	while (end - off >= sizeof(struct perf_event_header)) {
+		const unsigned char *p = pd->base + off;
+		struct perf_event_header rh;
+		uint64_t payload, type, id;
+
+		memcpy(&rh, p, sizeof(rh));
+		if (rh.size < sizeof(rh) || rh.size > end - off ||
+		    rh.type < PERFCTR_RECORD_HEADER_ATTR)
+			break;
+		payload = record_payload(&rh, p);
+		if (payload > end - off - rh.size)
+			break;
+		if (rh.type == PERFCTR_RECORD_HEADER_TRACING_DATA && payload &&
+		    !pd->meta_tracing.size) {
+			pd->meta_tracing.offset = off + rh.size;
+			pd->meta_tracing.size = payload;
+		}
+		if (rh.type == PERFCTR_RECORD_EVENT_UPDATE && rh.size > 24) {
+			memcpy(&type, p + 8, 8);
+			memcpy(&id, p + 16, 8);
+			for (size_t i = 0; type == EVENT_UPDATE_NAME &&
+			     i < pd->nr_attrs; i++) {
+				const struct r_attr *a = &pd->attrs[i];
+
+				for (size_t k = 0; k < a->nr_ids; k++) {
+					if (a->ids[k] != id)
+						continue;
+					if (set_name(&pd->attrs[i], (const char *)p + 24,
+						     strnlen((const char *)p + 24,
+							     rh.size - 24u)))
+						return -ENOMEM;
+					break;
+				}
+			}
+		}
+		off += rh.size + payload;
+	}
+	return 0;
+}
+
+/* A cursor over a tracing-data section, every step bounded. */
+struct td_cursor {
+	const unsigned char *p, *end;
+};
+
+static bool td_skip(struct td_cursor *c, uint64_t n)
+{
+	if ((uint64_t)(c->end - c->p) < n)
+		return false;
+	c->p += n;
+	return true;
+}
+
+static const char *td_string(struct td_cursor *c)
+{
+	const char *s = (const char *)c->p;
+	const unsigned char *nul = memchr(c->p, '\0', (size_t)(c->end - c->p));
+
+	if (!nul)
+		return NULL;
+	c->p = nul + 1;
+	return s;
+}
+
+static bool td_u32(struct td_cursor *c, uint32_t *v)
+{
+	if (c->end - c->p < 4)
+		return false;
+	memcpy(v, c->p, 4);
+	c->p += 4;
+	return true;
+}
+
+/* A block sized by a u64: its bytes. */
+static bool td_block(struct td_cursor *c, const char **data, size_t *len)
+{
+	uint64_t n;
+
+	if (c->end - c->p < 8)
+		return false;
+	memcpy(&n, c->p, 8);
+	c->p += 8;
+	*data = (const char *)c->p;
+	*len = (size_t)n;
+	return td_skip(c, n);
+}
+
+/* The value of "KEY: value" at the start of a line of @fmt[0, len). */
+static const char *fmt_field(const char *fmt, size_t len, const char *key,
+			     size_t *vlen)
+{
+	size_t klen = strlen(key);
+
+	for (const char *l = fmt; l < fmt + len;) {
+		const char *nl = memchr(l, '\n', (size_t)(fmt + len - l));
+		size_t n = nl ? (size_t)(nl - l) : (size_t)(fmt + len - l);
+
+		if (n > klen && !memcmp(l, key, klen)) {
+			*vlen = n - klen;
+			return l + klen;
+		}
+		l += n + 1;
+	}
+	return NULL;
+}
+
+/*
+ * Tracepoints without a name are named as perf names them: "sys:name" of
+ * the format whose ID is their config, from the file's tracing data (the
+ * feature section, or the record at the start of the data section).
+ */
+static int name_tracepoints(struct perfctr_perfdata *pd)
+{
+	struct td_cursor c;
+	const void *data;
+	size_t size, len;
+	const char *block;
+	uint32_t n, nsys;
+	bool unnamed = false;
+
+	for (size_t i = 0; i < pd->nr_attrs; i++)
+		unnamed |= pd->attrs[i].attr.type == PERF_TYPE_TRACEPOINT &&
+			   !pd->attrs[i].name;
+	if (!unnamed ||
+	    perfctr_perfdata__feature(pd, PERFCTR_FEAT_TRACING_DATA, &data, &size))
+		return 0;
+	c.p = data;
+	c.end = c.p + size;
+	/* magic, version, endianness, long size, page size */
+	if (!td_skip(&c, 10) || !td_string(&c) || !td_skip(&c, 6) ||
+	    !td_string(&c) || !td_block(&c, &block, &len) ||
+	    !td_string(&c) || !td_block(&c, &block, &len) || !td_u32(&c, &n))
+		return 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (!td_block(&c, &block, &len))
+			return 0;
+	if (!td_u32(&c, &nsys))
+		return 0;
+	for (uint32_t s = 0; s < nsys; s++) {
+		const char *sys = td_string(&c);
+
+		if (!sys || !td_u32(&c, &n))
+			return 0;
+		for (uint32_t e = 0; e < n; e++) {
+			const char *name, *id;
+			size_t nlen, idlen;
+			char idbuf[24], full[512];
+			unsigned long long v;
+			char *endp;
+
+			if (!td_block(&c, &block, &len))
+				return 0;
+			name = fmt_field(block, len, "name: ", &nlen);
+			id = fmt_field(block, len, "ID: ", &idlen);
+			if (!name || !id || idlen >= sizeof(idbuf))
+				continue;
+			memcpy(idbuf, id, idlen);
+			idbuf[idlen] = '\0';
+			errno = 0;
+			v = strtoull(idbuf, &endp, 10);
+			if (errno || endp == idbuf)
+				continue;
+			snprintf(full, sizeof(full), "%s:%.*s", sys, (int)nlen, name);
+			for (size_t i = 0; i < pd->nr_attrs; i++) {
+				struct r_attr *a = &pd->attrs[i];
+
+				if (a->attr.type == PERF_TYPE_TRACEPOINT &&
+				    a->attr.config == v &&
+				    set_name(a, full, strlen(full)))
+					return -ENOMEM;
+			}
 		}
 	}
 	return 0;
@@ -1341,10 +1639,15 @@ static int recover(struct perfctr_perfdata *pd)
 	while (end - off >= sizeof(struct perf_event_header)) {
 		struct perf_event_header rh;
 
+		uint64_t payload;
+
 		memcpy(&rh, pd->base + off, sizeof(rh));
 		if (!plausible_record(&rh, end - off))
 			break;
-		off += rh.size;
+		payload = record_payload(&rh, pd->base + off);
+		if (payload > end - off - rh.size || payload % 8)
+			break;
+		off += rh.size + payload;
 		pd->rec_records++;
 	}
 	pd->recovered = true;
@@ -1476,7 +1779,8 @@ static int reader_init(struct perfctr_perfdata *pd)
 		}
 	}
 	/* Malformed optional sections are ignored, as perf does. */
-	if (parse_event_desc(pd) == -ENOMEM || parse_build_ids(pd) == -ENOMEM)
+	if (parse_event_desc(pd) == -ENOMEM || parse_build_ids(pd) == -ENOMEM ||
+	    parse_meta(pd) || name_tracepoints(pd))
 		return -ENOMEM;
 	return 0;
 }
@@ -1617,6 +1921,14 @@ bool perfctr_perfdata__has_feature(const struct perfctr_perfdata *pd,
 int perfctr_perfdata__feature(const struct perfctr_perfdata *pd,
 			      unsigned int feat, const void **data, size_t *size)
 {
+	if (feat == PERFCTR_FEAT_TRACING_DATA && pd->meta_tracing.size &&
+	    !(feat_test(pd->hdr.features, feat) && pd->feat[feat].size)) {
+		if (data)
+			*data = pd->base + pd->meta_tracing.offset;
+		if (size)
+			*size = pd->meta_tracing.size;
+		return 0;
+	}
 	if (!feat_test(pd->hdr.features, feat))
 		return pc_err(ENOENT);
 	if (!pd->feat[feat].size && !pd->feat[feat].offset)
@@ -1818,6 +2130,10 @@ int perfctr_perfdata__next(struct perfctr_perfdata *pd, uint64_t *cursor,
 		if (h.size < sizeof(h) || h.size > left)
 			return pc_err(EINVAL);
 	}
+	/* A payload outside the record is metadata, read at open. */
+	if (record_payload(&h, p) > left - h.size)
+		return pc_err(EINVAL);
+	*cursor += record_payload(&h, p);
 	if ((uintptr_t)p % 8) {
 		if (!pd->bounce) {
 			pd->bounce = malloc(65536);
