@@ -164,6 +164,10 @@ static const struct perfex_option table[] = {
 	  "recorded since the previous one" },
 	{ RECORD, OPT_QUIET, 'q', "quiet", NULL, 0, 0,
 	  "no summary on stderr" },
+	{ RECORD, OPT_NO_INHERIT, 0, "no-inherit", NULL, 0, 0,
+	  "sample the command's (or -p's) threads as they are,\n"
+	  "not the threads and children they start; a\n"
+	  "period (-c) then counts per thread, not per CPU" },
 
 	/* -------------------------------------------------------- report */
 	{ REPORT | SCRIPT, OPT_INPUT, 'i', "input", "FILE", 0, 0,
