@@ -714,6 +714,7 @@ HELP_OPTIONS = {
     "--overwrite": "overwrite_writes_the_last_window",
     "--snapshot": "snapshot_on_sigusr2_keeps_the_newest",
     "-q": "every test",
+    "--no-inherit": "period_counts_per_cpu_unless_no_inherit",
     "-h": "help_lists_every_option",
 }
 
@@ -730,6 +731,7 @@ def help_lists_every_option():
     for opt in re.findall(r"(--[\w-]+)", r.stdout):
         r3 = perfex("record", opt, "--help") if opt in ("--overwrite", "--snapshot",
                                                          "--quiet",
+                                                         "--no-inherit",
                                                          "--all-cpus", "--help") \
             else perfex("record", "-e", TP, opt, "1", "--help") \
             if opt == "--filter" \

@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """Many short runs of a command making exactly 10 getppid calls: every run
 must see all 10, from the first call after the exec to the last before
-the exit, in every mode that starts a command (record -c 1, counting,
---per-process, event sets) and in perf record beside them as the
-reference.  A lost first or last event shows up as a run one short.
+the exit, in every mode that starts a command (record -c 1 with and
+without --no-inherit, counting, --per-process, event sets) and in perf
+record beside them as the reference.  A lost first or last event shows
+up as a run one short.
 
     PERFCTR_SHORT_RUNS=1000 python3 tests/cli/test_short_runs.py
 
@@ -104,6 +105,15 @@ def record_every_event_sampled():
     tally("perfex record -c 1", runs(SHORT_RUNS), record_run(
         [PERFEX, "record", "-q", "-e", TP, "-c", "1", "-o", out, "--",
          work(), "getppid", str(CALLS)], out), truth)
+
+
+@case
+def record_no_inherit_every_event_sampled():
+    truth = setup()
+    out = os.path.join(_tmp, "perfex-no-inherit.data")
+    tally("perfex record --no-inherit -c 1", runs(SHORT_RUNS), record_run(
+        [PERFEX, "record", "-q", "--no-inherit", "-e", TP, "-c", "1", "-o",
+         out, "--", work(), "getppid", str(CALLS)], out), truth)
 
 
 @case
