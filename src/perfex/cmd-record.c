@@ -75,6 +75,7 @@ struct record {
 	const char *output;
 	bool overwrite, snapshot, quiet;
 	int kill_child;		/* --kill-child's signal, 0 = none */
+	bool no_inherit;	/* --no-inherit: one ring per thread, cpu -1 */
 	int targets;		/* of -p, -t, -a and -C */
 	char **command_argv;
 	int command_argc;
@@ -542,7 +543,14 @@ static int open_sampler(struct record *rec)
 	if (!rec->overwrite)
 		sopts.wakeup_watermark = (uint32_t)(pages * (size_t)sysconf(_SC_PAGESIZE) / 4);
 	/* A process or command is sampled per CPU with inherit: the threads
-	 * and children it starts after the attach are sampled too. */
+	 * and children it starts after the attach are sampled too.  The
+	 * kernel keeps a period's count in each of those per-CPU events
+	 * (it maps no ring of an inherited event with CPU -1), so a task
+	 * that runs on k CPUs leaves a remainder below the period on each:
+	 * up to k - 1 samples fewer than calls / period.  --no-inherit opens
+	 * one event per thread on any CPU, whose count follows the thread,
+	 * and gives exactly calls / period, for those threads only. */
+	sopts.per_thread = rec->no_inherit;
 	rec->sampler = perfctr_sampler__new(&sopts);
 	if (!rec->sampler) {
 		perfex_error("cannot set up sampling: %s", strerror(errno));
@@ -867,6 +875,9 @@ static int record_option(struct perfex_parse *p, void *ctx)
 		break;
 	case OPT_KILL_CHILD:
 		return perfex_opt_signal(p, &rec->kill_child);
+	case OPT_NO_INHERIT:
+		rec->no_inherit = true;
+		break;
 	default:
 		break;
 	}

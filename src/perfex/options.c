@@ -182,6 +182,10 @@ static const struct perfex_option table[] = {
 	  PERFEX_OPT_ARG_OPTIONAL, 0,
 	  "the command gets SIGNAL (default KILL) when\n"
 	  "perfex ends, even killed by SIGKILL" },
+	{ RECORD, OPT_NO_INHERIT, 0, "no-inherit", NULL, 0, 0,
+	  "sample the command's (or -p's) threads as they are,\n"
+	  "not the threads and children they start; a\n"
+	  "period (-c) then counts per thread, not per CPU" },
 
 	/* -------------------------------------------------------- report */
 	{ REPORT | SCRIPT, OPT_INPUT, 'i', "input", "FILE", 0, 0,

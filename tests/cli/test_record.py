@@ -75,6 +75,60 @@ def threads_have_their_own_tids():
            if int(r["tid"]) in tids} == tids, rep)
 
 
+def samples_by_cpu(path, pid):
+    """{cpu: samples} of process @pid in the file (a sanitizer runtime's
+    helpers, which call getppid too, are other processes)."""
+    cpus = {}
+    for l in script_lines(path):
+        m = re.search(r"\s(\d+)/\d+\s+\[(\d+)\]", l)
+        check(m, "no pid/tid and cpu in: " + l)
+        if int(m.group(1)) == pid:
+            cpus[int(m.group(2))] = cpus.get(int(m.group(2)), 0) + 1
+    return cpus
+
+
+@case
+def period_counts_per_cpu_unless_no_inherit():
+    need_tp()
+    if not {0, 1} <= os.sched_getaffinity(0):
+        skip("CPUs 0 and 1 are not both in this process's affinity mask")
+    out = tmpfile("percpu.data")
+    # The workload moves itself from CPU 0 to CPU 1 after 5050 calls.
+    # By default one event per CPU follows it, each counting towards its
+    # own next sample: 50 samples and 50 calls left over on CPU 0, 49 and
+    # 50 on CPU 1.  With --no-inherit one event follows the thread.
+    for flags, want in (((), {0: 50, 1: 49}),
+                        (("--no-inherit",), {0: 50, 1: 50})):
+        r = record(out, *flags, "-e", TP, "-c", "100", "--", work(), "pid",
+                   "cpu", "0", "getppid", "5050", "cpu", "1", "getppid",
+                   "4950")
+        check(r.returncode == 0, r.stderr)
+        got = samples_by_cpu(out, int(r.stdout.split()[0]))
+        check(got == want, (flags, got, want))
+
+
+@case
+def no_inherit_leaves_children_out():
+    need_tp()
+    out = tmpfile("noinherit.data")
+    # The child's 100 calls by default, nothing of any other process
+    # with --no-inherit (under a sanitizer its runtime's helper processes
+    # call getppid too: they are left out as well).
+    for flags, inherit in (((), True), (("--no-inherit",), False)):
+        r = record(out, *flags, "-e", TP, "--", work(), "pid", "fork", "1",
+                   "100")
+        check(r.returncode == 0, r.stderr)
+        pid = int(r.stdout.split()[0])
+        others = {}
+        for p, _ in script_pid_tids(script_lines(out)):
+            if p != pid:
+                others[p] = others.get(p, 0) + 1
+        if inherit:
+            check(list(others.values()).count(100) == 1, (flags, others))
+        else:
+            check(not others, (flags, others))
+
+
 @case
 def cpu_list_records_the_cpu():
     need_tp()
@@ -662,6 +716,7 @@ HELP_OPTIONS = {
     "-q": "every test",
     "-k": "test_jit.py",
     "--kill-child": "test_record_kill.py",
+    "--no-inherit": "period_counts_per_cpu_unless_no_inherit",
     "-h": "help_lists_every_option",
 }
 
@@ -678,6 +733,7 @@ def help_lists_every_option():
     for opt in re.findall(r"(--[\w-]+)", r.stdout):
         r3 = perfex("record", opt, "--help") if opt in ("--overwrite", "--snapshot",
                                                          "--quiet",
+                                                         "--no-inherit",
                                                          "--all-cpus", "--help",
                                                          "--kill-child") \
             else perfex("record", "-e", TP, opt, "1", "--help") \

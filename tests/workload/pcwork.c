@@ -26,6 +26,8 @@
  *   pcwork write N            N writes to the variable `pcwork_target`
  *   pcwork addr               print &pcwork_target (for mem: breakpoints)
  *   pcwork sleep MS           sleep MS milliseconds
+ *   pcwork cpu C              run on CPU C only from here on (the move is
+ *                             done when the call returns)
  *   pcwork wait               block until a line arrives on stdin
  *   pcwork ready FILE         create FILE (a "started" flag for tests)
  *   pcwork pid                print the pid
@@ -39,6 +41,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -281,6 +284,16 @@ int main(int argc, char **argv)
 		} else if (!strcmp(cmd, "sleep")) {
 			need(argc, i, 1, cmd);
 			usleep((useconds_t)num(argv[++i]) * 1000);
+		} else if (!strcmp(cmd, "cpu")) {
+			need(argc, i, 1, cmd);
+			cpu_set_t set;
+
+			CPU_ZERO(&set);
+			CPU_SET((int)num(argv[++i]), &set);
+			if (sched_setaffinity(0, sizeof(set), &set)) {
+				perror("pcwork: cpu");
+				return 2;
+			}
 		} else if (!strcmp(cmd, "wait")) {
 			char line[64];
 
