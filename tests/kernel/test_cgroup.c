@@ -199,11 +199,13 @@ TEST(sets_on_a_cgroup_switch_on_wall_time)
 	PERFCTR_OPTS(perfctr_set_desc, d1, .id = 1, .flags = PERFCTR_SET_SWITCH_TIMEOUT,
 		     .timeout_ns = 2000000);
 	struct member m;
-	struct timespec nap = { 0, 60000000 };
+	struct timespec nap = { 0, 10000000 };
 
 	require_cgroup2();
 	make_cgroup("perfctr-test-sets");
-	member_spawn(&m, made[0], 30000);
+	/* 300,000 calls: 50 ms or more, so that they span many 2 ms runs
+	 * even when a loaded CPU delays a switch by several. */
+	member_spawn(&m, made[0], 300000);
 	s = session_with(TP_GETPPID, 0);
 	REQUIRE(perfctr_session__create_set(s, &d0) == 0);
 	REQUIRE(perfctr_session__create_set(s, &d1) == 0);
@@ -213,8 +215,20 @@ TEST(sets_on_a_cgroup_switch_on_wall_time)
 	REQUIRE(t);
 	REQUIRE(perfctr_session__attach(s, t) == 0);
 	REQUIRE(perfctr_session__start(s) == 0);
-	while (nanosleep(&nap, &nap) && errno == EINTR)
-		;
+	/* Asleep until 10 runs: 20 ms of wall time at 2 ms a run on a quiet
+	 * machine, longer when the timeout's signals wait for a loaded CPU.
+	 * Waiting for the runs, not for a fixed time, keeps the case free of
+	 * the load (deadline 10 s). */
+	for (int naps = 0; naps < 1000; naps++) {
+		struct timespec left = nap;
+
+		REQUIRE(perfctr_session__set_info(s, 0, &i0) == 0);
+		REQUIRE(perfctr_session__set_info(s, 1, &i1) == 0);
+		if (i0.runs + i1.runs >= 10)
+			break;
+		while (nanosleep(&left, &left) && errno == EINTR)
+			;
+	}
 	member_release(&m);
 	member_wait(&m);
 	REQUIRE(perfctr_session__stop(s) == 0);
@@ -223,7 +237,7 @@ TEST(sets_on_a_cgroup_switch_on_wall_time)
 	REQUIRE(perfctr_session__set_info(s, 1, &i1) == 0);
 	CHECK(i0.runs + i1.runs >= 10);
 	/* Calls made while a switch ran belong to no set. */
-	CHECK(value_of(s, 0) + value_of(s, 1) <= 30000);
+	CHECK(value_of(s, 0) + value_of(s, 1) <= 300000);
 	CHECK(value_of(s, 0) > 0 && value_of(s, 1) > 0);
 	perfctr_session__delete(s);
 	perfctr_target__delete(t);
