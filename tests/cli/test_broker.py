@@ -302,15 +302,22 @@ def attacks(path, tp, b_pid):
     kids = []
     for dumpable in (0, 1):
         r, w = os.pipe()
+        ready_r, ready_w = os.pipe()
         child = os.fork()
         if child == 0:
             os.close(w)
+            os.close(ready_r)
             libc.prctl(4, dumpable, 0, 0, 0)        # PR_SET_DUMPABLE
+            os.write(ready_w, b"r")
             os.read(r, 1)
             os._exit(0)
         os.close(r)
+        os.close(ready_w)
+        # The child has run its prctl: told, not guessed from a sleep
+        # (a loaded machine may not run it for a long while).
+        os.read(ready_r, 1)
+        os.close(ready_r)
         kids.append((child, w, pidfd_open(child)))
-    time.sleep(0.2)         # the children have run their prctl
     note("own_undumpable_child", open_msg(T_PID, -1, attr()), [kids[0][2]])
     note("own_dumpable_child", open_msg(T_PID, -1, attr()), [kids[1][2]])
     for child, w, fd in kids:
