@@ -3,6 +3,7 @@
 #
 #   make                 library (static + shared), perfex, perfctr.pc
 #   make check           everything, then the whole test suite
+#   make check-stress    make check 3 times beside two CPU hogs
 #   make demo            perfex on the bundled demo workload
 #   make install         PREFIX=/usr/local DESTDIR=
 #   make SANITIZE=address,undefined check
@@ -391,6 +392,12 @@ check-soak: $(O)/tests/kernel/test_soak
 	O=$(O) SOAK_FULL=1 SOAK_SECONDS=$${SOAK_SECONDS:-2400} \
 	PERFCTR_TEST_TIMEOUT=$${PERFCTR_TEST_TIMEOUT:-2700} \
 	tests/run concurrent:kernel/test_soak
+
+# The whole suite 3 times in a row beside two CPU hogs (STRESS_RUNS=N for
+# another count): the timing-sensitive tests must hold on a loaded machine.
+.PHONY: check-stress
+check-stress:
+	O=$(O) SANITIZE=$(SANITIZE) MAKE="$(MAKE)" scripts/check-stress
 
 # The PMU lane: kernel- and hardware-tier tests in an arm64 guest under
 # QEMU, whose emulated PMU the kernel's real driver serves (docs/pmu-lane.md).

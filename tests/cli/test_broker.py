@@ -302,15 +302,22 @@ def attacks(path, tp, b_pid):
     kids = []
     for dumpable in (0, 1):
         r, w = os.pipe()
+        ready_r, ready_w = os.pipe()
         child = os.fork()
         if child == 0:
             os.close(w)
+            os.close(ready_r)
             libc.prctl(4, dumpable, 0, 0, 0)        # PR_SET_DUMPABLE
+            os.write(ready_w, b"r")
             os.read(r, 1)
             os._exit(0)
         os.close(r)
+        os.close(ready_w)
+        # The child has run its prctl: told, not guessed from a sleep
+        # (a loaded machine may not run it for a long while).
+        os.read(ready_r, 1)
+        os.close(ready_r)
         kids.append((child, w, pidfd_open(child)))
-    time.sleep(0.2)         # the children have run their prctl
     note("own_undumpable_child", open_msg(T_PID, -1, attr()), [kids[0][2]])
     note("own_dumpable_child", open_msg(T_PID, -1, attr()), [kids[1][2]])
     for child, w, fd in kids:
@@ -878,13 +885,17 @@ def clients_leaving_mid_request_leak_nothing():
     st = as_user(e.a, churn, e.sock, 10000)
     took = time.time() - t0
     check(st == 0, st)
+    # No more fds than before: a leak adds some.  Fewer is no leak: the
+    # connection of an earlier case may still have been closing when
+    # "before" was counted, which a loaded machine makes likely.  The
+    # broker closes a finished client's fd when it next runs: up to 30 s.
     after = e.fd_count()
-    for _ in range(50):
-        if after == before:
+    for _ in range(300):
+        if after <= before:
             break
         time.sleep(0.1)
         after = e.fd_count()
-    check(after == before, "broker fds %d before, %d after 10,000 requests"
+    check(after <= before, "broker fds %d before, %d after 10,000 requests"
           % (before, after))
     # Unread replies are the only ones that may go missing: every open
     # was logged as a grant, and no batch went unanswered.
@@ -904,13 +915,13 @@ def zero_length_messages_drop_only_their_client():
     log_before = e.log_text().count("malformed message of 0 bytes")
     res = as_user(e.a, zero_length, e.sock, 200)
     check(res == {"closed": 200, "kept_status": 0, "kept_fd": True}, res)
-    after = e.fd_count()
-    for _ in range(50):
-        if after == before:
+    after = e.fd_count()          # no more than before, as above
+    for _ in range(300):
+        if after <= before:
             break
         time.sleep(0.1)
         after = e.fd_count()
-    check(after == before, "broker fds %d before, %d after 200 empty "
+    check(after <= before, "broker fds %d before, %d after 200 empty "
           "messages" % (before, after))
     logged = e.log_text().count("malformed message of 0 bytes") - log_before
     check(logged == 200, "%d of 200 empty messages logged" % logged)

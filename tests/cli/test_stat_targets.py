@@ -189,7 +189,11 @@ def interval_on_cpus_until_sigint():
     p, out = start_perfex("-a", "--interval-print", "50", "--json", "-e",
                           "task-clock")
     wait_counting(p.pid)
-    time.sleep(0.2)
+    # Until 3 intervals are written (they are, one by one, as they end):
+    # 150 ms on a quiet machine, more when perfex waits for a loaded CPU.
+    # A fixed sleep would guess the load; this waits for the fact.
+    wait_for(lambda: open(out.name).read().count('"duration_ns"') >= 3,
+             what="3 intervals")
     p.send_signal(signal.SIGTERM)
     _, err = p.communicate(timeout=30)
     check(p.returncode == 0, err)

@@ -319,8 +319,10 @@ static void fake_reset(bool old)
 
 	if (conn >= 0)
 		shutdown(conn, SHUT_RDWR);
-	for (int i = 0; i < 500 && __atomic_load_n(&fake.conn,
-						   __ATOMIC_SEQ_CST) >= 0; i++)
+	/* The fake broker's thread must run to see the shutdown, which a
+	 * loaded machine may delay: up to 10 s. */
+	for (int i = 0; i < 5000 && __atomic_load_n(&fake.conn,
+						    __ATOMIC_SEQ_CST) >= 0; i++)
 		usleep(2000);
 	fake.old = old;
 	/* The library learns the broker went away when it next sends: a

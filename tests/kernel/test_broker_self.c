@@ -84,7 +84,9 @@ static void need_broker(void)
 		execl(perfctrd, "perfctrd", "-c", conf, "-s", sock, (char *)NULL);
 		_exit(127);
 	}
-	for (i = 0; i < 400 && access(sock, F_OK); i++)
+	/* The daemon's start (its own exec and policy load) waits for a
+	 * loaded CPU too: up to 30 s. */
+	for (i = 0; i < 3000 && access(sock, F_OK); i++)
 		usleep(10000);
 	REQUIRE(access(sock, F_OK) == 0);
 	setenv("PERFCTR_BROKER_SOCKET", sock, 1);

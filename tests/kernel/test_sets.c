@@ -151,29 +151,62 @@ TEST(switch_after_overflows_sums_exact)
 }
 
 /*
- * The part of an estimate's error that the spread of its runs cannot
- * show, as a fraction of the truth: where the switches fall in the
- * workload's loop, and what a switch costs the set it ends.  Measured on
- * a quiet VM (2026-11-26): misses of 1.0-1.2 % with errors of 0.1-0.4 %
- * in one run in five to seven, and under AddressSanitizer, whose checks
- * and shadow-memory faults do not fall evenly on the runs, up to 2.2 %.
- * The 5 % bound holds in every build.
+ * The estimates of a rotation (docs/estimates.md).  Statistical: the run
+ * time of the slices varies with the machine's load.  An estimate is good
+ * when it lies within 3 of its errors of the truth, plus one event a
+ * slice (a switch falls between two calls of the loop, so a slice's time
+ * may hold one call more or fewer than its count).  Nothing more: the
+ * rotating sets are alike, each counts getppid with the same attributes
+ * and the same timeout, so what counting costs the workload is the same
+ * whichever set counts and biases neither estimate.  Sets counting
+ * different calls are not alike: any CPU-wide counter another process
+ * holds on one of the calls makes it dearer in one set only, and the
+ * estimates miss by half the difference of speed (docs/estimates.md),
+ * which no spread of the slices can show.
+ *
+ * The two estimates of a run share its slices and miss together, so the
+ * run is the unit: 2 runs of 3 must have both estimates good.  Measured
+ * (2026-11-27, 2 CPUs shared with other builds, alone and beside two CPU
+ * hogs): no estimate beyond 3 errors in 1,200, 1 % beyond 2; a run misses
+ * with p < 0.3 % (95 % confidence), the case fails with 3p^2 < 0.03 %.
  */
-#ifdef __SANITIZE_ADDRESS__
-#define SYSTEMATIC 0.03
-#else
-#define SYSTEMATIC 0.015
-#endif
-
-TEST(manual_switch_and_estimates)
+static bool estimate_good(const struct perfctr_estimate *est, double truth,
+			  double *worst)
 {
-	/* A set with a long timeout makes a rotation that only switches
-	 * when told: then the runs are exactly the switches. */
-	struct perfctr_session *s = two_sets(TP_GETPPID, TP_GETPID, 1,
-					     PERFCTR_SET_SWITCH_TIMEOUT,
-					     3600ull * 1000000000);
+	double dev = fabs(est->value - truth);
+	double bound = 3 * est->error + (double)est->nr_slices;
+
+	if (dev / bound > *worst)
+		*worst = dev / bound;
+	if (dev <= bound)
+		return true;
+	fprintf(stderr, "estimate %.0f +- %.0f (%.1f %% counted, %" PRIu64
+		" slices, bound %.0f), truth %.0f\n", est->value, est->error,
+		100 * est->fraction, est->nr_slices, bound, truth);
+	return false;
+}
+
+/* Two sets each counting getppid, each with timeout @timeout. */
+static struct perfctr_session *two_timed_sets(uint16_t id_b, uint64_t timeout)
+{
+	struct perfctr_session *s = two_sets(TP_GETPPID, TP_GETPPID, id_b,
+					     PERFCTR_SET_SWITCH_TIMEOUT, timeout);
+	PERFCTR_OPTS(perfctr_set_desc, d0, .id = 0, .flags = PERFCTR_SET_SWITCH_TIMEOUT,
+		     .timeout_ns = timeout);
+
+	REQUIRE(perfctr_session__create_set(s, &d0) == 0);
+	return s;
+}
+
+/* One run of the manual case: how many of its two estimates are good. */
+static int manual_run(double *worst)
+{
+	/* A long timeout makes a rotation that only switches when told: then
+	 * the runs are exactly the switches. */
+	struct perfctr_session *s = two_timed_sets(1, 3600ull * 1000000000);
 	struct perfctr_target *t = perfctr_target__new_self();
 	struct perfctr_estimate est = { .sz = sizeof(est) };
+	int good = 0;
 
 	REQUIRE(t);
 	REQUIRE(perfctr_session__set_signal(s, SIGRTMIN + 6, 0) == 0);
@@ -181,118 +214,91 @@ TEST(manual_switch_and_estimates)
 	REQUIRE(perfctr_session__start(s) == 0);
 	for (int k = 0; k < 20; k++) {
 		CHECK_EQ_INT(perfctr_session__active_set(s), k % 2);
-		for (int i = 0; i < 5000; i++) {
-			syscall(SYS_getppid);
-			test_signal_point();
-			syscall(SYS_getpid);
-			test_signal_point();
-		}
+		do_getppid(10000);
 		REQUIRE(perfctr_session__switch(s) == 0);
 	}
 	REQUIRE(perfctr_session__stop(s) == 0);
 	REQUIRE(perfctr_session__read(s) == 0);
-	CHECK_EQ_U64(value_of(s, 0), 50000);
-	CHECK_EQ_U64(value_of(s, 1), 50000);
+	CHECK_EQ_U64(value_of(s, 0), 100000);
+	CHECK_EQ_U64(value_of(s, 1), 100000);
 	CHECK_EQ_U64(set_info(s, 0).runs, 11);	/* the 11th is empty */
 	CHECK_EQ_U64(set_info(s, 1).runs, 10);
 	for (size_t e = 0; e < 2; e++) {
 		REQUIRE(perfctr_session__estimate(s, e, &est) == 0);
 		CHECK_EQ_INT(est.status, PERFCTR_ESTIMATE_SCALED);
-		CHECK_EQ_U64(est.counted, 50000);
-		/* Within 5 %, and within 3 errors unless within SYSTEMATIC: the
-		 * error comes from the spread of the runs' rates, and on a
-		 * loaded (or sanitized) VM one preempted run moves the rate
-		 * by more than the others promise. */
-		double dev = fabs(est.value - 100000);
-
-		if (dev > 5000 ||
-		    (dev > 3 * est.error + 20 && dev > SYSTEMATIC * 100000))
-			test_fail(__FILE__, __LINE__, "event %zu: %.0f +- %.0f, truth 100000",
-				  e, est.value, est.error);
+		CHECK_EQ_U64(est.counted, 100000);
+		good += estimate_good(&est, 200000, worst);
 	}
 	perfctr_session__delete(s);
 	perfctr_target__delete(t);
+	return good;
 }
 
-/* One run of the timeout test: how many of its two estimates fell within
- * 3 errors (both must be within 5 %). */
-static int timeout_run(void)
+TEST(manual_switch_and_estimates)
 {
-	struct perfctr_session *s = two_sets(TP_GETPPID, TP_GETPID, 2,
-					     PERFCTR_SET_SWITCH_TIMEOUT, 1000000);
+	/* Statistical: 2 good runs of 3 (see estimate_good). */
+	double worst = 0;
+	int good = 0;
+
+	for (int run = 0; run < 3; run++)
+		good += manual_run(&worst) == 2;
+	fprintf(stderr, "manual_switch_and_estimates: %d of 3 runs good, worst |error| %.2f of its bound\n",
+		good, worst);
+	CHECK(good >= 2);
+}
+
+/* One run of the timeout case: how many of its two estimates are good. */
+static int timeout_run(double *worst)
+{
+	struct perfctr_session *s = two_timed_sets(2, 1000000);
 	struct perfctr_target *t = perfctr_target__new_self();
-	PERFCTR_OPTS(perfctr_set_desc, d0, .id = 0, .flags = PERFCTR_SET_SWITCH_TIMEOUT,
-		     .timeout_ns = 1000000);
-	const long iters = 300000;
+	const long calls = 600000;
 	struct perfctr_set_info i0, i2;
-	int within = 0;
+	int good = 0;
 
 	REQUIRE(t);
-	REQUIRE(perfctr_session__create_set(s, &d0) == 0);
 	REQUIRE(perfctr_session__set_signal(s, SIGRTMIN + 6, 0) == 0);
 	REQUIRE(perfctr_session__attach(s, t) == 0);
 	REQUIRE(perfctr_session__start(s) == 0);
-	for (long i = 0; i < iters; i++) {
-		syscall(SYS_getppid);
-		test_signal_point();
-		syscall(SYS_getpid);
-		test_signal_point();
-	}
+	do_getppid(calls);
 	REQUIRE(perfctr_session__stop(s) == 0);
 	REQUIRE(perfctr_session__read(s) == 0);
 	i0 = set_info(s, 0);
 	i2 = set_info(s, 2);
 	CHECK(i0.runs >= 5);
 	CHECK(i0.runs == i2.runs || i0.runs == i2.runs + 1);
-	/* Each run lasts about one timeout of run time. */
+	/* Each run lasts about one timeout of this thread's run time (time
+	 * off the CPU does not count, so load does not stretch it): on
+	 * average well under two. */
 	CHECK(i0.active_ns / i0.runs < 2000000);
-	CHECK(value_of(s, 0) < (uint64_t)iters);
+	CHECK_EQ_U64(value_of(s, 0) + value_of(s, 1), (uint64_t)calls);
+	CHECK(value_of(s, 0) < (uint64_t)calls);
 	for (size_t e = 0; e < 2; e++) {
 		struct perfctr_estimate est = { .sz = sizeof(est) };
 
 		REQUIRE(perfctr_session__estimate(s, e, &est) == 0);
 		CHECK_EQ_INT(est.status, PERFCTR_ESTIMATE_SCALED);
-		/* 5 % whenever the error promises it (see above). */
-		if (3 * est.error < 0.05 * iters && fabs(est.value - iters) > 0.05 * iters)
-			test_fail(__FILE__, __LINE__,
-				  "event %zu: %.0f +- %.0f (%.1f %% counted, %" PRIu64
-				  " slices), truth %ld", e, est.value, est.error,
-				  100 * est.fraction, est.nr_slices, iters);
-		/* Plus SYSTEMATIC of the truth: where the rotation falls in the
-		 * workload's loop is a systematic part that the slices'
-		 * variance cannot show (seen under load: -3118 and +3171 of
-		 * 300000 with errors of 550 and 280). */
-		if (fabs(est.value - iters) <= 3 * est.error +
-					       SYSTEMATIC * iters +
-					       2.0 * est.nr_slices)
-			within++;
-		else
-			fprintf(stderr, "event %zu: %.0f +- %.0f, truth %ld\n",
-				e, est.value, est.error, iters);
+		good += estimate_good(&est, (double)calls, worst);
 	}
 	perfctr_session__delete(s);
 	perfctr_target__delete(t);
-	return within;
+	return good;
 }
 
 TEST(timeout_switches_on_run_time)
 {
 	/*
-	 * Two sets switched every 1 ms of this thread's run time, a
-	 * workload making both syscalls at the same steady rate: runs
-	 * alternate, each estimate is within 5 % of the truth and within 3
-	 * of its errors.  The VM's noise has heavy tails (a 3-sigma miss
-	 * about once in 20 runs, docs/estimates.md), and the two estimates
-	 * of one run share its slices: when a run's rotation is out of phase
-	 * with the workload, both miss, in opposite directions (seen: +2000
-	 * and -1973 of 300000, errors about 400).  So the run is the unit:
-	 * of three runs, two must have both estimates within their bound;
-	 * errors that were too small would miss in most runs.
+	 * Two sets switched every 1 ms of this thread's run time, a loop of
+	 * getppid calls that both count: runs alternate, and each estimate
+	 * is good.  Statistical: 2 good runs of 3 (see estimate_good).
 	 */
+	double worst = 0;
 	int good = 0;
 
 	for (int run = 0; run < 3; run++)
-		good += timeout_run() == 2;
+		good += timeout_run(&worst) == 2;
+	fprintf(stderr, "timeout_switches_on_run_time: %d of 3 runs good, worst |error| %.2f of its bound\n",
+		good, worst);
 	CHECK(good >= 2);
 }
 
@@ -547,7 +553,14 @@ TEST(cpu_target_switches_on_wall_time_exact_sums)
 	}
 	REQUIRE(perfctr_session__read(s) == 0);
 	runs_before = set_info(s, 0).runs + set_info(s, 3).runs;
-	sleep_ms(60);
+	/* Asleep until 5 more runs: 10 ms of wall time on a quiet machine
+	 * (30 naps of 2 ms timeouts in 60 ms), longer when the signals wait
+	 * for a loaded CPU; a thread's run time would make none at all.
+	 * Waiting for the runs, not for a fixed time, keeps the case free of
+	 * the load (deadline 10 s). */
+	for (int nap = 0; nap < 1000 && set_info(s, 0).runs + set_info(s, 3).runs <
+					  runs_before + 5; nap++)
+		sleep_ms(10);
 	do_getppid(777);
 	calls += 777;
 	REQUIRE(perfctr_session__stop(s) == 0);
@@ -555,11 +568,13 @@ TEST(cpu_target_switches_on_wall_time_exact_sums)
 	CHECK_EQ_U64(value_of(s, 0) + value_of(s, 1), (uint64_t)calls);
 	i0 = set_info(s, 0);
 	i3 = set_info(s, 3);
-	/* 60 ms asleep at 2 ms per run: far more than 5 switches (a thread's
-	 * run time would have made none). */
 	CHECK(i0.runs + i3.runs >= runs_before + 5);
 	CHECK(i0.runs == i3.runs || i0.runs == i3.runs + 1);
-	/* Each run is about one timeout of wall time (longest CPU). */
+	/* Each run is about one timeout of wall time (longest CPU).  The
+	 * clock ticks every 2 ms whenever the signal is handled (a late
+	 * handler shortens the run it starts and lengthens the one it ends),
+	 * so the runs but the last add up to at least 2 ms each, less only
+	 * the switches' own time: half of that is a bound no load reaches. */
 	CHECK(i0.active_ns >= (i0.runs - 1) * 1000000);
 	CHECK_EQ_U64(i0.missed_switches, 0);
 	/* Counted on the CPUs it ran on, nothing elsewhere. */

@@ -564,7 +564,11 @@ TEST(every_metric_of_every_model_parses_and_resolves)
 
 /* Start-up cost: loading and selecting this host's table (the figure the
  * issue asks for is 5 ms; bench/metrics measures it on a quiet machine,
- * here a generous bound catches a loader that parses every model). */
+ * here a generous bound catches a loader that parses every model).  The
+ * time is this process's CPU time, not the wall clock: a loaded machine
+ * stretches the wall time by whatever else runs, the CPU time barely
+ * (caches), so 200 ms is 40 times the figure whatever the load.  The
+ * next case checks the same property exactly. */
 TEST(loading_parses_only_the_selected_model)
 {
 	struct timespec a, b;
@@ -572,13 +576,13 @@ TEST(loading_parses_only_the_selected_model)
 	double ms;
 
 	REQUIRE_DATA();
-	clock_gettime(CLOCK_MONOTONIC, &a);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
 	m = pose_as("amd-epyc");
-	clock_gettime(CLOCK_MONOTONIC, &b);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
 	REQUIRE(m);
 	ms = (double)(b.tv_sec - a.tv_sec) * 1e3 +
 	     (double)(b.tv_nsec - a.tv_nsec) / 1e6;
-	printf("# amdzen5 loaded in %.2f ms, %zu metrics\n", ms,
+	printf("# amdzen5 loaded in %.2f ms of CPU time, %zu metrics\n", ms,
 	       perfctr_metrics__nr(m));
 	CHECK(ms < 200);
 	perfctr_metrics__delete(m);
