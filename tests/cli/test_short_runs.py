@@ -50,6 +50,30 @@ def setup():
     return truth
 
 
+class leak_checker_off:
+    """LeakSanitizer (sanitizer builds) makes its getppid calls at exit
+    from a helper task of its own, which --no-inherit does not follow and
+    --per-process does not see (it is created untraced; LeakSanitizer
+    also ends a process it cannot ptrace inside a traced tree).  Those
+    cases run without it; their truth is then the calls alone, checked
+    by a run of no calls."""
+
+    def __enter__(self):
+        self.saved = os.environ.get("ASAN_OPTIONS")
+        os.environ["ASAN_OPTIONS"] = ":".join(
+            filter(None, [self.saved, "detect_leaks=0"]))
+        r, rows = run_csv("-e", TP, "--", work(), "getppid", "0")
+        check(r.returncode == 0, r.stderr)
+        check(csv_count(rows, TP) == 0, rows)
+        return CALLS
+
+    def __exit__(self, *exc):
+        if self.saved is None:
+            os.environ.pop("ASAN_OPTIONS", None)
+        else:
+            os.environ["ASAN_OPTIONS"] = self.saved
+
+
 def tally(mode, n, one_run, truth):
     """Run one_run() n times; each returns the run's count.  Fails when
     any run saw another count than truth, with the histogram."""
@@ -109,11 +133,13 @@ def record_every_event_sampled():
 
 @case
 def record_no_inherit_every_event_sampled():
-    truth = setup()
+    setup()
     out = os.path.join(_tmp, "perfex-no-inherit.data")
-    tally("perfex record --no-inherit -c 1", runs(SHORT_RUNS), record_run(
-        [PERFEX, "record", "-q", "--no-inherit", "-e", TP, "-c", "1", "-o",
-         out, "--", work(), "getppid", str(CALLS)], out), truth)
+    with leak_checker_off() as truth:
+        tally("perfex record --no-inherit -c 1", runs(SHORT_RUNS),
+              record_run([PERFEX, "record", "-q", "--no-inherit", "-e", TP,
+                          "-c", "1", "-o", out, "--", work(), "getppid",
+                          str(CALLS)], out), truth)
 
 
 @case
@@ -129,7 +155,7 @@ def stat_counts_every_event():
 
 @case
 def per_process_counts_every_event():
-    truth = setup()
+    setup()
 
     def one():
         r, rows = run_csv("--per-process", "-e", TP, "--", work(), "getppid",
@@ -138,7 +164,8 @@ def per_process_counts_every_event():
         procs = [row for row in rows if row[0] == "process"]
         check(len(procs) == 1, rows)
         return int(procs[0][procs[0].index(TP) + 1])
-    tally("perfex --per-process", runs(SHORT_RUNS), one, truth)
+    with leak_checker_off() as truth:
+        tally("perfex --per-process", runs(SHORT_RUNS), one, truth)
 
 
 @case
