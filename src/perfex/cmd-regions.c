@@ -30,6 +30,12 @@ static int regions_option(struct perfex_parse *p, void *ctx)
 {
 	struct regions_opts *o = ctx;
 
+	/* The program would read an empty PERFCTR_EVENTS as its default
+	 * events, an empty -o as no file at all. */
+	if (!*p->arg)
+		return perfex_opt_error(p, "needs %s (not an empty string)",
+					p->opt->id == OPT_EVENT ? "events" :
+					"a file name");
 	if (p->opt->id == OPT_EVENT)
 		o->events = p->arg;
 	else if (p->opt->id == OPT_OUTPUT)

@@ -466,11 +466,14 @@ static int stat_option(struct perfex_parse *p, void *ctx)
 		return parse_switch_after(p, &o->cfg);
 	case OPT_METRICS: {
 		size_t len = o->metric_list ? strlen(o->metric_list) : 0;
-		char *list = realloc(o->metric_list, len + strlen(p->arg) + 2);
+		char *list;
 
+		/* Refused before the realloc, which may move the list: an
+		 * error after it would leave o->metric_list freed. */
 		if (!*p->arg)
 			return perfex_opt_error(p, "needs metric or metric "
 						"group names (perfex list metrics)");
+		list = realloc(o->metric_list, len + strlen(p->arg) + 2);
 		if (!list)
 			return PERFEX_EXIT_INTERNAL;
 		snprintf(list + len, strlen(p->arg) + 2, "%s%s", len ? "," : "",

@@ -1,0 +1,95 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+"""The options that take a list or may be repeated, given an empty value,
+an empty item, or an empty value after a good one: each is refused with
+its message and exit status, or (where perf's rule gives an empty value a
+meaning) accepted, and none of them crashes (`-M a -M ''` freed the -M
+list twice)."""
+import os
+import tempfile
+
+from pctest import case, check, perfex, run_cases
+from stathelp import PERF_EXIT
+
+OUT = os.path.join(tempfile.gettempdir(), "perfex-option-lists.data")
+
+# (arguments, exit status, text of the first error line or None)
+ROWS = [
+    # stat -M: refused before the list grows, whatever came before it.
+    (["-M", "", "--", "true"], "usage", "option '-M' needs metric"),
+    (["-M", "a", "-M", "", "--", "true"], "usage", "option '-M' needs metric"),
+    (["-M", "a", "-M", "b", "-M", "", "--", "true"], "usage",
+     "option '-M' needs metric"),
+    # stat -e: the event parser refuses an empty one, first or later.
+    (["-e", "", "--", "true"], "event", "empty event specification"),
+    (["-e", "task-clock", "-e", "", "--", "true"], "event",
+     "empty event specification"),
+    (["-e", "task-clock,", "--", "true"], "event", None),
+    # --filter belongs to the -e before it.
+    (["--filter", "", "--", "true"], "usage", "needs an -e before it"),
+    # -G: one name before the events, a list after them.
+    (["-a", "-G", "", "-e", "task-clock", "--", "true"], "usage",
+     "before any -e takes one cgroup name"),
+    (["-a", "-G", "x", "-G", "y", "--", "true"], "usage",
+     "is given once before the events"),
+    (["-a", "-G", "x", "-e", "task-clock", "-G", "y", "--", "true"], "usage",
+     "cannot follow a -G given before the events"),
+    # --for-each-cgroup: no empty name anywhere in the list.
+    (["-a", "--for-each-cgroup", "", "--", "true"], "usage",
+     "an empty one in ''"),
+    (["-a", "--for-each-cgroup", "a,", "--", "true"], "usage",
+     "an empty one in 'a,'"),
+    (["-a", "--for-each-cgroup", "a", "--for-each-cgroup", ",b", "--", "true"],
+     "usage", "an empty one in ',b'"),
+    # --metrics-file goes with -M; -C, -x need a value.
+    (["--metrics-file", "", "--", "true"], "usage",
+     "--metrics-file go with -M"),
+    (["-C", "", "--", "true"], "usage", "option '-C' needs a CPU list"),
+    (["-x", "", "--", "true"], "usage", "option '-x' needs a separator"),
+    (["--switch-after", "", "--", "true"], "usage", "expects N:EVENT"),
+    (["--tree-limit", "", "--", "true"], "usage", "expects a count of rows"),
+    # record
+    (["record", "-o", OUT, "-e", "", "--", "true"], "event",
+     "empty event specification"),
+    (["record", "-o", OUT, "-e", "task-clock", "-e", "", "--", "true"],
+     "event", "empty event specification"),
+    (["record", "-o", OUT, "-G", "", "--", "true"], "usage",
+     "before the -e takes one cgroup name"),
+    (["record", "-o", OUT, "-a", "-G", "x", "-G", "y", "--", "true"], "usage",
+     "is given once before the -e"),
+    # report -s: an empty key, alone or in a list.
+    (["report", "-i", "/dev/null", "-s", ""], "usage", "sort key ''"),
+    (["report", "-i", "/dev/null", "-s", "comm,,dso"], "usage",
+     "sort key '' in 'comm,,dso'"),
+    (["report", "-i", "/dev/null", "-s", "comm,comm"], "usage",
+     "repeated sort key"),
+    # --regions -e
+    (["--regions", "-e", "", "--", "true"], "usage",
+     "option '-e' needs events"),
+    (["--regions", "-e", "task-clock", "-o", "", "--", "true"], "usage",
+     "option '-o' needs a file name"),
+]
+
+
+@case
+def empty_and_repeated_list_values():
+    for args, code, text in ROWS:
+        r = perfex(*args)
+        check(r.returncode == PERF_EXIT[code], (args, r.returncode, r.stderr))
+        first = r.stderr.splitlines()[0] if r.stderr else ""
+        check(first.startswith("perfex: "), (args, r.stderr))
+        check(text is None or text in r.stderr, (args, text, r.stderr))
+        check("Sanitizer" not in r.stderr, (args, r.stderr))
+
+
+@case
+def repeated_values_add_up():
+    # -e given twice counts both; -M and --metrics-file given twice are
+    # joined (the metric parser's own tests cover their content).
+    r = perfex("-x", ";", "-e", "task-clock", "-e", "page-faults", "--",
+               "true")
+    check(r.returncode == 0, r)
+    names = [l.split(";")[2] for l in r.stderr.splitlines() if ";" in l]
+    check(names == ["task-clock", "page-faults"], (names, r.stderr))
+
+
+run_cases()
