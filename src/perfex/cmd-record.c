@@ -1020,8 +1020,10 @@ int cmd_record(int argc, char **argv)
 	bool have_status = false;
 
 	ret = parse_args(&rec, argc, argv);
-	if (ret)
+	if (ret || perfex_dry_run) {
+		free(rec.cgroup_args);
 		return ret < 0 ? 0 : ret;
+	}
 	rec.syms = perfctr_symbols__new(NULL);
 	if (!rec.syms) {
 		perfex_error("out of memory");

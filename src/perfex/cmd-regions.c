@@ -65,6 +65,8 @@ int cmd_regions(int argc, char **argv)
 		perfex_hint("perfex --regions --help lists the options");
 		return PERFEX_EXIT_USAGE;
 	}
+	if (perfex_dry_run)
+		return 0;
 	if (keep) {
 		path = keep;
 	} else {

@@ -1005,6 +1005,8 @@ int cmd_report(int argc, char **argv)
 		perfex_hint("install libprotobuf-c-dev and protobuf-c-compiler (scripts/install-deps), then rebuild");
 		return PERFEX_EXIT_INTERNAL;
 	}
+	if (perfex_dry_run)
+		return 0;
 
 	ropts.kallsyms = rep.kallsyms;
 	for (a = 0; a < rep.nr_keys; a++)

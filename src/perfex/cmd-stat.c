@@ -1932,8 +1932,10 @@ int cmd_stat(int argc, char **argv)
 	int ret;
 
 	ret = parse_options(argc, argv, &o);
-	if (ret >= 0)
+	if (ret >= 0 || perfex_dry_run) {
+		ret = ret >= 0 ? ret : 0;
 		goto out;
+	}
 	if (o.metrics.list || o.metrics.topdown) {
 		ret = stat_metrics_open(&r.metrics, &o.metrics);
 		if (ret >= 0)

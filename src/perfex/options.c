@@ -358,6 +358,15 @@ static const struct cmd_help cmd_help[PERFEX_CMD_NR] = {
 "134 the address cannot be served, 135 other failures.\n", 27 },
 };
 
+bool perfex_dry_run;
+
+void perfex_dry_run_from_env(void)
+{
+	const char *v = getenv("PERFEX_DRY_RUN");
+
+	perfex_dry_run = v && !strcmp(v, "1");
+}
+
 static bool row_of(const struct perfex_option *o, enum perfex_cmd cmd)
 {
 	return o->cmds & (1u << cmd);
@@ -495,7 +504,10 @@ int perfex_options_parse(struct perfex_parse *p, enum perfex_cmd cmd,
 	longopts[nl] = (struct option){ NULL, 0, NULL, 0 };
 	shorts[ns] = '\0';
 
-	optind = 1;
+	/* 0, not 1: glibc's getopt then starts afresh, with this call's
+	 * ordering ('+') and no position left inside an earlier argv (a
+	 * parse that returned in the middle of "-ab"). */
+	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, shorts, longopts, NULL)) != -1) {
 		const struct perfex_option *o = NULL;

@@ -174,4 +174,14 @@ int perfex_json_options(enum perfex_cmd cmd, int argc, char **argv, bool *json);
 /* The help of @cmd (usage, text, options from the table, trailer). */
 void perfex_options_help(enum perfex_cmd cmd, FILE *out);
 
+/*
+ * The dry run of the argv fuzzer (tests/fuzz/fuzz_argv.c) and of the
+ * tests: each subcommand returns 0 as soon as its options are parsed and
+ * checked, before it reads a file, opens an event or starts a command.
+ * Not for users: perfex's and perfex-serve's main() set it when the
+ * environment has PERFEX_DRY_RUN=1 (perfex_dry_run_from_env()).
+ */
+extern bool perfex_dry_run;
+void perfex_dry_run_from_env(void);
+
 #endif /* PERFEX_OPTIONS_H */

@@ -26,6 +26,9 @@ enum perfex_exit {
 	PERFEX_EXIT_INTERNAL = 135,	/* anything else from the library */
 };
 
+/* perfex's command line (perfex.c): the process exit status. */
+int perfex_main(int argc, char **argv);
+
 /* Each returns the process exit status. */
 int cmd_stat(int argc, char **argv);	/* counting mode (the default) */
 int cmd_list(int argc, char **argv);

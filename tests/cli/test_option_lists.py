@@ -92,4 +92,26 @@ def repeated_values_add_up():
     check(names == ["task-clock", "page-faults"], (names, r.stderr))
 
 
+
+@case
+def dry_run_stops_after_the_options():
+    # The fuzzer's hook (src/perfex/options.h): the options are parsed and
+    # checked, then each subcommand returns 0 without running anything.
+    env = dict(os.environ, PERFEX_DRY_RUN="1")
+    with tempfile.TemporaryDirectory() as d:
+        mark = os.path.join(d, "ran")
+        out = os.path.join(d, "out")
+        for args in (["-e", "task-clock", "-o", out, "--", "touch", mark],
+                     ["record", "-o", out, "--", "touch", mark],
+                     ["--regions", "-o", out, "--", "touch", mark],
+                     ["report", "-i", mark], ["script", "-i", mark],
+                     ["list"], ["info"], ["serve", "--once"]):
+            r = perfex(*args, env=env)
+            check(r.returncode == 0 and r.stdout == "" and r.stderr == "",
+                  (args, r))
+            check(not os.listdir(d), (args, os.listdir(d)))
+        r = perfex("-M", "a", "-M", "", "--", "true", env=env)
+        check(r.returncode == PERF_EXIT["usage"], r)
+
+
 run_cases()
