@@ -93,6 +93,7 @@ def main():
         with open(os.path.join(CORPUS, name), "wb") as f:
             f.write(data)
     with open(DICT, "w") as f:
+        f.write("# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause\n")
         f.write("# perfex's subcommands, options and values, each ended by "
                 "the NUL that ends\n# an argument (argv-seeds.py writes "
                 "this file)\n")

@@ -14,10 +14,12 @@
  * A run must end with a documented exit status of perfex's own (never
  * the shell's 126/127 or a signal's: no command ran).
  */
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
 #include "options.h"
@@ -28,10 +30,33 @@
 
 static FILE *report;
 
+/*
+ * Checking -G against the events parses the events, and an unknown one
+ * is compared with every tracepoint for "did you mean": over the
+ * machine's tracefs that is most of the time of a run.  As root, a mount
+ * namespace of the fuzzer's own puts the fixture tracefs there instead
+ * (found as fuzz_event_spec finds its fixtures); else the real one.
+ */
+static void fixture_tracefs(void)
+{
+	const char *src = getenv("PERFCTR_SRC");
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/tests/fixtures/tracefs",
+		 src ? src : ".");
+	if (geteuid() != 0 || access(path, R_OK) ||
+	    unshare(CLONE_NEWNS) ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		return;
+	if (mount(path, "/sys/kernel/tracing", NULL, MS_BIND, NULL) == 0)
+		mount(path, "/sys/kernel/debug/tracing", NULL, MS_BIND, NULL);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
+	fixture_tracefs();
 	perfex_dry_run = true;
 	report = fdopen(dup(2), "w");
 	/* --help, --version and the messages: not the fuzzer's output.
