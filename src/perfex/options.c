@@ -301,24 +301,24 @@ static const struct cmd_help cmd_help[PERFEX_CMD_NR] = {
 "Default events: task-clock, context-switches, cpu-migrations, page-faults,\n"
 "cycles, instructions, branches, branch-misses.\n"
 "Exit codes of perfex's own failures: 126 not executable, 127 not found,\n"
-"129 usage, 130 event, 131 permission, 132 tracefs, 133 no such target,\n"
-"134 output, 135 other.  See perfex(1).\n", 27 },
+"200 usage, 201 event, 202 permission, 203 tracefs, 204 no such target,\n"
+"205 output, 206 other.  See perfex(1).\n", 27 },
 	[PERFEX_CMD_RECORD] = { "perfex record --help",
 "usage: perfex record [options] [--] [command [args]]\n",
 "Without a command, -p/-t/-a/-C record until SIGINT (or until the tasks end).\n"
-"Exit status: the command's, or 126/127 when it cannot run, 129 bad option,\n"
-"130 bad event, 131 permission, 133 no such task or CPU, 134 output failure,\n"
-"135 other failures.\n", 25 },
+"Exit status: the command's, or 126/127 when it cannot run, 200 bad option,\n"
+"201 bad event, 202 permission, 204 no such task or CPU, 205 output failure,\n"
+"206 other failures.\n", 25 },
 	[PERFEX_CMD_REPORT] = { "perfex report --help",
 "usage: perfex report [options]\n",
 "Folded stacks and the flame graph cover one event, as FlameGraph's\n"
 "stackcollapse does: the first that has samples, or the one --event names.\n"
-"Exit status: 0, 129 bad option, 134 missing, unreadable or damaged file.\n",
+"Exit status: 0, 200 bad option, 205 missing, unreadable or damaged file.\n",
 	  26 },
 	[PERFEX_CMD_SCRIPT] = { "perfex script --help",
 "usage: perfex script [options]\n",
 "Laid out as perf script: comm tid [cpu] time: period event: ip sym+off (dso)\n"
-"Exit status: 0, 129 bad option, 134 missing, unreadable or damaged file.\n",
+"Exit status: 0, 200 bad option, 205 missing, unreadable or damaged file.\n",
 	  24 },
 	[PERFEX_CMD_LIST] = { "perfex list --help",
 "usage: perfex list [-j] [FILTER]\n"
@@ -353,9 +353,9 @@ static const struct cmd_help cmd_help[PERFEX_CMD_NR] = {
 "configuration file, SIGTERM and SIGINT stop.\n",
 "Events the machine cannot count are reported in perfex_event_unavailable\n"
 "and the log; the others are served.\n"
-"Exit status: 0 after SIGTERM or SIGINT, 129 bad option or configuration,\n"
-"130 bad event, 131 permission, 132 tracefs, 133 no such cgroup or CPU,\n"
-"134 the address cannot be served, 135 other failures.\n", 27 },
+"Exit status: 0 after SIGTERM or SIGINT, 200 bad option or configuration,\n"
+"201 bad event, 202 permission, 203 tracefs, 204 no such cgroup or CPU,\n"
+"205 the address cannot be served, 206 other failures.\n", 27 },
 };
 
 bool perfex_dry_run;

@@ -7,7 +7,7 @@ list twice)."""
 import os
 import tempfile
 
-from pctest import case, check, perfex, run_cases
+from pctest import EXIT, TOP, case, check, perfex, run_cases
 from stathelp import PERF_EXIT
 
 OUT = os.path.join(tempfile.gettempdir(), "perfex-option-lists.data")
@@ -112,6 +112,29 @@ def dry_run_stops_after_the_options():
             check(not os.listdir(d), (args, os.listdir(d)))
         r = perfex("-M", "a", "-M", "", "--", "true", env=env)
         check(r.returncode == PERF_EXIT["usage"], r)
+
+
+
+@case
+def exit_statuses_leave_the_signals_alone():
+    # perfex's own failures are a block above every 128 + signal status
+    # (SIGRTMAX is 64), the shell's 126 and 127 kept; --help and perfex(1)
+    # give the same numbers as pctest.EXIT.
+    own = [v for k, v in EXIT.items() if k not in ("nocmd", "noexec")]
+    check(len(set(own)) == len(own) and min(own) > 128 + 64, EXIT)
+    check((EXIT["noexec"], EXIT["nocmd"]) == (126, 127), EXIT)
+    r = perfex("--", "sh", "-c", "kill -INT $$")
+    check(r.returncode == 128 + 2, r)
+    r = perfex("-e", "no-such-event", "--", "true")
+    check(r.returncode == EXIT["event"] != 128 + 2, r)
+    r = perfex("--no-such-option", "--", "true")
+    check(r.returncode == EXIT["usage"] != 128 + 1, r)
+    help_text = perfex("--help").stdout
+    page = open(os.path.join(TOP, "docs", "perfex.1")).read()
+    section = page[page.index(".SH EXIT STATUS"):page.index(".SH EXAMPLES")]
+    for name, code in EXIT.items():
+        check("%d " % code in help_text, (name, code, help_text))
+        check(".B %d\n" % code in section, (name, code))
 
 
 run_cases()

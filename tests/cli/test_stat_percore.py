@@ -13,7 +13,7 @@ import os
 import re
 
 from cgrouphelp import Cgroups, Member, count_while
-from pctest import case, check, perfex, run_cases, skip, work
+from pctest import EXIT, case, check, perfex, run_cases, skip, work
 from stathelp import (TP, count_pinned_pair, exit_baseline,
                       need_tracepoint, need_two_cpus, run_csv, run_json,
                       start_perfex)
@@ -255,7 +255,7 @@ def refusals_name_the_option():
     ]
     for args, msg in cases:
         r = perfex(*args)
-        check(r.returncode == 129 and msg in r.stderr, (args, r.stderr))
+        check(r.returncode == EXIT["usage"] and msg in r.stderr, (args, r.stderr))
 
 
 run_cases()
