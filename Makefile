@@ -329,6 +329,12 @@ $(O)/tests/unit/test_perfctrd_%: tests/unit/test_perfctrd_%.c $(TLIB_OBJS) $(PER
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/lib -Isrc/perfctrd $(LDFLAGS) -o $@ $< $(TLIB_OBJS) $(PERFCTRD_PARTS) $(STATIC_LIB) $(LDLIBS)
 
+# Unit tests of perfex's parts (the option parse): its objects, no main().
+PERFEX_PARTS := $(O)/src/perfex/options.o $(O)/src/perfex/messages.o
+$(O)/tests/unit/test_perfex_%: tests/unit/test_perfex_%.c $(TLIB_OBJS) $(PERFEX_PARTS) $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests/lib -Isrc/perfex $(LDFLAGS) -o $@ $< $(TLIB_OBJS) $(PERFEX_PARTS) $(STATIC_LIB) $(LDLIBS)
+
 $(O)/tests/kernel/%: tests/kernel/%.c $(TLIB_OBJS) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/lib $(LDFLAGS) -o $@ $< $(TLIB_OBJS) $(STATIC_LIB) $(LDLIBS)

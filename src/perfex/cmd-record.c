@@ -728,7 +728,7 @@ static int callgraph_option(const struct perfex_parse *p, struct record *rec)
 	return -1;
 }
 
-static int record_option(struct perfex_parse *p, void *ctx)
+static perfex_result record_option(struct perfex_parse *p, void *ctx)
 {
 	struct record *rec = ctx;
 	uint64_t v;

@@ -26,7 +26,7 @@ struct regions_opts {
 	const char *events, *keep;
 };
 
-static int regions_option(struct perfex_parse *p, void *ctx)
+static perfex_result regions_option(struct perfex_parse *p, void *ctx)
 {
 	struct regions_opts *o = ctx;
 

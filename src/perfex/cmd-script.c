@@ -700,7 +700,7 @@ struct script_opts {
 	struct perfctr_reader_opts *ropts;
 };
 
-static int script_option(struct perfex_parse *p, void *ctx)
+static perfex_result script_option(struct perfex_parse *p, void *ctx)
 {
 	struct script_opts *so = ctx;
 

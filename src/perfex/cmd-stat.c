@@ -67,21 +67,6 @@ struct stat_options {
 	char aggr_opt[48];
 };
 
-static int parse_uint(const char *s, unsigned long max, unsigned long *out)
-{
-	char *end;
-	unsigned long v;
-
-	if (!s || !*s || *s == '-' || *s == '+')
-		return -EINVAL;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 static int add_spec(struct stat_options *o, const char *text, bool is_default)
 {
 	struct spec *n = realloc(o->specs, (o->nr_specs + 1) * sizeof(*n));
@@ -105,7 +90,8 @@ static int usage_error(const char *msg)
  * every event; after events, perf's rule, applied once the -e's are
  * expanded (cgroup_parts()).
  */
-static int cgroup_option(struct perfex_parse *p, struct stat_options *o)
+static perfex_result cgroup_option(struct perfex_parse *p,
+				   struct stat_options *o)
 {
 	struct cgroup_arg *n;
 
@@ -274,21 +260,26 @@ static int cgroup_parts(struct stat_options *o)
 }
 
 /* --switch-after N:EVENT */
-static int parse_switch_after(struct perfex_parse *p, struct stat_config *cfg)
+static perfex_result parse_switch_after(struct perfex_parse *p,
+					struct stat_config *cfg)
 {
 	const char *colon = strchr(p->arg, ':');
 	unsigned long v;
 	char n[24];
+	perfex_result r;
 
 	if (!colon || colon == p->arg || !colon[1])
 		return perfex_opt_error(p, "expects N:EVENT, e.g. "
 					"10000:syscalls:sys_enter_read (not '%s')",
 					p->arg);
 	snprintf(n, sizeof(n), "%.*s", (int)(colon - p->arg), p->arg);
-	if ((size_t)(colon - p->arg) >= sizeof(n) ||
-	    parse_uint(n, ULONG_MAX, &v) || !v)
+	if ((size_t)(colon - p->arg) >= sizeof(n))	/* cut: too long */
 		return perfex_opt_error(p, "expects a positive count before "
 					"the ':' (not '%s')", n);
+	r = perfex_opt_ulong_of(p, n, 1, ULONG_MAX,
+				"a positive count before the ':'", &v);
+	if (r != PERFEX_GO_ON)
+		return r;
 	cfg->switch_after_n = v;
 	cfg->switch_after_event = colon + 1;
 	return -1;
@@ -299,7 +290,8 @@ static int parse_switch_after(struct perfex_parse *p, struct stat_config *cfg)
  * the counts.  A group of CPUs with any other split is refused (-A with
  * --per-thread stays as it was: the later one).
  */
-static int aggr_option(struct perfex_parse *p, struct stat_options *o)
+static perfex_result aggr_option(struct perfex_parse *p,
+				 struct stat_options *o)
 {
 	static const enum stat_aggr of[] = {
 		[OPT_NO_AGGR] = STAT_AGGR_CPU,
@@ -324,7 +316,7 @@ static int aggr_option(struct perfex_parse *p, struct stat_options *o)
 	return -1;
 }
 
-static int stat_option(struct perfex_parse *p, void *ctx)
+static perfex_result stat_option(struct perfex_parse *p, void *ctx)
 {
 	struct stat_options *o = ctx;
 	unsigned long v;
@@ -386,18 +378,12 @@ static int stat_option(struct perfex_parse *p, void *ctx)
 		} while (*name++);
 		break;
 	}
-	case OPT_BPF_COUNTERS:
-		o->cfg.bpf_counters = true;
-		break;
 	case OPT_NO_AGGR:
 	case OPT_PER_THREAD:
 	case OPT_PER_SOCKET:
 	case OPT_PER_DIE:
 	case OPT_PER_CORE:
 		return aggr_option(p, o);
-	case OPT_PER_PROCESS:
-		o->cfg.tree = true;
-		break;
 	case OPT_TREE_LIMIT: {
 		size_t len = strlen(p->arg);
 		char num[32];
@@ -522,8 +508,8 @@ static int parse_options(int argc, char **argv, struct stat_options *o)
 
 	o->cfg.repeat = 1;
 	o->cfg.sep = ",";
-	ret = perfex_options_parse(&o->parse, PERFEX_CMD_STAT, argc, argv, true,
-				   stat_option, o);
+	ret = perfex_options_parse_into(&o->parse, PERFEX_CMD_STAT, argc, argv,
+					true, stat_option, o, &o->cfg);
 	if (ret >= 0)
 		return ret;
 	if (optind < argc)

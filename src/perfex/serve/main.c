@@ -29,7 +29,7 @@ struct serve_args {
 	bool once;
 };
 
-static int serve_option(struct perfex_parse *p, void *ctx)
+static perfex_result serve_option(struct perfex_parse *p, void *ctx)
 {
 	struct serve_args *a = ctx;
 	struct serve_config *cfg = a->cfg;
