@@ -594,8 +594,8 @@ static int add_events(struct record *rec, const char *spec)
 			attr.freq = 1;
 			attr.sample_freq = 4000;
 		}
-		/* PERIOD is dropped by the sampler where kernel-facts item 2
-		 * would make every event a sample. */
+		/* PERIOD is dropped by the sampler where it would make every
+		 * event a sample (docs/kernel-notes.md 2). */
 		attr.sample_type |= PERF_SAMPLE_IP | PERF_SAMPLE_TID |
 				    PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
 				    PERF_SAMPLE_PERIOD;

@@ -34,7 +34,7 @@ _held = []
 def hold_tracepoint(name=TP):
     """Keep one counter of the tracepoint open in this process for the
     whole test program: closing the last fd of a tracepoint costs 30-50 ms
-    in the kernel (kernel-facts.md item 5), with one held it is ~15 us."""
+    in the kernel (docs/kernel-notes.md 5), with one held it is ~15 us."""
     if _held:
         return
     root = tracefs_root()

@@ -239,7 +239,7 @@ def unprivileged_user():
     doc = json.loads(r.stdout)
     check(doc["permission"]["privileged"] is False, doc["permission"])
     mnt = tracefs_mount()
-    # nobody cannot read tracepoint ids (kernel-facts.md): not readable.
+    # nobody cannot read tracepoint ids (docs/kernel-notes.md 15): not readable.
     if mnt:
         check(doc["tracefs"]["mounted"] and not doc["tracefs"]["readable"],
               doc["tracefs"])

@@ -94,8 +94,8 @@ def cgroup_lists_follow_perfs_rule():
     """-G's names go to the events in order, one each; an event after the
     last name counts everything; the first -G's one name goes to every
     event before it.  Exact with two busy cgroups, the system-wide event
-    filtered to the two workloads (kernel-facts: other processes make the
-    same calls); perf stat counts the same run with the same options.
+    filtered to the two workloads (docs/kernel-notes.md 8: other processes
+    make the same calls); perf stat counts the same run with the same options.
     A sanitizer's leak checker asks for its parent from a task of its own:
     in the cgroup, but not one of the filter's pids."""
     need_tracepoint()
