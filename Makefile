@@ -330,6 +330,12 @@ $(O)/tests/unit/test_perfctrd_%: tests/unit/test_perfctrd_%.c $(TLIB_OBJS) $(PER
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/lib -Isrc/perfctrd $(LDFLAGS) -o $@ $< $(TLIB_OBJS) $(PERFCTRD_PARTS) $(STATIC_LIB) $(LDLIBS)
 
+# Unit tests of perfex's parts (the option parse): its objects, no main().
+PERFEX_PARTS := $(O)/src/perfex/options.o $(O)/src/perfex/messages.o
+$(O)/tests/unit/test_perfex_%: tests/unit/test_perfex_%.c $(TLIB_OBJS) $(PERFEX_PARTS) $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests/lib -Isrc/perfex $(LDFLAGS) -o $@ $< $(TLIB_OBJS) $(PERFEX_PARTS) $(STATIC_LIB) $(LDLIBS)
+
 $(O)/tests/kernel/%: tests/kernel/%.c $(TLIB_OBJS) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/lib $(LDFLAGS) -o $@ $< $(TLIB_OBJS) $(STATIC_LIB) $(LDLIBS)
@@ -452,14 +458,25 @@ $(O)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(O)/gen/metric-generic.inc $(PROTO_GEN)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -I$(O)/gen -Isrc/bpf $(filter -DHAVE_%,$(BASE_CFLAGS)) -o $@ $< $(LIB_SRCS) $(PROTO_GEN) $(LDLIBS)
 
+# The command line (tests/fuzz/fuzz_argv.c): perfex's and perfex-serve's
+# sources too, their main()s left out, run in the dry run (options.h).
+$(O)/fuzz/fuzz_argv: tests/fuzz/fuzz_argv.c $(LIB_SRCS) $(PERFEX_SRCS) $(SERVE_SRCS) $(O)/gen/metric-generic.inc $(PROTO_GEN) $(if $(HAVE_BPF),$(O)/gen/pc_bpfcg.skel.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -I$(O)/gen -Isrc/bpf -Isrc/perfex -DPERFEX_NO_MAIN=1 \
+		$(filter -DHAVE_%,$(BASE_CFLAGS)) $(PERFEX_CFLAGS) \
+		$(if $(filter 1,$(HAVE_MICROHTTPD)),-DHAVE_MICROHTTPD=1) -o $@ $< \
+		$(LIB_SRCS) $(PERFEX_SRCS) $(SERVE_SRCS) $(PROTO_GEN) \
+		$(PERFEX_EXTRA_LIBS) $(SERVE_LIBS) $(LDLIBS)
+
 fuzz-run: fuzz
 	@pass=0; fail=0; \
 	for f in $(FUZZ_BINS); do \
 		name=$$(basename $$f); \
 		corpus=$(O)/fuzz/corpus-$$name; mkdir -p $$corpus; \
 		echo "== $$name ($(FUZZ_TIME) s)"; \
+		dict=; [ -f tests/fuzz/$$name.dict ] && dict=-dict=tests/fuzz/$$name.dict; \
 		if $$f -max_total_time=$(FUZZ_TIME) -max_len=65536 -timeout=10 \
-		    -print_final_stats=1 $$corpus tests/fuzz/corpus/$$name \
+		    -print_final_stats=1 $$dict $$corpus tests/fuzz/corpus/$$name \
 		    2>$(O)/fuzz/$$name.log; then \
 			grep -E '^stat::number_of_executed_units|^Done' $(O)/fuzz/$$name.log; \
 			echo "ok fuzz/$$name"; pass=$$((pass + 1)); \

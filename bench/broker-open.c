@@ -13,7 +13,7 @@
  * trip's wall time.  The event is task-clock, or with a tracepoint id as
  * the argument that tracepoint (with one descriptor of it held for the
  * run: closing a tracepoint's last descriptor costs tens of
- * milliseconds here, kernel-facts.md).
+ * milliseconds here, docs/kernel-notes.md 5).
  */
 #include <errno.h>
 #include <sched.h>

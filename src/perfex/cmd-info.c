@@ -712,6 +712,8 @@ int cmd_info(int argc, char **argv)
 		perfex_hint("perfex info --help lists the options");
 		return PERFEX_EXIT_USAGE;
 	}
+	if (perfex_dry_run)
+		return 0;
 	err = load(&m);
 	if (err) {
 		perfex_error("cannot describe this machine: %s", strerror(-err));

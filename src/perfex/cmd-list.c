@@ -276,6 +276,8 @@ int cmd_list(int argc, char **argv)
 		perfex_hint("perfex list --help lists the options");
 		return PERFEX_EXIT_USAGE;
 	}
+	if (perfex_dry_run)
+		return 0;
 	if (optind < argc && (!strcmp(argv[optind], "metrics") ||
 			      !strcmp(argv[optind], "metricgroups")))
 		return list_metrics(json, !strcmp(argv[optind], "metricgroups"));

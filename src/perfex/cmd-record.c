@@ -606,8 +606,8 @@ static int add_events(struct record *rec, const char *spec)
 			attr.freq = 1;
 			attr.sample_freq = 4000;
 		}
-		/* PERIOD is dropped by the sampler where kernel-facts item 2
-		 * would make every event a sample. */
+		/* PERIOD is dropped by the sampler where it would make every
+		 * event a sample (docs/kernel-notes.md 2). */
 		attr.sample_type |= PERF_SAMPLE_IP | PERF_SAMPLE_TID |
 				    PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
 				    PERF_SAMPLE_PERIOD;
@@ -775,7 +775,7 @@ static int callgraph_option(const struct perfex_parse *p, struct record *rec)
 	return -1;
 }
 
-static int record_option(struct perfex_parse *p, void *ctx)
+static perfex_result record_option(struct perfex_parse *p, void *ctx)
 {
 	struct record *rec = ctx;
 	uint64_t v;
@@ -1075,8 +1075,10 @@ int cmd_record(int argc, char **argv)
 	bool have_status = false;
 
 	ret = parse_args(&rec, argc, argv);
-	if (ret)
+	if (ret || perfex_dry_run) {
+		free(rec.cgroup_args);
 		return ret < 0 ? 0 : ret;
+	}
 	rec.syms = perfctr_symbols__new(NULL);
 	if (!rec.syms) {
 		perfex_error("out of memory");

@@ -26,10 +26,16 @@ struct regions_opts {
 	const char *events, *keep;
 };
 
-static int regions_option(struct perfex_parse *p, void *ctx)
+static perfex_result regions_option(struct perfex_parse *p, void *ctx)
 {
 	struct regions_opts *o = ctx;
 
+	/* The program would read an empty PERFCTR_EVENTS as its default
+	 * events, an empty -o as no file at all. */
+	if (!*p->arg)
+		return perfex_opt_error(p, "needs %s (not an empty string)",
+					p->opt->id == OPT_EVENT ? "events" :
+					"a file name");
 	if (p->opt->id == OPT_EVENT)
 		o->events = p->arg;
 	else if (p->opt->id == OPT_OUTPUT)
@@ -59,6 +65,8 @@ int cmd_regions(int argc, char **argv)
 		perfex_hint("perfex --regions --help lists the options");
 		return PERFEX_EXIT_USAGE;
 	}
+	if (perfex_dry_run)
+		return 0;
 	if (keep) {
 		path = keep;
 	} else {

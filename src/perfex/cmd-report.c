@@ -19,29 +19,6 @@
 #include "perfex.h"
 #include "report.h"
 
-struct report {
-	const char *input;
-	enum perfctr_sort_key keys[PERFCTR_SORT_NR];
-	size_t nr_keys;
-	enum perfctr_callgraph_order callgraph;
-	bool folded, json;
-	const char *flame;
-	const char *pprof;
-	const char *event;	/* of the folded stacks and flame graph */
-	const char *kallsyms;
-	double percent_limit;
-	bool no_demangle;
-	bool show_samples;	/* -n: perf's Samples column */
-	bool srcline;		/* a srcline key */
-	/* The keys named perf's "symbol": perf report then adds a column
-	 * of instructions per cycle from branch stacks, which we do not
-	 * record: shown empty, as perf shows it without them. */
-	bool ipc_column;
-	struct perfctr_profile **profiles;	/* per attr */
-	size_t nr_profiles;
-	bool saw_callchain;
-};
-
 static const char *base_name(const char *path)
 {
 	const char *slash = strrchr(path, '/');
@@ -911,7 +888,7 @@ static bool has_word(const char *list, const char *word)
 	return false;
 }
 
-static int report_option(struct perfex_parse *p, void *ctx)
+static perfex_result report_option(struct perfex_parse *p, void *ctx)
 {
 	struct report *rep = ctx;
 	int r;
@@ -946,25 +923,7 @@ static int report_option(struct perfex_parse *p, void *ctx)
 			return perfex_opt_error(p, "expects caller or callee "
 						"(not '%s')", p->arg);
 		break;
-	case OPT_JSON:
-		rep->json = true;
-		break;
 	case OPT_STDIO:
-		break;
-	case OPT_SHOW_NR_SAMPLES:
-		rep->show_samples = true;
-		break;
-	case OPT_FOLDED:
-		rep->folded = true;
-		break;
-	case OPT_FLAME:
-		rep->flame = p->arg;
-		break;
-	case OPT_PPROF:
-		rep->pprof = p->arg;
-		break;
-	case OPT_EVENT:
-		rep->event = p->arg;
 		break;
 	case OPT_KALLSYMS:
 		rep->kallsyms = p->arg;
@@ -1025,6 +984,8 @@ int cmd_report(int argc, char **argv)
 		perfex_hint("install libprotobuf-c-dev and protobuf-c-compiler (scripts/install-deps), then rebuild");
 		return PERFEX_EXIT_INTERNAL;
 	}
+	if (perfex_dry_run)
+		return 0;
 
 	ropts.kallsyms = rep.kallsyms;
 	for (a = 0; a < rep.nr_keys; a++)

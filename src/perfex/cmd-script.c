@@ -700,7 +700,7 @@ struct script_opts {
 	struct perfctr_reader_opts *ropts;
 };
 
-static int script_option(struct perfex_parse *p, void *ctx)
+static perfex_result script_option(struct perfex_parse *p, void *ctx)
 {
 	struct script_opts *so = ctx;
 
@@ -765,6 +765,8 @@ int cmd_script(int argc, char **argv)
 		perfex_hint("perfex script --help lists the options");
 		return PERFEX_EXIT_USAGE;
 	}
+	if (perfex_dry_run)
+		return 0;
 	/* The reader's frames are the chains printed (unwound too). */
 	ropts.callchain = !sc->no_callchain;
 	ropts.side_band = sc->show != 0;

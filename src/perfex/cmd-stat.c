@@ -68,21 +68,6 @@ struct stat_options {
 	char aggr_opt[48];
 };
 
-static int parse_uint(const char *s, unsigned long max, unsigned long *out)
-{
-	char *end;
-	unsigned long v;
-
-	if (!s || !*s || *s == '-' || *s == '+')
-		return -EINVAL;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 static int add_spec(struct stat_options *o, const char *text, bool is_default)
 {
 	struct spec *n = realloc(o->specs, (o->nr_specs + 1) * sizeof(*n));
@@ -106,7 +91,8 @@ static int usage_error(const char *msg)
  * every event; after events, perf's rule, applied once the -e's are
  * expanded (cgroup_parts()).
  */
-static int cgroup_option(struct perfex_parse *p, struct stat_options *o)
+static perfex_result cgroup_option(struct perfex_parse *p,
+				   struct stat_options *o)
 {
 	struct cgroup_arg *n;
 
@@ -275,21 +261,26 @@ static int cgroup_parts(struct stat_options *o)
 }
 
 /* --switch-after N:EVENT */
-static int parse_switch_after(struct perfex_parse *p, struct stat_config *cfg)
+static perfex_result parse_switch_after(struct perfex_parse *p,
+					struct stat_config *cfg)
 {
 	const char *colon = strchr(p->arg, ':');
 	unsigned long v;
 	char n[24];
+	perfex_result r;
 
 	if (!colon || colon == p->arg || !colon[1])
 		return perfex_opt_error(p, "expects N:EVENT, e.g. "
 					"10000:syscalls:sys_enter_read (not '%s')",
 					p->arg);
 	snprintf(n, sizeof(n), "%.*s", (int)(colon - p->arg), p->arg);
-	if ((size_t)(colon - p->arg) >= sizeof(n) ||
-	    parse_uint(n, ULONG_MAX, &v) || !v)
+	if ((size_t)(colon - p->arg) >= sizeof(n))	/* cut: too long */
 		return perfex_opt_error(p, "expects a positive count before "
 					"the ':' (not '%s')", n);
+	r = perfex_opt_ulong_of(p, n, 1, ULONG_MAX,
+				"a positive count before the ':'", &v);
+	if (r != PERFEX_GO_ON)
+		return r;
 	cfg->switch_after_n = v;
 	cfg->switch_after_event = colon + 1;
 	return -1;
@@ -300,7 +291,8 @@ static int parse_switch_after(struct perfex_parse *p, struct stat_config *cfg)
  * the counts.  A group of CPUs with any other split is refused (-A with
  * --per-thread stays as it was: the later one).
  */
-static int aggr_option(struct perfex_parse *p, struct stat_options *o)
+static perfex_result aggr_option(struct perfex_parse *p,
+				 struct stat_options *o)
 {
 	static const enum stat_aggr of[] = {
 		[OPT_NO_AGGR] = STAT_AGGR_CPU,
@@ -325,7 +317,7 @@ static int aggr_option(struct perfex_parse *p, struct stat_options *o)
 	return -1;
 }
 
-static int stat_option(struct perfex_parse *p, void *ctx)
+static perfex_result stat_option(struct perfex_parse *p, void *ctx)
 {
 	struct stat_options *o = ctx;
 	unsigned long v;
@@ -387,18 +379,12 @@ static int stat_option(struct perfex_parse *p, void *ctx)
 		} while (*name++);
 		break;
 	}
-	case OPT_BPF_COUNTERS:
-		o->cfg.bpf_counters = true;
-		break;
 	case OPT_NO_AGGR:
 	case OPT_PER_THREAD:
 	case OPT_PER_SOCKET:
 	case OPT_PER_DIE:
 	case OPT_PER_CORE:
 		return aggr_option(p, o);
-	case OPT_PER_PROCESS:
-		o->cfg.tree = true;
-		break;
 	case OPT_TREE_LIMIT: {
 		size_t len = strlen(p->arg);
 		char num[32];
@@ -469,11 +455,14 @@ static int stat_option(struct perfex_parse *p, void *ctx)
 		return parse_switch_after(p, &o->cfg);
 	case OPT_METRICS: {
 		size_t len = o->metric_list ? strlen(o->metric_list) : 0;
-		char *list = realloc(o->metric_list, len + strlen(p->arg) + 2);
+		char *list;
 
+		/* Refused before the realloc, which may move the list: an
+		 * error after it would leave o->metric_list freed. */
 		if (!*p->arg)
 			return perfex_opt_error(p, "needs metric or metric "
 						"group names (perfex list metrics)");
+		list = realloc(o->metric_list, len + strlen(p->arg) + 2);
 		if (!list)
 			return PERFEX_EXIT_INTERNAL;
 		snprintf(list + len, strlen(p->arg) + 2, "%s%s", len ? "," : "",
@@ -528,8 +517,8 @@ static int parse_options(int argc, char **argv, struct stat_options *o)
 
 	o->cfg.repeat = 1;
 	o->cfg.sep = ",";
-	ret = perfex_options_parse(&o->parse, PERFEX_CMD_STAT, argc, argv, true,
-				   stat_option, o);
+	ret = perfex_options_parse_into(&o->parse, PERFEX_CMD_STAT, argc, argv,
+					true, stat_option, o, &o->cfg);
 	if (ret >= 0)
 		return ret;
 	if (optind < argc)
@@ -1944,8 +1933,10 @@ int cmd_stat(int argc, char **argv)
 	int ret;
 
 	ret = parse_options(argc, argv, &o);
-	if (ret >= 0)
+	if (ret >= 0 || perfex_dry_run) {
+		ret = ret >= 0 ? ret : 0;
 		goto out;
+	}
 	if (o.metrics.list || o.metrics.topdown) {
 		ret = stat_metrics_open(&r.metrics, &o.metrics);
 		if (ret >= 0)

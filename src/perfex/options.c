@@ -12,6 +12,8 @@
 
 #include "options.h"
 #include "perfex.h"
+#include "report.h"
+#include "stat.h"
 
 #define STAT (1u << PERFEX_CMD_STAT)
 #define RECORD (1u << PERFEX_CMD_RECORD)
@@ -26,8 +28,26 @@
 	     INJECT)
 
 /*
+ * A row that stores its value: the offset of @field in @type (the
+ * subcommand's values), which must be of C type @want.
+ */
+#define FIELD(type, field, want)					\
+	(offsetof(type, field) + 0 * sizeof(struct {			\
+		_Static_assert(__builtin_types_compatible_p(		\
+			__typeof__(((type *)0)->field), want),		\
+			#type "." #field " is not " #want);		\
+		int unused;						\
+	}))
+#define STORE_TRUE(type, field)						\
+	.store = PERFEX_STORE_TRUE, .offset = FIELD(type, field, bool)
+#define STORE_STRING(type, field)					\
+	.store = PERFEX_STORE_STRING,					\
+	.offset = FIELD(type, field, const char *)
+
+/*
  * One row per option and subcommand wording; in each subcommand's --help
- * in this order.
+ * in this order.  A row that ends with STORE_TRUE() or STORE_STRING()
+ * sets its field itself, with no case in the subcommand's handler.
  */
 static const struct perfex_option table[] = {
 	/* ---------------------------------------------------------- stat */
@@ -62,7 +82,8 @@ static const struct perfex_option table[] = {
 	{ STAT, OPT_BPF_COUNTERS, 0, "bpf-counters", NULL, 0, MODE_CPUS,
 	  "with -G: count cgroups through BPF at context\n"
 	  "switches (one counter per CPU and event), not\n"
-	  "cgroup events that are switched at each one" },
+	  "cgroup events that are switched at each one",
+	  STORE_TRUE(struct stat_config, bpf_counters) },
 	{ STAT, OPT_NO_AGGR, 'A', "no-aggr", NULL, 0, MODE_CPUS,
 	  "one line per CPU (with -a or -C)" },
 	{ STAT, OPT_PER_SOCKET, 0, "per-socket", NULL, 0, MODE_CPUS,
@@ -81,7 +102,8 @@ static const struct perfex_option table[] = {
 	{ STAT, OPT_PER_PROCESS, 0, "per-process", NULL, 0,
 	  MODE_COMMAND | MODE_THREADS,
 	  "the process tree of the command (or of -p):\n"
-	  "each process's own counts and its children's" },
+	  "each process's own counts and its children's",
+	  STORE_TRUE(struct stat_config, tree) },
 	{ STAT, OPT_TREE_LIMIT, 0, "tree-limit", "N|P%", 0,
 	  MODE_COMMAND | MODE_THREADS,
 	  "with --per-process: the N processes with the\n"
@@ -201,21 +223,25 @@ static const struct perfex_option table[] = {
 	{ REPORT, OPT_STDIO, 0, "stdio", NULL, 0, 0,
 	  "text output (the default)" },
 	{ REPORT, OPT_SHOW_NR_SAMPLES, 'n', "show-nr-samples", NULL, 0, 0,
-	  "a column of sample counts in the table" },
+	  "a column of sample counts in the table",
+	  STORE_TRUE(struct report, show_samples) },
 	{ REPORT, OPT_FOLDED, 0, "folded", NULL, 0, 0,
 	  "folded stacks (FlameGraph's format) instead of the\n"
-	  "table" },
+	  "table", STORE_TRUE(struct report, folded) },
 	{ REPORT, OPT_FLAME, 0, "flame", "FILE", 0, 0,
-	  "write an interactive SVG flame graph to FILE" },
+	  "write an interactive SVG flame graph to FILE",
+	  STORE_STRING(struct report, flame) },
 	{ REPORT, OPT_PPROF, 0, "pprof", "FILE", 0, 0,
 	  "write the profile in pprof's format (gzip'd\n"
 	  "profile.proto) to FILE instead of the table:\n"
-	  "every event, call stacks when recorded" },
+	  "every event, call stacks when recorded",
+	  STORE_STRING(struct report, pprof) },
 	{ REPORT, OPT_EVENT, 0, "event", "NAME", 0, 0,
 	  "the event of the folded stacks and the flame graph\n"
-	  "(default: the first event that has samples)" },
+	  "(default: the first event that has samples)",
+	  STORE_STRING(struct report, event) },
 	{ REPORT, OPT_JSON, 'j', "json", NULL, 0, 0,
-	  "JSON output" },
+	  "JSON output", STORE_TRUE(struct report, json) },
 	{ REPORT, OPT_PERCENT_LIMIT, 0, "percent-limit", "P", 0, 0,
 	  "hide rows under P percent (default: 0)" },
 
@@ -333,24 +359,24 @@ static const struct cmd_help cmd_help[PERFEX_CMD_NR] = {
 "Default events: task-clock, context-switches, cpu-migrations, page-faults,\n"
 "cycles, instructions, branches, branch-misses.\n"
 "Exit codes of perfex's own failures: 126 not executable, 127 not found,\n"
-"129 usage, 130 event, 131 permission, 132 tracefs, 133 no such target,\n"
-"134 output, 135 other.  See perfex(1).\n", 27 },
+"200 usage, 201 event, 202 permission, 203 tracefs, 204 no such target,\n"
+"205 output, 206 other.  See perfex(1).\n", 27 },
 	[PERFEX_CMD_RECORD] = { "perfex record --help",
 "usage: perfex record [options] [--] [command [args]]\n",
 "Without a command, -p/-t/-a/-C record until SIGINT (or until the tasks end).\n"
-"Exit status: the command's, or 126/127 when it cannot run, 129 bad option,\n"
-"130 bad event, 131 permission, 133 no such task or CPU, 134 output failure,\n"
-"135 other failures.\n", 25 },
+"Exit status: the command's, or 126/127 when it cannot run, 200 bad option,\n"
+"201 bad event, 202 permission, 204 no such task or CPU, 205 output failure,\n"
+"206 other failures.\n", 25 },
 	[PERFEX_CMD_REPORT] = { "perfex report --help",
 "usage: perfex report [options]\n",
 "Folded stacks and the flame graph cover one event, as FlameGraph's\n"
 "stackcollapse does: the first that has samples, or the one --event names.\n"
-"Exit status: 0, 129 bad option, 134 missing, unreadable or damaged file.\n",
+"Exit status: 0, 200 bad option, 205 missing, unreadable or damaged file.\n",
 	  26 },
 	[PERFEX_CMD_SCRIPT] = { "perfex script --help",
 "usage: perfex script [options]\n",
 "Laid out as perf script: comm tid [cpu] time: period event: ip sym+off (dso)\n"
-"Exit status: 0, 129 bad option, 134 missing, unreadable or damaged file.\n",
+"Exit status: 0, 200 bad option, 205 missing, unreadable or damaged file.\n",
 	  24 },
 	[PERFEX_CMD_LIST] = { "perfex list --help",
 "usage: perfex list [-j] [FILTER]\n"
@@ -385,17 +411,26 @@ static const struct cmd_help cmd_help[PERFEX_CMD_NR] = {
 "configuration file, SIGTERM and SIGINT stop.\n",
 "Events the machine cannot count are reported in perfex_event_unavailable\n"
 "and the log; the others are served.\n"
-"Exit status: 0 after SIGTERM or SIGINT, 129 bad option or configuration,\n"
-"130 bad event, 131 permission, 132 tracefs, 133 no such cgroup or CPU,\n"
-"134 the address cannot be served, 135 other failures.\n", 27 },
+"Exit status: 0 after SIGTERM or SIGINT, 200 bad option or configuration,\n"
+"201 bad event, 202 permission, 203 tracefs, 204 no such cgroup or CPU,\n"
+"205 the address cannot be served, 206 other failures.\n", 27 },
 	[PERFEX_CMD_INJECT] = { "perfex inject --help",
 "usage: perfex inject --jit [-i perf.data] -o FILE\n"
 "\n"
 "Copy a recording, adding what it could not hold: with --jit, the code\n"
 "that JIT runtimes described in their jitdump files (jit-PID.dump).\n",
-"Exit status: 0, 129 bad option or a recording without -k mono,\n"
-"134 unreadable input, jitdump or output, 135 other failures.\n", 20 },
+"Exit status: 0, 200 bad option or a recording without -k mono,\n"
+"205 unreadable input, jitdump or output, 206 other failures.\n", 20 },
 };
+
+bool perfex_dry_run;
+
+void perfex_dry_run_from_env(void)
+{
+	const char *v = getenv("PERFEX_DRY_RUN");
+
+	perfex_dry_run = v && !strcmp(v, "1");
+}
 
 static bool row_of(const struct perfex_option *o, enum perfex_cmd cmd)
 {
@@ -464,20 +499,45 @@ int perfex_opt_error(const struct perfex_parse *p, const char *fmt, ...)
 	return PERFEX_EXIT_USAGE;
 }
 
-int perfex_opt_ulong(const struct perfex_parse *p, unsigned long min,
-		     unsigned long max, const char *what, unsigned long *out)
+perfex_result perfex_opt_ulong_of(const struct perfex_parse *p, const char *s,
+				  unsigned long min, unsigned long max,
+				  const char *what, unsigned long *out)
 {
-	const char *s = p->arg ? p->arg : "";
 	unsigned long v;
 	char *end;
 
+	s = s ? s : "";
 	errno = 0;
 	v = strtoul(s, &end, 10);
-	if (!*s || *s == '-' || *s == '+' || *s == ' ' || errno || *end ||
-	    v < min || v > max)
+	/* strtoul() takes leading space and a sign ("-1" is ULONG_MAX). */
+	if (*s < '0' || *s > '9' || errno || *end || v < min || v > max)
 		return perfex_opt_error(p, "expects %s (not '%s')", what, s);
 	*out = v;
-	return -1;
+	return PERFEX_GO_ON;
+}
+
+perfex_result perfex_opt_ulong(const struct perfex_parse *p, unsigned long min,
+			       unsigned long max, const char *what,
+			       unsigned long *out)
+{
+	return perfex_opt_ulong_of(p, p->arg, min, max, what, out);
+}
+
+/* A row's own store into @values (PERFEX_STORE_*). */
+static void store(const struct perfex_parse *p, void *values)
+{
+	char *field = (char *)values + p->opt->offset;
+
+	switch (p->opt->store) {
+	case PERFEX_STORE_TRUE:
+		*(bool *)field = true;
+		break;
+	case PERFEX_STORE_STRING:
+		*(const char **)field = p->arg;
+		break;
+	case PERFEX_STORE_NONE:
+		break;
+	}
 }
 
 int perfex_opt_signal(const struct perfex_parse *p, int *out)
@@ -529,14 +589,25 @@ static const struct perfex_option *by_short(enum perfex_cmd cmd, int c)
 /* getopt_long's val of row @i (above every char). */
 #define LONG_VAL(i) (256 + (int)(i))
 
-int perfex_options_parse(struct perfex_parse *p, enum perfex_cmd cmd,
-			 int argc, char **argv, bool stop_at_arg,
-			 perfex_opt_fn *fn, void *ctx)
+perfex_result perfex_options_parse(struct perfex_parse *p, enum perfex_cmd cmd,
+				   int argc, char **argv, bool stop_at_arg,
+				   perfex_opt_fn *fn, void *ctx)
+{
+	return perfex_options_parse_into(p, cmd, argc, argv, stop_at_arg, fn,
+					 ctx, ctx);
+}
+
+perfex_result perfex_options_parse_into(struct perfex_parse *p,
+					enum perfex_cmd cmd, int argc,
+					char **argv, bool stop_at_arg,
+					perfex_opt_fn *fn, void *ctx,
+					void *values)
 {
 	struct option longopts[NR_ROWS + 1];
 	char shorts[3 + 3 * NR_ROWS + 1];
 	size_t nl = 0, ns = 0;
-	int c, ret;
+	perfex_result ret;
+	int c;
 
 	memset(p, 0, sizeof(*p));
 	p->cmd = cmd;
@@ -563,7 +634,10 @@ int perfex_options_parse(struct perfex_parse *p, enum perfex_cmd cmd,
 	longopts[nl] = (struct option){ NULL, 0, NULL, 0 };
 	shorts[ns] = '\0';
 
-	optind = 1;
+	/* 0, not 1: glibc's getopt then starts afresh, with this call's
+	 * ordering ('+') and no position left inside an earlier argv (a
+	 * parse that returned in the middle of "-ab"). */
+	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, shorts, longopts, NULL)) != -1) {
 		const struct perfex_option *o = NULL;
@@ -602,16 +676,21 @@ int perfex_options_parse(struct perfex_parse *p, enum perfex_cmd cmd,
 			perfex_options_help(cmd, stdout);
 			return 0;
 		}
+		if (o->store) {
+			store(p, values);
+			continue;
+		}
 		ret = fn(p, ctx);
-		if (ret >= 0)
+		if (ret != PERFEX_GO_ON)
 			return ret;
 	}
 	p->opt = NULL;
 	p->arg = NULL;
-	return -1;
+	return PERFEX_GO_ON;
 }
 
-int perfex_options_check_modes(const struct perfex_parse *p, unsigned int modes)
+perfex_result perfex_options_check_modes(const struct perfex_parse *p,
+					 unsigned int modes)
 {
 	for (size_t i = 0; i < NR_ROWS; i++) {
 		const struct perfex_option *o = &table[i];
@@ -635,7 +714,7 @@ int perfex_options_check_modes(const struct perfex_parse *p, unsigned int modes)
 		hint_help(p->cmd);
 		return PERFEX_EXIT_USAGE;
 	}
-	return -1;
+	return PERFEX_GO_ON;
 }
 
 bool perfex_option_given(const struct perfex_parse *p, enum perfex_opt_id id)
@@ -646,11 +725,11 @@ bool perfex_option_given(const struct perfex_parse *p, enum perfex_opt_id id)
 	return false;
 }
 
-static int json_option(struct perfex_parse *p, void *ctx)
+static perfex_result json_option(struct perfex_parse *p, void *ctx)
 {
 	if (p->opt->id == OPT_JSON)
 		*(bool *)ctx = true;
-	return -1;
+	return PERFEX_GO_ON;
 }
 
 int perfex_json_options(enum perfex_cmd cmd, int argc, char **argv, bool *json)

@@ -6,14 +6,19 @@
  * it), each subcommand's --help and tests/cli/test_options.py (every row
  * documented in its man page and used by a test).
  *
- * Adding an option: a row in options.c, an id below, a case in the
- * subcommand's handler, a .TP item in its man page and a test.
+ * Adding an option (docs/ARCHITECTURE.md): a row in options.c, an id
+ * below, a .TP item in its man page and a test.  A flag or a string the
+ * row stores itself (PERFEX_STORE_*) needs nothing more; an option whose
+ * value needs more work is a case in the subcommand's handler.
  */
 #ifndef PERFEX_OPTIONS_H
 #define PERFEX_OPTIONS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
+
+#include "perfex.h"
 
 enum perfex_cmd {
 	PERFEX_CMD_STAT,
@@ -116,6 +121,16 @@ enum perfex_mode {
 
 #define PERFEX_OPT_ARG_OPTIONAL 1u	/* --name[=ARG]; short form none */
 
+/*
+ * What a row stores itself, at its offset in the subcommand's values (the
+ * @values of perfex_options_parse_into()); its handler is then not called.
+ */
+enum perfex_opt_store {
+	PERFEX_STORE_NONE = 0,	/* the handler's case does it */
+	PERFEX_STORE_TRUE,	/* bool: true */
+	PERFEX_STORE_STRING,	/* const char *: the argument (the last given) */
+};
+
 struct perfex_option {
 	unsigned int cmds;	/* 1u << PERFEX_CMD_x of each that takes it */
 	enum perfex_opt_id id;
@@ -125,6 +140,8 @@ struct perfex_option {
 	unsigned int flags;	/* PERFEX_OPT_* */
 	unsigned int modes;	/* enum perfex_mode bits; 0: every mode */
 	const char *help;	/* lines separated by '\n' */
+	enum perfex_opt_store store;	/* PERFEX_STORE_NONE: the handler */
+	size_t offset;		/* of the stored field in the values */
 };
 
 /* The state of one parse, seen by the handler. */
@@ -136,27 +153,36 @@ struct perfex_parse {
 	unsigned char given[128]; /* per row: 0, or 1 + its spelling */
 };
 
-/* Handle p->opt (with p->arg): -1 to go on, else the exit status. */
-typedef int perfex_opt_fn(struct perfex_parse *p, void *ctx);
+/* Handle p->opt (with p->arg): PERFEX_GO_ON, or the exit status. */
+typedef perfex_result perfex_opt_fn(struct perfex_parse *p, void *ctx);
 
 /*
  * Parse @argv[1..] for subcommand @cmd, calling @fn for each option of the
  * table; --help (every subcommand has it) prints the help on stdout.
  * Options end at "--" and, when @stop_at_arg, at the first non-option
  * (the command to run); else options and arguments may mix (getopt
- * permutes).  optind is then the first argument.
- * Return: -1 to go on, 0 after --help, or PERFEX_EXIT_USAGE (reported).
+ * permutes).  optind is then the first argument.  The rows that store
+ * their value (PERFEX_STORE_*) store it in @ctx.
+ * Return: PERFEX_GO_ON, 0 after --help, or PERFEX_EXIT_USAGE (reported).
  */
-int perfex_options_parse(struct perfex_parse *p, enum perfex_cmd cmd,
-			 int argc, char **argv, bool stop_at_arg,
-			 perfex_opt_fn *fn, void *ctx);
+perfex_result perfex_options_parse(struct perfex_parse *p, enum perfex_cmd cmd,
+				   int argc, char **argv, bool stop_at_arg,
+				   perfex_opt_fn *fn, void *ctx);
+
+/* The same, with the stored values in @values instead of @ctx (a
+ * subcommand whose storing rows point into a part of its context). */
+perfex_result perfex_options_parse_into(struct perfex_parse *p,
+					enum perfex_cmd cmd, int argc,
+					char **argv, bool stop_at_arg,
+					perfex_opt_fn *fn, void *ctx,
+					void *values);
 
 /*
  * After the parse: check each given option against the run's @modes (its
- * mode bits).  Return: -1, or PERFEX_EXIT_USAGE after "perfex: option
- * '-A' needs -a or -C".
+ * mode bits).  Return: PERFEX_GO_ON, or PERFEX_EXIT_USAGE after "perfex:
+ * option '-A' needs -a or -C".
  */
-int perfex_options_check_modes(const struct perfex_parse *p, unsigned int modes);
+perfex_result perfex_options_check_modes(const struct perfex_parse *p, unsigned int modes);
 
 /* Whether an option of @id was given. */
 bool perfex_option_given(const struct perfex_parse *p, enum perfex_opt_id id);
@@ -167,10 +193,16 @@ int perfex_opt_error(const struct perfex_parse *p, const char *fmt, ...)
 
 /*
  * p->arg as a decimal number in [@min, @max], else the error "option
- * 'NAME' expects @what (not 'ARG')".  Return: -1 or PERFEX_EXIT_USAGE.
+ * 'NAME' expects @what (not 'ARG')".  No sign, no space, no base prefix.
+ * Return: PERFEX_GO_ON or PERFEX_EXIT_USAGE.
  */
-int perfex_opt_ulong(const struct perfex_parse *p, unsigned long min,
-		     unsigned long max, const char *what, unsigned long *out);
+perfex_result perfex_opt_ulong(const struct perfex_parse *p, unsigned long min,
+			       unsigned long max, const char *what,
+			       unsigned long *out);
+/* The same for @s, a part of p->arg ("N" of --switch-after N:EVENT). */
+perfex_result perfex_opt_ulong_of(const struct perfex_parse *p, const char *s,
+				  unsigned long min, unsigned long max,
+				  const char *what, unsigned long *out);
 
 /* The signal of an optional argument: a number, or a name with or without
  * SIG (KILL, SIGTERM); SIGKILL when none is given.  Returns as
@@ -185,5 +217,15 @@ int perfex_json_options(enum perfex_cmd cmd, int argc, char **argv, bool *json);
 
 /* The help of @cmd (usage, text, options from the table, trailer). */
 void perfex_options_help(enum perfex_cmd cmd, FILE *out);
+
+/*
+ * The dry run of the argv fuzzer (tests/fuzz/fuzz_argv.c) and of the
+ * tests: each subcommand returns 0 as soon as its options are parsed and
+ * checked, before it reads a file, opens an event or starts a command.
+ * Not for users: perfex's and perfex-serve's main() set it when the
+ * environment has PERFEX_DRY_RUN=1 (perfex_dry_run_from_env()).
+ */
+extern bool perfex_dry_run;
+void perfex_dry_run_from_env(void);
 
 #endif /* PERFEX_OPTIONS_H */

@@ -13,6 +13,7 @@
 
 #include <perfctr/perfctr.h>
 
+#include "options.h"
 #include "perfex.h"
 
 #ifdef PERFEX_LINKS_DEMANGLER
@@ -103,7 +104,7 @@ static const struct subcommand *find(const char *name)
 	return NULL;
 }
 
-int main(int argc, char **argv)
+int perfex_main(int argc, char **argv)
 {
 	const struct subcommand *sub;
 
@@ -133,3 +134,13 @@ int main(int argc, char **argv)
 	/* No subcommand: counting mode, with argv[0] as its name. */
 	return cmd_stat(argc, argv);
 }
+
+/* The argv fuzzer (tests/fuzz/fuzz_argv.c) has a main of its own and calls
+ * perfex_main(). */
+#ifndef PERFEX_NO_MAIN
+int main(int argc, char **argv)
+{
+	perfex_dry_run_from_env();
+	return perfex_main(argc, argv);
+}
+#endif

@@ -10,21 +10,35 @@
 #include <stdio.h>
 
 /*
- * Exit codes of perfex's own failures (the workload's status passes
- * through otherwise; 128 + N when it was killed by signal N).  Documented
- * in docs/perfex.1.
+ * Exit statuses (docs/perfex.1, EXIT STATUS).  The command's status passes
+ * through; as the shell and perf: 126 it cannot be executed, 127 it is not
+ * found, 128 + N signal N killed it (N up to SIGRTMAX, 64: 129-192).
+ * perfex's own failures are a block above all of those, so that a script
+ * cannot take a refused event for a Ctrl-C (they were 129-135 before,
+ * which are SIGHUP..SIGBUS's).  tests/cli/pctest.py has the same table.
  */
 enum perfex_exit {
-	PERFEX_EXIT_USAGE = 129,	/* bad option or argument */
-	PERFEX_EXIT_EVENT = 130,	/* unknown or invalid event specification */
-	PERFEX_EXIT_PERM = 131,		/* permission (perf_event_paranoid, root) */
-	PERFEX_EXIT_TRACEFS = 132,	/* tracefs not mounted / not readable */
-	PERFEX_EXIT_NOCMD = 127,	/* command not found (as the shell) */
 	PERFEX_EXIT_NOEXEC = 126,	/* command not executable (as the shell) */
-	PERFEX_EXIT_TARGET = 133,	/* no such pid/tid/cpu */
-	PERFEX_EXIT_IO = 134,		/* output file or I/O failure */
-	PERFEX_EXIT_INTERNAL = 135,	/* anything else from the library */
+	PERFEX_EXIT_NOCMD = 127,	/* command not found (as the shell) */
+	PERFEX_EXIT_USAGE = 200,	/* bad option or argument */
+	PERFEX_EXIT_EVENT = 201,	/* unknown or invalid event specification */
+	PERFEX_EXIT_PERM = 202,		/* permission (perf_event_paranoid, root) */
+	PERFEX_EXIT_TRACEFS = 203,	/* tracefs not mounted / not readable */
+	PERFEX_EXIT_TARGET = 204,	/* no such pid/tid/cpu */
+	PERFEX_EXIT_IO = 205,		/* output file or I/O failure */
+	PERFEX_EXIT_INTERNAL = 206,	/* anything else from the library */
 };
+
+/*
+ * What option handlers and the steps of a subcommand return: PERFEX_GO_ON
+ * to go on, or the exit status (>= 0, enum perfex_exit or 0) that the
+ * subcommand ends with at once.
+ */
+typedef int perfex_result;
+#define PERFEX_GO_ON (-1)
+
+/* perfex's command line (perfex.c): the process exit status. */
+int perfex_main(int argc, char **argv);
 
 /* Each returns the process exit status. */
 int cmd_stat(int argc, char **argv);	/* counting mode (the default) */

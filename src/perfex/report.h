@@ -7,9 +7,36 @@
 #ifndef PERFEX_REPORT_H
 #define PERFEX_REPORT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include <perfctr/profile.h>
+
+/* perfex report's options and state (cmd-report.c); the option table
+ * (options.c) stores some of its fields. */
+struct report {
+	const char *input;
+	enum perfctr_sort_key keys[PERFCTR_SORT_NR];
+	size_t nr_keys;
+	enum perfctr_callgraph_order callgraph;
+	bool folded, json;
+	const char *flame;
+	const char *pprof;
+	const char *event;	/* of the folded stacks and flame graph */
+	const char *kallsyms;
+	double percent_limit;
+	bool no_demangle;
+	bool show_samples;	/* -n: perf's Samples column */
+	bool srcline;		/* a srcline key */
+	/* The keys named perf's "symbol": perf report then adds a column
+	 * of instructions per cycle from branch stacks, which we do not
+	 * record: shown empty, as perf shows it without them. */
+	bool ipc_column;
+	struct perfctr_profile **profiles;	/* per attr */
+	size_t nr_profiles;
+	bool saw_callchain;
+};
+
 
 /*
  * The call graph of row @idx of @prof as an indented tree on @out, each

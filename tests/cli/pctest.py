@@ -20,6 +20,12 @@ O = os.environ.get("O", "build")
 BUILD = O if os.path.isabs(O) else os.path.join(TOP, O)
 PERFEX = os.path.join(BUILD, "perfex")
 
+# perfex's exit statuses (src/perfex/perfex.h, perfex(1) EXIT STATUS): the
+# shell's for a command that cannot run, a block of perfex's own above
+# every 128 + signal status.  Tests name them, never spell the numbers.
+EXIT = {"noexec": 126, "nocmd": 127, "usage": 200, "event": 201, "perm": 202,
+        "tracefs": 203, "target": 204, "io": 205, "internal": 206}
+
 _cases = []
 
 

@@ -13,12 +13,12 @@ import subprocess
 import tempfile
 import time
 
-from pctest import (BUILD, PERFEX, check, perfex, require_root, require_tracefs,
+from pctest import (BUILD, EXIT, PERFEX, check, perfex, require_root, require_tracefs,
                     skip, work)
 
 TP = "syscalls:sys_enter_getppid"
-PERF_EXIT = {"usage": 129, "event": 130, "perm": 131, "tracefs": 132,
-             "nocmd": 127, "noexec": 126, "target": 133, "io": 134}
+# perfex's exit statuses (pctest.EXIT), by their former name here.
+PERF_EXIT = EXIT
 
 
 def tracefs_root():
@@ -34,7 +34,7 @@ _held = []
 def hold_tracepoint(name=TP):
     """Keep one counter of the tracepoint open in this process for the
     whole test program: closing the last fd of a tracepoint costs 30-50 ms
-    in the kernel (kernel-facts.md item 5), with one held it is ~15 us."""
+    in the kernel (docs/kernel-notes.md 5), with one held it is ~15 us."""
     if _held:
         return
     root = tracefs_root()

@@ -36,7 +36,7 @@ import subprocess
 import tempfile
 import time
 
-from pctest import BUILD, case, check, require_root, run_cases, skip, work
+from pctest import EXIT, BUILD, case, check, require_root, run_cases, skip, work
 
 PERFCTRD = os.path.join(BUILD, "perfctrd")
 PERFEX = os.path.join(BUILD, "perfex")
@@ -643,7 +643,7 @@ def one_refused_event_of_independent_ones_is_named():
                        "syscalls:sys_enter_getppid:uk,cycles:k,"
                        "syscalls:sys_enter_getpid:uk", "--", work(),
                        "getppid", "10"])
-    check(r.returncode == 131, "exit %d: %s" % (r.returncode, r.stderr))
+    check(r.returncode == EXIT["perm"], "exit %d: %s" % (r.returncode, r.stderr))
     check(r.stderr.splitlines()[:2] == [
         "perfex: cannot open event 'cycles:k': the access broker refused "
         "it: hardware events (rule 'user-a')",
@@ -935,15 +935,15 @@ def refusals_say_why():
             "perfctrd.conf unless perfctrd -c names another; see "
             "perfctrd.conf(5))")
     rows = [
-        (e.a, ["-a", "-e", "task-clock"], 131,
+        (e.a, ["-a", "-e", "task-clock"], EXIT["perm"],
          "perfex: cannot open event 'task-clock': the access broker "
          "refused it: CPU-wide targets (rule 'user-a')"),
         (e.a, ["-e", "task-clock,syscalls:sys_enter_getppid:uk"], 0, None),
-        (e.a, ["-e", "task-clock,syscalls:sys_enter_read"], 132,
+        (e.a, ["-e", "task-clock,syscalls:sys_enter_read"], EXIT["tracefs"],
          "perfex: cannot read the id of tracepoint 'syscalls:sys_enter_read'"
          ": the access broker refused it: tracepoint not in the rule "
          "(rule 'user-a')"),
-        (e.b, ["-e", "task-clock:k"], 131,
+        (e.b, ["-e", "task-clock:k"], EXIT["perm"],
          "perfex: cannot open event 'task-clock:k': the access broker "
          "refused it: no rule for this user"),
     ]
@@ -961,13 +961,13 @@ def refusals_say_why():
     os.chmod(out, 0o777)
     r = e.run_as(e.a, [PERFEX, "record", "-o", os.path.join(out, "a.data"),
                        "-e", "task-clock:k", "--", work(), "getppid", "1"])
-    check(r.returncode == 131 and r.stderr.splitlines()[:2] == [
+    check(r.returncode == EXIT["perm"] and r.stderr.splitlines()[:2] == [
         "perfex: cannot open event 'task-clock:k': the access broker "
         "refused it: kernel-mode sampling (rule 'user-a')", hint], r.stderr)
     # Without the broker the kernel's answer is all there is.
     r = e.run_as(e.a, [PERFEX, "-a", "-e", "task-clock", "--", work(),
                        "getppid", "1"], PERFCTR_NO_BROKER="1")
-    check(r.returncode == 131 and "broker" not in r.stderr, r.stderr)
+    check(r.returncode == EXIT["perm"] and "broker" not in r.stderr, r.stderr)
 
 
 @case

@@ -4,7 +4,7 @@ exit code of an unknown subcommand (src/perfex/perfex.h)."""
 import os
 import re
 
-from pctest import TOP, case, check, perfex, run_cases, skip
+from pctest import EXIT, TOP, case, check, perfex, run_cases, skip
 
 SUBCOMMANDS = ("stat", "list", "info", "record", "report", "script", "serve",
                "inject")
@@ -50,7 +50,7 @@ def help_names_regions():
 @case
 def help_of_unknown_subcommand():
     r = perfex("help", "frobnicate")
-    check(r.returncode == 129, r)
+    check(r.returncode == EXIT["usage"], r)
     check(r.stderr.startswith("perfex: unknown subcommand 'frobnicate'\n"), r.stderr)
     check("usage: perfex" in r.stderr, r.stderr)
     check(r.stdout == "", r.stdout)

@@ -9,7 +9,7 @@ import os
 import shutil
 import subprocess
 
-from pctest import BUILD, PERFEX, case, check, perfex, require_root, run_cases, skip
+from pctest import EXIT, BUILD, PERFEX, case, check, perfex, require_root, run_cases, skip
 
 
 def read(path):
@@ -180,12 +180,12 @@ def help_equals_help_info():
 @case
 def usage_errors():
     r = perfex("info", "--bogus")
-    check(r.returncode == 129, r)
+    check(r.returncode == EXIT["usage"], r)
     check(r.stderr.startswith("perfex: unknown option '--bogus'"), r.stderr)
     r = perfex("info", "-q")
-    check(r.returncode == 129 and "unknown option '-q'" in r.stderr, r)
+    check(r.returncode == EXIT["usage"] and "unknown option '-q'" in r.stderr, r)
     r = perfex("info", "extra")
-    check(r.returncode == 129 and "unexpected argument 'extra'" in r.stderr, r)
+    check(r.returncode == EXIT["usage"] and "unexpected argument 'extra'" in r.stderr, r)
     check(r.stdout == "", r.stdout)
 
 
@@ -239,7 +239,7 @@ def unprivileged_user():
     doc = json.loads(r.stdout)
     check(doc["permission"]["privileged"] is False, doc["permission"])
     mnt = tracefs_mount()
-    # nobody cannot read tracepoint ids (kernel-facts.md): not readable.
+    # nobody cannot read tracepoint ids (docs/kernel-notes.md 15): not readable.
     if mnt:
         check(doc["tracefs"]["mounted"] and not doc["tracefs"]["readable"],
               doc["tracefs"])

@@ -10,7 +10,7 @@ import os
 import shutil
 import subprocess
 
-from pctest import PERFEX, case, check, perfex, require_root, require_tracefs, run_cases, skip
+from pctest import EXIT, PERFEX, case, check, perfex, require_root, require_tracefs, run_cases, skip
 
 KINDS = {"hardware", "cache", "software", "tracepoint", "pmu", "raw", "breakpoint"}
 SOFTWARE = ("cpu-clock", "task-clock", "page-faults", "context-switches",
@@ -202,9 +202,9 @@ def help_and_usage_errors():
     check(a.returncode == 0 and a.stdout == b.stdout, (a, b))
     check(a.stdout.startswith("usage: perfex list"), a.stdout)
     r = perfex("list", "a", "b")
-    check(r.returncode == 129 and "unexpected argument 'b'" in r.stderr, r)
+    check(r.returncode == EXIT["usage"] and "unexpected argument 'b'" in r.stderr, r)
     r = perfex("list", "--bogus")
-    check(r.returncode == 129 and "unknown option '--bogus'" in r.stderr, r)
+    check(r.returncode == EXIT["usage"] and "unknown option '--bogus'" in r.stderr, r)
 
 
 def perf_list(*args):

@@ -7,7 +7,7 @@ import glob
 import os
 import re
 
-from pctest import TOP, case, check, perfex, run_cases
+from pctest import EXIT, TOP, case, check, perfex, run_cases
 
 # Subcommand: how to ask for its help, its man page, the tests that use it.
 COMMANDS = {
@@ -153,7 +153,7 @@ def errors_name_the_option():
     ]
     for args, msg in rows:
         r = perfex(*args)
-        check(r.returncode == 129, (args, r))
+        check(r.returncode == EXIT["usage"], (args, r))
         check(r.stderr.startswith("perfex: " + msg), (args, r.stderr))
         check("hint: " in r.stderr, (args, r.stderr))
 
@@ -170,7 +170,7 @@ def modes_follow_the_target():
     finally:
         w.wait()
     r = perfex("-A", "-t", "1", "-e", "task-clock")
-    check(r.returncode == 129 and "option '-A' needs -a or -C" in r.stderr, r)
+    check(r.returncode == EXIT["usage"] and "option '-A' needs -a or -C" in r.stderr, r)
 
 
 run_cases()

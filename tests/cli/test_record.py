@@ -9,7 +9,7 @@ import signal
 import subprocess
 import time
 
-from pctest import (PERFEX, case, check, perfex, require_root,
+from pctest import (EXIT, PERFEX, case, check, perfex, require_root,
                     require_tracefs, run_cases, skip, work)
 from sampletools import (TP, cleanup, perf_report, perf_script_count,
                          record, report_json, require_perf,
@@ -391,10 +391,10 @@ def filter_errors():
     need_tp()
     r = perfex("record", "-q", "-o", tmpfile("f.data"), "--filter",
                "common_pid == 1", "-e", TP, "--", "true")
-    check(r.returncode == 129 and "needs an -e before it" in r.stderr, r)
+    check(r.returncode == EXIT["usage"] and "needs an -e before it" in r.stderr, r)
     r = perfex("record", "-q", "-o", tmpfile("f.data"), "-e", TP,
                "--filter", "no_such_field == 1", "--", "true")
-    check(r.returncode == 130 and "tracepoint filter" in r.stderr, r)
+    check(r.returncode == EXIT["event"] and "tracepoint filter" in r.stderr, r)
 
 
 @case
@@ -635,10 +635,10 @@ def callgraph_mode_errors():
     ]
     for arg, msg in rows:
         r = perfex("record", "--call-graph", arg, "--", "true")
-        check(r.returncode == 129, (arg, r.returncode, r.stderr))
+        check(r.returncode == EXIT["usage"], (arg, r.returncode, r.stderr))
         check("option '--call-graph' " + msg in r.stderr, (arg, r.stderr))
     r = perfex("record", "--call-graph")
-    check(r.returncode == 129 and "needs an argument" in r.stderr, r.stderr)
+    check(r.returncode == EXIT["usage"] and "needs an argument" in r.stderr, r.stderr)
 
 
 @case
@@ -684,16 +684,16 @@ def option_errors():
     ]
     for args, msg in rows:
         r = perfex("record", *args)
-        check(r.returncode == 129, (args, r.returncode, r.stderr))
+        check(r.returncode == EXIT["usage"], (args, r.returncode, r.stderr))
         check(msg in r.stderr, (args, r.stderr))
     r = perfex("record", "-q", "-o", tmpfile("x.data"), "-e", "nosuchevent", "--", "true")
-    check(r.returncode == 130 and "nosuchevent" in r.stderr, r)
+    check(r.returncode == EXIT["event"] and "nosuchevent" in r.stderr, r)
     r = perfex("record", "-q", "-o", "/nonexistent/dir/x.data", "-e", "cpu-clock",
                "--", "true")
-    check(r.returncode == 134 and "cannot create" in r.stderr, r)
+    check(r.returncode == EXIT["io"] and "cannot create" in r.stderr, r)
     r = perfex("record", "-q", "-o", tmpfile("y.data"), "-p", "999999999", "-e",
                "cpu-clock")
-    check(r.returncode == 133, (r.returncode, r.stderr))
+    check(r.returncode == EXIT["target"], (r.returncode, r.stderr))
 
 
 # Every option of `perfex record --help`, with where it is exercised.

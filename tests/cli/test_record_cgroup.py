@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 
 from cgrouphelp import Cgroups, Member
-from pctest import PERFEX, case, check, perfex, run_cases
+from pctest import EXIT, PERFEX, case, check, perfex, run_cases
 from sampletools import cleanup, report_json, tmpfile
 from stathelp import TP, exit_baseline, need_tracepoint, wait_counting
 
@@ -156,22 +156,22 @@ def cgroup_list_gives_each_event_its_cgroup():
 def cgroup_errors():
     r = perfex("record", "-o", tmpfile("x.data"), "-G", "x", "-e",
                "cpu-clock", "--", "true")
-    check(r.returncode == 129, r)
+    check(r.returncode == EXIT["usage"], r)
     check("perfex: option '-G' needs -a or -C" in r.stderr, r.stderr)
     r = perfex("record", "-o", tmpfile("x.data"), "-a", "-G", "x,y", "--",
                "true")
-    check(r.returncode == 129 and "one cgroup name" in r.stderr, r.stderr)
+    check(r.returncode == EXIT["usage"] and "one cgroup name" in r.stderr, r.stderr)
     r = perfex("record", "-o", tmpfile("x.data"), "-a", "-e", "cpu-clock",
                "-G", "x,y", "--", "true")
-    check(r.returncode == 129 and "names more cgroups than there are "
+    check(r.returncode == EXIT["usage"] and "names more cgroups than there are "
           "events before it ('x,y')" in r.stderr, r.stderr)
     r = perfex("record", "-o", tmpfile("x.data"), "-a", "-e",
                "{cpu-clock,task-clock}", "-G", "x,y", "--", "true")
-    check(r.returncode == 129 and "group '{cpu-clock,task-clock}' "
+    check(r.returncode == EXIT["usage"] and "group '{cpu-clock,task-clock}' "
           "different cgroups" in r.stderr and "hint:" in r.stderr, r.stderr)
     r = perfex("record", "-o", tmpfile("x.data"), "-a", "-G",
                "perfctr-cli-no-such", "-e", "cpu-clock", "--", "true")
-    check(r.returncode == 133, (r.returncode, r.stderr))
+    check(r.returncode == EXIT["target"], (r.returncode, r.stderr))
     if "no cgroup v2 file system" not in r.stderr:
         check("perfex: cannot sample cgroup 'perfctr-cli-no-such': "
               "no such cgroup" in r.stderr, r.stderr)

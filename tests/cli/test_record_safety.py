@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 import time
 
-from pctest import (PERFEX, case, check, perfex, require_root,
+from pctest import (EXIT, PERFEX, case, check, perfex, require_root,
                     require_tracefs, run_cases, skip, work)
 from sampletools import (TP, cleanup, perf_report, record, report_json,
                          require_perf, tmpfile)
@@ -193,7 +193,7 @@ KEPT = re.compile(r"writing stopped: (\d+) samples kept in '[^']*' "
 def full_file_system_keeps_a_readable_file():
     """The file system fills up at random points of a recording (its size
     and a filler file vary): perfex stops writing, says how many samples
-    it kept and dropped, exits 134, and the file holds exactly the kept
+    it kept and dropped, exits with perfex's I/O status, and the file holds exactly the kept
     ones."""
     need_tp()
     seed = int(os.environ.get("PCTEST_SEED", time.time()))
@@ -208,7 +208,7 @@ def full_file_system_keeps_a_readable_file():
             out = os.path.join(d, "full.data")
             r = perfex("record", "-o", out, "-e", TP, "-c", "1", "--",
                        work(), "getppid", str(n))
-            check(r.returncode == 134, (seed, size, filler, r.returncode,
+            check(r.returncode == EXIT["io"], (seed, size, filler, r.returncode,
                                         r.stderr))
             check("No space left on device" in r.stderr, r.stderr)
             m = KEPT.search(r.stderr)
@@ -264,7 +264,7 @@ def fifo_and_device_are_refused():
         fifo = os.path.join(d, "fifo.data")
         os.mkfifo(fifo)
         r = quick_record(fifo)
-        check(r.returncode == 134, (r.returncode, r.stderr))
+        check(r.returncode == EXIT["io"], (r.returncode, r.stderr))
         check("cannot write '%s': it is a FIFO, not a regular file" % fifo
               in r.stderr, r.stderr)
         check("hint:" in r.stderr, r.stderr)
@@ -272,10 +272,10 @@ def fifo_and_device_are_refused():
         dev = os.path.join(d, "null.data")
         os.mknod(dev, 0o666 | 0o020000, os.makedev(1, 3))
         r = quick_record(dev)
-        check(r.returncode == 134, (r.returncode, r.stderr))
+        check(r.returncode == EXIT["io"], (r.returncode, r.stderr))
         check("it is a character device" in r.stderr, r.stderr)
         r = quick_record(d)
-        check(r.returncode == 134 and "a directory" in r.stderr, r.stderr)
+        check(r.returncode == EXIT["io"] and "a directory" in r.stderr, r.stderr)
     finally:
         subprocess.run(["rm", "-rf", d])
 
@@ -325,7 +325,7 @@ def other_users_symlink_is_not_followed():
             r = u.run("ln", "-s", victim.name, out)
             check(r.returncode == 0, r.stderr)
             r = quick_record(out)
-            check(r.returncode == 134, (r.returncode, r.stderr))
+            check(r.returncode == EXIT["io"], (r.returncode, r.stderr))
             check("is a symbolic link owned by another user" in r.stderr,
                   r.stderr)
             check(os.readlink(out) == victim.name)
@@ -362,7 +362,7 @@ def symlink_race_never_redirects_the_output():
             outcomes = {}
             for i in range(20):
                 r = quick_record(out)
-                check(r.returncode in (0, 134), (r.returncode, r.stderr))
+                check(r.returncode in (0, EXIT["io"]), (r.returncode, r.stderr))
                 outcomes[r.returncode] = outcomes.get(r.returncode, 0) + 1
                 with open(victim.name, "rb") as f:
                     check(f.read() == b"precious\n",

@@ -8,7 +8,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from pctest import BUILD, case, check, perfex, require_root, require_tracefs, run_cases, skip  # noqa: E402
+from pctest import EXIT, BUILD, case, check, perfex, require_root, require_tracefs, run_cases, skip  # noqa: E402
 
 EXAMPLE = os.path.join(BUILD, "examples", "regions")
 
@@ -79,9 +79,9 @@ def program_without_markers():
 @case
 def usage_errors():
     r = perfex("--regions")
-    check(r.returncode == 129, r)
+    check(r.returncode == EXIT["usage"], r)
     r = perfex("--regions", "--bogus", "--", "/bin/true")
-    check(r.returncode == 129, r)
+    check(r.returncode == EXIT["usage"], r)
 
 
 run_cases()

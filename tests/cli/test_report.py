@@ -7,7 +7,7 @@ import re
 import subprocess
 import xml.etree.ElementTree as ET
 
-from pctest import (case, check, perfex, require_root, require_tracefs,
+from pctest import (EXIT, case, check, perfex, require_root, require_tracefs,
                     run_cases, skip, work)
 from sampletools import (TP, cleanup, perf_record, perf_report, record,
                          report_json, script_lines, script_pid_tids,
@@ -112,7 +112,7 @@ def callgraph_orders():
     block = r.stdout.split("[.] spin_loop", 1)[1].split("\n\n", 1)[0]
     check(block.index("main") < block.index("spin_loop"), block)
     r = perfex("report", "-i", path, "-g", "sideways")
-    check(r.returncode == 129 and "option '-g' expects caller or callee"
+    check(r.returncode == EXIT["usage"] and "option '-g' expects caller or callee"
           in r.stderr, r)
 
 
@@ -179,7 +179,7 @@ def folded_and_flame_take_the_event_asked_for():
     check(getpid in text and "(200 samples" in text.replace(",", ""),
           re.findall(r"<title>[^<]*</title>", text)[:3])
     r = perfex("report", "-i", out, "--folded", "--event", "syscalls:nope")
-    check(r.returncode == 129, r)
+    check(r.returncode == EXIT["usage"], r)
     check("no event 'syscalls:nope'" in r.stderr and getpid in r.stderr, r.stderr)
 
 
@@ -218,32 +218,32 @@ def kallsyms_option_names_kernel_frames():
 @case
 def bad_input_is_explained():
     r = perfex("report", "-i", "/nonexistent/perf.data")
-    check(r.returncode == 134, r)
+    check(r.returncode == EXIT["io"], r)
     check("cannot open '/nonexistent/perf.data'" in r.stderr, r.stderr)
     garbage = tmpfile("garbage.data")
     with open(garbage, "wb") as f:
         f.write(b"this is not a perf.data file at all\n" * 10)
     for cmd in ("report", "script"):
         r = perfex(cmd, "-i", garbage)
-        check(r.returncode == 134, (cmd, r))
+        check(r.returncode == EXIT["io"], (cmd, r))
         check("is not a perf.data file" in r.stderr, r.stderr)
     r = perfex("report", "-i", garbage, "--sort", "comm,bogus")
-    check(r.returncode == 129, r)
+    check(r.returncode == EXIT["usage"], r)
     check("unknown or repeated sort key 'bogus'" in r.stderr, r.stderr)
     check("comm, dso, sym (symbol), pid, tid, cpu, srcline" in r.stderr,
           r.stderr)
     r = perfex("report", "--nonsense")
-    check(r.returncode == 129 and "unknown option" in r.stderr, r)
+    check(r.returncode == EXIT["usage"] and "unknown option" in r.stderr, r)
     r = perfex("script", "extra")
-    check(r.returncode == 129 and "unexpected argument" in r.stderr, r)
+    check(r.returncode == EXIT["usage"] and "unexpected argument" in r.stderr, r)
     r = perfex("report", "--folded", "-j")
-    check(r.returncode == 129, r)
+    check(r.returncode == EXIT["usage"], r)
     r = perfex("report", "--percent-limit", "x")
-    check(r.returncode == 129, r)
+    check(r.returncode == EXIT["usage"], r)
     empty = tmpfile("empty.data")
     open(empty, "wb").close()
     r = perfex("report", "-i", empty)
-    check(r.returncode == 134, r)
+    check(r.returncode == EXIT["io"], r)
 
 
 REPORT_OPTIONS = {"-i", "-s", "-g", "--stdio", "-n", "--folded", "--flame", "--pprof", "--event", "-j",

@@ -7,7 +7,7 @@ answer is known: which map and which comm were current at its time."""
 import re
 import struct
 
-from pctest import case, check, perfex, run_cases
+from pctest import EXIT, case, check, perfex, run_cases
 from sampletools import cleanup, report_json, tmpfile
 
 SAMPLE_IP, SAMPLE_TID, SAMPLE_TIME, SAMPLE_PERIOD = 1, 2, 4, 256
@@ -213,7 +213,7 @@ def damaged_record_midway_is_refused():
         f.write(bad)
     for cmd in ("report", "script"):
         r = perfex(cmd, "-i", path)
-        check(r.returncode == 134 and "is damaged" in r.stderr, (cmd, r))
+        check(r.returncode == EXIT["io"] and "is damaged" in r.stderr, (cmd, r))
 
 
 try:

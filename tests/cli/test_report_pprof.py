@@ -8,7 +8,7 @@ import os
 import re
 import subprocess
 
-from pctest import (case, check, perfex, require_root, require_tracefs,
+from pctest import (EXIT, case, check, perfex, require_root, require_tracefs,
                     run_cases, work)
 from sampletools import (TP, cleanup, perf_record, pprof, record,
                          report_json, require_encoder, require_go, spin_args,
@@ -188,15 +188,15 @@ def usage_and_io_errors():
     require_root()
     data = our_spin_file()
     r = perfex("report", "-i", data, "--pprof", tmpfile("x.pb.gz"), "--json")
-    check(r.returncode == 129, r)
+    check(r.returncode == EXIT["usage"], r)
     check("exclude each other" in r.stderr, r.stderr)
     r = perfex("report", "-i", data, "--pprof", "/nonexistent/dir/x.pb.gz")
-    check(r.returncode == 134, r)
+    check(r.returncode == EXIT["io"], r)
     check(re.match(r"perfex: cannot create '/nonexistent/dir/x.pb.gz': ",
                    r.stderr), r.stderr)
     r = perfex("report", "-i", tmpfile("missing.data"), "--pprof",
                tmpfile("y.pb.gz"))
-    check(r.returncode == 134, r)
+    check(r.returncode == EXIT["io"], r)
     check(not os.path.exists(tmpfile("y.pb.gz")), "a profile of nothing")
 
 

@@ -10,7 +10,7 @@ import json
 import re
 import subprocess
 
-from pctest import (PERFEX, case, check, require_root, require_tracefs,
+from pctest import (EXIT, PERFEX, case, check, require_root, require_tracefs,
                     run_cases, skip, work)
 from sampletools import PERF, TP, both_files, cleanup, record, tmpfile
 
@@ -325,25 +325,25 @@ def unsupported_and_unrecorded_fields_are_refused():
     exe = PERFEX
     r = subprocess.run([exe, "script", "-i", path, "-F", "srcline"],
                        capture_output=True, text=True)
-    check(r.returncode == 129 and "'srcline'" in r.stderr and
+    check(r.returncode == EXIT["usage"] and "'srcline'" in r.stderr and
           "does not print" in r.stderr and "hint: fields:" in r.stderr, r)
     r = subprocess.run([exe, "script", "-i", path, "-F", "bogus"],
                        capture_output=True, text=True)
-    check(r.returncode == 129 and "unknown field 'bogus'" in r.stderr, r)
+    check(r.returncode == EXIT["usage"] and "unknown field 'bogus'" in r.stderr, r)
     r = subprocess.run([exe, "script", "-i", path, "-F", "comm,+tid"],
                        capture_output=True, text=True)
-    check(r.returncode == 129 and "cannot mix" in r.stderr, r)
+    check(r.returncode == EXIT["usage"] and "cannot mix" in r.stderr, r)
     r = subprocess.run([exe, "script", "-i", path, "-F", "hw:comm,trace"],
                        capture_output=True, text=True)
     check(r.returncode == 0, r)
     r = subprocess.run([exe, "script", "-i", path, "-F", "sw:comm,trace"],
                        capture_output=True, text=True)
-    check(r.returncode == 129 and "do not record field 'trace'" in r.stderr, r)
+    check(r.returncode == EXIT["usage"] and "do not record field 'trace'" in r.stderr, r)
     # perf script's options that perfex script does not offer are named.
     for opt in ("--header-only", "--show-switch-events", "--time=1,2"):
         r = subprocess.run([exe, "script", "-i", path, opt],
                            capture_output=True, text=True)
-        check(r.returncode == 129 and "of perf script is not supported" in
+        check(r.returncode == EXIT["usage"] and "of perf script is not supported" in
               r.stderr and "'%s'" % opt.split("=")[0] in r.stderr, (opt, r))
 
 

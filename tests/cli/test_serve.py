@@ -17,7 +17,7 @@ import time
 import urllib.parse
 import urllib.request
 
-from pctest import TOP, case, check, perfex, require_root, run_cases, \
+from pctest import EXIT, TOP, case, check, perfex, require_root, run_cases, \
     skip
 from stathelp import TP, exit_baseline, has_hw_pmu, need_tracepoint, wait_for
 from cgrouphelp import Cgroups, Member
@@ -147,14 +147,14 @@ def listen_errors():
     try:
         r = perfex("serve", "-l", "127.0.0.1:%d" % s.port, "-e", "task-clock",
                    timeout=60)
-        check(r.returncode == 134, (r.returncode, r.stderr))
+        check(r.returncode == EXIT["io"], (r.returncode, r.stderr))
         check("perfex: cannot listen on '127.0.0.1:%d': Address already in use"
               % s.port in r.stderr and "hint:" in r.stderr, r.stderr)
     finally:
         s.stop()
         s.close()
     r = perfex("serve", "--listen", "nowhere", "-e", "task-clock")
-    check(r.returncode == 129 and "not ADDR:PORT" in r.stderr,
+    check(r.returncode == EXIT["usage"] and "not ADDR:PORT" in r.stderr,
           (r.returncode, r.stderr))
 
 
@@ -172,20 +172,20 @@ def bad_configuration_names_the_line():
     with tempfile.TemporaryDirectory() as d:
         conf = os.path.join(d, "serve.conf")
         rows = [
-            ("event task-clock\n\nevnt cycles\n", 129,
+            ("event task-clock\n\nevnt cycles\n", EXIT["usage"],
              "perfex: config '%s' line 3: unknown key 'evnt'"),
-            ("# events\nevent task-clock\nevent cyclez\n", 130,
+            ("# events\nevent task-clock\nevent cyclez\n", EXIT["event"],
              "perfex: config '%s' line 3: unknown event 'cyclez'"),
-            ("label 9node=x\n", 129, "perfex: config '%s' line 1: label "
+            ("label 9node=x\n", EXIT["usage"], "perfex: config '%s' line 1: label "
              "'9node=x' is not NAME=VALUE"),
-            ("label cpu=3\n", 129, "perfex: config '%s' line 1: label 'cpu' "
+            ("label cpu=3\n", EXIT["usage"], "perfex: config '%s' line 1: label 'cpu' "
              "is one of perfex serve's own"),
-            ("event task-clock\ncgroup\n", 129,
+            ("event task-clock\ncgroup\n", EXIT["usage"],
              "perfex: config '%s' line 2: 'cgroup' needs a value"),
-            ("event task-clock\nbpf-counters off\n", 129,
+            ("event task-clock\nbpf-counters off\n", EXIT["usage"],
              "perfex: config '%s' line 2: bpf-counters 'off' is not yes "
              "or no"),
-            ("label mode=x\n", 129, "perfex: config '%s' line 1: label "
+            ("label mode=x\n", EXIT["usage"], "perfex: config '%s' line 1: label "
              "'mode' is one of perfex serve's own"),
         ]
         for text, code, msg in rows:
@@ -194,7 +194,7 @@ def bad_configuration_names_the_line():
             check(r.returncode == code, (text, r.returncode, r.stderr))
             check(msg % conf in r.stderr, (text, r.stderr))
         r = perfex("serve", "--once", "-c", os.path.join(d, "missing.conf"))
-        check(r.returncode == 129 and "cannot read config" in r.stderr,
+        check(r.returncode == EXIT["usage"] and "cannot read config" in r.stderr,
               r.stderr)
 
 

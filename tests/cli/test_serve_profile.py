@@ -14,7 +14,7 @@ import threading
 import time
 import urllib.parse
 
-from pctest import TOP, case, check, perfex, run_cases, work
+from pctest import EXIT, TOP, case, check, perfex, run_cases, work
 from cgrouphelp import Cgroups
 from sampletools import cleanup, pprof, require_encoder, require_go, \
     top_functions
@@ -217,7 +217,7 @@ def profile_max_seconds_from_file_and_flag():
             s.close()
     for bad in ("0", "x", "86401"):
         r = perfex("serve", "--once", "--profile-max-seconds", bad)
-        check(r.returncode == 129, (bad, r))
+        check(r.returncode == EXIT["usage"], (bad, r))
         check("option '--profile-max-seconds' expects a number of seconds "
               "from 1 to 86400 (not '%s')" % bad in r.stderr, r.stderr)
 

@@ -10,7 +10,7 @@ import json
 
 from cgrouphelp import (Cgroups, Member, count_beside_perf, count_while,
                        perf_output)
-from pctest import case, check, perfex, run_cases
+from pctest import EXIT, case, check, perfex, run_cases
 from stathelp import TP, exit_baseline, need_tracepoint
 
 
@@ -94,8 +94,8 @@ def cgroup_lists_follow_perfs_rule():
     """-G's names go to the events in order, one each; an event after the
     last name counts everything; the first -G's one name goes to every
     event before it.  Exact with two busy cgroups, the system-wide event
-    filtered to the two workloads (kernel-facts: other processes make the
-    same calls); perf stat counts the same run with the same options.
+    filtered to the two workloads (docs/kernel-notes.md 8: other processes
+    make the same calls); perf stat counts the same run with the same options.
     A sanitizer's leak checker asks for its parent from a task of its own:
     in the cgroup, but not one of the filter's pids."""
     need_tracepoint()
@@ -150,28 +150,28 @@ def cgroup_errors():
     r = perfex("-G", "x", "-e", "task-clock", "--", "true")
     check(r.returncode != 0 and "-G" in r.stderr, r.stderr)
     r = perfex("-a", "-G", "x,y", "-e", "task-clock", "--", "true")
-    check(r.returncode == 129 and "a list needs its -e first" in r.stderr,
+    check(r.returncode == EXIT["usage"] and "a list needs its -e first" in r.stderr,
           r.stderr)
     r = perfex("-a", "-e", "task-clock", "-G", "x,y", "--", "true")
-    check(r.returncode == 129 and "names more cgroups than there are "
+    check(r.returncode == EXIT["usage"] and "names more cgroups than there are "
           "events before it ('x,y')" in r.stderr, r.stderr)
     r = perfex("-a", "-e", "task-clock,page-faults", "-G", "x,y,z", "--",
                "true")
-    check(r.returncode == 129 and "names more cgroups than there are "
+    check(r.returncode == EXIT["usage"] and "names more cgroups than there are "
           "events before it ('x,y,z')" in r.stderr, r.stderr)
     r = perfex("-a", "-e", "{task-clock,page-faults}", "-G", "x,y", "--",
                "true")
-    check(r.returncode == 129 and "group '{task-clock,page-faults}' "
+    check(r.returncode == EXIT["usage"] and "group '{task-clock,page-faults}' "
           "different cgroups" in r.stderr and "hint:" in r.stderr, r.stderr)
     r = perfex("-a", "-G", "x", "-e", "task-clock", "-G", "y", "--", "true")
-    check(r.returncode == 129 and "cannot follow a -G given before the "
+    check(r.returncode == EXIT["usage"] and "cannot follow a -G given before the "
           "events" in r.stderr, r.stderr)
     r = perfex("-a", "-G", "perfctr-cli-no-such", "-e", "task-clock", "--",
                "true")
     if "no cgroup v2 file system" in r.stderr:
-        check(r.returncode == 133 and "hint:" in r.stderr, r.stderr)
+        check(r.returncode == EXIT["target"] and "hint:" in r.stderr, r.stderr)
     else:
-        check(r.returncode == 133, (r.returncode, r.stderr))
+        check(r.returncode == EXIT["target"], (r.returncode, r.stderr))
         check("perfex: cannot count cgroup 'perfctr-cli-no-such': "
               "no such cgroup" in r.stderr, r.stderr)
 

@@ -10,7 +10,7 @@ import os
 import signal
 
 from cgrouphelp import Cgroups, Member
-from pctest import case, check, perfex, run_cases, skip
+from pctest import EXIT, case, check, perfex, run_cases, skip
 from stathelp import TP, exit_baseline, need_tracepoint, start_perfex, \
     wait_counting
 
@@ -131,9 +131,9 @@ def event_sets_fall_back_with_a_note():
 @case
 def bpf_counters_needs_a_cgroup():
     r = perfex("-a", "--bpf-counters", "-e", "task-clock", "--", "true")
-    check(r.returncode == 129 and "goes with -G" in r.stderr, r.stderr)
+    check(r.returncode == EXIT["usage"] and "goes with -G" in r.stderr, r.stderr)
     r = perfex("--bpf-counters", "-e", "task-clock", "--", "true")
-    check(r.returncode == 129 and "needs -a or -C" in r.stderr, r.stderr)
+    check(r.returncode == EXIT["usage"] and "needs -a or -C" in r.stderr, r.stderr)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ import json
 
 from cgrouphelp import (Cgroups, Member, count_beside_perf, count_while,
                        perf_output)
-from pctest import case, check, perfex, run_cases
+from pctest import EXIT, case, check, perfex, run_cases
 from stathelp import TP, exit_baseline, need_tracepoint
 
 
@@ -102,18 +102,18 @@ def nested_cgroups_in_json_and_table():
 @case
 def for_each_cgroup_errors():
     r = perfex("--for-each-cgroup", "x", "-e", "task-clock", "--", "true")
-    check(r.returncode == 129 and "needs -a or -C" in r.stderr, r.stderr)
+    check(r.returncode == EXIT["usage"] and "needs -a or -C" in r.stderr, r.stderr)
     r = perfex("-a", "--for-each-cgroup", "x,,y", "-e", "task-clock", "--",
                "true")
-    check(r.returncode == 129 and "an empty one" in r.stderr, r.stderr)
+    check(r.returncode == EXIT["usage"] and "an empty one" in r.stderr, r.stderr)
     r = perfex("-a", "-G", "x", "--for-each-cgroup", "y", "-e", "task-clock",
                "--", "true")
-    check(r.returncode == 129 and "exclude each other" in r.stderr, r.stderr)
+    check(r.returncode == EXIT["usage"] and "exclude each other" in r.stderr, r.stderr)
     r = perfex("-a", "--for-each-cgroup", "/", "-M", "IPC", "--", "true")
-    check(r.returncode == 129 and "-M" in r.stderr, r.stderr)
+    check(r.returncode == EXIT["usage"] and "-M" in r.stderr, r.stderr)
     r = perfex("-a", "--for-each-cgroup", "/,perfctr-fe-no-such", "-e",
                "task-clock", "--", "true")
-    check(r.returncode == 133, (r.returncode, r.stderr))
+    check(r.returncode == EXIT["target"], (r.returncode, r.stderr))
     if "no cgroup v2 file system" not in r.stderr:
         check("perfex: cannot count cgroup 'perfctr-fe-no-such': "
               "no such cgroup" in r.stderr, r.stderr)

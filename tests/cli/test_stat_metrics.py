@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import tempfile
 
-from pctest import BUILD, case, check, perfex, run_cases, skip, work
+from pctest import EXIT, BUILD, case, check, perfex, run_cases, skip, work
 from stathelp import csv_count, need_tracepoint, run_csv, run_json
 
 PPID = "syscalls:sys_enter_getppid"
@@ -319,16 +319,16 @@ def errors_name_the_metric_and_position():
     try:
         r = perfex("--metrics-file", path, "--metrics", "nonesuch", "--",
                    "true")
-        check(r.returncode == 129, r)
+        check(r.returncode == EXIT["usage"], r)
         check("perfex: unknown metric 'nonesuch'" in r.stderr, r.stderr)
         r = perfex("--metrics-file", path, "-M", "bad_syntax", "--", "true")
-        check(r.returncode == 129, r)
+        check(r.returncode == EXIT["usage"], r)
         check("perfex: cannot parse metric 'bad_syntax' at column 29: "
               "expected a value, found '*'" in r.stderr, r.stderr)
         r = perfex("--metric-only", "--", "true")
-        check(r.returncode == 129 and "go with -M" in r.stderr, r)
+        check(r.returncode == EXIT["usage"] and "go with -M" in r.stderr, r)
         r = perfex("--td-level", "9", "--", "true")
-        check(r.returncode == 129 and "--td-level" in r.stderr, r)
+        check(r.returncode == EXIT["usage"] and "--td-level" in r.stderr, r)
     finally:
         os.unlink(path)
     bad = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
@@ -336,7 +336,7 @@ def errors_name_the_metric_and_position():
     bad.close()
     try:
         r = perfex("--metrics-file", bad.name, "-M", "x", "--", "true")
-        check(r.returncode == 129 and bad.name in r.stderr, r)
+        check(r.returncode == EXIT["usage"] and bad.name in r.stderr, r)
     finally:
         os.unlink(bad.name)
 

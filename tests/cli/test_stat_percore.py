@@ -3,7 +3,7 @@
 """perfex stat --per-socket, --per-die and --per-core: with -a or -C, one
 row per group of CPUs, the sum of its CPUs' counts, labelled as perf
 labels them (S0, S0-D0, S0-D0-C1) with the number of CPUs summed.  Exact
-with getppid tracepoints and a common_pid filter (kernel-facts.md item 8):
+with getppid tracepoints and a common_pid filter (docs/kernel-notes.md 8):
 a workload pinned to each CPU, the groups' rows against the truth and
 against -A's rows of the same run; the layouts of the table, CSV, JSON;
 -I; what the modes compose with and what they refuse.  The grouping of a
@@ -13,7 +13,7 @@ import os
 import re
 
 from cgrouphelp import Cgroups, Member, count_while
-from pctest import case, check, perfex, run_cases, skip, work
+from pctest import EXIT, case, check, perfex, run_cases, skip, work
 from stathelp import (TP, count_pinned_pair, exit_baseline,
                       need_tracepoint, need_two_cpus, run_csv, run_json,
                       start_perfex)
@@ -258,7 +258,7 @@ def refusals_name_the_option():
     ]
     for args, msg in cases:
         r = perfex(*args)
-        check(r.returncode == 129 and msg in r.stderr, (args, r.stderr))
+        check(r.returncode == EXIT["usage"] and msg in r.stderr, (args, r.stderr))
 
 
 run_cases()

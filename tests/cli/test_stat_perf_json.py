@@ -23,7 +23,7 @@ import signal
 import subprocess
 import tempfile
 
-from pctest import PERFEX, case, check, perfex, run_cases, work
+from pctest import EXIT, PERFEX, case, check, perfex, run_cases, work
 from sampletools import PERF, require_perf
 from stathelp import (TP, Held, count_pinned_pair, exit_baseline,
                       getppid_baseline, need_tracepoint, need_two_cpus,
@@ -274,13 +274,13 @@ def run_per_core_intervals():
 @case
 def refuse_bad_uses():
     r = perfex("-j", "--json-format", "xml", "--", work(), "getppid", "1")
-    check(r.returncode == 129 and "'--json-format'" in r.stderr and
+    check(r.returncode == EXIT["usage"] and "'--json-format'" in r.stderr and
           "perf or perfex" in r.stderr, r)
     r = perfex("--json-format", "perf", "--", work(), "getppid", "1")
-    check(r.returncode == 129 and "goes with -j" in r.stderr, r)
+    check(r.returncode == EXIT["usage"] and "goes with -j" in r.stderr, r)
     r = perfex("-j", "--json-format", "perf", "--per-process", "--", work(),
                "getppid", "1")
-    check(r.returncode == 129 and "process tree" in r.stderr, r)
+    check(r.returncode == EXIT["usage"] and "process tree" in r.stderr, r)
     # perfex, the default, is the document of docs/json.md.
     r = perfex("-j", "--json-format", "perfex", "-e", "task-clock", "--",
                work(), "getppid", "1")

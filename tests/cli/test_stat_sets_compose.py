@@ -155,8 +155,8 @@ def tid_on_a_cpu_list_exact_sums():
 
 @case
 def all_cpus_with_a_pid_filter_exact_sums():
-    # System-wide, the filter keeps the workload's calls (kernel-facts.md
-    # item 8); the sets switch on wall time.
+    # System-wide, the filter keeps the workload's calls
+    # (docs/kernel-notes.md 8); the sets switch on wall time.
     flt = "common_pid == %d"
     exact_sums(["--switch-interval", "5", "-e", TP, "--filter", flt, "-e", TP,
                 "--filter", flt], True)

@@ -66,7 +66,7 @@ def pid_stops_on_sigint():
 @case
 def cpu_list_counts_a_pinned_workload_exactly():
     # Other processes make system calls on the same CPU: the filter keeps
-    # the workload's own (kernel-facts.md item 8).
+    # the workload's own (docs/kernel-notes.md 8).
     need_tracepoint()
     need_two_cpus()
     w = Held(50, 3000, extra=("taskset", "-c", "1"))
@@ -133,7 +133,7 @@ def per_cpu_rows():
 
 @case
 def thread_on_a_cpu_is_scaled():
-    # No multiplexing happens on this VM (kernel-facts.md item 1): a thread
+    # No multiplexing happens on this VM (docs/kernel-notes.md 1): a thread
     # counted only on CPU 0 while it moves between CPUs 0 and 1 is enabled
     # all the time it runs and on a counter only on CPU 0 -- the scaling
     # path, for real.

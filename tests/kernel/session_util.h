@@ -27,8 +27,8 @@
 #define TP_EXECVE  "syscalls:sys_enter_execve"
 
 /*
- * Closing the last fd of a tracepoint costs 30-50 ms (kernel-facts.md,
- * item 5): hold one disabled fd on each tracepoint the tests use, for the
+ * Closing the last fd of a tracepoint costs 30-50 ms (docs/kernel-notes.md
+ * 5): hold one disabled fd on each tracepoint the tests use, for the
  * life of the program, so that sessions open and close cheaply.
  */
 static inline void keep_tracepoint(const char *subsys_event)

@@ -3,7 +3,7 @@
  * The event layer against the kernel: specifications parsed from this
  * machine's own sysfs and tracefs (not fixtures) open with
  * perf_event_open(2) and count exactly where the workload makes counts
- * exact (kernel-facts.md), and what the parser rejects the kernel rejects.
+ * exact (docs/kernel-notes.md), and what the parser rejects the kernel rejects.
  */
 #include <errno.h>
 #include <linux/hw_breakpoint.h>
@@ -37,7 +37,7 @@ static struct perfctr_evlist *parse_host(const char *spec)
 
 /*
  * Open every event of @l on the calling thread, group by group.  Members
- * are opened enabled and only leaders toggled (kernel-facts item 4).
+ * are opened enabled and only leaders toggled (docs/kernel-notes.md 4).
  */
 static void open_all(const struct perfctr_evlist *l, int *fds)
 {

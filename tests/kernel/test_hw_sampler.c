@@ -4,7 +4,7 @@
  * lane (arm64 guest, -icount shift=0: one instruction is one cycle, so the
  * fixed-length loop's user-mode cycle count is exact).  hw_loop(10^6) at
  * period 10^5 gives exactly 40 samples, each with an IP inside the loop,
- * our tid, and PERF_SAMPLE_PERIOD kept (kernel-facts item 2 is about
+ * our tid, and PERF_SAMPLE_PERIOD kept (docs/kernel-notes.md 2 is about
  * software and tracepoint events only).  Skips without a hardware PMU.
  */
 #include "hw_lane.h"

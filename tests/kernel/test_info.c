@@ -294,7 +294,8 @@ TEST(features_agree_with_direct_probes)
 	attr.exclude_kernel = attr.exclude_hv = 1;
 	attr.disabled = 1;
 	CHECK_EQ_INT(!!(info.features & PERFCTR_FEATURE_BREAKPOINTS), can_open(&attr));
-	/* Both kinds of our machines have breakpoints (kernel-facts.md). */
+	/* Both kinds of our machines have breakpoints
+	 * (docs/kernel-notes.md 16). */
 	CHECK(info.features & PERFCTR_FEATURE_BREAKPOINTS);
 	/* Overflow notification and sampling work on software events
 	 * already; every machine of ours has them. */

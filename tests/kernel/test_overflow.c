@@ -54,7 +54,7 @@ static int open_tp(uint64_t period, int group_fd, int disabled)
 }
 
 /* One fd held open on the tracepoint for the whole program: closing the
- * last one costs 30-50 ms (kernel-facts 5). */
+ * last one costs 30-50 ms (docs/kernel-notes.md 5). */
 static void keep_tracepoint_warm(void)
 {
 	static int fd = -1;

@@ -215,8 +215,8 @@ TEST(we_read_perf_record_file)
 	snprintf(cmd, sizeof(cmd), "%s script -i %s 2>/dev/null", perf, file);
 	perf_samples = run_and_scan(cmd, NULL);
 	CHECK_EQ_U64(samples, (uint64_t)perf_samples);
-	/* perf's attr samples every call (PERIOD, kernel-facts 2), so at
-	 * this rate the kernel may throttle or the ring overflow: at most N
+	/* perf's attr samples every call (PERIOD: docs/kernel-notes.md 2),
+	 * so at this rate the kernel may throttle or the ring overflow: at most N
 	 * from the workload's thread, and none only when the file says
 	 * samples were lost or throttled.  (Under the sanitizers
 	 * LeakSanitizer's tracer thread adds a few getppid calls of its own

@@ -41,7 +41,7 @@ static int getppid_id(void)
 }
 
 /* One fd kept open on the tracepoint: closing the last one costs
- * 30-50 ms (kernel-facts 5). */
+ * 30-50 ms (docs/kernel-notes.md 5). */
 static void keep_tracepoint_warm(void)
 {
 	static int fd = -1;
@@ -212,7 +212,7 @@ static void drain_all(struct perfctr_sampler *s, struct tally *t)
 /*
  * Per-thread mode: N calls at period 100 give exactly N/100 samples, all
  * with our tid and cpu, READ values 100, 200, ...  PERIOD is asked for
- * and dropped by the sampler (kernel-facts 2); the decoder supplies the
+ * and dropped by the sampler (docs/kernel-notes.md 2); the decoder supplies the
  * attr's period instead.
  */
 TEST(per_thread_exact)
@@ -484,7 +484,7 @@ TEST(thread_mode_one_thread)
 
 /*
  * CPU mode: every task on CPU 0, filtered to our pid (other processes
- * call getppid too, kernel-facts 8); pinned there, N calls give N/100
+ * call getppid too, docs/kernel-notes.md 8); pinned there, N calls give N/100
  * samples, all with cpu 0 and our tid.
  */
 TEST(cpu_mode_filtered)
@@ -525,7 +525,7 @@ TEST(cpu_mode_filtered)
  * what fits and drops the rest.  Every call is accounted for: samples
  * read + PERF_RECORD_LOST count == calls, and the LOST records say what
  * PERF_FORMAT_LOST says.  (The LOST record is written only once the
- * reader has freed space, at the next event: kernel-facts 13.)
+ * reader has freed space, at the next event: docs/kernel-notes.md 13.)
  */
 TEST(tiny_ring_lost_accounting)
 {
@@ -774,7 +774,7 @@ TEST(shared_ring_two_events)
 
 /*
  * wakeup_events = K: the ring's fd polls readable exactly at the K-th
- * sample (kernel-facts 13), and the poll helper then delivers them all.
+ * sample (docs/kernel-notes.md 13), and the poll helper then delivers them all.
  */
 TEST(wakeup_events_poll)
 {
@@ -811,7 +811,7 @@ TEST(wakeup_events_poll)
 
 /*
  * System-wide mode: every task on every online CPU, one ring per CPU,
- * filtered to our pid (kernel-facts 8); pinned to CPU 0, N calls give
+ * filtered to our pid (docs/kernel-notes.md 8); pinned to CPU 0, N calls give
  * N/100 samples, all in CPU 0's ring.
  */
 TEST(system_wide_filtered)

@@ -57,7 +57,8 @@ static int open_tp(const char *name, uint64_t period, int group_fd)
 	return fd;
 }
 
-/* Closing the last fd of a tracepoint costs 30-50 ms (kernel-facts 5). */
+/* Closing the last fd of a tracepoint costs 30-50 ms
+ * (docs/kernel-notes.md 5). */
 static void keep_warm(void)
 {
 	static int fds[2] = { -1, -1 };

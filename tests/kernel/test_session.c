@@ -582,7 +582,7 @@ static int pin_to(int cpu)
 }
 
 /*
- * The kernel never multiplexes here (kernel-facts.md item 1), but a
+ * The kernel never multiplexes here (docs/kernel-notes.md 1), but a
  * counter of this thread bound to CPU 0 is enabled whenever the thread
  * runs and runs only while it is on CPU 0: time_running < time_enabled,
  * while the value stays exact (only the calls made on CPU 0).  So the

@@ -3,7 +3,7 @@
  * No file descriptor leaks: 10,000 session life cycles in one process,
  * with successful attaches, failed strict attaches and command targets.
  * task-clock, a software event, keeps each cycle cheap (closing the last
- * fd of a tracepoint costs 30-50 ms, kernel-facts.md item 5).
+ * fd of a tracepoint costs 30-50 ms, docs/kernel-notes.md 5).
  */
 #include "session_util.h"
 

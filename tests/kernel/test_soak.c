@@ -7,7 +7,7 @@
  * how many cycles fit.  RSS is taken after a warm-up (allocator arenas,
  * caches of sysfs) and may grow by at most 2 MiB over the rest; a leak of
  * even 32 bytes a cycle shows over 100,000 cycles.  task-clock, a
- * software event, keeps cycles cheap (kernel-facts.md item 5).  With
+ * software event, keeps cycles cheap (docs/kernel-notes.md 5).  With
  * SOAK_FULL=1 (make check-soak, a CI stage with a budget of its own) every
  * kind must reach all 100,000 cycles.  Under
  * AddressSanitizer the RSS is not checked: freed memory waits in its

@@ -42,7 +42,8 @@ static void quiet(void)
 }
 
 /* The tracepoint must exist; one extra event on it, held open for the
- * whole program, keeps closing the tests' events cheap (kernel-facts 5). */
+ * whole program, keeps closing the tests' events cheap
+ * (docs/kernel-notes.md 5). */
 static void require_getppid(void)
 {
 	static int warm_fd = -1;

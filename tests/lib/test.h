@@ -105,7 +105,7 @@ long long test_tracepoint_id(const char *subsys_event);
 
 /*
  * @n getppid(2) (getpid(2)) system calls: each is counted exactly once by
- * syscalls:sys_enter_getppid (sys_enter_getpid), see kernel-facts.md.
+ * syscalls:sys_enter_getppid (sys_enter_getpid), see docs/kernel-notes.md.
  */
 void do_getppid(long n);
 void do_getpid(long n);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Counts: scaling, fraction, sums and deltas on synthetic values.  The
- * kernel here never multiplexes (kernel-facts.md item 1), so this is where
+ * kernel here never multiplexes (docs/kernel-notes.md 1), so this is where
  * running < enabled is exercised with every corner: never ran, ran all the
  * time, ran part of the time, values past 2^53.
  */

@@ -30,7 +30,7 @@
  *     together), with enable_on_exec as the group's first event has it;
  *   - members are opened enabled, without enable_on_exec: a member cannot
  *     count while its leader is off, and ENABLE with PERF_IOC_FLAG_GROUP
- *     would skip a disabled member of another PMU (kernel-facts.md 4);
+ *     would skip a disabled member of another PMU (docs/kernel-notes.md 4);
  *   - inherit is dropped on a CPU-wide unit (tid -1, or a cgroup's fd),
  *     where the kernel refuses it for some PMUs and it means nothing;
  *   - attr.size is this library's.

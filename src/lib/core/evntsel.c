@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
-/* Raw evntsel words: see evntsel.h, and seeds 001 (x86 rules) and 003
- * (the P6 PerfEvtSel layout). */
+/* Raw evntsel words: see evntsel.h, and among the seed documents
+ * (docs/ARCHITECTURE.md) perfctr's x86 driver notes (the rules) and the x86
+ * counter study (the P6 PerfEvtSel layout). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

@@ -29,7 +29,8 @@
  * when the kernel updates the page (scheduling in, mmap, some ioctls), not
  * on each event; with index 0 there is no hardware part to add.  So
  * offset is a stale lower bound, and the time fields are stale too
- * (cap_user_time = 0, kernel-facts 12): read() is the only exact way.
+ * (cap_user_time = 0, docs/kernel-notes.md 12): read() is the only exact
+ * way.
  *
  * Time enabled/running (for scaling) come from the page's times plus the
  * time since its last update, measured with the timestamp counter (rdtsc,

@@ -16,7 +16,7 @@
  *  - it suspends the group (DISABLE of the fds the owner gave) on overflow
  *    and records the mask of overflown counters until pc_ovf__resume().
  *    The suspension is ours because resuming after REFRESH is broken for
- *    tracepoints and breakpoints (kernel-facts 3).
+ *    tracepoints and breakpoints (docs/kernel-notes.md 3).
  *
  * The owner must keep the kernel's notion of the overflow points and ours
  * equal: counts start at 0 with a full period ahead (a fresh open, or

@@ -9,7 +9,8 @@
  * it toggles a group's leader on a unit and reads a group on a unit;
  * it never opens, closes or owns a counter and never calls into the
  * view's owner otherwise.  Leaders are opened disabled; members enabled,
- * following their leader (kernel-facts 4).
+ * following their leader (ENABLE of a group skips members of another PMU
+ * opened disabled: docs/kernel-notes.md 4).
  *
  * A switch is: DISABLE the leaders of the active set (flags 0), read its
  * groups (the slice each event just made), ENABLE the leaders of the next

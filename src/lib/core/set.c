@@ -309,7 +309,8 @@ int perfctr_session__notify(struct perfctr_session *s, size_t idx,
 			return pc_err(-err);
 	}
 	/* What a message needs from each overflow; PERF_SAMPLE_PERIOD is
-	 * left out (kernel-facts 2). */
+	 * left out: software and tracepoint events would write a sample
+	 * for every event (docs/kernel-notes.md 2). */
 	s->events[idx].attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID |
 					  PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
 					  (pc_notifier__nr_record(s->sets->notifier, idx) ?

@@ -5,7 +5,7 @@
  *
  * Why ptrace: a task's own counts must be exact, with any number of
  * concurrent children.  inherit_stat's PERF_RECORD_READ at each child's
- * exit gets lost with concurrent children (kernel-facts.md 10), and the
+ * exit gets lost with concurrent children (docs/kernel-notes.md 10), and the
  * sum of an inherited counter says nothing of who did what.  Under ptrace
  * with the fork/vfork/clone options the kernel stops each new task before
  * it runs an instruction of its own, so a counter opened then (pid = the
@@ -21,7 +21,7 @@
  *
  * The root's counters stay open until the tree is deleted, the others are
  * closed at their task's exit: closing the last fd of a tracepoint costs
- * tens of milliseconds (kernel-facts.md 5), the root's keep it cheap.
+ * tens of milliseconds (docs/kernel-notes.md 5), the root's keep it cheap.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -19,7 +19,9 @@
  *
  * Restarting with the same counters keeps the events: RESET of the group,
  * PERIOD for the i-mode counters (so that the kernel's next overflow is a
- * full period away, as the overflow module assumes: kernel-facts 6), and
+ * full period away, as the overflow module assumes; a period changed
+ * while counting applies only after the current one: docs/kernel-notes.md
+ * 6), and
  * ENABLE; a stop is one DISABLE.
  *
  * i-mode: core/overflow.c suspends on overflow.  With the TSC as leader

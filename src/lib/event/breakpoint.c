@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Hardware breakpoints: mem:ADDR[/LEN][:rwx][:mods].  Checked here as the
- * kernel would check them: on x86 (kernel-facts) lengths 1/2/4/8, aligned,
+ * kernel would check them: on x86 (docs/kernel-notes.md 16) lengths
+ * 1/2/4/8, aligned,
  * no read-only watch, execute breakpoints sizeof(long) long; arm64 takes
  * any length from 1 to 8, unaligned (checked in the PMU lane).
  */

@@ -3,7 +3,8 @@
  * PMU events: "pmu/term=value,.../", "pmu/eventname/", bare names found in
  * a PMU's events/, and the validation of raw encodings.  Terms are placed
  * through the PMU's format/ files; on x86 core PMUs the PerfEvtSel fields
- * of seed 003 are checked (reserved bits, EN, INT, INV without CMASK) and
+ * of the x86 counter study among the seed documents (docs/ARCHITECTURE.md)
+ * are checked (reserved bits, EN, INT, INV without CMASK) and
  * USR/OS become exclude_user/exclude_kernel.
  */
 #include <errno.h>
@@ -16,7 +17,8 @@
 #include "event/suggest.h"
 #include "sys/pmu.h"
 
-/* PerfEvtSel bits that no format/ file describes (seed 003, section 2.1). */
+/* PerfEvtSel bits that no format/ file describes (the P6 PerfEvtSel layout
+ * of the x86 counter study, a seed document: docs/ARCHITECTURE.md). */
 #define EVTSEL_USR (1ull << 16)
 #define EVTSEL_OS  (1ull << 17)
 #define EVTSEL_INT (1ull << 20)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * The ring: consumer side of the perf mmap ring buffer (seed 004).
+ * The ring: consumer side of the perf mmap ring buffer (as the perf
+ * ring-buffer document among the seeds describes it: docs/ARCHITECTURE.md).
  *
  * Ordering (the seed's barrier table, user-space half):
  *  - data_head is loaded with acquire: the record bytes below head, which

@@ -59,7 +59,8 @@ int sys_perf_disable(int fd, bool group);
 int sys_perf_reset(int fd, bool group);
 int sys_perf_refresh(int fd, int count);
 int sys_perf_period(int fd, uint64_t period);
-/* SET_OUTPUT: @target_fd -1 resets (the kernel needs -1L, see kernel-facts 7). */
+/* SET_OUTPUT: @target_fd -1 resets (the kernel needs a long -1, an int -1
+ * is EBADF: docs/kernel-notes.md 7). */
 int sys_perf_set_output(int fd, int target_fd);
 int sys_perf_set_filter(int fd, const char *filter);
 int sys_perf_id(int fd, uint64_t *id);

@@ -29,7 +29,7 @@ struct serve_args {
 	bool once;
 };
 
-static int serve_option(struct perfex_parse *p, void *ctx)
+static perfex_result serve_option(struct perfex_parse *p, void *ctx)
 {
 	struct serve_args *a = ctx;
 	struct serve_config *cfg = a->cfg;
@@ -90,6 +90,8 @@ static int read_config(int argc, char **argv, struct serve_args *a)
 		perfex_hint("perfex serve --help lists the options");
 		return PERFEX_EXIT_USAGE;
 	}
+	if (perfex_dry_run)
+		return 0;
 	return serve_config_read(a->cfg, a->config_file);
 }
 
@@ -259,7 +261,7 @@ static int serve(int argc, char **argv, struct serve_exporter *ex,
 	return ret;
 }
 
-int main(int argc, char **argv)
+int perfex_serve_main(int argc, char **argv)
 {
 	struct serve_args a = { 0 };
 	struct serve_exporter *ex;
@@ -303,3 +305,12 @@ int main(int argc, char **argv)
 	close(sigfd);
 	return ret;
 }
+
+/* The argv fuzzer (tests/fuzz/fuzz_argv.c) calls perfex_serve_main(). */
+#ifndef PERFEX_NO_MAIN
+int main(int argc, char **argv)
+{
+	perfex_dry_run_from_env();
+	return perfex_serve_main(argc, argv);
+}
+#endif

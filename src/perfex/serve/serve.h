@@ -63,6 +63,9 @@ struct serve_config {
  */
 int serve_config_read(struct serve_config *cfg, const char *path);
 
+/* perfex-serve's command line (main.c): the process exit status. */
+int perfex_serve_main(int argc, char **argv);
+
 /* Add one value of a list key ("event", "cgroup", "cgroup-root",
  * "label") as the file would; @line 0 for the command line.
  * Return: -1, or the exit status after the error. */
