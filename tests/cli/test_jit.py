@@ -10,7 +10,7 @@ import re
 import shutil
 import subprocess
 
-from pctest import BUILD, case, check, perfex, run_cases, skip
+from pctest import BUILD, EXIT, case, check, perfex, run_cases, skip
 from sampletools import PERF, cleanup, tmpfile
 
 JITWORK = os.path.join(BUILD, "tests", "workload", "jitwork")
@@ -164,12 +164,12 @@ def inject_errors():
     require_jitwork()
     d, out, pid = jitwork_dump(clock=())
     r = perfex("inject", "--jit", "-i", out, "-o", os.path.join(d, "x.data"))
-    check(r.returncode == 129, r)
+    check(r.returncode == EXIT["usage"], r)
     check(r.stderr.startswith("perfex: '%s' was not recorded with "
                               "CLOCK_MONOTONIC times" % out), r.stderr)
     check("hint: record with perfex record -k mono" in r.stderr, r.stderr)
     r = perfex("inject", "--jit", "-i", out)
-    check(r.returncode == 129 and "needs -o FILE" in r.stderr, r)
+    check(r.returncode == EXIT["usage"] and "needs -o FILE" in r.stderr, r)
     d, out, pid = jitwork_dump(clock=("--clockid", "CLOCK_MONOTONIC"))
     dump = os.path.join(d, "jit-%d.dump" % pid)
     good = open(dump, "rb").read()
@@ -182,7 +182,7 @@ def inject_errors():
     with open(dump, "wb") as f:
         f.write(b"\0" * 64)
     r = perfex("inject", "--jit", "-i", out, "-o", os.path.join(d, "y.data"))
-    check(r.returncode == 134, r)
+    check(r.returncode == EXIT["io"], r)
     check(r.stderr.startswith("perfex: '%s' is not a jitdump file: bad magic"
                               % dump), r.stderr)
     # Without --jit: a copy, every record the same.

@@ -42,7 +42,7 @@ ROWS = [
      "usage", "an empty one in ',b'"),
     # --metrics-file goes with -M; -C, -x need a value.
     (["--metrics-file", "", "--", "true"], "usage",
-     "--metrics-file go with -M"),
+     "--metrics-file, --metric-no-merge and --metric-no-group go with -M"),
     (["-C", "", "--", "true"], "usage", "option '-C' needs a CPU list"),
     (["-x", "", "--", "true"], "usage", "option '-x' needs a separator"),
     (["--switch-after", "", "--", "true"], "usage", "expects N:EVENT"),

@@ -16,7 +16,7 @@ import time
 from pctest import (PERFEX, case, check, perfex, require_root,
                     require_tracefs, run_cases, work)
 from sampletools import PERF, require_perf, tmpfile
-from stathelp import getppid_baseline
+from stathelp import PERF_EXIT, getppid_baseline
 
 ENTER = "syscalls:sys_enter_getppid"
 EXIT = "syscalls:sys_exit_getppid"
@@ -215,10 +215,10 @@ def kill_child_ends_the_command_with_perfex():
 
 @case
 def kill_child_rejects_what_is_no_signal():
-    """A name or number that is no signal is a usage error (129)."""
+    """A name or number that is no signal is a usage error."""
     for bad in ("FOO", "0", "-1", "999", ""):
         r = perfex("--kill-child=" + bad, "--", "true")
-        check(r.returncode == 129, (bad, r.returncode, r.stderr))
+        check(r.returncode == PERF_EXIT["usage"], (bad, r.returncode, r.stderr))
         check("expects a signal name or number" in r.stderr, r.stderr)
     # A perfex that ends normally leaves nothing to kill: the exit is the
     # command's.

@@ -290,9 +290,9 @@ def partial_overlap_keeps_groups_no_group_shares():
             check(metric(doc, "ppid_and_sleeps")["value"] == bp + 3000,
                   doc["metrics"])
         r = perfex("--metric-no-merge", "--", "true")
-        check(r.returncode == 129 and "go with -M" in r.stderr, r)
+        check(r.returncode == EXIT["usage"] and "go with -M" in r.stderr, r)
         r = perfex("--metric-no-group", "--", "true")
-        check(r.returncode == 129 and "go with -M" in r.stderr, r)
+        check(r.returncode == EXIT["usage"] and "go with -M" in r.stderr, r)
     finally:
         os.unlink(path)
 
@@ -368,7 +368,7 @@ def topdown_and_model_groups():
         # Some models' tables (AMD Zen 2, for one) have no level-1 group:
         # --topdown must then refuse and name the model, not print nothing.
         r = perfex("--topdown", "-j", "--", "true")
-        check(r.returncode == 129, r)
+        check(r.returncode == EXIT["usage"], r)
         check("no TopDown level 1 metrics" in r.stderr
               and doc["model"] in r.stderr, r)
         return
