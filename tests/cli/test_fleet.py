@@ -273,10 +273,12 @@ def fleet_sums_are_exact_and_a_restart_is_a_counter_reset():
         for prom in (zone, receiver):
             wait_for(lambda: not prom.query(leaves(RESTARTED)), timeout=WAIT,
                      what="the node's series to go stale in " + prom.name)
-        alerts = zone.query('ALERTS{alertname="PerfexExporterDown"}')
-        check([(a["metric"]["instance"], a["metric"]["alertstate"])
-               for a in alerts] == [(fleet.addr[RESTARTED], "pending")],
-              alerts)
+        # Its down alert pending (firing after 5 minutes).
+        def pending():
+            alerts = zone.query('ALERTS{alertname="PerfexExporterDown"}')
+            return [(a["metric"]["instance"], a["metric"]["alertstate"])
+                    for a in alerts] == [(fleet.addr[RESTARTED], "pending")]
+        wait_for(pending, timeout=WAIT, what="the down alert, pending")
         fleet.start_node(RESTARTED)
         for prom in (glob, receiver):
             wait_for(lambda: prom.by("node", "sum by (node) (%s)" % leaves(
