@@ -32,20 +32,22 @@ def need_http():
 
 
 class Serve:
-    """perfex serve ARGS in the background on a free loopback port."""
+    """perfex serve ARGS in the background on a free loopback port (or on
+    LISTEN, ADDR:PORT)."""
 
-    def __init__(self, *args):
+    def __init__(self, *args, listen="127.0.0.1:0"):
         require_root()
+        self.host = listen.rsplit(":", 1)[0]
         self.log = tempfile.NamedTemporaryFile("r", suffix=".log")
         self.p = subprocess.Popen([os.path.join(BUILD, "perfex"), "serve",
-                                   "--listen", "127.0.0.1:0"] + list(args),
+                                   "--listen", listen] + list(args),
                                   stdout=subprocess.DEVNULL,
                                   stderr=open(self.log.name, "w"))
         self.port = None
 
         def started():
-            m = re.search(r"serving http://127\.0\.0\.1:(\d+)/metrics",
-                          self.text())
+            m = re.search(r"serving http://%s:(\d+)/metrics"
+                          % re.escape(self.host), self.text())
             if m:
                 self.port = int(m.group(1))
             check(self.p.poll() is None, ("perfex serve exited",
@@ -58,7 +60,7 @@ class Serve:
             return f.read()
 
     def url(self, path):
-        return "http://127.0.0.1:%d%s" % (self.port, path)
+        return "http://%s:%d%s" % (self.host, self.port, path)
 
     def get(self, path="/metrics", accept=None, timeout=10, binary=False):
         """(status, Content-Type, body) of GET PATH; the body as text
