@@ -68,6 +68,13 @@ struct inject {
 	struct added *added;
 	size_t nr_added, cap_added, next_added;
 	size_t nr_functions, nr_moves, nr_lines, nr_unwinds;
+	/* Functions whose map covers their unwind tables too. */
+	struct mapped_tables {
+		uint32_t pid;
+		uint64_t index;
+		uint64_t len;		/* of the map */
+	} *tables;
+	size_t nr_tables, cap_tables;
 };
 
 /* The DEBUG_INFO and UNWINDING_INFO records read since the last LOAD,
@@ -233,6 +240,7 @@ static bool unwind_parse(const uint8_t *r, uint32_t size, struct jit_unwind *u)
 	u->eh_frame_size = data_size - hdr_size;
 	u->eh_frame_hdr = r + 40 + u->eh_frame_size;
 	u->eh_frame_hdr_size = hdr_size;
+	u->mapped_size = rd64(r + 32);
 	return true;
 }
 
@@ -283,6 +291,46 @@ static int lines_parse(const uint8_t *r, uint64_t code_addr, uint64_t size,
 	return 0;
 }
 
+/*
+ * The length of the map of a function's file: its code, and when the
+ * runtime had the unwind tables in memory after it (mapped_size), those
+ * too, from the code's end rounded up to 8 bytes -- perf's length, by
+ * which its libunwind reads .eh_frame_hdr through the map.  Remembered
+ * for the function's moves (perf maps a moved function's code only).
+ */
+static uint64_t map_len(struct inject *ij, uint32_t pid, uint64_t index,
+			uint64_t code_size, const struct jit_unwind *u,
+			bool move)
+{
+	uint64_t len = code_size;
+	size_t i;
+
+	if (u && u->mapped_size)
+		len = ((code_size + 7) & ~7ull) + u->mapped_size;
+	if (move) {
+		for (i = 0; i < ij->nr_tables; i++)
+			if (ij->tables[i].pid == pid &&
+			    ij->tables[i].index == index)
+				return ij->tables[i].len;
+		return len;
+	}
+	if (len != code_size) {
+		if (ij->nr_tables == ij->cap_tables) {
+			size_t cap = ij->cap_tables ? ij->cap_tables * 2 : 16;
+			struct mapped_tables *n = realloc(ij->tables,
+							  cap * sizeof(*n));
+
+			if (!n)
+				return code_size;	/* unwinding then fails */
+			ij->tables = n;
+			ij->cap_tables = cap;
+		}
+		ij->tables[ij->nr_tables++] =
+			(struct mapped_tables){ pid, index, len };
+	}
+	return len;
+}
+
 static int dump_load(struct inject *ij, const char *dir, uint16_t machine,
 		     const uint8_t *r, uint32_t size, uint64_t time,
 		     const struct pending *pending)
@@ -326,7 +374,9 @@ static int dump_load(struct inject *ij, const char *dir, uint16_t machine,
 		return err;
 	}
 	ij->nr_functions++;
-	return add_mmap2(ij, pid, tid, time, vma, code_size, path);
+	return add_mmap2(ij, pid, tid, time, vma,
+			 map_len(ij, pid, index, code_size, fn.unwind, false),
+			 path);
 }
 
 static int dump_move(struct inject *ij, const char *dir, const uint8_t *r,
@@ -343,7 +393,9 @@ static int dump_move(struct inject *ij, const char *dir, const uint8_t *r,
 	if (access(path, F_OK))
 		return 0;
 	return add_mmap2(ij, rd32(r + 16), rd32(r + 20), time, rd64(r + 40),
-			 rd64(r + 48), path);
+			 map_len(ij, rd32(r + 16), rd64(r + 56), rd64(r + 48),
+				 NULL, true),
+			 path);
 }
 
 /* Read jitdump @path (named by the recording) into ij->added. */
@@ -725,6 +777,7 @@ int cmd_inject(int argc, char **argv)
 	for (i = 0; i < ij.nr_added; i++)
 		free(ij.added[i].rec);
 	free(ij.added);
+	free(ij.tables);
 	perfctr_perfdata__close(ij.in);
 	return ret;
 }

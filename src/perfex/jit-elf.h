@@ -39,6 +39,7 @@ struct jit_unwind {
 	uint64_t eh_frame_size;
 	const uint8_t *eh_frame_hdr;
 	uint64_t eh_frame_hdr_size;
+	uint64_t mapped_size;	/* of both, in the runtime's memory; 0: none */
 };
 
 struct jit_function {
