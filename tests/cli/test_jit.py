@@ -391,6 +391,96 @@ def node_perf_prof_inject_matches_perf():
     check(any("hotLoopJs" in s for _, s, _ in ours), ours[:5])
     theirs = [r for r in script_rows(injected, "perf") if "/jitted-" in r[2]]
     check(theirs == ours, "perf script names JIT samples otherwise")
+    # node writes DEBUG_INFO for the functions it optimises: each
+    # becomes its file's line table, row for row.
+    dump = os.path.join(d, [f for f in os.listdir(d)
+                            if re.match(r"jit-\d+\.dump$", f)][0])
+    tables = dump_line_tables(dump)
+    check(tables, "node wrote no JIT_CODE_DEBUG_INFO record")
+    m = re.search(r"(\d+) line tables", r.stderr)
+    check(m and int(m.group(1)) == len(tables), (r.stderr, len(tables)))
+    checked = 0
+    for (pid, index), rows in tables.items():
+        # V8 (node 20) names user scripts' files with bytes of freed
+        # memory: the entries after such a name cannot be told apart.
+        if not all(re.match(r"[\x21-\x7e]+$", f) for f, _, _ in rows):
+            continue
+        so = os.path.join(d, "jitted-%d-%d.so" % (pid, index))
+        check(decoded_lines(so) == rows, (so, decoded_lines(so)[:5], rows[:5]))
+        checked += 1
+    check(checked, "no line table with printable file names")
+    # Where a sample's JIT function has lines, perfex (libdw) and perf
+    # (addr2line) give the same.
+    check(jit_report_lines(injected) == jit_report_lines(injected, "perf"),
+          "perf report's srcline differs in JIT code")
+
+
+def dump_line_tables(dump):
+    """{(pid, index): [(file, line, address in the .so)]} of the functions
+    a jitdump gives DEBUG_INFO for, rows sorted by address as inject
+    writes them; "\\xff" names the previous entry's file."""
+    b = open(dump, "rb").read()
+    p = struct.unpack_from("<I", b, 8)[0]
+    pending, tables = None, {}
+    while p + 16 <= len(b):
+        rid, size = struct.unpack_from("<II", b, p)
+        if size < 16 or p + size > len(b):
+            break
+        if rid == 2:
+            nr = struct.unpack_from("<Q", b, p + 24)[0]
+            q, entries, name = p + 32, [], None
+            for _ in range(nr):
+                addr, line = struct.unpack_from("<QI", b, q)
+                end = b.index(b"\0", q + 16)
+                raw = b[q + 16:end]
+                if raw != b"\xff":
+                    name = raw.decode("latin-1")
+                entries.append((addr, line, name))
+                q = end + 1
+            pending = entries
+        elif rid == 0:
+            pid, _, _, code, csize, index = struct.unpack_from("<IIQQQQ",
+                                                               b, p + 16)
+            rows = sorted(((a - code, n, f) for a, n, f in pending or []
+                           if 0 <= a - code < csize), key=lambda r: r[0])
+            if rows:
+                tables[(pid, index)] = [(f, n, 0x80 + a) for a, n, f in rows]
+            pending = None
+        p += size
+    return tables
+
+
+def decoded_lines(so):
+    """[(file, line, address)] of a file's line table, by readelf."""
+    r = subprocess.run(["readelf", "-W", "--debug-dump=decodedline", so],
+                       capture_output=True, text=True, errors="replace")
+    check(r.returncode == 0, r.stderr)
+    return [(m.group(1), int(m.group(2)), int(m.group(3), 16))
+            for m in re.finditer(r"^(\S+)\s+(\d+)\s+(0x[0-9a-f]+)",
+                                 r.stdout, re.M)]
+
+
+def jit_report_lines(path, tool="perfex"):
+    """{(sym, srcline): samples} of report --sort sym,srcline for V8's
+    functions ("JS:...", "Builtin:...") with a file:line."""
+    got = {}
+    # Tables, not perfex's JSON: the garbage names are not UTF-8.
+    cmd = ["report", "-i", path, "-n", "--sort", "sym,srcline"]
+    cmd = ([os.path.join(BUILD, "perfex")] + cmd if tool == "perfex" else
+           [PERF] + cmd + ["--stdio", "-g", "none"])
+    r = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
+                       timeout=120)
+    check(r.returncode == 0, r.stderr[-2000:])
+    rows = []
+    for line in r.stdout.splitlines():
+        m = re.match(r"\s*[\d.]+%\s+(\d+)\s+\[\.\]\s+(.*\S)\s+(\S+)$", line)
+        if m:
+            rows.append((m.group(2), m.group(3), int(m.group(1))))
+    for sym, src, n in rows:
+        if (re.match(r"[A-Z][A-Za-z]*:", sym) and
+                re.match(r"[\x21-\x7e]+:\d+$", src) and src != "??:0"):
+            got[(sym, src)] = got.get((sym, src), 0) + n
+    return got
 
 
 try:
