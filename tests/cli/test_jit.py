@@ -108,6 +108,31 @@ def perf_map_absent_leaves_addresses():
           rows[:3])
 
 
+@case
+def perf_map_not_for_named_anon():
+    """Named anonymous memory ("[anon:NAME]", prctl PR_SET_VMA_ANON_NAME)
+    is not looked up in the perf map: perf 6.1 takes the name for a file's
+    and leaves the samples unnamed, and so does perfex.  This kernel may
+    not name such memory in its MMAP2s (or have CONFIG_ANON_VMA_NAME), so
+    the recording's "//anon" is renamed in place ("[anon:]" fits its 8
+    bytes)."""
+    require_jitwork()
+    out, page, pid, path = jitwork_map()
+    try:
+        data = open(out, "rb").read()
+        check(b"//anon\0\0" in data, "no //anon map recorded")
+        named = tmpfile("named-anon.data")
+        open(named, "wb").write(data.replace(b"//anon\0\0", b"[anon:]\0"))
+        rows = [r for r in script_rows(named) if page <= r[0] < page + 4096]
+        check(rows and all(s == "[unknown]" and d == "[anon:]"
+                           for _, s, d in rows), rows[:3])
+        if os.access(PERF, os.X_OK):
+            theirs = [r for r in script_rows(named, "perf")
+                      if page <= r[0] < page + 4096]
+            check(theirs == rows, theirs[:3])
+    finally:
+        os.unlink(path)
+
 def jitwork_dump(clock=("-k", "mono")):
     d = tmpfile("dump")
     shutil.rmtree(d, ignore_errors=True)
