@@ -434,10 +434,6 @@ def node_perf_prof_inject_matches_perf():
         check(decoded_lines(so) == rows, (so, decoded_lines(so)[:5], rows[:5]))
         checked += 1
     check(checked, "no line table with printable file names")
-    # Where a sample's JIT function has lines, perfex (libdw) and perf
-    # (addr2line) give the same.
-    check(jit_report_lines(injected) == jit_report_lines(injected, "perf"),
-          "perf report's srcline differs in JIT code")
 
 
 def dump_line_tables(dump):
@@ -483,29 +479,6 @@ def decoded_lines(so):
     return [(m.group(1), int(m.group(2)), int(m.group(3), 16))
             for m in re.finditer(r"^(\S+)\s+(\d+)\s+(0x[0-9a-f]+)",
                                  r.stdout, re.M)]
-
-
-def jit_report_lines(path, tool="perfex"):
-    """{(sym, srcline): samples} of report --sort sym,srcline for V8's
-    functions ("JS:...", "Builtin:...") with a file:line."""
-    got = {}
-    # Tables, not perfex's JSON: the garbage names are not UTF-8.
-    cmd = ["report", "-i", path, "-n", "--sort", "sym,srcline"]
-    cmd = ([os.path.join(BUILD, "perfex")] + cmd if tool == "perfex" else
-           [PERF] + cmd + ["--stdio", "-g", "none"])
-    r = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
-                       timeout=120)
-    check(r.returncode == 0, r.stderr[-2000:])
-    rows = []
-    for line in r.stdout.splitlines():
-        m = re.match(r"\s*[\d.]+%\s+(\d+)\s+\[\.\]\s+(.*\S)\s+(\S+)$", line)
-        if m:
-            rows.append((m.group(2), m.group(3), int(m.group(1))))
-    for sym, src, n in rows:
-        if (re.match(r"[A-Z][A-Za-z]*:", sym) and
-                re.match(r"[\x21-\x7e]+:\d+$", src) and src != "??:0"):
-            got[(sym, src)] = got.get((sym, src), 0) + n
-    return got
 
 
 try:
