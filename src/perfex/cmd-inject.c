@@ -9,7 +9,9 @@
  * jitted-PID-INDEX.so beside the dump, holding its code and a symbol, and
  * an MMAP2 of that file at the code's address and time, as perf inject
  * --jit does, so that perfex report and perf report both name the
- * samples.  A move (JIT_CODE_MOVE) maps the same file at the new address.
+ * samples; the DEBUG_INFO and UNWINDING_INFO records before a load give
+ * its file a line table and unwind tables (jit-elf.c).  A move
+ * (JIT_CODE_MOVE) maps the same file at the new address.
  * The dump's times are CLOCK_MONOTONIC: the recording must be one too
  * (record -k mono) for the maps to fall between the right samples.
  */
