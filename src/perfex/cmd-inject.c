@@ -9,7 +9,9 @@
  * jitted-PID-INDEX.so beside the dump, holding its code and a symbol, and
  * an MMAP2 of that file at the code's address and time, as perf inject
  * --jit does, so that perfex report and perf report both name the
- * samples.  A move (JIT_CODE_MOVE) maps the same file at the new address.
+ * samples; the DEBUG_INFO and UNWINDING_INFO records before a load give
+ * its file a line table and unwind tables (jit-elf.c).  A move
+ * (JIT_CODE_MOVE) maps the same file at the new address.
  * The dump's times are CLOCK_MONOTONIC: the recording must be one too
  * (record -k mono) for the maps to fall between the right samples.
  */
@@ -26,15 +28,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifdef HAVE_LIBELF
-#include <gelf.h>
-#include <libelf.h>
-#endif
-
 #include <perfctr/perfctr.h>
 #include <perfctr/perfdata.h>
 #include <perfctr/record.h>
 
+#include "jit-elf.h"
 #include "options.h"
 #include "perfex.h"
 
@@ -49,11 +47,6 @@ enum jit_record_type {
 	JIT_CODE_CLOSE = 3,
 	JIT_CODE_UNWINDING_INFO = 4,
 };
-
-/* Where the code lies in the ELF files written (file offset and
- * address), after the ELF header and the one program header: perf's
- * choice, kept so that the MMAP2s' pgoff reads the same. */
-#define TEXT_OFFSET 0x80
 
 struct inject_opts {
 	const char *input;
@@ -76,7 +69,21 @@ struct inject {
 	uint64_t id;				/* its event's id */
 	struct added *added;
 	size_t nr_added, cap_added, next_added;
-	size_t nr_functions, nr_moves;
+	size_t nr_functions, nr_moves, nr_lines, nr_unwinds;
+	/* Functions whose map covers their unwind tables too. */
+	struct mapped_tables {
+		uint32_t pid;
+		uint64_t index;
+		uint64_t len;		/* of the map */
+	} *tables;
+	size_t nr_tables, cap_tables;
+};
+
+/* The DEBUG_INFO and UNWINDING_INFO records read since the last LOAD,
+ * which they describe (checked whole when read). */
+struct pending {
+	const uint8_t *debug, *unwind;
+	uint32_t debug_size, unwind_size;
 };
 
 static uint64_t rd64(const uint8_t *p)
@@ -94,173 +101,6 @@ static uint32_t rd32(const uint8_t *p)
 	memcpy(&v, p, 4);
 	return v;
 }
-
-/* ---- the ELF file of one function ---- */
-
-#ifdef HAVE_LIBELF
-static const char shstrtab[] =
-	"\0.text\0.shstrtab\0.symtab\0.strtab\0.note.gnu.build-id";
-enum { SH_TEXT = 1, SH_SHSTRTAB = 7, SH_SYMTAB = 17, SH_STRTAB = 25,
-       SH_NOTE = 33 };
-
-/* A build-id that is the same for the same function at the same place:
- * 20 bytes of FNV-1a over name, address and code, seeded three ways. */
-static void make_build_id(uint8_t id[20], const char *name, uint64_t addr,
-			  const uint8_t *code, uint64_t size)
-{
-	uint64_t h[3] = { 0xcbf29ce484222325ull, 0x84222325cbf29ce4ull,
-			  0x9e3779b97f4a7c15ull };
-	size_t i, k;
-
-	for (k = 0; k < 3; k++) {
-		for (i = 0; name[i]; i++)
-			h[k] = (h[k] ^ (uint8_t)name[i]) * 0x100000001b3ull;
-		for (i = 0; i < 8; i++)
-			h[k] = (h[k] ^ (uint8_t)(addr >> (8 * i))) * 0x100000001b3ull;
-		for (i = 0; i < size; i++)
-			h[k] = (h[k] ^ code[i]) * 0x100000001b3ull;
-	}
-	memcpy(id, h, 20);
-}
-
-static Elf_Scn *add_section(Elf *elf, uint32_t name, uint32_t type,
-			    uint64_t flags, void *buf, size_t size,
-			    uint64_t offset, uint64_t addr, uint64_t align,
-			    uint64_t entsize)
-{
-	Elf_Scn *scn = elf_newscn(elf);
-	Elf_Data *d = scn ? elf_newdata(scn) : NULL;
-	GElf_Shdr sh;
-
-	if (!d || !gelf_getshdr(scn, &sh))
-		return NULL;
-	d->d_buf = buf;
-	d->d_size = size;
-	d->d_type = ELF_T_BYTE;
-	d->d_align = 1;
-	sh.sh_name = name;
-	sh.sh_type = type;
-	sh.sh_flags = flags;
-	sh.sh_offset = offset;
-	sh.sh_addr = addr;
-	sh.sh_size = size;
-	sh.sh_addralign = align;
-	sh.sh_entsize = entsize;
-	return gelf_update_shdr(scn, &sh) ? scn : NULL;
-}
-
-/*
- * Write @path: an x86-64 (or the dump's machine) shared object whose one
- * PT_LOAD and .text hold @code at TEXT_OFFSET, a FUNC symbol @name over
- * it, and a build-id note.  Return: 0 or -errno.
- */
-static int write_elf(const char *path, uint16_t machine, const char *name,
-		     uint64_t addr, const uint8_t *code, uint64_t size)
-{
-	size_t name_len = strlen(name);
-	char *strtab = calloc(1, name_len + 2);
-	Elf64_Sym syms[2];
-	struct {
-		Elf64_Nhdr nh;
-		char owner[4];
-		uint8_t id[20];
-	} note;
-	uint64_t off;
-	GElf_Ehdr eh;
-	GElf_Phdr ph;
-	Elf_Scn *scn;
-	Elf *elf = NULL;
-	int fd, err = -EIO;
-
-	if (!strtab)
-		return -ENOMEM;
-	memcpy(strtab + 1, name, name_len);
-	memset(syms, 0, sizeof(syms));
-	syms[1].st_name = 1;
-	syms[1].st_info = ELF64_ST_INFO(STB_LOCAL, STT_FUNC);
-	syms[1].st_shndx = 1;		/* .text */
-	syms[1].st_value = TEXT_OFFSET;
-	syms[1].st_size = size;
-	note.nh.n_namesz = 4;
-	note.nh.n_descsz = 20;
-	note.nh.n_type = NT_GNU_BUILD_ID;
-	memcpy(note.owner, "GNU", 4);
-	make_build_id(note.id, name, addr, code, size);
-
-	fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		free(strtab);
-		return -errno;
-	}
-	if (elf_version(EV_CURRENT) == EV_NONE ||
-	    !(elf = elf_begin(fd, ELF_C_WRITE, NULL)) ||
-	    !gelf_newehdr(elf, ELFCLASS64) || !gelf_newphdr(elf, 1))
-		goto out;
-	/* Our layout, so that the code is where the MMAP2's pgoff says. */
-	elf_flagelf(elf, ELF_C_SET, ELF_F_LAYOUT);
-	off = TEXT_OFFSET;
-	if (!add_section(elf, SH_TEXT, SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR,
-			 (void *)code, size, off, TEXT_OFFSET, 16, 0))
-		goto out;
-	off += size;
-	if (!add_section(elf, SH_SHSTRTAB, SHT_STRTAB, 0, (void *)shstrtab,
-			 sizeof(shstrtab), off, 0, 1, 0))
-		goto out;
-	off = (off + sizeof(shstrtab) + 7) & ~7ull;
-	scn = add_section(elf, SH_SYMTAB, SHT_SYMTAB, 0, syms, sizeof(syms),
-			  off, 0, 8, sizeof(Elf64_Sym));
-	if (!scn)
-		goto out;
-	{
-		GElf_Shdr sh;
-
-		gelf_getshdr(scn, &sh);
-		sh.sh_link = 4;		/* .strtab */
-		sh.sh_info = 1;		/* the first non-local symbol */
-		gelf_update_shdr(scn, &sh);
-		elf_getdata(scn, NULL)->d_type = ELF_T_SYM;
-	}
-	off += sizeof(syms);
-	if (!add_section(elf, SH_STRTAB, SHT_STRTAB, 0, strtab, name_len + 2,
-			 off, 0, 1, 0))
-		goto out;
-	off = (off + name_len + 2 + 3) & ~3ull;
-	scn = add_section(elf, SH_NOTE, SHT_NOTE, SHF_ALLOC, &note,
-			  sizeof(note), off, 0, 4, 0);
-	if (!scn)
-		goto out;
-	off = (off + sizeof(note) + 7) & ~7ull;
-
-	gelf_getehdr(elf, &eh);
-	eh.e_ident[EI_DATA] = ELFDATA2LSB;
-	eh.e_type = ET_DYN;
-	eh.e_machine = machine;
-	eh.e_version = EV_CURRENT;
-	eh.e_entry = TEXT_OFFSET;
-	eh.e_phoff = sizeof(Elf64_Ehdr);
-	eh.e_shoff = off;
-	eh.e_shstrndx = 2;
-	if (!gelf_update_ehdr(elf, &eh))
-		goto out;
-	memset(&ph, 0, sizeof(ph));
-	ph.p_type = PT_LOAD;
-	ph.p_flags = PF_R | PF_X;
-	ph.p_offset = TEXT_OFFSET;
-	ph.p_vaddr = ph.p_paddr = TEXT_OFFSET;
-	ph.p_filesz = ph.p_memsz = size;
-	ph.p_align = 8;
-	if (!gelf_update_phdr(elf, 0, &ph) || elf_update(elf, ELF_C_WRITE) < 0)
-		goto out;
-	err = 0;
-out:
-	if (elf)
-		elf_end(elf);
-	if (close(fd) && !err)
-		err = -errno;
-	free(strtab);
-	return err;
-}
-#endif /* HAVE_LIBELF */
 
 /* ---- the records added ---- */
 
@@ -337,7 +177,7 @@ static int add_mmap2(struct inject *ij, uint32_t pid, uint32_t tid,
 	PUT(tid);
 	PUT(addr);
 	PUT(len);
-	PUT((uint64_t)TEXT_OFFSET);
+	PUT((uint64_t)JIT_TEXT_OFFSET);
 	PUT((uint32_t)major(st.st_dev));
 	PUT((uint32_t)minor(st.st_dev));
 	PUT((uint64_t)st.st_ino);
@@ -363,34 +203,182 @@ static const char *dump_type_name(uint32_t id)
 	return id < 5 ? names[id] : "unknown";
 }
 
+/* Whether DEBUG_INFO record @r (@size bytes) holds the entries it
+ * counts: an address, a line, a column and a file name each. */
+static bool debug_whole(const uint8_t *r, uint32_t size)
+{
+	const uint8_t *p = r + 32, *end = r + size, *nul;
+	uint64_t i, n;
+
+	if (size < 32)
+		return false;
+	n = rd64(r + 24);
+	for (i = 0; i < n; i++) {
+		if (end - p < 17 || !(nul = memchr(p + 16, '\0',
+						   (size_t)(end - p - 16))))
+			return false;
+		/* "\xff" names the previous entry's file: not the first. */
+		if (i == 0 && p[16] == 0xff && nul == p + 17)
+			return false;
+		p = nul + 1;
+	}
+	return true;
+}
+
+/* The unwinding data of UNWINDING_INFO record @r: .eh_frame, then
+ * .eh_frame_hdr (as V8 and perf have them, whatever the
+ * specification's prose says of their order). */
+static bool unwind_parse(const uint8_t *r, uint32_t size, struct jit_unwind *u)
+{
+	uint64_t data_size, hdr_size;
+
+	if (size < 40)
+		return false;
+	data_size = rd64(r + 16);
+	hdr_size = rd64(r + 24);
+	if (hdr_size > data_size || data_size > size - 40)
+		return false;
+	u->eh_frame = r + 40;
+	u->eh_frame_size = data_size - hdr_size;
+	u->eh_frame_hdr = r + 40 + u->eh_frame_size;
+	u->eh_frame_hdr_size = hdr_size;
+	u->mapped_size = rd64(r + 32);
+	return true;
+}
+
+/*
+ * The line table of the function at @code_addr (@size bytes) from
+ * DEBUG_INFO record @r (debug_whole()): a row per entry inside the
+ * function, sorted by address (entries at one address keep the dump's
+ * order); the files are the names in the dump.  Return: 0 or -ENOMEM.
+ */
+static int lines_parse(const uint8_t *r, uint64_t code_addr, uint64_t size,
+		       struct jit_lines *l)
+{
+	uint64_t i, n = rd64(r + 24);
+	const uint8_t *p = r + 32;
+	const char *file = NULL;
+	size_t j;
+
+	memset(l, 0, sizeof(*l));
+	l->rows = calloc(n ? n : 1, sizeof(*l->rows));
+	l->files = calloc(n ? n : 1, sizeof(*l->files));
+	if (!l->rows || !l->files)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		const char *name = (const char *)p + 16;
+		struct jit_line row = {
+			.offset = rd64(p) - code_addr,
+			.line = rd32(p + 8),
+			.column = rd32(p + 12),
+		};
+
+		if (!((uint8_t)name[0] == 0xff && !name[1]))
+			file = name;
+		p += 16 + strlen(name) + 1;
+		/* Unsigned: an address before the code is far past it. */
+		if (row.offset >= size)
+			continue;
+		for (j = 0; j < l->nr_files && strcmp(l->files[j], file); j++)
+			;
+		if (j == l->nr_files)
+			l->files[l->nr_files++] = file;
+		row.file = (uint32_t)j;
+		/* Insertion: runtimes write the entries in order, nearly. */
+		for (j = l->nr_rows; j > 0 && l->rows[j - 1].offset > row.offset; j--)
+			l->rows[j] = l->rows[j - 1];
+		l->rows[j] = row;
+		l->nr_rows++;
+	}
+	return 0;
+}
+
+/*
+ * The length of the map of a function's file: its code, and when the
+ * runtime had the unwind tables in memory after it (mapped_size), those
+ * too, from the code's end rounded up to 8 bytes -- perf's length, by
+ * which its libunwind reads .eh_frame_hdr through the map.  Remembered
+ * for the function's moves (perf maps a moved function's code only).
+ */
+static uint64_t map_len(struct inject *ij, uint32_t pid, uint64_t index,
+			uint64_t code_size, const struct jit_unwind *u,
+			bool move)
+{
+	uint64_t len = code_size;
+	size_t i;
+
+	if (u && u->mapped_size)
+		len = ((code_size + 7) & ~7ull) + u->mapped_size;
+	if (move) {
+		for (i = 0; i < ij->nr_tables; i++)
+			if (ij->tables[i].pid == pid &&
+			    ij->tables[i].index == index)
+				return ij->tables[i].len;
+		return len;
+	}
+	if (len != code_size) {
+		if (ij->nr_tables == ij->cap_tables) {
+			size_t cap = ij->cap_tables ? ij->cap_tables * 2 : 16;
+			struct mapped_tables *n = realloc(ij->tables,
+							  cap * sizeof(*n));
+
+			if (!n)
+				return code_size;	/* unwinding then fails */
+			ij->tables = n;
+			ij->cap_tables = cap;
+		}
+		ij->tables[ij->nr_tables++] =
+			(struct mapped_tables){ pid, index, len };
+	}
+	return len;
+}
+
 static int dump_load(struct inject *ij, const char *dir, uint16_t machine,
-		     const uint8_t *r, uint32_t size, uint64_t time)
+		     const uint8_t *r, uint32_t size, uint64_t time,
+		     const struct pending *pending)
 {
 	const uint8_t *name = r + 56, *end = r + size, *nul;
 	uint32_t pid = rd32(r + 16), tid = rd32(r + 20);
-	uint64_t vma = rd64(r + 24), code_size = rd64(r + 40);
-	uint64_t index = rd64(r + 48);
+	uint64_t vma = rd64(r + 24), code_addr = rd64(r + 32);
+	uint64_t code_size = rd64(r + 40), index = rd64(r + 48);
+	struct jit_function fn = { .machine = machine, .addr = vma };
+	struct jit_lines lines = { 0 };
+	struct jit_unwind unwind;
 	char path[4096];
-	int err;
+	int err = 0;
 
 	if (size < 56 || !(nul = memchr(name, '\0', (size_t)(end - name))) ||
 	    code_size > (uint64_t)(end - nul - 1))
 		return -EINVAL;
 	snprintf(path, sizeof(path), "%s/jitted-%" PRIu32 "-%" PRIu64 ".so",
 		 dir, pid, index);
-#ifdef HAVE_LIBELF
-	err = write_elf(path, machine, (const char *)name, vma, nul + 1,
-			code_size);
-#else
-	(void)machine;
-	err = -ENOTSUP;
-#endif
+	fn.name = (const char *)name;
+	fn.code = nul + 1;
+	fn.size = code_size;
+	if (pending->debug) {
+		err = lines_parse(pending->debug, code_addr, code_size, &lines);
+		if (!err && lines.nr_rows) {
+			fn.lines = &lines;
+			ij->nr_lines++;
+		}
+	}
+	if (pending->unwind &&
+	    unwind_parse(pending->unwind, pending->unwind_size, &unwind)) {
+		fn.unwind = &unwind;
+		ij->nr_unwinds++;
+	}
+	if (!err)
+		err = jit_elf_write(path, &fn);
+	free(lines.rows);
+	free(lines.files);
 	if (err) {
 		perfex_error("cannot write '%s': %s", path, strerror(-err));
 		return err;
 	}
 	ij->nr_functions++;
-	return add_mmap2(ij, pid, tid, time, vma, code_size, path);
+	return add_mmap2(ij, pid, tid, time, vma,
+			 map_len(ij, pid, index, code_size, fn.unwind, false),
+			 path);
 }
 
 static int dump_move(struct inject *ij, const char *dir, const uint8_t *r,
@@ -407,7 +395,9 @@ static int dump_move(struct inject *ij, const char *dir, const uint8_t *r,
 	if (access(path, F_OK))
 		return 0;
 	return add_mmap2(ij, rd32(r + 16), rd32(r + 20), time, rd64(r + 40),
-			 rd64(r + 48), path);
+			 map_len(ij, rd32(r + 16), rd64(r + 56), rd64(r + 48),
+				 NULL, true),
+			 path);
 }
 
 /* Read jitdump @path (named by the recording) into ij->added. */
@@ -415,6 +405,7 @@ static int read_dump(struct inject *ij, const char *path)
 {
 	char *dir_copy = strdup(path), *dir;
 	const uint8_t *buf = NULL, *p, *end;
+	struct pending pending = { 0 };
 	uint32_t header_size;
 	struct stat st;
 	uint16_t machine;
@@ -467,15 +458,28 @@ static int read_dump(struct inject *ij, const char *path)
 		/* A torn last record (the runtime was killed): the end. */
 		if (size < 16 || size > (uint64_t)(end - p))
 			break;
-		if (id == JIT_CODE_LOAD)
-			err = dump_load(ij, dir, machine, p, size, time);
-		else if (id == JIT_CODE_MOVE)
-			err = dump_move(ij, dir, p, size, time);
-		else if (id == JIT_CODE_CLOSE)
-			break;
 		/* DEBUG_INFO and UNWINDING_INFO describe the next LOAD;
-		 * the files written hold neither (yet), and unknown types
-		 * are skipped by their size as the format allows. */
+		 * unknown types are skipped by their size, as the format
+		 * allows. */
+		if (id == JIT_CODE_LOAD) {
+			err = dump_load(ij, dir, machine, p, size, time,
+					&pending);
+			memset(&pending, 0, sizeof(pending));
+		} else if (id == JIT_CODE_MOVE) {
+			err = dump_move(ij, dir, p, size, time);
+		} else if (id == JIT_CODE_DEBUG_INFO) {
+			pending.debug = p;
+			pending.debug_size = size;
+			err = debug_whole(p, size) ? 0 : -EINVAL;
+		} else if (id == JIT_CODE_UNWINDING_INFO) {
+			struct jit_unwind u;
+
+			pending.unwind = p;
+			pending.unwind_size = size;
+			err = unwind_parse(p, size, &u) ? 0 : -EINVAL;
+		} else if (id == JIT_CODE_CLOSE) {
+			break;
+		}
 		if (err == -EINVAL)
 			perfex_error("malformed %s record at offset %td of '%s'",
 				     dump_type_name(id), p - buf, path);
@@ -719,8 +723,9 @@ static int run_inject(struct inject *ij)
 		return PERFEX_EXIT_IO;
 	}
 	if (ij->o->jit)
-		fprintf(stderr, "perfex inject: %zu jitted functions, %zu moves, written to '%s'\n",
-			ij->nr_functions, ij->nr_moves, ij->o->output);
+		fprintf(stderr, "perfex inject: %zu jitted functions, %zu moves, %zu line tables, %zu unwind tables, written to '%s'\n",
+			ij->nr_functions, ij->nr_moves, ij->nr_lines,
+			ij->nr_unwinds, ij->o->output);
 	return 0;
 }
 
@@ -774,6 +779,7 @@ int cmd_inject(int argc, char **argv)
 	for (i = 0; i < ij.nr_added; i++)
 		free(ij.added[i].rec);
 	free(ij.added);
+	free(ij.tables);
 	perfctr_perfdata__close(ij.in);
 	return ret;
 }

@@ -85,7 +85,8 @@ TEST(anon_names)
 		bool anon;
 	} rows[] = {
 		{ "//anon", true },
-		{ "[anon:v8]", true },
+		/* nor named anonymous memory: its name is taken for a file's */
+		{ "[anon:v8]", false },
 		{ "/dev/zero (deleted)", true },
 		{ "/anon_hugepage (deleted)", true },
 		{ "[heap]", true },

@@ -13,15 +13,17 @@
  *                         run there: a map that grows while recording
  *   jitwork dump DIR MS   DIR/jit-PID.dump (mapped PROT_EXEC so that the
  *                         recording names it), CLOCK_MONOTONIC times; in
- *                         three phases: DEBUG_INFO + LOAD of jit_alpha
- *                         (index 1), run; LOAD of jit_beta (index 2), run;
- *                         jit_alpha moved to code+0x300 (MOVE), run; CLOSE
+ *                         three phases: DEBUG_INFO + UNWINDING_INFO + LOAD
+ *                         of jit_alpha (index 1), run; DEBUG_INFO + LOAD of
+ *                         jit_beta (index 2), run; jit_alpha moved to
+ *                         code+0x300 (MOVE), run; CLOSE
  *
  * The pid is printed first, on a line of its own.  x86-64 only (exit 77
  * elsewhere).
  */
 #include <elf.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +51,9 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void run(uint8_t *fn, long ms)
+/* Not inlined: the JIT code's caller, which unwinding through the code's
+ * CFI finds (a frame-pointer walk skips it: the code keeps no frame). */
+__attribute__((noinline)) static void run(uint8_t *fn, long ms)
 {
 	long (*f)(long) = (long (*)(long))(void *)fn;
 	uint64_t end = mono_ns() + (uint64_t)ms * 1000000u;
@@ -89,23 +93,106 @@ static void rec_head(struct dump *d, uint32_t id, uint32_t size)
 	put64(d, mono_ns());
 }
 
-static void dump_debug(struct dump *d, uint8_t *fn)
+/* One debug entry: the line from @fn + @offset on. */
+static void debug_entry(struct dump *d, uint8_t *fn, uint64_t offset,
+			uint32_t line, const char *file)
 {
-	static const char file[] = "jitwork.js";
-	uint32_t entry = 8 + 4 + 4 + sizeof(file);
+	put64(d, (uintptr_t)fn + offset);
+	put32(d, line);
+	put32(d, 0);
+	put(d, file, strlen(file) + 1);
+}
 
-	rec_head(d, 2, 16 + 16 + 2 * entry);
-	put64(d, (uintptr_t)fn);
-	put64(d, 2);
-	/* line 10 from the first byte, line 11 from the loop */
-	put64(d, (uintptr_t)fn);
-	put32(d, 10);
-	put32(d, 0);
-	put(d, file, sizeof(file));
-	put64(d, (uintptr_t)fn + 3);
-	put32(d, 11);
-	put32(d, 0);
-	put(d, file, sizeof(file));
+/*
+ * jit_alpha: jitwork.js line 10 from the first byte, line 11 from the
+ * loop (offset 3).  jit_beta: jitbeta.js line 20, line 21 from the loop
+ * (its file named "\xff": the previous entry's), jitwork.js line 30 from
+ * the ret (offset 8).
+ */
+static void dump_debug(struct dump *d, uint8_t *fn, bool beta)
+{
+	uint32_t size = 16 + 16;
+
+	if (!beta) {
+		size += 2 * (16 + sizeof("jitwork.js"));
+		rec_head(d, 2, size);
+		put64(d, (uintptr_t)fn);
+		put64(d, 2);
+		debug_entry(d, fn, 0, 10, "jitwork.js");
+		debug_entry(d, fn, 3, 11, "jitwork.js");
+	} else {
+		size += 16 + sizeof("jitbeta.js") + 16 + 2 +
+			16 + sizeof("jitwork.js");
+		rec_head(d, 2, size);
+		put64(d, (uintptr_t)fn);
+		put64(d, 3);
+		debug_entry(d, fn, 0, 20, "jitbeta.js");
+		debug_entry(d, fn, 3, 21, "\xff");
+		debug_entry(d, fn, 8, 30, "jitwork.js");
+	}
+	fflush(d->f);
+}
+
+/*
+ * The unwind tables of the count-down loop, a leaf that keeps no frame:
+ * the CFA is %rsp + 8 and the return address is at CFA - 8 throughout.
+ * Laid out as runtimes do and perf expects: .eh_frame at the code's end
+ * rounded up to 8 bytes (FN_SIZE is), .eh_frame_hdr right after it; the
+ * pc-relative fields are relative to that layout, wherever it is.
+ */
+#define EH_FRAME_SIZE 52
+#define EH_FRAME_HDR_SIZE 20
+
+static void put_le32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+
+static void unwind_tables(uint8_t out[EH_FRAME_SIZE + EH_FRAME_HDR_SIZE])
+{
+	static const uint8_t cie[24] = {
+		20, 0, 0, 0,		/* length */
+		0, 0, 0, 0,		/* CIE id */
+		1, 'z', 'R', 0,		/* version, augmentation */
+		1, 0x78, 16,		/* code align 1, data align -8, ra r16 */
+		1, 0x1b,		/* augmentation data: pcrel sdata4 */
+		0x0c, 7, 8,		/* DW_CFA_def_cfa %rsp + 8 */
+		0x90, 1,		/* DW_CFA_offset r16 at CFA - 8 */
+		0, 0,			/* DW_CFA_nop */
+	};
+	/* Offsets from the code's first byte. */
+	const int32_t eh = FN_SIZE, fde = eh + 24, hdr = eh + EH_FRAME_SIZE;
+	uint8_t *p = out;
+
+	memset(out, 0, EH_FRAME_SIZE + EH_FRAME_HDR_SIZE);
+	memcpy(p, cie, sizeof(cie));
+	p += 24;
+	put_le32(p, 20);			/* FDE length */
+	put_le32(p + 4, 28);			/* back to the CIE */
+	put_le32(p + 8, (uint32_t)(0 - (fde + 8)));	/* pc_begin: the code */
+	put_le32(p + 12, FN_SIZE);		/* pc_range */
+	/* p[16]: no augmentation data; then DW_CFA_nop to the length;
+	 * then a zero terminator. */
+	p = out + EH_FRAME_SIZE;
+	p[0] = 1;				/* version */
+	p[1] = 0x1b;				/* eh_frame_ptr: pcrel sdata4 */
+	p[2] = 0x03;				/* fde_count: udata4 */
+	p[3] = 0x3b;				/* table: datarel sdata4 */
+	put_le32(p + 4, (uint32_t)(eh - (hdr + 4)));
+	put_le32(p + 8, 1);
+	put_le32(p + 12, (uint32_t)(0 - hdr));	/* initial location */
+	put_le32(p + 16, (uint32_t)(fde - hdr));/* its FDE */
+}
+
+static void dump_unwind(struct dump *d, uint8_t *fn)
+{
+	uint8_t tables[EH_FRAME_SIZE + EH_FRAME_HDR_SIZE];
+
+	unwind_tables(tables);
+	/* In memory after the code too, as a runtime would have them. */
+	memcpy(fn + FN_SIZE, tables, sizeof(tables));
+	rec_head(d, 4, 16 + 24 + sizeof(tables));
+	put64(d, sizeof(tables));
+	put64(d, EH_FRAME_HDR_SIZE);
+	put64(d, sizeof(tables));
+	put(d, tables, sizeof(tables));
 	fflush(d->f);
 }
 
@@ -171,14 +258,16 @@ static int do_dump(uint8_t *code, const char *dir, long ms)
 	put64(&d, 0);
 
 	memcpy(code, countdown, FN_SIZE);
-	dump_debug(&d, code);
+	dump_debug(&d, code, false);
+	dump_unwind(&d, code);
 	dump_load(&d, code, "jit_alpha", 1);
 	run(code, ms / 3);
 	memcpy(code + 0x100, countdown, FN_SIZE);
+	dump_debug(&d, code + 0x100, true);
 	dump_load(&d, code + 0x100, "jit_beta", 2);
 	run(code + 0x100, ms / 3);
-	memcpy(code + 0x300, countdown, FN_SIZE);
-	memset(code, 0xcc, FN_SIZE);
+	memcpy(code + 0x300, code, 0x100);
+	memset(code, 0xcc, 0x100);
 	dump_move(&d, code, code + 0x300, 1);
 	run(code + 0x300, ms / 3);
 	rec_head(&d, 3, 16);

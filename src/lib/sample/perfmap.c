@@ -48,8 +48,7 @@ struct pc_perfmaps {
 
 bool pc_perfmap_is_anon(const char *f)
 {
-	return !strcmp(f, "//anon") || !strncmp(f, "[anon:", 6) ||
-	       !strncmp(f, "/dev/zero", 9) ||
+	return !strcmp(f, "//anon") || !strncmp(f, "/dev/zero", 9) ||
 	       !strncmp(f, "/anon_hugepage", 14) ||
 	       !strcmp(f, "[heap]") || !strncmp(f, "[stack", 6) ||
 	       !strncmp(f, "/SYSV", 5);

@@ -24,8 +24,10 @@
 struct pc_perfmaps;
 
 /* Whether @filename (of an executable map) is memory that perf looks up
- * in the perf map: anonymous ("//anon", "[anon:...]", /dev/zero,
- * /anon_hugepage) or without a file ("[heap]", "[stack...", /SYSV...). */
+ * in the perf map: anonymous ("//anon", /dev/zero, /anon_hugepage) or
+ * without a file ("[heap]", "[stack...", /SYSV...).  Not named anonymous
+ * memory ("[anon:NAME]", prctl PR_SET_VMA_ANON_NAME): perf 6.1 takes the
+ * name for a file's, finds none and leaves its samples unnamed. */
 bool pc_perfmap_is_anon(const char *filename);
 
 /* Return: a new table, files read under @root (NULL: /), or NULL + errno. */
