@@ -1887,12 +1887,8 @@ static int reader_init(struct perfctr_perfdata *pd)
 	if (!in_file(pd, h->attrs.offset, h->attrs.size) ||
 	    !in_file(pd, h->data.offset, 0) || h->attrs.size % h->attr_size)
 		return -EINVAL;
-	/* A data size past the end is a damaged file -- unless the file is
-	 * unfinished: then the size is recovered below. */
-	if (!in_file(pd, h->data.offset, h->data.size) &&
-	    (h->features[0] | h->features[1] | h->features[2] | h->features[3]))
-		return -EINVAL;
-
+	/* A data size past the end: the file is unfinished or truncated,
+	 * and recover() finds the records that are there. */
 	attr_file_size = h->attr_size - sizeof(struct file_section);
 	nr = h->attrs.size / h->attr_size;
 	pd->decoder = perfctr_decoder__new();
