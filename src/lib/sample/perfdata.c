@@ -18,8 +18,10 @@
  * the header with its bitmap.  So a writer killed at any moment leaves a
  * file whose header is valid and whose bitmap is empty ("unfinished"):
  * the reader then finds the records from the file itself, walking them
- * from the start of the data section to the first torn or invalid one
- * (perf record's own files killed while recording look the same).  Attrs
+ * from the start of the data section to the first torn or invalid one.
+ * perf record's killed files differ (feature bits set, data size 0, no
+ * features) and a finished file cut short has a data size past its end:
+ * both are walked the same way (recover()).  Attrs
  * or ids added after the first record are written at close, after the
  * features; a killed file has only the first ones.  The writer's own
  * records that name the events open the data section (w_put_meta), so a
