@@ -370,22 +370,44 @@ PERFCTR_API int perfctr_perfdata__build_id(const struct perfctr_perfdata *pd,
 PERFCTR_API int perfctr_perfdata__sample_time(const struct perfctr_perfdata *pd,
 					      uint64_t *first, uint64_t *last);
 
+/* What kind of file the records were recovered from. */
+enum perfctr_recovery_kind {
+	/* No feature bits: perfctr's writer killed before close (or its
+	 * opts said no_features). */
+	PERFCTR_RECOVERED_NO_FEATURES = 0,
+	/* Feature bits but a data size of 0 and no feature index after the
+	 * data: perf record killed before it finished the file. */
+	PERFCTR_RECOVERED_NO_SIZE = 1,
+	/* A finished file whose data section runs past the end of the
+	 * file: cut short (a full disk, an interrupted copy). */
+	PERFCTR_RECOVERED_TRUNCATED = 2,
+};
+
 struct perfctr_perfdata_recovery {
 	size_t sz;
 	uint64_t records;	/* whole records recovered */
 	uint64_t bytes;		/* their bytes: the data section as read */
 	uint64_t flushed_bytes;	/* of which the header's data size vouched for */
 	uint64_t torn_bytes;	/* bytes after the last whole record, ignored */
+	int kind;		/* enum perfctr_recovery_kind */
+	/* Tracepoint events that the file does not name (perf's killed
+	 * files have neither names nor formats), named with their formats
+	 * from this machine's tracefs by their ids. */
+	uint32_t local_names;
 };
 
 /**
- * perfctr_perfdata__recovered() - whether the file is unfinished (no
- * feature section: its writer was killed before close, or the writer's
- * opts said no_features).  The reader then took the records from the file,
+ * perfctr_perfdata__recovered() - whether the file's records had to be
+ * recovered: the file is unfinished (its writer was killed before it
+ * finished the file: perfctr's, or perf record's) or truncated (see enum
+ * perfctr_recovery_kind).  The reader then took the records from the file,
  * up to the first torn or invalid one (a size that is 0, not a multiple
  * of 8 or past the end; a type of 0 or above 127), and @rec (when not
- * NULL; set its sz) says how much.  perf record's killed files are
- * recovered the same way.
+ * NULL; set its sz) says how much.  Event names come from the file when it
+ * has them (perfctr's writer puts them at the start of the data section);
+ * tracepoint events it does not name are looked up by id in this
+ * machine's tracefs, their names and formats taken from there, and
+ * counted in @rec->local_names.
  * Return: 1 (recovered), 0 (a finished file), -EINVAL (bad arguments).
  */
 PERFCTR_API int

@@ -22,15 +22,32 @@ struct perfctr_reader *perfex_reader_open(const char *input,
 	if (reader) {
 		struct perfctr_perfdata_recovery rec = { .sz = sizeof(rec) };
 
-		/* A killed recording: say how much of it is read. */
+		static const char *const why[] = {
+			[PERFCTR_RECOVERED_NO_FEATURES] =
+				"is unfinished (its recording did not end normally)",
+			[PERFCTR_RECOVERED_NO_SIZE] =
+				"is unfinished (perf record did not end normally: "
+				"no data size, no features)",
+			[PERFCTR_RECOVERED_TRUNCATED] =
+				"is truncated (its data section runs past the end of the file)",
+		};
+
+		/* A killed recording or a file cut short: say how much of it
+		 * is read, and where names come from that it lacks. */
 		if (perfctr_perfdata__recovered(perfctr_reader__perfdata(reader),
-						&rec) == 1)
-			fprintf(stderr, "perfex: warning: '%s' is unfinished "
-				"(its recording did not end normally): "
-				"recovered %" PRIu64 " records, %" PRIu64
-				" bytes%s\n", input, rec.records, rec.bytes,
-				rec.torn_bytes ?
-				"; a torn record at the end left out" : "");
+						&rec) != 1)
+			return reader;
+		fprintf(stderr, "perfex: warning: '%s' %s: recovered %" PRIu64
+			" records, %" PRIu64 " bytes%s\n", input,
+			rec.kind >= 0 && rec.kind < (int)(sizeof(why) / sizeof(why[0])) ?
+			why[rec.kind] : why[0], rec.records, rec.bytes,
+			rec.torn_bytes ? "; a torn record at the end left out" : "");
+		if (rec.local_names)
+			fprintf(stderr, "perfex: warning: '%s' does not name "
+				"%" PRIu32 " tracepoint event%s: names and formats "
+				"taken from this machine's tracefs by id (right "
+				"for a file recorded here since boot)\n", input,
+				rec.local_names, rec.local_names == 1 ? "" : "s");
 		return reader;
 	}
 	*exit_code = PERFEX_EXIT_IO;

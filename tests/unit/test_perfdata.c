@@ -353,6 +353,68 @@ TEST(unfinished_file_is_recovered)
 	CHECK(perfctr_perfdata__has_feature(pd, PERFCTR_FEAT_HOSTNAME));
 	CHECK_STR(perfctr_perfdata__attr_name(pd, 0), "cpu-clock");
 	perfctr_perfdata__close(pd);
+
+	/*
+	 * The same records as perf record leaves them when killed: its
+	 * header has the feature bits but a data size of 0, and the file
+	 * ends with the records.
+	 */
+	{
+		uint64_t hdr_data[2], size0 = 0, end;
+		size_t len;
+
+		copy = slurp(path, &len);
+		REQUIRE(copy);
+		memcpy(hdr_data, copy + 40, 16);
+		end = hdr_data[0] + hdr_data[1];
+		CHECK_EQ_U64(hdr_data[1], 20000 * 16);
+		memcpy(copy + 48, &size0, 8);
+		pd = perfctr_perfdata__open_mem(copy, (size_t)end, NULL);
+		REQUIRE(pd);
+		CHECK_EQ_INT(perfctr_perfdata__recovered(pd, &rec), 1);
+		CHECK_EQ_INT(rec.kind, PERFCTR_RECOVERED_NO_SIZE);
+		CHECK_EQ_U64(rec.records, 20000);
+		CHECK_EQ_U64(rec.torn_bytes, 0);
+		CHECK_EQ_U64(perfctr_perfdata__data_size(pd), 20000 * 16);
+		perfctr_perfdata__close(pd);
+		/* ... killed inside a record. */
+		pd = perfctr_perfdata__open_mem(copy, (size_t)end - 9, NULL);
+		REQUIRE(pd);
+		CHECK_EQ_INT(perfctr_perfdata__recovered(pd, &rec), 1);
+		CHECK_EQ_U64(rec.records, 19999);
+		CHECK_EQ_U64(rec.torn_bytes, 7);
+		perfctr_perfdata__close(pd);
+
+		/* A finished file cut inside its data section: truncated,
+		 * the whole records and the names read back. */
+		memcpy(copy + 48, &hdr_data[1], 8);
+		pd = perfctr_perfdata__open_mem(copy, (size_t)(hdr_data[0] +
+						 5000 * 16 + 3), NULL);
+		REQUIRE(pd);
+		CHECK_EQ_INT(perfctr_perfdata__recovered(pd, &rec), 1);
+		CHECK_EQ_INT(rec.kind, PERFCTR_RECOVERED_TRUNCATED);
+		CHECK_EQ_U64(rec.records, 5000);
+		CHECK_EQ_U64(rec.torn_bytes, 3);
+		CHECK_EQ_U64(rec.local_names, 0);
+		perfctr_perfdata__close(pd);
+		free(copy);
+	}
+	unlink(path);
+
+	/* A finished file with no records (data size 0, the feature index
+	 * right after the attrs) stays finished. */
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	REQUIRE(fd >= 0);
+	w = perfctr_perfdata_writer__open_fd(fd, &o);
+	REQUIRE(w);
+	CHECK_EQ_INT(perfctr_perfdata_writer__add_attr(w, &a, "cpu-clock", NULL, 0), 0);
+	CHECK_EQ_INT(perfctr_perfdata_writer__close(w), 0);
+	close(fd);
+	pd = perfctr_perfdata__open(path, NULL);
+	REQUIRE(pd);
+	CHECK_EQ_INT(perfctr_perfdata__recovered(pd, NULL), 0);
+	CHECK(perfctr_perfdata__has_feature(pd, PERFCTR_FEAT_HOSTNAME));
+	perfctr_perfdata__close(pd);
 	unlink(path);
 }
 
@@ -538,7 +600,6 @@ TEST(damaged_headers)
 		{ 24, 1ULL << 40, EINVAL },			/* attrs offset */
 		{ 32, 7, EINVAL },				/* attrs size */
 		{ 40, 1ULL << 40, EINVAL },			/* data offset */
-		{ 48, ~0ULL, EINVAL },				/* data size */
 	};
 	uint64_t recs[64];
 	size_t nr, len;
@@ -562,6 +623,25 @@ TEST(damaged_headers)
 		} else {
 			CHECK_EQ_INT(errno, rows[i].err);
 		}
+		free(copy);
+	}
+	/* A data size past the end of the file: cut short, its records
+	 * recovered. */
+	{
+		unsigned char *copy = malloc(len);
+		struct perfctr_perfdata_recovery rec = { .sz = sizeof(rec) };
+		struct perfctr_perfdata *pd;
+		uint64_t huge = ~0ULL;
+
+		REQUIRE(copy);
+		memcpy(copy, f, len);
+		memcpy(copy + 48, &huge, 8);
+		pd = perfctr_perfdata__open_mem(copy, len, NULL);
+		REQUIRE(pd);
+		CHECK_EQ_INT(perfctr_perfdata__recovered(pd, &rec), 1);
+		CHECK_EQ_INT(rec.kind, PERFCTR_RECOVERED_TRUNCATED);
+		CHECK_EQ_U64(rec.records, nr);
+		perfctr_perfdata__close(pd);
 		free(copy);
 	}
 	/* Every truncation of the file either opens or fails cleanly. */

@@ -18,8 +18,10 @@
  * the header with its bitmap.  So a writer killed at any moment leaves a
  * file whose header is valid and whose bitmap is empty ("unfinished"):
  * the reader then finds the records from the file itself, walking them
- * from the start of the data section to the first torn or invalid one
- * (perf record's own files killed while recording look the same).  Attrs
+ * from the start of the data section to the first torn or invalid one.
+ * perf record's killed files differ (feature bits set, data size 0, no
+ * features) and a finished file cut short has a data size past its end:
+ * both are walked the same way (recover()).  Attrs
  * or ids added after the first record are written at close, after the
  * features; a killed file has only the first ones.  The writer's own
  * records that name the events open the data section (w_put_meta), so a
@@ -887,21 +889,6 @@ static int tp_lookup(const char *root, const struct w_attr *a, struct tp_name *o
 	return pc_tracefs_walk(root, NULL, NULL, tp_find_cb, &f) == 1 ? 0 : -ENOENT;
 }
 
-static void w_put_file(struct perfctr_perfdata_writer *w, const char *path,
-		       bool size32)
-{
-	size_t len = 0;
-	char *buf = slurp(path, &len);
-
-	if (size32)
-		w_put_u32(w, (uint32_t)len);
-	else
-		w_put_u64(w, len);
-	if (buf)
-		w_put(w, buf, len);
-	free(buf);
-}
-
 static bool has_tracepoints(const struct perfctr_perfdata_writer *w)
 {
 	for (size_t i = 0; i < w->nr_attrs; i++)
@@ -910,21 +897,136 @@ static bool has_tracepoints(const struct perfctr_perfdata_writer *w)
 	return false;
 }
 
+/* Where tracing data goes: the writer's file, or a buffer of the
+ * reader's (the formats of a file that has none, from this machine). */
+struct td_out {
+	struct perfctr_perfdata_writer *w;	/* NULL: into buf */
+	unsigned char *buf;
+	size_t len, cap;
+	bool oom;
+};
+
+static void td_put(struct td_out *o, const void *p, size_t n)
+{
+	if (o->w) {
+		w_put(o->w, p, n);
+		return;
+	}
+	if (o->oom)
+		return;
+	if (n > o->cap - o->len) {
+		size_t cap = o->cap ? o->cap : 8192;
+		unsigned char *nb;
+
+		while (n > cap - o->len)
+			cap *= 2;
+		nb = realloc(o->buf, cap);
+		if (!nb) {
+			o->oom = true;
+			return;
+		}
+		o->buf = nb;
+		o->cap = cap;
+	}
+	memcpy(o->buf + o->len, p, n);
+	o->len += n;
+}
+
+static void td_put_u32(struct td_out *o, uint32_t v)
+{
+	td_put(o, &v, sizeof(v));
+}
+
+static void td_put_u64(struct td_out *o, uint64_t v)
+{
+	td_put(o, &v, sizeof(v));
+}
+
+/* A tracefs file, after its u64 size. */
+static void td_put_file(struct td_out *o, const char *path)
+{
+	size_t len = 0;
+	char *buf = slurp(path, &len);
+
+	td_put_u64(o, len);
+	if (buf)
+		td_put(o, buf, len);
+	free(buf);
+}
+
 /*
  * HEADER_TRACING_DATA, the layout perf's trace-event reader expects:
  * magic "\027\010\104tracing", version "0.6", endianness, sizeof(long),
  * page size, header_page and header_event, ftrace formats (none), the
- * event formats by subsystem, kallsyms and printk formats (empty),
- * saved cmdlines (empty).
+ * event formats by subsystem (of the @nr distinct @tps under tracefs
+ * @root), kallsyms and printk formats (empty), saved cmdlines (empty).
  */
-static void write_tracing_data(struct perfctr_perfdata_writer *w)
+static void put_tracing_data(struct td_out *o, const char *root,
+			     const struct tp_name *tps, size_t nr)
 {
 	static const char magic[] = { 23, 8, 68, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
-	char root[4096], path[4600];
-	struct tp_name *tps;
-	size_t nr = 0;
+	char path[4600];
 	unsigned char c;
 	uint32_t nsys = 0;
+
+	td_put(o, magic, sizeof(magic));
+	td_put(o, "0.6", 4);
+	c = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
+	td_put(o, &c, 1);
+	c = sizeof(long);
+	td_put(o, &c, 1);
+	td_put_u32(o, (uint32_t)sysconf(_SC_PAGESIZE));
+	td_put(o, "header_page", 12);
+	snprintf(path, sizeof(path), "%s/events/header_page", root);
+	td_put_file(o, path);
+	td_put(o, "header_event", 13);
+	snprintf(path, sizeof(path), "%s/events/header_event", root);
+	td_put_file(o, path);
+	td_put_u32(o, 0);		/* ftrace formats */
+
+	/* Subsystems, each with its events. */
+	for (size_t i = 0; i < nr; i++) {
+		size_t j;
+
+		for (j = 0; j < i; j++)
+			if (!strcmp(tps[j].sys, tps[i].sys))
+				break;
+		if (j == i)
+			nsys++;
+	}
+	td_put_u32(o, nsys);
+	for (size_t i = 0; i < nr; i++) {
+		uint32_t count = 0;
+		size_t j;
+
+		for (j = 0; j < i; j++)
+			if (!strcmp(tps[j].sys, tps[i].sys))
+				break;
+		if (j < i)
+			continue;
+		td_put(o, tps[i].sys, strlen(tps[i].sys) + 1);
+		for (j = i; j < nr; j++)
+			count += !strcmp(tps[j].sys, tps[i].sys);
+		td_put_u32(o, count);
+		for (j = i; j < nr; j++) {
+			if (strcmp(tps[j].sys, tps[i].sys))
+				continue;
+			snprintf(path, sizeof(path), "%s/events/%s/%s/format",
+				 root, tps[j].sys, tps[j].name);
+			td_put_file(o, path);
+		}
+	}
+	td_put_u32(o, 0);		/* kallsyms */
+	td_put_u32(o, 0);		/* ftrace_printk */
+	td_put_u64(o, 0);		/* saved cmdlines */
+}
+
+static void write_tracing_data(struct perfctr_perfdata_writer *w)
+{
+	struct td_out o = { .w = w };
+	char root[4096];
+	struct tp_name *tps;
+	size_t nr = 0;
 
 	if (pc_tracefs_root(w->tracefs_root, root, sizeof(root)))
 		root[0] = '\0';
@@ -946,57 +1048,7 @@ static void write_tracing_data(struct perfctr_perfdata_writer *w)
 		if (j == nr)
 			tps[nr++] = t;
 	}
-
-	w_put(w, magic, sizeof(magic));
-	w_put(w, "0.6", 4);
-	c = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
-	w_put(w, &c, 1);
-	c = sizeof(long);
-	w_put(w, &c, 1);
-	w_put_u32(w, (uint32_t)sysconf(_SC_PAGESIZE));
-	w_put(w, "header_page", 12);
-	snprintf(path, sizeof(path), "%s/events/header_page", root);
-	w_put_file(w, path, false);
-	w_put(w, "header_event", 13);
-	snprintf(path, sizeof(path), "%s/events/header_event", root);
-	w_put_file(w, path, false);
-	w_put_u32(w, 0);		/* ftrace formats */
-
-	/* Subsystems, each with its events. */
-	for (size_t i = 0; i < nr; i++) {
-		size_t j;
-
-		for (j = 0; j < i; j++)
-			if (!strcmp(tps[j].sys, tps[i].sys))
-				break;
-		if (j == i)
-			nsys++;
-	}
-	w_put_u32(w, nsys);
-	for (size_t i = 0; i < nr; i++) {
-		uint32_t count = 0;
-		size_t j;
-
-		for (j = 0; j < i; j++)
-			if (!strcmp(tps[j].sys, tps[i].sys))
-				break;
-		if (j < i)
-			continue;
-		w_put(w, tps[i].sys, strlen(tps[i].sys) + 1);
-		for (j = i; j < nr; j++)
-			count += !strcmp(tps[j].sys, tps[i].sys);
-		w_put_u32(w, count);
-		for (j = i; j < nr; j++) {
-			if (strcmp(tps[j].sys, tps[i].sys))
-				continue;
-			snprintf(path, sizeof(path), "%s/events/%s/%s/format",
-				 root, tps[j].sys, tps[j].name);
-			w_put_file(w, path, false);
-		}
-	}
-	w_put_u32(w, 0);		/* kallsyms */
-	w_put_u32(w, 0);		/* ftrace_printk */
-	w_put_u64(w, 0);		/* saved cmdlines */
+	put_tracing_data(&o, root, tps, nr);
 	free(tps);
 }
 
@@ -1243,6 +1295,10 @@ struct perfctr_perfdata {
 	uint64_t *bounce;	/* for misaligned records */
 	bool recovered;
 	uint64_t rec_records, rec_flushed, rec_torn;
+	int rec_kind;		/* PERFCTR_RECOVERED_* */
+	uint32_t rec_local_names;	/* tracepoints named from this machine */
+	/* Their formats, from this machine's tracefs (local_tracing). */
+	struct td_out local_tracing;
 	/* The payload of a HEADER_TRACING_DATA record at the start of the
 	 * data section (see w_put_meta), size 0 = none. */
 	struct file_section meta_tracing;
@@ -1346,6 +1402,12 @@ static int parse_meta(struct perfctr_perfdata *pd)
 {
 	const struct file_header *h = &pd->hdr;
 	uint64_t off = h->data.offset, end = h->data.offset + h->data.size;
+
+	/* A finished file of ours has them between the attrs and its data
+	 * section; they matter when it was cut short (no features). */
+	if (pd->rec_kind == PERFCTR_RECOVERED_TRUNCATED &&
+	    h->attrs.offset + h->attrs.size < h->data.offset)
+		off = h->attrs.offset + h->attrs.size;
 
 	while (end - off >= sizeof(struct perf_event_header)) {
 		const unsigned char *p = pd->base + off;
@@ -1587,6 +1649,7 @@ void perfctr_perfdata__close(struct perfctr_perfdata *pd)
 		free(pd->strings[i]);
 	free(pd->bounce);
 	free(pd->win);
+	free(pd->local_tracing.buf);
 	if (pd->fd >= 0)
 		close(pd->fd);
 	if (pd->mapped)
@@ -1610,13 +1673,49 @@ static bool plausible_record(const struct perf_event_header *h, uint64_t left)
  * writer), and stop at the first one that is torn or makes no sense; that
  * is the data section, or the header's when that reaches further.
  */
+/*
+ * Whether the feature index that a finished file has right after its data
+ * section is there: whole in the file, its first entry pointing past it.
+ * perf record writes its header at the start with the feature bits it
+ * means to write but a data size of 0, and the features only at the end:
+ * killed, its file has records where the index should be (their headers
+ * read as offsets beyond any file).
+ */
+static bool index_whole(const struct perfctr_perfdata *pd)
+{
+	const struct file_header *h = &pd->hdr;
+	uint64_t index_off = h->data.offset + h->data.size, nr = 0;
+	struct file_section s;
+
+	for (unsigned int f = 1; f < 256; f++)
+		nr += feat_test(h->features, f);
+	if (!nr)
+		return true;
+	if (!in_file(pd, index_off, nr * sizeof(s)))
+		return false;
+	memcpy(&s, pd->base + index_off, sizeof(s));
+	return in_file(pd, s.offset, s.size) &&
+	       s.offset >= index_off + nr * sizeof(s);
+}
+
 static int recover(struct perfctr_perfdata *pd)
 {
 	struct file_header *h = &pd->hdr;
 	uint64_t limit = pd->size, off, end;
 
-	if (h->features[0] | h->features[1] | h->features[2] | h->features[3])
-		return 0;
+	if (h->features[0] | h->features[1] | h->features[2] | h->features[3]) {
+		/* Feature bits: a finished file, unless its data section
+		 * ends past the end of the file (cut short: "truncated") or
+		 * it is perf record's killed file (data size 0, records
+		 * where the feature index belongs). */
+		if (in_file(pd, h->data.offset, h->data.size)) {
+			if (h->data.size || index_whole(pd))
+				return 0;
+			pd->rec_kind = PERFCTR_RECOVERED_NO_SIZE;
+		} else {
+			pd->rec_kind = PERFCTR_RECOVERED_TRUNCATED;
+		}
+	}
 	if (h->attrs.offset >= h->data.offset && h->attrs.offset < limit)
 		limit = h->attrs.offset;
 	for (size_t i = 0; i < pd->nr_attrs; i++) {
@@ -1680,11 +1779,88 @@ int perfctr_perfdata__recovered(const struct perfctr_perfdata *pd,
 			r.bytes = pd->hdr.data.size;
 			r.flushed_bytes = pd->rec_flushed;
 			r.torn_bytes = pd->rec_torn;
+			r.kind = pd->rec_kind;
+			r.local_names = pd->rec_local_names;
 		}
 		memcpy((char *)rec + sizeof(size_t), (const char *)&r + sizeof(size_t),
 		       sz - sizeof(size_t));
 	}
 	return pd->recovered;
+}
+
+/* Tracepoint events of a recovered file that nothing in it names. */
+struct tp_local {
+	struct perfctr_perfdata *pd;
+	const char *root;
+	size_t unnamed;
+	struct tp_name *tps;	/* found, for their formats */
+	size_t nr_tps;
+	int err;
+};
+
+static int tp_local_cb(const char *sys, const char *name, void *ctx)
+{
+	struct tp_local *l = ctx;
+	char full[300];
+	uint64_t id;
+	bool found = false;
+
+	if (pc_tracefs_id(l->root, sys, name, &id))
+		return 0;
+	snprintf(full, sizeof(full), "%s:%s", sys, name);
+	for (size_t i = 0; i < l->pd->nr_attrs; i++) {
+		struct r_attr *a = &l->pd->attrs[i];
+
+		if (a->attr.type != PERF_TYPE_TRACEPOINT || a->name ||
+		    a->attr.config != id)
+			continue;
+		if (set_name(a, full, strlen(full))) {
+			l->err = -ENOMEM;
+			return 1;
+		}
+		l->pd->rec_local_names++;
+		l->unnamed--;
+		found = true;
+	}
+	if (found) {
+		pc_strlcpy(l->tps[l->nr_tps].sys, sys, sizeof(l->tps->sys));
+		pc_strlcpy(l->tps[l->nr_tps].name, name, sizeof(l->tps->name));
+		l->nr_tps++;
+	}
+	return l->unnamed ? 0 : 1;
+}
+
+/*
+ * A killed perf record leaves neither names nor tracepoint formats (they
+ * are features, written at the end): the tracepoint ids are looked up in
+ * this machine's tracefs, which names them right when the file was
+ * recorded on this machine since its boot (dynamic events get new ids);
+ * the caller warns (perfctr_perfdata__recovered()'s local_names).
+ */
+static int local_tracepoints(struct perfctr_perfdata *pd)
+{
+	struct tp_local l = { .pd = pd };
+	char root[4096];
+
+	for (size_t i = 0; i < pd->nr_attrs; i++)
+		l.unnamed += pd->attrs[i].attr.type == PERF_TYPE_TRACEPOINT &&
+			     !pd->attrs[i].name;
+	if (!l.unnamed || pc_tracefs_root(NULL, root, sizeof(root)))
+		return 0;
+	l.root = root;
+	l.tps = calloc(l.unnamed, sizeof(*l.tps));
+	if (!l.tps)
+		return -ENOMEM;
+	pc_tracefs_walk(root, NULL, NULL, tp_local_cb, &l);
+	/* Their formats, unless the file has some. */
+	if (!l.err && l.nr_tps &&
+	    perfctr_perfdata__feature(pd, PERFCTR_FEAT_TRACING_DATA, NULL, NULL)) {
+		put_tracing_data(&pd->local_tracing, root, l.tps, l.nr_tps);
+		if (pd->local_tracing.oom)
+			l.err = -ENOMEM;
+	}
+	free(l.tps);
+	return l.err;
 }
 
 static int reader_init(struct perfctr_perfdata *pd)
@@ -1713,12 +1889,8 @@ static int reader_init(struct perfctr_perfdata *pd)
 	if (!in_file(pd, h->attrs.offset, h->attrs.size) ||
 	    !in_file(pd, h->data.offset, 0) || h->attrs.size % h->attr_size)
 		return -EINVAL;
-	/* A data size past the end is a damaged file -- unless the file is
-	 * unfinished: then the size is recovered below. */
-	if (!in_file(pd, h->data.offset, h->data.size) &&
-	    (h->features[0] | h->features[1] | h->features[2] | h->features[3]))
-		return -EINVAL;
-
+	/* A data size past the end: the file is unfinished or truncated,
+	 * and recover() finds the records that are there. */
 	attr_file_size = h->attr_size - sizeof(struct file_section);
 	nr = h->attrs.size / h->attr_size;
 	pd->decoder = perfctr_decoder__new();
@@ -1774,13 +1946,19 @@ static int reader_init(struct perfctr_perfdata *pd)
 			if (!feat_test(h->features, f))
 				continue;
 			memcpy(&s, pd->base + index_off + k++ * sizeof(s), sizeof(s));
+			/* perf record killed while it wrote them: the whole
+			 * ones count, after the index. */
+			if (pd->recovered &&
+			    s.offset < index_off + nr_feats * sizeof(s))
+				continue;
 			if (in_file(pd, s.offset, s.size))
 				pd->feat[f] = s;
 		}
 	}
 	/* Malformed optional sections are ignored, as perf does. */
 	if (parse_event_desc(pd) == -ENOMEM || parse_build_ids(pd) == -ENOMEM ||
-	    parse_meta(pd) || name_tracepoints(pd))
+	    parse_meta(pd) || name_tracepoints(pd) ||
+	    (pd->recovered && local_tracepoints(pd)))
 		return -ENOMEM;
 	return 0;
 }
@@ -1927,6 +2105,14 @@ int perfctr_perfdata__feature(const struct perfctr_perfdata *pd,
 			*data = pd->base + pd->meta_tracing.offset;
 		if (size)
 			*size = pd->meta_tracing.size;
+		return 0;
+	}
+	if (feat == PERFCTR_FEAT_TRACING_DATA && pd->local_tracing.len &&
+	    !pd->meta_tracing.size && !pd->feat[feat].size) {
+		if (data)
+			*data = pd->local_tracing.buf;
+		if (size)
+			*size = pd->local_tracing.len;
 		return 0;
 	}
 	if (!feat_test(pd->hdr.features, feat))
