@@ -212,7 +212,7 @@ def inject_errors():
         f.write(good[:40] + struct.pack("<IIQQQ", 2, 32, 0, 0, 5) +
                 good[40:])
     r = perfex("inject", "--jit", "-i", out, "-o", os.path.join(d, "z.data"))
-    check(r.returncode == 134, r)
+    check(r.returncode == EXIT["io"], r)
     check(r.stderr.startswith("perfex: malformed JIT_CODE_DEBUG_INFO record "
                               "at offset 40 of '%s'" % dump), r.stderr)
     with open(dump, "wb") as f:
