@@ -4,7 +4,8 @@ counted through one BPF program (one counter per CPU and event) gives the
 exact getppid counts that the cgroup events of --for-each-cgroup give,
 counting the same workloads at the same time: in CSV, per interval with
 -I (the intervals add up to the whole), in perfex's JSON and in perf
-stat -j's lines; and past the BPF counters' default of 256 cgroups."""
+stat -j's lines (which name each event's cgroup, with -G's lists too);
+and past the BPF counters' default of 256 cgroups."""
 import json
 import os
 import signal
@@ -153,6 +154,29 @@ def json_and_perf_json():
         got = [(l["cgroup"], float(l["counter-value"])) for l in lines
                if l.get("event") == TP]
         check(got == [(c, float(truth[c])) for c in names.split(",")], got)
+    finally:
+        cg.close()
+
+
+@case
+def perf_json_of_g_with_bpf():
+    """-G with events in different cgroups: perf's lines name the cgroup
+    of each event ("" for the events without one)."""
+    need_tracepoint()
+    need_bpf()
+    base = exit_baseline()
+    cg = Cgroups()
+    try:
+        a = cg.make(name("-g"))
+        # perf's rule: -G's name goes to the event before it.
+        [(err, text)] = count_all(cg, {a: 2000}, [[
+            "-j", "--json-format", "perf", "-a", "--bpf-counters", "-e",
+            TP, "-G", a, "-e", "task-clock"]])
+        check("note:" not in err, err)
+        lines = [json.loads(l) for l in text.splitlines() if l.strip()]
+        got = [(l["event"], l["cgroup"]) for l in lines if "event" in l]
+        check(got == [(TP, a), ("task-clock", "")], got)
+        check(float(lines[0]["counter-value"]) == 2000 + base, lines[0])
     finally:
         cg.close()
 
