@@ -584,9 +584,9 @@ static int parse_options(int argc, char **argv, struct stat_options *o)
 				   "be combined with event sets, -M or --topdown" :
 				   "--for-each-cgroup cannot be combined with "
 				   "event sets, -M or --topdown");
-	if (o->cfg.bpf_counters && !o->cfg.cgroup && !o->cfg.cgroup_per_event)
+	if (o->cfg.bpf_counters && !o->cfg.cgroup && !o->cfg.nr_cgroups)
 		return usage_error("--bpf-counters counts cgroups: it goes "
-				   "with -G");
+				   "with -G or --for-each-cgroup");
 	if (o->cfg.repeat > 1 && o->cfg.interval_ms)
 		return usage_error("-r and -I cannot be combined");
 	if (o->cfg.repeat > 1 && stat_aggr_groups(o->cfg.aggr)) {
@@ -1572,6 +1572,10 @@ static bool has_filter(const struct stat_options *o)
 	return false;
 }
 
+static struct perfctr_target *part_target(struct run *run,
+					  const struct stat_config *cfg,
+					  size_t p);
+
 /*
  * --for-each-cgroup: cgroup 0 counts in the run's session; each other
  * cgroup gets a session of the same events (checked row by row against
@@ -1596,8 +1600,7 @@ static int build_more(struct stat_options *o, struct stat_report *r,
 		if (ret >= 0)
 			return ret;
 		run->nr_more++;
-		run->more_targets[p] = perfctr_target__new_cgroup(cfg->cgroups[p + 1],
-								  cfg->cpus);
+		run->more_targets[p] = part_target(run, cfg, p + 1);
 		if (!run->more_targets[p]) {
 			if (errno == ENOMEDIUM || errno == ENOENT ||
 			    errno == ENOTDIR)
@@ -1639,8 +1642,19 @@ nomem:
 	return PERFEX_EXIT_INTERNAL;
 }
 
-/* The target of part @p of -G's cgroups: its cgroup (through BPF with
- * --bpf-counters), or the CPUs for the events without one. */
+/* The BPF counters of a list of cgroups (-G's parts, --for-each-cgroup):
+ * a slot for each, past the library's default of 256. */
+static struct perfctr_bpf_counters *list_bpf_counters(const struct stat_config *cfg)
+{
+	PERFCTR_OPTS(perfctr_bpf_counters_opts, opts,
+		     .max_cgroups = cfg->nr_cgroups);
+
+	return perfctr_bpf_counters__new(&opts);
+}
+
+/* The target of part @p of -G's cgroups, or of --for-each-cgroup's
+ * cgroup @p: its cgroup (through BPF with --bpf-counters), or the CPUs
+ * for the events without one. */
 static struct perfctr_target *part_target(struct run *run,
 					  const struct stat_config *cfg,
 					  size_t p)
@@ -1650,7 +1664,7 @@ static struct perfctr_target *part_target(struct run *run,
 	if (!cfg->cgroups[p])
 		return perfctr_target__new_cpus(cfg->cpus);
 	if (cfg->bpf_counters && !run->bpf) {
-		run->bpf = perfctr_bpf_counters__new(NULL);
+		run->bpf = list_bpf_counters(cfg);
 		if (!run->bpf)
 			return NULL;
 	}
@@ -1703,6 +1717,36 @@ static int build_parts(struct stat_options *o, struct stat_report *r,
 			return target_error(cfg, errno);
 	}
 	return -1;
+}
+
+/* --bpf-counters: a note on stderr when some cgroup (session) is counted
+ * with cgroup events after all, and why when it is known. */
+static void bpf_note(const struct run *run)
+{
+	int err = perfctr_bpf_counters__error(run->bpf);
+	size_t n = 0, events = 0;
+
+	for (size_t p = 0; p <= run->nr_more; p++) {
+		const struct perfctr_session *s = p ? run->more[p - 1] :
+						      run->session;
+		const struct perfctr_target *t = p ? run->more_targets[p - 1] :
+						     run->watched;
+
+		/* -G's part of the events without a cgroup counts CPUs. */
+		if (!perfctr_target__cgroup_path(t))
+			continue;
+		n++;
+		events += !perfctr_session__counts_by_bpf(s);
+	}
+	if (!events)
+		return;
+	fprintf(stderr, "perfex: note: --bpf-counters: counting ");
+	if (events < n)
+		fprintf(stderr, "%zu of %zu cgroups ", events, n);
+	fprintf(stderr, "with cgroup events: %s\n",
+		err ? strerror(-err) : run->o->cfg.sets ?
+		"event sets need the kernel's cgroup counters" :
+		"the BPF counters could not take them");
 }
 
 /* One run: returns -1 when it went well, or perfex's exit status. */
@@ -1758,7 +1802,7 @@ static int do_run(struct stat_options *o, struct stat_report *r,
 	else if (cfg->cgroup)
 		run.watched = perfctr_target__new_cgroup(cfg->cgroup, cfg->cpus);
 	else if (cfg->nr_cgroups)
-		run.watched = perfctr_target__new_cgroup(cfg->cgroups[0], cfg->cpus);
+		run.watched = part_target(&run, cfg, 0);
 	else if (cfg->cpus)
 		run.watched = perfctr_target__new_cpus(cfg->cpus);
 	else
@@ -1802,12 +1846,8 @@ static int do_run(struct stat_options *o, struct stat_report *r,
 			goto out;
 		}
 	}
-	if (run.bpf && !perfctr_session__counts_by_bpf(run.session))
-		fprintf(stderr, "perfex: note: --bpf-counters: counting with "
-			"cgroup events: %s\n",
-			perfctr_bpf_counters__error(run.bpf) ?
-			strerror(-perfctr_bpf_counters__error(run.bpf)) :
-			"event sets need the kernel's cgroup counters");
+	if (run.bpf)
+		bpf_note(&run);
 	if (run.watched != run.command) {
 		err = perfctr_session__start(run.session);
 		for (size_t p = 0; p < run.nr_more && err >= 0; p++)

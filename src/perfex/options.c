@@ -80,9 +80,10 @@ static const struct perfex_option table[] = {
 	  "v2 of the comma list (with its descendants), a\n"
 	  "row per event and cgroup" },
 	{ STAT, OPT_BPF_COUNTERS, 0, "bpf-counters", NULL, 0, MODE_CPUS,
-	  "with -G: count cgroups through BPF at context\n"
-	  "switches (one counter per CPU and event), not\n"
-	  "cgroup events that are switched at each one",
+	  "with -G or --for-each-cgroup: count cgroups\n"
+	  "through BPF at context switches (one counter per\n"
+	  "CPU and event), not cgroup events that are\n"
+	  "switched at each one",
 	  STORE_TRUE(struct stat_config, bpf_counters) },
 	{ STAT, OPT_NO_AGGR, 'A', "no-aggr", NULL, 0, MODE_CPUS,
 	  "one line per CPU (with -a or -C)" },

@@ -931,6 +931,11 @@ static void perf_json_row(const struct stat_report *r, const char *time,
 	json_str(out, e->is_clock ? "msec" : e->unit);
 	fprintf(out, ", \"event\" : ");
 	json_str(out, e->name);
+	/* With cgroups perf names the event's after it, as in CSV. */
+	if (r->cfg->nr_cgroups) {
+		fprintf(out, ", \"cgroup\" : ");
+		json_str(out, e->cgroup ? e->cgroup : "");
+	}
 	if (with_stats)
 		fprintf(out, ", \"variance\" : %.2f", stddev_percent(&e->stats));
 	/* perf shows 100 for what did not run at all. */
