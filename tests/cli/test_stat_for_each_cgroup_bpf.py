@@ -12,7 +12,7 @@ import signal
 import time
 
 from cgrouphelp import Cgroups, Member
-from pctest import case, check, perfex, run_cases, skip
+from pctest import EXIT as PERF_EXIT, case, check, perfex, run_cases, skip
 from stathelp import TP, exit_baseline, need_tracepoint, start_perfex, \
     wait_counting
 
@@ -210,17 +210,17 @@ def past_256_cgroups_all_through_bpf():
 def bpf_for_each_cgroup_errors():
     r = perfex("--bpf-counters", "--for-each-cgroup", "x", "-e",
                "task-clock", "--", "true")
-    check(r.returncode == 129 and "needs -a or -C" in r.stderr, r.stderr)
+    check(r.returncode == PERF_EXIT["usage"] and "needs -a or -C" in r.stderr, r.stderr)
     r = perfex("-a", "--bpf-counters", "-e", "task-clock", "--", "true")
-    check(r.returncode == 129 and "it goes with -G or --for-each-cgroup"
+    check(r.returncode == PERF_EXIT["usage"] and "it goes with -G or --for-each-cgroup"
           in r.stderr, r.stderr)
     r = perfex("-a", "--bpf-counters", "--for-each-cgroup", "/", "-M", "IPC",
                "--", "true")
-    check(r.returncode == 129 and "-M" in r.stderr, r.stderr)
+    check(r.returncode == PERF_EXIT["usage"] and "-M" in r.stderr, r.stderr)
     missing = name("-no-such")
     r = perfex("-a", "--bpf-counters", "--for-each-cgroup", "/," + missing,
                "-e", "task-clock", "--", "true")
-    check(r.returncode == 133, (r.returncode, r.stderr))
+    check(r.returncode == PERF_EXIT["target"], (r.returncode, r.stderr))
     if "no cgroup v2 file system" not in r.stderr:
         check("perfex: cannot count cgroup '%s': no such cgroup" % missing
               in r.stderr, r.stderr)
