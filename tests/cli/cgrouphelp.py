@@ -77,19 +77,41 @@ def cgroup2_mount():
     skip("no cgroup2 file system is mounted")
 
 
+def unique_name(rel):
+    """REL with this run's tag on its first component: perfctr-cli-p/c
+    becomes perfctr-cli-p-PID/c.  Two runs of the suite at once (two
+    worktrees, make check beside make check-stress) then never share a
+    cgroup: the other's members in it made a shared one busy (EBUSY on
+    rmdir) and its counts wrong.  The pid is unique among the processes
+    alive, so a name already there was left by a run that died."""
+    first, sep, rest = rel.partition("/")
+    tag = "-%d" % os.getpid()
+    if first.endswith(tag):
+        return rel              # tagged already: a name make() returned
+    return first + tag + sep + rest
+
+
 class Cgroups:
-    """Cgroups made under the cgroup2 mount, removed (children first) at
-    close."""
+    """Cgroups made under the cgroup2 mount with names of this run's own
+    (unique_name()), removed (children first) at close, which callers do
+    in a finally: block."""
 
     def __init__(self):
         require_root()
         self.mnt = cgroup2_mount()
         self.made = []
 
+    def name(self, rel):
+        """The relative path make(REL) makes, before it is made."""
+        return unique_name(rel)
+
     def make(self, rel):
+        """Make cgroup REL (tagged as name() says); return its relative
+        path, which is what perfex -G takes."""
+        rel = unique_name(rel)
         path = os.path.join(self.mnt, rel)
         if os.path.isdir(path):
-            os.rmdir(path)          # left by a killed run
+            os.rmdir(path)          # left by a dead run with our pid
         try:
             os.mkdir(path)
         except OSError as e:
@@ -103,6 +125,7 @@ class Cgroups:
                 os.rmdir(path)
             except OSError:
                 pass
+        self.made = []
 
 
 class Member:
