@@ -2,11 +2,13 @@
 """Cgroups for the CLI tests (perfex -G, perfex record -G): made under the
 cgroup2 mount found in /proc/self/mountinfo, workloads moved in through
 cgroup.procs before they start, everything removed after."""
+import errno
 import os
 import shutil
 import signal
 import subprocess
 import tempfile
+import time
 
 from pctest import check, require_root, skip, work
 from stathelp import start_perfex, wait_counting, wait_for
@@ -120,11 +122,20 @@ class Cgroups:
         return rel
 
     def close(self):
+        """Remove what make() made, children first.  A member reaped a
+        moment ago may still hold its cgroup busy (EBUSY): tried again
+        for up to 2 s."""
         for path in reversed(self.made):
-            try:
-                os.rmdir(path)
-            except OSError:
-                pass
+            for _ in range(200):
+                try:
+                    os.rmdir(path)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError as e:
+                    if e.errno != errno.EBUSY:
+                        break
+                    time.sleep(0.01)
         self.made = []
 
 
@@ -146,7 +157,11 @@ class Member:
                                    str(after)], stdin=subprocess.PIPE,
                                   text=True, preexec_fn=enter)
         self.pid = self.p.pid
-        wait_for(lambda: os.path.exists(ready), what="the workload")
+        try:
+            wait_for(lambda: os.path.exists(ready), what="the workload")
+        except BaseException:
+            self.close()    # it would keep its cgroup busy
+            raise
 
     def go(self):
         self.p.stdin.write("go\n")

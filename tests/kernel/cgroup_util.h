@@ -8,6 +8,7 @@
 #ifndef PERFCTR_TESTS_CGROUP_UTIL_H
 #define PERFCTR_TESTS_CGROUP_UTIL_H
 
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -19,6 +20,10 @@
 static char mnt[4096];
 static char made[8][4200];
 static int nr_made;
+/* Members spawned and not waited for yet: a failed case leaves them
+ * blocked in their cgroup, which they would keep busy. */
+static pid_t spawned[16];
+static int nr_spawned;
 
 static void remove_made(void);
 
@@ -35,6 +40,12 @@ static void require_cgroup2(void)
 
 static void remove_made(void)
 {
+	while (nr_spawned > 0) {
+		pid_t pid = spawned[--nr_spawned];
+
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
 	/* Children before parents: they were made parents first. */
 	while (nr_made > 0)
 		rmdir(made[--nr_made]);
@@ -127,6 +138,8 @@ static void member_spawn(struct member *m, const char *dir, long calls)
 	}
 	close(go[0]);
 	close(ready[1]);
+	if (nr_spawned < 16)
+		spawned[nr_spawned++] = m->pid;
 	REQUIRE(read(ready[0], &c, 1) == 1);
 	close(ready[0]);
 	m->go_fd = go[1];
@@ -142,6 +155,9 @@ static void member_wait(struct member *m)
 {
 	int status = -1;
 
+	for (int i = 0; i < nr_spawned; i++)
+		if (spawned[i] == m->pid)
+			spawned[i] = spawned[--nr_spawned];
 	REQUIRE(waitpid(m->pid, &status, 0) == m->pid);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
