@@ -2,11 +2,13 @@
 """Cgroups for the CLI tests (perfex -G, perfex record -G): made under the
 cgroup2 mount found in /proc/self/mountinfo, workloads moved in through
 cgroup.procs before they start, everything removed after."""
+import errno
 import os
 import shutil
 import signal
 import subprocess
 import tempfile
+import time
 
 from pctest import check, require_root, skip, work
 from stathelp import start_perfex, wait_counting, wait_for
@@ -77,19 +79,41 @@ def cgroup2_mount():
     skip("no cgroup2 file system is mounted")
 
 
+def unique_name(rel):
+    """REL with this run's tag on its first component: perfctr-cli-p/c
+    becomes perfctr-cli-p-PID/c.  Two runs of the suite at once (two
+    worktrees, make check beside make check-stress) then never share a
+    cgroup: the other's members in it made a shared one busy (EBUSY on
+    rmdir) and its counts wrong.  The pid is unique among the processes
+    alive, so a name already there was left by a run that died."""
+    first, sep, rest = rel.partition("/")
+    tag = "-%d" % os.getpid()
+    if first.endswith(tag):
+        return rel              # tagged already: a name make() returned
+    return first + tag + sep + rest
+
+
 class Cgroups:
-    """Cgroups made under the cgroup2 mount, removed (children first) at
-    close."""
+    """Cgroups made under the cgroup2 mount with names of this run's own
+    (unique_name()), removed (children first) at close, which callers do
+    in a finally: block."""
 
     def __init__(self):
         require_root()
         self.mnt = cgroup2_mount()
         self.made = []
 
+    def name(self, rel):
+        """The relative path make(REL) makes, before it is made."""
+        return unique_name(rel)
+
     def make(self, rel):
+        """Make cgroup REL (tagged as name() says); return its relative
+        path, which is what perfex -G takes."""
+        rel = unique_name(rel)
         path = os.path.join(self.mnt, rel)
         if os.path.isdir(path):
-            os.rmdir(path)          # left by a killed run
+            os.rmdir(path)          # left by a dead run with our pid
         try:
             os.mkdir(path)
         except OSError as e:
@@ -98,11 +122,21 @@ class Cgroups:
         return rel
 
     def close(self):
+        """Remove what make() made, children first.  A member reaped a
+        moment ago may still hold its cgroup busy (EBUSY): tried again
+        for up to 2 s."""
         for path in reversed(self.made):
-            try:
-                os.rmdir(path)
-            except OSError:
-                pass
+            for _ in range(200):
+                try:
+                    os.rmdir(path)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError as e:
+                    if e.errno != errno.EBUSY:
+                        break
+                    time.sleep(0.01)
+        self.made = []
 
 
 class Member:
@@ -123,7 +157,11 @@ class Member:
                                    str(after)], stdin=subprocess.PIPE,
                                   text=True, preexec_fn=enter)
         self.pid = self.p.pid
-        wait_for(lambda: os.path.exists(ready), what="the workload")
+        try:
+            wait_for(lambda: os.path.exists(ready), what="the workload")
+        except BaseException:
+            self.close()    # it would keep its cgroup busy
+            raise
 
     def go(self):
         self.p.stdin.write("go\n")

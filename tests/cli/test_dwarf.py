@@ -24,9 +24,12 @@ long lib_mid(long (*fn)(long), long n)
 }
 """
 
+# A fixed number of calls (6,000 are about 0.4 s of CPU), not a time: a
+# loaded machine gives the workload less of the CPU in a given time, and
+# cpu-clock samples its CPU time, so a timed run could make too few
+# samples.
 MAIN = r"""
 #include <stdlib.h>
-#include <time.h>
 
 long lib_mid(long (*fn)(long), long n);
 
@@ -46,15 +49,10 @@ __attribute__((noinline)) long top(long n)
 
 int main(int argc, char **argv)
 {
-	long ms = argc > 1 ? atol(argv[1]) : 300, sum = 0;
-	struct timespec t0, t;
+	long calls = argc > 1 ? atol(argv[1]) : 4000, sum = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	do {
+	for (long c = 0; c < calls; c++)
 		sum += top(100000);
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while ((t.tv_sec - t0.tv_sec) * 1000 +
-		 (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
 	return sum == 42;
 }
 """
@@ -177,7 +175,7 @@ def our_dwarf_recording_unwinds_whole_chains():
     require_root()
     out = os.path.join(_dir, "ours.data")
     r = record(out, "--call-graph", "dwarf", "-e", "cpu-clock", "-F", "1000",
-               "--", workload(), "400")
+               "--", workload(), "6000")
     check(r.returncode == 0, r.stderr)
     ours = perfex_folded(out)
     check_full(ours, "perfex")
@@ -193,7 +191,7 @@ def perf_dwarf_recording_reads_the_same():
     require_root()
     out = os.path.join(_dir, "perf.data")
     perf_record(out, "--call-graph", "dwarf", "-e", "cpu-clock", "-F", "1000",
-                "--", workload(), "400")
+                "--", workload(), "6000")
     ours = perfex_folded(out)
     check_full(ours, "perfex on perf's file")
     check(perf_folded(out) == ours, (perf_folded(out), ours))
@@ -206,7 +204,7 @@ def small_stack_copy_is_counted_as_truncated():
     # 16 bytes: hot's caller is found (its return address is on top of
     # the stack), the frames beyond are not.
     r = record(out, "--call-graph", "dwarf,16", "-e", "cpu-clock", "-F",
-               "1000", "--", workload(), "200")
+               "1000", "--", workload(), "3000")
     check(r.returncode == 0, r.stderr)
     head = report_header(out)
     m = re.search(r"# DWARF call chains: (\d+) truncated of (\d+) unwound: "
@@ -235,7 +233,7 @@ def cached_rules_unwind_as_libdwfl_does():
     for size in ("8192", "512", "64"):
         out = os.path.join(_dir, "check%s.data" % size)
         r = record(out, "--call-graph", "dwarf," + size, "-e", "cpu-clock",
-                   "-F", "2000", "--", workload(), "200")
+                   "-F", "2000", "--", workload(), "3000")
         check(r.returncode == 0, r.stderr)
         plain = perfex("script", "-i", out)
         checked = perfex("script", "-i", out, env=env)

@@ -15,6 +15,7 @@ from sampletools import (TP, cleanup, perf_report, perf_script_count,
                          record, report_json, require_perf,
                          script_lines, script_pid_tids, spin_args, tmpfile,
                          top_row)
+from stathelp import wait_counting, wait_for
 
 
 def need_tp():
@@ -251,17 +252,21 @@ def start_waiting_workload(*extra):
     cpu = min(os.sched_getaffinity(0))
     p = subprocess.Popen(["taskset", "-c", str(cpu), work(), "wait", *extra],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    # Attach to pcwork, not to taskset before its exec.
-    end = time.time() + 10
-    while time.time() < end and p.poll() is None:
+    # Attach to pcwork, not to taskset before its exec, and once it is
+    # blocked reading stdin: its libraries are mapped then, so the maps
+    # perfex reads from /proc name libc (the comm changes at the exec,
+    # before ld.so maps anything).
+    def blocked():
         try:
             with open("/proc/%d/comm" % p.pid) as f:
-                if f.read().strip() == "pcwork":
-                    break
+                comm = f.read().strip()
+            with open("/proc/%d/wchan" % p.pid) as f:
+                wchan = f.read()
         except OSError:
-            pass
-        time.sleep(0.005)
-    time.sleep(0.02)
+            return False
+        return comm == "pcwork" and "pipe_read" in wchan
+    wait_for(lambda: blocked() or p.poll() is not None,
+             what="pcwork to wait on its stdin")
     return p
 
 
@@ -290,7 +295,11 @@ def attach_and_count(flag, *workload, period="10"):
         if not started:
             o, e = rec.communicate(timeout=30)
             check(False, "perfex record did not start: " + e)
-        time.sleep(0.05)
+        # The file is made before the events are enabled (and before the
+        # maps are read from /proc): a workload released then could make
+        # its first calls unrecorded, however long a fixed sleep.  perfex
+        # waits in poll() only once every event is enabled.
+        wait_counting(rec.pid)
         w.communicate("go\n", timeout=30)
         # The target's exit hangs up every ring: record ends by itself.
         o, e = rec.communicate(timeout=30)

@@ -253,12 +253,13 @@ def cgroups_made_later_are_followed_and_counted_exactly():
     members = []
     try:
         # The root does not exist yet when the exporter starts.
-        root = "perfctr-serve-f"
-        s = Serve("-e", TP, "--cgroup-root", root, "-G", "perfctr-serve-g")
+        root = cg.name("perfctr-serve-f")
+        g = cg.name("perfctr-serve-g")
+        s = Serve("-e", TP, "--cgroup-root", root, "-G", g)
         cg.make(root)
         a = cg.make(root + "/a")
         b = cg.make(root + "/b")
-        g = cg.make("perfctr-serve-g")
+        cg.make(g)
 
         def seen(*names):
             text = s.metrics()

@@ -6,19 +6,12 @@ once and for a parent of a busy child; the table says nothing new, and
 where BPF cannot be used the count is the same through cgroup events and a
 note says why."""
 import json
-import os
 import signal
 
 from cgrouphelp import Cgroups, Member
 from pctest import EXIT, case, check, perfex, run_cases, skip
 from stathelp import TP, exit_baseline, need_tracepoint, start_perfex, \
     wait_counting
-
-
-def name(suffix):
-    """A cgroup name of this run: other people's runs make theirs at the
-    same time on the same machine."""
-    return "perfctr-clibpf-%d%s" % (os.getpid(), suffix)
 
 
 def need_bpf():
@@ -47,8 +40,8 @@ def two_busy_cgroups_bpf_equals_cgroup_events():
     cg = Cgroups()
     members = []
     try:
-        a = cg.make(name("-a"))
-        b = cg.make(name("-b"))
+        a = cg.make("perfctr-clibpf-a")
+        b = cg.make("perfctr-clibpf-b")
         members = [Member(cg, a, 7000), Member(cg, b, 9000)]
         runs = [start_perfex("-x,", "-a", "-G", a, "--bpf-counters", "-e",
                              TP),
@@ -79,8 +72,8 @@ def parent_counts_its_children_json():
     cg = Cgroups()
     members = []
     try:
-        parent = cg.make(name("-p"))
-        child = cg.make(name("-p/c"))
+        parent = cg.make("perfctr-clibpf-p")
+        child = cg.make("perfctr-clibpf-p/c")
         members = [Member(cg, parent, 300), Member(cg, child, 4000)]
         p, out = start_perfex("-j", "-a", "-G", parent, "--bpf-counters",
                               "-e", TP)
@@ -109,7 +102,7 @@ def event_sets_fall_back_with_a_note():
     cg = Cgroups()
     members = []
     try:
-        a = cg.make(name("-sets"))
+        a = cg.make("perfctr-clibpf-sets")
         members = [Member(cg, a, 5000)]
         p, out = start_perfex("-x,", "-a", "-G", a, "--bpf-counters",
                               "--switch-interval", "1000", "-e", TP,

@@ -69,7 +69,7 @@ TEST(target_shape_and_errors)
 {
 	struct perfctr_target *t, *t2;
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
-	char abs_path[4200];
+	char abs_path[4200], slash[600];
 	pid_t tid;
 	int cpu;
 
@@ -90,10 +90,11 @@ TEST(target_shape_and_errors)
 	CHECK(fcntl(tid, F_GETFD) < 0);	/* closed with the target */
 
 	make_cgroup("perfctr-test-shape");
-	t = perfctr_target__new_cgroup("perfctr-test-shape", "0");
+	t = perfctr_target__new_cgroup(cgroup_name("perfctr-test-shape"), "0");
 	REQUIRE(t);
 	CHECK_EQ_U64(perfctr_target__nr_units(t), 1);
-	snprintf(abs_path, sizeof(abs_path), "%s/perfctr-test-shape", mnt);
+	snprintf(abs_path, sizeof(abs_path), "%s/%s", mnt,
+		 cgroup_name("perfctr-test-shape"));
 	CHECK_STR(perfctr_target__cgroup_path(t), abs_path);
 	/* The same cgroup by its absolute path and as /proc/PID/cgroup
 	 * names it. */
@@ -101,17 +102,20 @@ TEST(target_shape_and_errors)
 	REQUIRE(t2);
 	CHECK_STR(perfctr_target__cgroup_path(t2), abs_path);
 	perfctr_target__delete(t2);
-	t2 = perfctr_target__new_cgroup("/perfctr-test-shape", "0");
+	snprintf(slash, sizeof(slash), "/%s",
+		 cgroup_name("perfctr-test-shape"));
+	t2 = perfctr_target__new_cgroup(slash, "0");
 	REQUIRE(t2);
 	CHECK_STR(perfctr_target__cgroup_path(t2), abs_path);
 	perfctr_target__delete(t2);
 	perfctr_target__delete(t);
 
 	errno = 0;
-	CHECK(!perfctr_target__new_cgroup("perfctr-test-no-such", NULL));
-	CHECK_EQ_INT(errno, ENOENT);
-	CHECK(!perfctr_target__new_cgroup("perfctr-test-shape/cgroup.procs",
+	CHECK(!perfctr_target__new_cgroup(cgroup_name("perfctr-test-no-such"),
 					  NULL));
+	CHECK_EQ_INT(errno, ENOENT);
+	CHECK(!perfctr_target__new_cgroup(
+		cgroup_name("perfctr-test-shape/cgroup.procs"), NULL));
 	CHECK_EQ_INT(errno, ENOTDIR);
 	/* An absolute path elsewhere is not a cgroup: it is looked up under
 	 * the mount, where it does not exist. */
@@ -136,7 +140,7 @@ TEST(two_busy_cgroups_exact)
 	make_cgroup("perfctr-test-b");
 	member_spawn(&a, made[0], 30000);
 	member_spawn(&b, made[1], 50000);
-	sa = cgroup_session("perfctr-test-a", &ta);
+	sa = cgroup_session(cgroup_name("perfctr-test-a"), &ta);
 	sb = cgroup_session(made[1], &tb);
 	member_release(&a);
 	member_release(&b);
@@ -165,9 +169,9 @@ TEST(nested_cgroups_exact)
 	member_spawn(&p, made[0], 700);
 	member_spawn(&c1, made[1], 11000);
 	member_spawn(&c2, made[2], 23000);
-	sp = cgroup_session("perfctr-test-p", &tp);
-	s1 = cgroup_session("perfctr-test-p/c1", &t1);
-	s2 = cgroup_session("perfctr-test-p/c1/deep", &t2);
+	sp = cgroup_session(cgroup_name("perfctr-test-p"), &tp);
+	s1 = cgroup_session(cgroup_name("perfctr-test-p/c1"), &t1);
+	s2 = cgroup_session(cgroup_name("perfctr-test-p/c1/deep"), &t2);
 	member_release(&p);
 	member_release(&c1);
 	member_release(&c2);
@@ -210,7 +214,7 @@ TEST(sets_on_a_cgroup_switch_on_wall_time)
 	REQUIRE(perfctr_session__create_set(s, &d1) == 0);
 	REQUIRE(perfctr_session__add_events_to_set(s, 1, TP_GETPPID, &err) == 1);
 	REQUIRE(perfctr_session__set_signal(s, SIGRTMIN + 6, 0) == 0);
-	t = perfctr_target__new_cgroup("perfctr-test-sets", NULL);
+	t = perfctr_target__new_cgroup(cgroup_name("perfctr-test-sets"), NULL);
 	REQUIRE(t);
 	REQUIRE(perfctr_session__attach(s, t) == 0);
 	REQUIRE(perfctr_session__start(s) == 0);
@@ -313,7 +317,7 @@ TEST(sampler_event_per_cgroup)
 	attr.sample_period = 1;
 	attr.sample_type = PERF_SAMPLE_TID;
 	cpus = perfctr_target__new_cpus(NULL);
-	ta = perfctr_target__new_cgroup("perfctr-test-sa", NULL);
+	ta = perfctr_target__new_cgroup(cgroup_name("perfctr-test-sa"), NULL);
 	tb = perfctr_target__new_cgroup(made[1], NULL);
 	REQUIRE(cpus && ta && tb);
 

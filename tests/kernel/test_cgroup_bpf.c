@@ -17,16 +17,14 @@
 
 static struct perfctr_bpf_counters *bc;
 
-/* Cgroup names of this process: other people's test runs on the same
- * machine make theirs at the same time. */
+/* Cgroup names of this process (cgroup_name()): "perfctr-bpf" + suffix,
+ * tagged with the pid. */
 static const char *name(const char *suffix)
 {
-	static char buf[8][128];
-	static int next;
-	char *b = buf[next++ % 8];
+	char rel[128];
 
-	snprintf(b, sizeof(buf[0]), "perfctr-bpf-%d%s", (int)getpid(), suffix);
-	return b;
+	snprintf(rel, sizeof(rel), "perfctr-bpf%s", suffix);
+	return cgroup_name(rel);
 }
 
 static void unload(void)

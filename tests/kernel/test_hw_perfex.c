@@ -271,7 +271,7 @@ TEST(record_cycles_sample_count_and_top)
 	const char *stat_argv[] = { "-e", "cycles:u", "--",
 				    test_build_path("tests/workload/pcwork"),
 				    "insnloop", LOOPS, NULL };
-	const char *file = "/tmp/perfex-hw-record.data";
+	char file[64];	/* per run: two suites may run at once */
 	const char *rec_argv[] = { "record", "-e", "cycles:u", "-c", "100000",
 				   "-o", file, "--",
 				   test_build_path("tests/workload/pcwork"),
@@ -284,6 +284,8 @@ TEST(record_cycles_sample_count_and_top)
 	int n;
 
 	hw_require_lane();
+	snprintf(file, sizeof(file), "/tmp/perfex-hw-record-%d.data",
+		 (int)getpid());
 	n = run_perfex(stat_argv, rows, 4);
 	REQUIRE(n == 1);
 	cycles = strtoull(rows[0].value, NULL, 10);
@@ -317,7 +319,7 @@ TEST(record_cycles_sample_count_and_top)
  * in any unwinder. */
 TEST(record_dwarf_call_graph_reaches_main)
 {
-	const char *file = "/tmp/perfex-hw-dwarf.data";
+	char file[64];	/* per run: two suites may run at once */
 	const char *rec_argv[] = { "record", "-e", "cycles:u", "-c", "100000",
 				   "--call-graph", "dwarf", "-o", file, "--",
 				   test_build_path("tests/workload/pcwork"),
@@ -328,6 +330,8 @@ TEST(record_dwarf_call_graph_reaches_main)
 	char *line, *save = NULL;
 
 	hw_require_lane();
+	snprintf(file, sizeof(file), "/tmp/perfex-hw-dwarf-%d.data",
+		 (int)getpid());
 	if (run_capture(rec_argv, buf, sizeof(buf)) != 0) {
 		unlink(file);
 		test_fail(__FILE__, __LINE__, "perfex record: %.500s", buf);
