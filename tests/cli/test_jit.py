@@ -133,6 +133,36 @@ def perf_map_not_for_named_anon():
     finally:
         os.unlink(path)
 
+# A name as a runtime may write it: invalid UTF-8 (a lone continuation
+# byte, a truncated sequence, an overlong NUL, a surrogate, a byte past
+# U+10FFFF), control characters, a quote and a backslash, beside valid
+# two- and four-byte characters.
+GARBAGE = (b"jit_\x80b\xe2\x82\x01\x1b[0m\"\\\x7f\xc0\x80\xed\xa0\x80"
+           b"\xf4\x90\x80\x80\xc3\xa9\xf0\x9f\x90\x8d\xff")
+
+
+@case
+def perf_map_garbage_names_are_valid_json():
+    """report -j writes any byte string as valid JSON: each ill-formed
+    UTF-8 sequence is one U+FFFD as Python's errors="replace" decodes it,
+    control characters are escaped (docs/json.md)."""
+    require_jitwork()
+    out, page, pid, path = jitwork_map()
+    try:
+        data = open(path, "rb").read()
+        open(path, "wb").write(data.replace(b"jit_beta", GARBAGE))
+        r = subprocess.run([os.path.join(BUILD, "perfex"), "report", "-i",
+                            out, "-j", "--sort", "sym"], capture_output=True,
+                           timeout=120)
+        check(r.returncode == 0, r.stderr[-2000:])
+        doc = json.loads(r.stdout.decode("utf-8"))
+        names = [row["sym"] for row in doc["events"][0]["rows"]]
+        want = GARBAGE.decode("utf-8", "replace")
+        check(want in names, (want, names))
+    finally:
+        os.unlink(path)
+
+
 def jitwork_dump(clock=("-k", "mono")):
     d = tmpfile("dump")
     shutil.rmtree(d, ignore_errors=True)
