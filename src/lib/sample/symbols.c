@@ -2224,6 +2224,25 @@ uint64_t pc_symbols__generation(struct perfctr_symbols *syms, pid_t pid)
 	return ms ? ms->generation : 0;
 }
 
+/* The bias of a loaded file's map: its address less the link-time
+ * address, through the segment that holds the map's offset. */
+static bool map_bias(const struct map *m, uint64_t *bias)
+{
+	const struct dso *dso = m->dso;
+	size_t j;
+
+	for (j = 0; j < dso->nr_segs; j++) {
+		const struct segment *seg = &dso->segs[j];
+
+		if (m->pgoff >= seg->offset &&
+		    m->pgoff < seg->offset + seg->filesz) {
+			*bias = m->start - m->pgoff + seg->offset - seg->vaddr;
+			return true;
+		}
+	}
+	return false;
+}
+
 int pc_symbols__for_each_elf(struct perfctr_symbols *syms, pid_t pid,
 			     int (*fn)(void *ctx, const char *path,
 				       uint64_t bias, const void *image,
@@ -2232,38 +2251,30 @@ int pc_symbols__for_each_elf(struct perfctr_symbols *syms, pid_t pid,
 {
 	struct mspace *ms = syms ? mspace_get(syms, pid, false) : NULL;
 	char path[4096];
-	size_t i, k, j;
+	size_t i, k;
 	int r;
 
 	for (i = 0; ms && i < ms->nr; i++) {
 		const struct map *m = &ms->maps[i];
 		struct dso *dso = m->dso;
 		bool seen = false;
-		uint64_t bias;
+		uint64_t bias, other;
 
 		if (dso->kernel || (!dso->vdso && !path_is_file(dso->path)))
-			continue;
-		/* Once per file: a file mapped in pieces has one bias. */
-		for (k = 0; k < i && !seen; k++)
-			seen = ms->maps[k].dso == dso;
-		if (seen)
 			continue;
 		if (!dso->loaded)
 			dso_load(syms, dso, m->end - m->start);
 		/* A vDSO is ELF here only when it is ours (dso_load_vdso). */
-		if (!dso->elf)
+		if (!dso->elf || !map_bias(m, &bias))
 			continue;
-		for (j = 0; j < dso->nr_segs; j++) {
-			const struct segment *seg = &dso->segs[j];
-
-			if (m->pgoff >= seg->offset &&
-			    m->pgoff < seg->offset + seg->filesz)
-				break;
-		}
-		if (j == dso->nr_segs)
+		/* Once per file and bias: a file mapped in pieces has one,
+		 * a file mapped twice (a JIT's moved function, the same
+		 * jitted .so at another address) has one per copy. */
+		for (k = 0; k < i && !seen; k++)
+			seen = ms->maps[k].dso == dso &&
+			       map_bias(&ms->maps[k], &other) && other == bias;
+		if (seen)
 			continue;
-		bias = m->start - m->pgoff + dso->segs[j].offset -
-		       dso->segs[j].vaddr;
 		if (dso->vdso) {
 #ifdef HAVE_LIBELF
 			size_t size = 0;
