@@ -318,9 +318,15 @@ TEST(maps_overlap_fork_exec)
 	CHECK_EQ_INT(perfctr_symbols__fork(syms, 11, 10), 0);
 	perfctr_symbols__resolve(syms, 11, 0x1800, false, 0, &loc);
 	CHECK_STR(loc.dso, "/no/such/lib.so");
+	/* An exec keeps the old maps until new ones overlap them. */
 	perfctr_symbols__exec(syms, 11);
 	perfctr_symbols__resolve(syms, 11, 0x1800, false, 0, &loc);
-	CHECK_STR(loc.dso, "[unknown]");
+	CHECK_STR(loc.dso, "/no/such/lib.so");
+	CHECK_EQ_INT(perfctr_symbols__add_map(syms, 11, 0x1000, 0x1000, 0, "/no/such/new"), 0);
+	perfctr_symbols__resolve(syms, 11, 0x1800, false, 0, &loc);
+	CHECK_STR(loc.dso, "/no/such/new");
+	perfctr_symbols__resolve(syms, 11, 0x3010, false, 0, &loc);
+	CHECK_STR(loc.dso, "/no/such/lib.so");
 	/* The parent keeps its maps. */
 	perfctr_symbols__resolve(syms, 10, 0x1800, false, 0, &loc);
 	CHECK_STR(loc.dso, "/no/such/lib.so");

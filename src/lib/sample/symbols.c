@@ -1996,14 +1996,19 @@ int perfctr_symbols__fork(struct perfctr_symbols *syms, pid_t pid, pid_t ppid)
 	return 0;
 }
 
+/*
+ * The old maps stay until the new image's overlap them, as in perf: the
+ * kernel writes the COMM record (and the new image's MMAPs) before the
+ * exec ends, and until it ends a sample still has the old image's user
+ * registers (__GI___execve in the old libc), which only the old maps
+ * name.  The new generation makes the unwinder report the maps anew.
+ */
 void perfctr_symbols__exec(struct perfctr_symbols *syms, pid_t pid)
 {
 	struct mspace *ms = syms ? mspace_get(syms, pid, false) : NULL;
 
-	if (ms) {
-		ms->nr = 0;
+	if (ms)
 		ms->generation = ++syms->generation;
-	}
 }
 
 int perfctr_symbols__load_proc_maps(struct perfctr_symbols *syms, pid_t pid)
