@@ -1242,11 +1242,15 @@ static bool elf_has_symtab(Elf *elf)
  * order of the relocations; the lazy binder's entries (the resolver at
  * the head of .plt, .plt's push-and-jump entries beside a .plt.sec) jump
  * through no relocated slot and stay unnamed.  IRELATIVE slots name no
- * symbol: their stubs are plain "@plt".
+ * symbol, only the IFUNC resolver (the addend): their stubs are
+ * "*ABS*+0xADDEND@plt" as objdump names them (perf 6.1 pairs stubs and
+ * relocations by position, and names these plain "@plt" or after another
+ * slot's function).
  */
 struct plt_slot {
 	uint64_t got;		/* the slot's address */
-	const char *name;	/* the function, "" for an IRELATIVE slot */
+	const char *name;	/* the function, NULL for an IRELATIVE slot */
+	uint64_t addend;	/* an IRELATIVE slot's resolver */
 };
 
 static int plt_slot_cmp(const void *a, const void *b)
@@ -1276,7 +1280,7 @@ static int plt_slots_of(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 	*slots = grown;
 	for (i = 0; i < n; i++) {
 		uint32_t type, index;
-		const char *fn = "";
+		const char *fn = NULL;
 		GElf_Rela r;
 		GElf_Sym sym;
 
@@ -1296,6 +1300,7 @@ static int plt_slots_of(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 		}
 		(*slots)[*nr].got = r.r_offset;
 		(*slots)[*nr].name = fn;
+		(*slots)[*nr].addend = (uint64_t)r.r_addend;
 		(*nr)++;
 	}
 	return 0;
@@ -1342,7 +1347,11 @@ static int plt_name_stubs(Elf_Scn *scn, const GElf_Shdr *sh, size_t entsize,
 					plt_slot_cmp) : NULL;
 		if (!hit)
 			continue;
-		snprintf(name, sizeof(name), "%s@plt", hit->name);
+		if (hit->name)
+			snprintf(name, sizeof(name), "%s@plt", hit->name);
+		else
+			snprintf(name, sizeof(name), "*ABS*+0x%" PRIx64 "@plt",
+				 hit->addend);
 		if (symtab_add(tab, cap, sh->sh_addr + off, entsize, name, 0,
 			       ELF_RANK_STUB))
 			return -ENOMEM;
