@@ -95,7 +95,8 @@ PERFCTR_API int perfctr_symbols__fork(struct perfctr_symbols *syms,
 				      pid_t pid, pid_t ppid);
 
 /** perfctr_symbols__exec() - @pid exec'ed (COMM with PERF_RECORD_MISC_COMM_EXEC):
- * its old maps are gone. */
+ * its old maps stay until maps added after it overlap them (as perf keeps
+ * them), so that samples taken inside execve() resolve in the old image. */
 PERFCTR_API void perfctr_symbols__exec(struct perfctr_symbols *syms, pid_t pid);
 
 /**

@@ -15,6 +15,7 @@
 #include <perfctr/perfctr.h>
 #include <perfctr/reader.h>
 
+#include "json-out.h"
 #include "options.h"
 #include "perfex.h"
 #include "report.h"
@@ -581,22 +582,6 @@ static bool tree_mode(const struct report *rep)
 	return rep->nr_keys == 1 && rep->keys[0] == PERFCTR_SORT_PID;
 }
 
-static void json_string(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
 /* A side-band-only event (the dummy event that overwrite and snapshot
  * recording read COMM/MMAP records through) with no samples: not shown,
  * as it is no event the user asked for. */
@@ -632,7 +617,7 @@ static int json_proc(const struct proc_tree *t, size_t i, int depth,
 	       first ? "" : ",", total ? 100.0 * pr->weight / total : 0.0,
 	       pr->samples, pr->weight, (int)pr->pid);
 	if (pr->comm)
-		json_string(pr->comm);
+		jout_str(stdout, pr->comm);
 	else
 		printf("null");
 	if (pr->ppid >= 0)
@@ -685,7 +670,7 @@ static int print_json(struct perfctr_reader *rd, struct report *rep)
 		has_pid |= rep->keys[k] == PERFCTR_SORT_PID;
 	perfctr_reader__stats(rd, SIZE_MAX, &stats);
 	printf("{\"input\": ");
-	json_string(rep->input);
+	jout_str(stdout, rep->input);
 	printf(", \"samples\": %" PRIu64 ", \"lost\": %" PRIu64
 	       ", \"lost_samples\": %" PRIu64, st->samples, st->lost,
 	       st->lost_samples);
@@ -696,7 +681,7 @@ static int print_json(struct perfctr_reader *rd, struct report *rep)
 			if (!st->truncated[i])
 				continue;
 			printf("%s", shown++ ? ", " : "");
-			json_string(perfctr_unwind_stop_str((int)i));
+			jout_str(stdout, perfctr_unwind_stop_str((int)i));
 			printf(": %" PRIu64, st->truncated[i]);
 		}
 		printf("}");
@@ -714,7 +699,7 @@ static int print_json(struct perfctr_reader *rd, struct report *rep)
 			continue;
 		perfctr_reader__stats(rd, a, &ev);
 		printf("%s\n {\"event\": ", shown++ ? "," : "");
-		json_string(perfctr_reader__event_name(rd, a));
+		jout_str(stdout, perfctr_reader__event_name(rd, a));
 		printf(", \"samples\": %" PRIu64 ", \"period\": %" PRIu64
 		       ", \"lost\": %" PRIu64 ", \"rows\": [",
 		       perfctr_profile__samples(prof), total, ev.lost);
@@ -734,7 +719,7 @@ static int print_json(struct perfctr_reader *rd, struct report *rep)
 			       e.samples, e.weight);
 			for (k = 0; k < rep->nr_keys; k++) {
 				printf(", \"%s\": ", perfctr_sort_key_name(rep->keys[k]));
-				json_string(e.keys[k]);
+				jout_str(stdout, e.keys[k]);
 			}
 			if (has_pid)
 				json_ppid(rd, e.pid);

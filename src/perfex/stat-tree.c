@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "json-out.h"
 #include "stat.h"
 
 struct tree_view {
@@ -293,22 +294,6 @@ void stat_print_tree(const struct stat_report *r)
 	free(v.shown);
 }
 
-static void json_s(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
 static const char *status_text(const struct perfctr_count *c)
 {
 	return c->status == PERFCTR_COUNT_OK ? "counted" :
@@ -331,7 +316,7 @@ static void json_node(FILE *out, const struct perfctr_tree_node *n)
 {
 	fprintf(out, "\"pid\": %d, \"ppid\": %d, \"tid\": %d, \"comm\": ",
 		(int)n->pid, (int)n->ppid, (int)n->tid);
-	json_s(out, n->comm);
+	jout_str(out, n->comm);
 	fprintf(out, ", \"start_ns\": %" PRIu64 ", \"end_ns\": ", n->start_ns);
 	if (n->running)
 		fprintf(out, "null");
@@ -371,14 +356,14 @@ void stat_json_tree(const struct stat_report *r)
 		fprintf(out, ", \"depth\": %u, ", n.depth);
 		json_node(out, &n);
 		fprintf(out, ", \"exe\": ");
-		json_s(out, n.exe);
+		jout_str(out, n.exe);
 		fprintf(out, ",\n     \"events\": [");
 		for (size_t e = 0; e < r->nr_events; e++) {
 			struct perfctr_count self, children;
 
 			split(t, p, r->events[e].session_idx, &self, &children);
 			fprintf(out, "%s\n      {\"name\": ", e ? "," : "");
-			json_s(out, r->events[e].name);
+			jout_str(out, r->events[e].name);
 			fprintf(out, ", \"self\": ");
 			json_count(out, &self);
 			fprintf(out, ", \"children\": ");
@@ -405,7 +390,7 @@ void stat_json_tree(const struct stat_report *r)
 						perfctr_tree__thread_count(t, p, k,
 									   idx, &c);
 					fprintf(out, "%s{\"name\": ", e ? ", " : "");
-					json_s(out, r->events[e].name);
+					jout_str(out, r->events[e].name);
 					fprintf(out, ", \"self\": ");
 					json_count(out, &c);
 					fputc('}', out);

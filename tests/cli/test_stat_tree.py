@@ -224,6 +224,26 @@ def exit_status_passes_through():
           doc["processes"])
 
 
+
+@case
+def comm_of_any_bytes_is_valid_json():
+    """A command named by bytes that are not UTF-8 (and a control
+    character): its comm is one JSON string, each ill-formed sequence a
+    U+FFFD as Python's errors="replace" decodes it (docs/json.md)."""
+    need_tracepoint()
+    name = b"w\xff\x01\xc3(\"\\"
+    d = tempfile.mkdtemp()
+    link = os.path.join(os.fsencode(d), name)
+    try:
+        os.symlink(os.fsencode(work()), link)
+        r, doc = run_json("--per-process", "-e", TP, "--", os.fsdecode(link),
+                          "exit", "0")
+        check_ok(r)
+        comm = doc["processes"][0]["comm"]
+        check(comm == name.decode("utf-8", "replace"), comm)
+    finally:
+        shutil.rmtree(d)
+
 @case
 def process_outliving_the_root_is_let_go():
     need_tracepoint()

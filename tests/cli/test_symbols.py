@@ -550,6 +550,56 @@ def report_and_script_name_samples_as_perf_does():
           ours.get((name, "_init"), 0) + stub_rows, (theirs, ours))
 
 
+
+def samples_with_comm(text):
+    """[(comm, [(addr, sym, dso), ...]), ...] of `script` output."""
+    import re
+    samples = []
+    for l in text.splitlines():
+        m = re.match(r"\s+([0-9a-f]+) (.*) \((.*)\)$", l)
+        if m:
+            samples[-1][1].append(m.groups())
+        elif l.strip():
+            samples.append((l.split()[0], []))
+    return samples
+
+
+@case
+def samples_inside_exec_named_in_the_old_image():
+    """The kernel writes the exec's COMM record (and the new image's
+    MMAPs) while execve() runs on; a sample taken then still has the old
+    image's user registers, __GI___execve in the old libc.  perf keeps a
+    process's maps at an exec, until new maps overlap them, and so does
+    perfex: such samples are named, as perf names them."""
+    require_root()
+    require_tracefs()
+    tp = "kmem:kmalloc"
+    if not os.path.isdir("/sys/kernel/tracing/events/kmem/kmalloc"):
+        skip("no kmem:kmalloc tracepoint (allocations inside execve)")
+    out = tmpfile("exec.data")
+    # pcwork execs itself through /proc/self/exe: "exe" after the COMM.
+    r = record(out, "-g", "-e", tp, "-c", "1", "--", work(), "exec",
+               "getppid", "2")
+    check(r.returncode == 0, r.stderr)
+    r = perfex("script", "-i", out)
+    check(r.returncode == 0, r.stderr[-2000:])
+    ours = samples_with_comm(r.stdout)
+    inside = [f for comm, f in ours if comm == "exe" and
+              any("execve" in x[1] for x in f if x[2] == "[kernel.kallsyms]")]
+    check(inside, "no sample inside execve after its COMM")
+    for frames in inside:
+        user = [x for x in frames if x[2] != "[kernel.kallsyms]"]
+        check(user and "execve" in user[0][1] and "libc" in user[0][2],
+              frames)
+    if os.access(PERF, os.X_OK):
+        r = subprocess.run([PERF, "script", "-i", out], capture_output=True,
+                           text=True, timeout=120)
+        check(r.returncode == 0, r.stderr[-2000:])
+        theirs = samples_with_comm(r.stdout)
+        check(len(ours) == len(theirs), (len(ours), len(theirs)))
+        differ = [(a, b) for a, b in zip(ours, theirs) if a != b]
+        check(not differ, (len(differ), differ[:3]))
+
 try:
     run_cases()
 finally:

@@ -1242,11 +1242,15 @@ static bool elf_has_symtab(Elf *elf)
  * order of the relocations; the lazy binder's entries (the resolver at
  * the head of .plt, .plt's push-and-jump entries beside a .plt.sec) jump
  * through no relocated slot and stay unnamed.  IRELATIVE slots name no
- * symbol: their stubs are plain "@plt".
+ * symbol, only the IFUNC resolver (the addend): their stubs are
+ * "*ABS*+0xADDEND@plt" as objdump names them (perf 6.1 pairs stubs and
+ * relocations by position, and names these plain "@plt" or after another
+ * slot's function).
  */
 struct plt_slot {
 	uint64_t got;		/* the slot's address */
-	const char *name;	/* the function, "" for an IRELATIVE slot */
+	const char *name;	/* the function, NULL for an IRELATIVE slot */
+	uint64_t addend;	/* an IRELATIVE slot's resolver */
 };
 
 static int plt_slot_cmp(const void *a, const void *b)
@@ -1276,7 +1280,7 @@ static int plt_slots_of(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 	*slots = grown;
 	for (i = 0; i < n; i++) {
 		uint32_t type, index;
-		const char *fn = "";
+		const char *fn = NULL;
 		GElf_Rela r;
 		GElf_Sym sym;
 
@@ -1296,6 +1300,7 @@ static int plt_slots_of(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 		}
 		(*slots)[*nr].got = r.r_offset;
 		(*slots)[*nr].name = fn;
+		(*slots)[*nr].addend = (uint64_t)r.r_addend;
 		(*nr)++;
 	}
 	return 0;
@@ -1342,7 +1347,11 @@ static int plt_name_stubs(Elf_Scn *scn, const GElf_Shdr *sh, size_t entsize,
 					plt_slot_cmp) : NULL;
 		if (!hit)
 			continue;
-		snprintf(name, sizeof(name), "%s@plt", hit->name);
+		if (hit->name)
+			snprintf(name, sizeof(name), "%s@plt", hit->name);
+		else
+			snprintf(name, sizeof(name), "*ABS*+0x%" PRIx64 "@plt",
+				 hit->addend);
 		if (symtab_add(tab, cap, sh->sh_addr + off, entsize, name, 0,
 			       ELF_RANK_STUB))
 			return -ENOMEM;
@@ -1996,14 +2005,19 @@ int perfctr_symbols__fork(struct perfctr_symbols *syms, pid_t pid, pid_t ppid)
 	return 0;
 }
 
+/*
+ * The old maps stay until the new image's overlap them, as in perf: the
+ * kernel writes the COMM record (and the new image's MMAPs) before the
+ * exec ends, and until it ends a sample still has the old image's user
+ * registers (__GI___execve in the old libc), which only the old maps
+ * name.  The new generation makes the unwinder report the maps anew.
+ */
 void perfctr_symbols__exec(struct perfctr_symbols *syms, pid_t pid)
 {
 	struct mspace *ms = syms ? mspace_get(syms, pid, false) : NULL;
 
-	if (ms) {
-		ms->nr = 0;
+	if (ms)
 		ms->generation = ++syms->generation;
-	}
 }
 
 int perfctr_symbols__load_proc_maps(struct perfctr_symbols *syms, pid_t pid)
@@ -2224,6 +2238,25 @@ uint64_t pc_symbols__generation(struct perfctr_symbols *syms, pid_t pid)
 	return ms ? ms->generation : 0;
 }
 
+/* The bias of a loaded file's map: its address less the link-time
+ * address, through the segment that holds the map's offset. */
+static bool map_bias(const struct map *m, uint64_t *bias)
+{
+	const struct dso *dso = m->dso;
+	size_t j;
+
+	for (j = 0; j < dso->nr_segs; j++) {
+		const struct segment *seg = &dso->segs[j];
+
+		if (m->pgoff >= seg->offset &&
+		    m->pgoff < seg->offset + seg->filesz) {
+			*bias = m->start - m->pgoff + seg->offset - seg->vaddr;
+			return true;
+		}
+	}
+	return false;
+}
+
 int pc_symbols__for_each_elf(struct perfctr_symbols *syms, pid_t pid,
 			     int (*fn)(void *ctx, const char *path,
 				       uint64_t bias, const void *image,
@@ -2232,38 +2265,30 @@ int pc_symbols__for_each_elf(struct perfctr_symbols *syms, pid_t pid,
 {
 	struct mspace *ms = syms ? mspace_get(syms, pid, false) : NULL;
 	char path[4096];
-	size_t i, k, j;
+	size_t i, k;
 	int r;
 
 	for (i = 0; ms && i < ms->nr; i++) {
 		const struct map *m = &ms->maps[i];
 		struct dso *dso = m->dso;
 		bool seen = false;
-		uint64_t bias;
+		uint64_t bias, other;
 
 		if (dso->kernel || (!dso->vdso && !path_is_file(dso->path)))
-			continue;
-		/* Once per file: a file mapped in pieces has one bias. */
-		for (k = 0; k < i && !seen; k++)
-			seen = ms->maps[k].dso == dso;
-		if (seen)
 			continue;
 		if (!dso->loaded)
 			dso_load(syms, dso, m->end - m->start);
 		/* A vDSO is ELF here only when it is ours (dso_load_vdso). */
-		if (!dso->elf)
+		if (!dso->elf || !map_bias(m, &bias))
 			continue;
-		for (j = 0; j < dso->nr_segs; j++) {
-			const struct segment *seg = &dso->segs[j];
-
-			if (m->pgoff >= seg->offset &&
-			    m->pgoff < seg->offset + seg->filesz)
-				break;
-		}
-		if (j == dso->nr_segs)
+		/* Once per file and bias: a file mapped in pieces has one,
+		 * a file mapped twice (a JIT's moved function, the same
+		 * jitted .so at another address) has one per copy. */
+		for (k = 0; k < i && !seen; k++)
+			seen = ms->maps[k].dso == dso &&
+			       map_bias(&ms->maps[k], &other) && other == bias;
+		if (seen)
 			continue;
-		bias = m->start - m->pgoff + dso->segs[j].offset -
-		       dso->segs[j].vaddr;
 		if (dso->vdso) {
 #ifdef HAVE_LIBELF
 			size_t size = 0;
