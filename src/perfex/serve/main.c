@@ -108,6 +108,9 @@ static void metrics_handler(const struct serve_request *req,
 
 	reply->body = serve_exporter_scrape(arg, fmt, &reply->len);
 	reply->content_type = serve_content_type(fmt);
+	reply->compressible = true;
+	if (!reply->body)
+		serve_log("scrape failed: %s (answered 500)", strerror(errno));
 }
 
 static int metrics_init(struct serve_http *http, struct serve_exporter *ex,

@@ -144,6 +144,8 @@ unsigned int serve_exporter_profile_max_seconds(struct serve_exporter *ex);
 enum serve_format serve_negotiate(const char *accept);
 /* The Content-Type of a format. */
 const char *serve_content_type(enum serve_format format);
+/* Whether an Accept-Encoding header (NULL: none) takes gzip. */
+bool serve_accepts_gzip(const char *accept_encoding);
 
 struct serve_request {
 	const char *path;	/* "/metrics" */
@@ -156,6 +158,9 @@ struct serve_reply {
 	const char *content_type;	/* static string */
 	char *body;			/* malloc'd; the server frees it */
 	size_t len;
+	/* Sent gzip'd to a client that accepts it (text, not pprof's
+	 * already gzip'd profiles). */
+	bool compressible;
 };
 
 /* A query argument of @req ("seconds" of "?seconds=5"), or NULL. */

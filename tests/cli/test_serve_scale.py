@@ -1,0 +1,112 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+"""perfex serve at a node's size: thousands of cgroups under one
+--cgroup-root, the exposition of megabytes served whole (and gzip'd when
+asked), every cgroup counted through the BPF counters with exact getppid
+counts.  The cgroups are made by the test and removed in its finally;
+every process it starts is stopped there, every wait bounded."""
+import gzip
+import os
+import urllib.request
+
+from pctest import case, check, run_cases
+from stathelp import TP, exit_baseline, need_tracepoint, wait_for
+from cgrouphelp import Cgroups, Member
+from servehelp import Serve, need_http, samples, total
+
+# The events of the issue's node: three software events and a tracepoint.
+EVENTS = ("task-clock", "page-faults", "context-switches", TP)
+
+
+def make_tree(cg, root, nr):
+    """ROOT with NR cgroups under it, as a node's kubepods.slice is: pods
+    of three containers each (the last pod fewer).  The names of the
+    cgroups, ROOT first."""
+    names = [cg.make(root)]
+    pod = None
+    for i in range(nr - 1):
+        if i % 4 == 0:
+            pod = cg.make("%s/pod%d" % (root, i // 4))
+            names.append(pod)
+        else:
+            names.append(cg.make("%s/c%d" % (pod, i % 4)))
+    return names
+
+
+def serve_tree(root, *extra):
+    args = []
+    for e in EVENTS:
+        args += ["-e", e]
+    return Serve(*args, "--cgroup-root", root, *extra)
+
+
+def get(s, encoding=None, timeout=60):
+    """(headers, body text) of GET /metrics, decompressed if gzip'd."""
+    req = urllib.request.Request(s.url("/metrics"))
+    if encoding:
+        req.add_header("Accept-Encoding", encoding)
+    with urllib.request.urlopen(req, timeout=timeout) as r:
+        check(r.status == 200, r.status)
+        body = r.read()
+        headers = r.headers
+    if headers.get("Content-Encoding") == "gzip":
+        body = gzip.decompress(body)
+    return headers, body.decode()
+
+
+@case
+def an_exposition_of_megabytes_is_served_whole():
+    """2,000 cgroups x 4 events x every CPU: several MB of text, and more
+    than 1,024 fds in the exporter (past select()'s FD_SETSIZE, where
+    every connection used to be reset)."""
+    need_http()
+    need_tracepoint()
+    cg = Cgroups()
+    s = None
+    root = "perfctr-serve-big"
+    try:
+        names = make_tree(cg, root, 2000)
+        s = serve_tree(root)
+        cpus = os.cpu_count()
+
+        def all_counted():
+            _, text = get(s)
+            return total(text, "perfex_cgroups") == len(names)
+        wait_for(all_counted, timeout=120, what="every cgroup counted")
+        headers, text = get(s)
+        check(headers.get("Content-Encoding") is None, dict(headers))
+        check(len(text) > 4 * 1024 * 1024, len(text))
+        # Whole: the last family is there, and its line ends.
+        check(text.splitlines()[-1].startswith(
+            "perfex_scrape_duration_seconds "), text[-200:])
+        check(text.endswith("\n"), text[-200:])
+        check(total(text, "perfex_open_fds") > 1024, "fds")
+        rows = samples(text, "perfex_events_total")
+        per_cgroup = {}
+        for key in rows:
+            d = dict(key)
+            if "cgroup" in d:
+                per_cgroup.setdefault(d["cgroup"], set()).add(
+                    (d["event"], d["cpu"]))
+        check(sorted(per_cgroup) == sorted("/" + n for n in names),
+              len(per_cgroup))
+        want = {(e, str(c)) for e in EVENTS for c in range(cpus)}
+        bad = [c for c, got in per_cgroup.items() if got != want]
+        check(not bad, bad[:5])
+        # The same series gzip'd, when asked as Prometheus asks.
+        headers, ztext = get(s, "gzip")
+        check(headers.get("Content-Encoding") == "gzip", dict(headers))
+        check(headers.get("Vary") == "Accept-Encoding", dict(headers))
+        check(set(samples(ztext, "perfex_events_total")) == set(rows),
+              "gzip'd series differ")
+        # q=0 refuses gzip.
+        headers, _ = get(s, "gzip;q=0, identity")
+        check(headers.get("Content-Encoding") is None, dict(headers))
+        check("perfex serve: http: " not in s.text(), s.text())
+    finally:
+        if s:
+            check(s.stop() == 0, s.text())
+            s.close()
+        cg.close()
+
+
+run_cases()
