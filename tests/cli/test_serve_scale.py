@@ -109,4 +109,77 @@ def an_exposition_of_megabytes_is_served_whole():
         cg.close()
 
 
+
+@case
+def three_thousand_cgroups_all_count_through_bpf_exactly():
+    """3,000 cgroups, nested as pods of three containers: every one counted
+    through the BPF counters (none falls back), exact getppid counts in a
+    container, a pod and the last cgroup made (in the sums' last chunk);
+    a cgroup removed frees its slot, and the cgroup that takes the slot
+    next counts from 0."""
+    need_http()
+    need_tracepoint()
+    base = exit_baseline()
+    cg = Cgroups()
+    s = None
+    members = []
+    root = "perfctr-serve-bpf"
+    try:
+        names = make_tree(cg, root, 3000)
+        s = serve_tree(root)
+
+        def modes():
+            _, text = get(s)
+            return {dict(k)["mode"]: v for k, v in
+                    samples(text, "perfex_cgroup_counting_mode").items()}
+        wait_for(lambda: modes().get("bpf") == len(names), timeout=120,
+                 what="every cgroup counted through BPF")
+        check(modes() == {"bpf": 3000, "cgroup-events": 0}, modes())
+        container, pod, last = names[2], names[5], names[-1]
+        check(container.startswith(names[1] + "/"), container)
+        members = [Member(cg, container, 3000), Member(cg, pod, 5000),
+                   Member(cg, last, 700)]
+        for m in members:
+            m.go()
+        for m in members:
+            m.wait()
+        _, text = get(s)
+
+        def got(name):
+            return total(text, "perfex_events_total", cgroup="/" + name,
+                         event=TP)
+        check(got(container) == 3000 + base, got(container))
+        check(got(names[1]) == 3000 + base, got(names[1]))
+        check(got(pod) == 5000 + base, got(pod))
+        check(got(last) == 700 + base, got(last))
+        check(got(root) == 8700 + 3 * base, got(root))
+        check(got(names[3]) == 0, got(names[3]))
+        # The container goes; a new cgroup takes its slot, from 0.
+        for m in members:
+            m.close()
+        members = []
+        os.rmdir(os.path.join(cg.mnt, container))
+        cg.made.remove(os.path.join(cg.mnt, container))
+        fresh = cg.make(names[1] + "/fresh")
+        wait_for(lambda: samples(get(s)[1], "perfex_events_total",
+                                 cgroup="/" + fresh, event=TP),
+                 what="the new cgroup")
+        check(not samples(get(s)[1], "perfex_events_total",
+                          cgroup="/" + container), "removed, still served")
+        members = [Member(cg, fresh, 100)]
+        members[0].go()
+        members[0].wait()
+        _, text = get(s)
+        check(got(fresh) == 100 + base, got(fresh))
+        check(modes() == {"bpf": 3000, "cgroup-events": 0}, modes())
+        check("cgroup events" not in s.text(), s.text())
+    finally:
+        for m in members:
+            m.close()
+        if s:
+            check(s.stop() == 0, s.text())
+            s.close()
+        cg.close()
+
+
 run_cases()

@@ -47,9 +47,9 @@
  * real hierarchies are a handful of levels). */
 #define MAX_DEPTH 32
 
-/* Cgroups the BPF counters take at once (the library's default is 256;
- * a node runs more containers than that). */
-#define MAX_BPF_CGROUPS 1024
+/* Cgroups whose fall back to cgroup events is logged one by one; past
+ * this, perfex_cgroup_counting_mode alone counts them. */
+#define MAX_FALLBACK_LOGS 10
 
 struct scope {
 	char *cgroup;		/* "/a/b"; NULL: the whole machine */
@@ -58,6 +58,10 @@ struct scope {
 	bool by_bpf;		/* counted through the BPF counters */
 	size_t nr_units;
 	char **series;		/* [event * nr_units + unit]: label text */
+	size_t *series_len;	/* and its length */
+	/* The counts of the last read, as the series: a scrape's four
+	 * families format them without asking the session four times. */
+	struct perfctr_count *counts;
 	bool wanted;		/* seen by the rescan in progress */
 };
 
@@ -82,6 +86,7 @@ struct serve_exporter {
 	struct perfctr_bpf_counters *bpf;
 	char bpf_reason[160];
 	uint64_t cgroup_errors, read_errors, reloads_ok, reloads_failed;
+	size_t fallback_logs;		/* cgroups logged as fallen back */
 	uint64_t profiles[SERVE_PROFILE_NR_RESULTS];
 	unsigned int profiles_running;
 	long open_fds;			/* as of the last change of scopes */
@@ -341,6 +346,8 @@ static void scope_delete(struct scope *s, size_t nr_events)
 		for (size_t i = 0; i < nr_events * s->nr_units; i++)
 			free(s->series[i]);
 	free(s->series);
+	free(s->series_len);
+	free(s->counts);
 	free(s->cgroup);
 	free(s);
 }
@@ -356,7 +363,9 @@ static int make_series(struct serve_exporter *ex, struct scope *s)
 	size_t n = nr_events(ex);
 
 	s->series = calloc(n * s->nr_units + 1, sizeof(*s->series));
-	if (!s->series)
+	s->series_len = calloc(n * s->nr_units + 1, sizeof(*s->series_len));
+	s->counts = calloc(n * s->nr_units + 1, sizeof(*s->counts));
+	if (!s->series || !s->series_len || !s->counts)
 		return -ENOMEM;
 	for (size_t e = 0; e < n; e++) {
 		for (size_t u = 0; u < s->nr_units; u++) {
@@ -373,9 +382,15 @@ static int make_series(struct serve_exporter *ex, struct scope *s)
 			put_quoted(&b, perfctr_session__event_name(s->session, e));
 			if (ex->extra)
 				puts_(&b, ex->extra);
-			if (b.failed)
+			if (b.failed) {
+				free(b.p);
 				return -ENOMEM;
-			s->series[e * s->nr_units + u] = b.p;
+			}
+			/* To its size: a buffer starts at 4 kB, and a node
+			 * has tens of thousands of series. */
+			s->series[e * s->nr_units + u] =
+				realloc(b.p, b.len + 1) ?: b.p;
+			s->series_len[e * s->nr_units + u] = b.len;
 		}
 	}
 	return 0;
@@ -416,6 +431,13 @@ static struct scope *scope_new(struct serve_exporter *ex, const char *cgroup)
 		goto fail;
 	s->nr_units = perfctr_session__nr_units(s->session);
 	s->by_bpf = perfctr_session__counts_by_bpf(s->session);
+	if (cgroup && ex->bpf && !perfctr_bpf_counters__error(ex->bpf) &&
+	    !s->by_bpf && ex->fallback_logs++ < MAX_FALLBACK_LOGS)
+		serve_log("cgroup '%s' is counted with cgroup events, not "
+			  "through the BPF counters (which refused it)%s",
+			  cgroup, ex->fallback_logs == MAX_FALLBACK_LOGS ?
+			  "; more are counted in perfex_cgroup_counting_mode, "
+			  "not logged" : "");
 	for (size_t e = 0; e < nr_events(ex); e++) {
 		struct perfctr_count c;
 
@@ -685,9 +707,12 @@ static void bpf_setup(struct serve_exporter *ex)
 	int err;
 
 	ex->bpf_reason[0] = '\0';
+	ex->fallback_logs = 0;
+	/* Made anew for each configuration: its program counts this one's
+	 * events, and its maps are sized for them. */
+	perfctr_bpf_counters__delete(ex->bpf);
+	ex->bpf = NULL;
 	if (!want || cfg->no_bpf) {
-		perfctr_bpf_counters__delete(ex->bpf);
-		ex->bpf = NULL;
 		if (want) {
 			snprintf(ex->bpf_reason, sizeof(ex->bpf_reason),
 				 "turned off (--no-bpf-counters or "
@@ -697,38 +722,34 @@ static void bpf_setup(struct serve_exporter *ex)
 		}
 		return;
 	}
-	if (!ex->bpf) {
+	{
+		/* No cap on the cgroups but the library's (65,536): its
+		 * maps grow with the cgroups counted. */
 		PERFCTR_OPTS(perfctr_bpf_counters_opts, o,
-			     .max_cgroups = MAX_BPF_CGROUPS);
+			     .max_events = nr_events(ex));
 
 		ex->bpf = perfctr_bpf_counters__new(&o);
-		if (!ex->bpf) {
-			snprintf(ex->bpf_reason, sizeof(ex->bpf_reason),
-				 "cannot set up the BPF counters: %s",
-				 strerror(errno));
-			serve_log("cgroups are counted with cgroup events: %s",
-				  ex->bpf_reason);
-			return;
-		}
-		err = perfctr_bpf_counters__error(ex->bpf);
-		if (err) {
-			snprintf(ex->bpf_reason, sizeof(ex->bpf_reason),
-				 "the BPF program cannot load: %s%s",
-				 strerror(-err), err == -EPERM ?
-				 " (it needs CAP_BPF and CAP_PERFMON)" :
-				 err == -EOPNOTSUPP ? " (perfex was built "
-				 "without libbpf)" : "");
-			serve_log("cgroups are counted with cgroup events: %s",
-				  ex->bpf_reason);
-			return;
-		}
-		serve_log("cgroups are counted through the BPF counters");
-	} else if (perfctr_bpf_counters__error(ex->bpf)) {
-		/* Still the failed load of the start: not retried. */
-		snprintf(ex->bpf_reason, sizeof(ex->bpf_reason),
-			 "the BPF program cannot load: %s",
-			 strerror(-perfctr_bpf_counters__error(ex->bpf)));
 	}
+	if (!ex->bpf) {
+		snprintf(ex->bpf_reason, sizeof(ex->bpf_reason),
+			 "cannot set up the BPF counters: %s", strerror(errno));
+		serve_log("cgroups are counted with cgroup events: %s",
+			  ex->bpf_reason);
+		return;
+	}
+	err = perfctr_bpf_counters__error(ex->bpf);
+	if (err) {
+		snprintf(ex->bpf_reason, sizeof(ex->bpf_reason),
+			 "the BPF program cannot load: %s%s",
+			 strerror(-err), err == -EPERM ?
+			 " (it needs CAP_BPF and CAP_PERFMON)" :
+			 err == -EOPNOTSUPP ? " (perfex was built "
+			 "without libbpf)" : "");
+		serve_log("cgroups are counted with cgroup events: %s",
+			  ex->bpf_reason);
+		return;
+	}
+	serve_log("cgroups are counted through the BPF counters");
 }
 
 /* Build the state of @cfg into @ex (events, the machine's scope, the
@@ -959,46 +980,50 @@ static void family_values(struct serve_exporter *ex, struct buf *b,
 			  enum serve_format fmt)
 {
 	size_t n = nr_events(ex);
+	char name[128];
+	int name_len;
 
 	if (!ex->nr_scopes)
 		return;
 	head(b, f, fmt);
+	/* "name_total{" once, not a strcmp and three copies a line. */
+	name_len = snprintf(name, sizeof(name), "%s%s{", f->name,
+			    strcmp(f->type, "counter") ? "" : "_total");
+	if (name_len < 0 || (size_t)name_len >= sizeof(name))
+		return;
 	for (size_t i = 0; i < ex->nr_scopes; i++) {
 		struct scope *s = ex->scopes[i];
 
-		for (size_t e = 0; e < n; e++) {
-			for (size_t u = 0; u < s->nr_units; u++) {
-				struct perfctr_count c;
+		for (size_t k = 0; k < n * s->nr_units; k++) {
+			const struct perfctr_count *c = &s->counts[k];
 
-				if (perfctr_session__unit_count(s->session, e, u, &c) ||
-				    c.status == PERFCTR_COUNT_NOT_SUPPORTED)
-					continue;
-				if (kind == V_SCALED && !c.time_running)
-					continue;
-				sample_name(b, f);
-				puts_(b, "{");
-				puts_(b, s->series[e * s->nr_units + u]);
-				puts_(b, "} ");
-				switch (kind) {
-				case V_RAW:
-					put_u64(b, c.value);
-					break;
-				case V_SCALED:
-					if (c.time_running == c.time_enabled)
-						put_u64(b, c.value);
-					else
-						printf_(b, "%.17g",
-							perfctr_count__scaled(&c));
-					break;
-				case V_ENABLED:
-					put_seconds(b, c.time_enabled);
-					break;
-				case V_RUNNING:
-					put_seconds(b, c.time_running);
-					break;
-				}
-				puts_(b, "\n");
+			if (c->status == PERFCTR_COUNT_NOT_SUPPORTED)
+				continue;
+			if (kind == V_SCALED && !c->time_running)
+				continue;
+			reserve(b, (size_t)name_len + s->series_len[k] + 48);
+			put(b, name, (size_t)name_len);
+			put(b, s->series[k], s->series_len[k]);
+			put(b, "} ", 2);
+			switch (kind) {
+			case V_RAW:
+				put_u64(b, c->value);
+				break;
+			case V_SCALED:
+				if (c->time_running == c->time_enabled)
+					put_u64(b, c->value);
+				else
+					printf_(b, "%.17g",
+						perfctr_count__scaled(c));
+				break;
+			case V_ENABLED:
+				put_seconds(b, c->time_enabled);
+				break;
+			case V_RUNNING:
+				put_seconds(b, c->time_running);
+				break;
 			}
+			put(b, "\n", 1);
 		}
 	}
 }
@@ -1118,7 +1143,7 @@ static void health(struct serve_exporter *ex, struct buf *b,
 		 * cannot count (event sets, too many events or cgroups). */
 		put_quoted(b, ex->bpf_reason[0] ? ex->bpf_reason :
 			   by_events ? "events or cgroups the BPF counters "
-			   "cannot take (the library's log says which)" : "");
+			   "cannot take (the log names them)" : "");
 		printf_(b, "%s} %zu\n", ex->extra ? ex->extra : "", by_events);
 	}
 	snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)ex->cgroup_errors);
@@ -1158,9 +1183,27 @@ char *serve_exporter_scrape(struct serve_exporter *ex, enum serve_format fmt,
 	pthread_mutex_lock(&ex->lock);
 	if (ex->inotify_fd < 0)
 		rescan_locked(ex);
-	for (size_t i = 0; i < ex->nr_scopes; i++)
-		if (perfctr_session__read(ex->scopes[i]->session) < 0)
+	/* One run of the BPF program and one copy of the sums for every
+	 * cgroup, not one each (else reads that fail are counted). */
+	if (ex->bpf && ex->nr_scopes > 1 &&
+	    perfctr_bpf_counters__freeze(ex->bpf) < 0)
+		ex->read_errors++;
+	for (size_t i = 0; i < ex->nr_scopes; i++) {
+		struct scope *s = ex->scopes[i];
+
+		if (perfctr_session__read(s->session) < 0)
 			ex->read_errors++;
+		for (size_t e = 0; e < nr_events(ex); e++)
+			for (size_t u = 0; u < s->nr_units; u++) {
+				struct perfctr_count *c =
+					&s->counts[e * s->nr_units + u];
+
+				if (perfctr_session__unit_count(s->session, e,
+								u, c))
+					c->status = PERFCTR_COUNT_NOT_SUPPORTED;
+			}
+	}
+	perfctr_bpf_counters__thaw(ex->bpf);
 	reserve(&b, 256 * 1024);
 	family_values(ex, &b, &f_events, V_RAW, fmt);
 	family_values(ex, &b, &f_scaled, V_SCALED, fmt);
