@@ -6,9 +6,10 @@ counts.  The cgroups are made by the test and removed in its finally;
 every process it starts is stopped there, every wait bounded."""
 import gzip
 import os
+import tempfile
 import urllib.request
 
-from pctest import case, check, run_cases
+from pctest import case, check, perfex, run_cases
 from stathelp import TP, exit_baseline, need_tracepoint, wait_for
 from cgrouphelp import Cgroups, Member
 from servehelp import Serve, need_http, samples, total
@@ -176,6 +177,88 @@ def three_thousand_cgroups_all_count_through_bpf_exactly():
     finally:
         for m in members:
             m.close()
+        if s:
+            check(s.stop() == 0, s.text())
+            s.close()
+        cg.close()
+
+
+
+def once_cgroups(*args):
+    """The cgroups of one --once scrape of the getppid tracepoint."""
+    r = perfex("serve", "--once", "-e", TP, *args)
+    check(r.returncode == 0, r.stderr)
+    return (sorted({dict(k)["cgroup"] for k in
+                    samples(r.stdout, "perfex_events_total") if
+                    "cgroup" in dict(k)}), r)
+
+
+@case
+def cardinality_controls_depth_patterns_and_a_series_cap():
+    """--cgroup-depth, --cgroup-include / --cgroup-exclude (and their
+    configuration keys), and --max-series: the cgroups past the cap are
+    not counted, perfex_series_dropped says how many series that is, the
+    log says it once, and a cgroup removed makes room for one left out."""
+    need_http()
+    need_tracepoint()
+    cg = Cgroups()
+    s = None
+    root = "perfctr-serve-card"
+    cpus = os.cpu_count()
+    try:
+        names = make_tree(cg, root, 9)  # root, pod0 + 3, pod1 + 3
+        every = sorted("/" + n for n in names)
+        got, _ = once_cgroups("--cgroup-root", root)
+        check(got == every, got)
+        got, _ = once_cgroups("--cgroup-root", root, "--cgroup-depth", "1")
+        check(got == sorted("/" + n for n in names if n.count("/") <= 1),
+              got)
+        got, _ = once_cgroups("--cgroup-root", root, "--cgroup-depth", "0")
+        check(got == ["/" + root], got)
+        got, _ = once_cgroups("--cgroup-root", root,
+                              "--cgroup-exclude", "*/c1")
+        check(got == [c for c in every if not c.endswith("/c1")], got)
+        got, _ = once_cgroups("--cgroup-root", root,
+                              "--cgroup-include", "/%s/pod1*" % root,
+                              "--cgroup-exclude", "*/c3")
+        check(got == ["/%s/pod1" % root, "/%s/pod1/c1" % root,
+                      "/%s/pod1/c2" % root], got)
+        with tempfile.NamedTemporaryFile("w", suffix=".conf") as f:
+            f.write("cgroup-root %s\ncgroup-depth 1\n"
+                    "cgroup-exclude */pod0\n" % root)
+            f.flush()
+            got, _ = once_cgroups("-c", f.name)
+            check(got == ["/" + root, "/%s/pod1" % root], got)
+            # The command line's depth wins over the file's.
+            got, _ = once_cgroups("-c", f.name, "--cgroup-depth", "0")
+            check(got == ["/" + root], got)
+        # The cap: the machine and 3 cgroups, 4 series an event and CPU.
+        per = 4 * cpus
+        s = Serve("-e", TP, "--cgroup-root", root,
+                  "--max-series", str(per * 4))
+        text = s.metrics()
+        counted = sorted({dict(k)["cgroup"] for k in
+                          samples(text, "perfex_events_total")
+                          if "cgroup" in dict(k)})
+        check(counted == every[:3], counted)
+        check(total(text, "perfex_series_dropped") == per * 6, text)
+        check(total(text, "perfex_cgroups") == 3, text)
+        check(len(samples(text, "perfex_events_total")) +
+              len(samples(text, "perfex_events_scaled")) +
+              len(samples(text, "perfex_time_enabled_seconds_total")) +
+              len(samples(text, "perfex_time_running_seconds_total"))
+              <= per * 4, text)
+        check("max-series %d: 6 cgroups (%d series) not counted" %
+              (per * 4, per * 6) in s.text(), s.text())
+        # A counted cgroup goes: the first of those left out comes in.
+        gone = every[2]
+        os.rmdir(os.path.join(cg.mnt, gone[1:]))
+        cg.made.remove(os.path.join(cg.mnt, gone[1:]))
+        wait_for(lambda: total(s.metrics(), "perfex_series_dropped") ==
+                 per * 5, what="the room made by a removal")
+        text = s.metrics()
+        check(samples(text, "perfex_events_total", cgroup=every[3]), text)
+    finally:
         if s:
             check(s.stop() == 0, s.text())
             s.close()

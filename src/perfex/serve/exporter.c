@@ -26,6 +26,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
@@ -78,6 +79,17 @@ struct serve_exporter {
 	size_t nr_unavail;
 	struct scope **scopes;		/* [0]: the whole machine */
 	size_t nr_scopes;
+	/* The cgroup scopes by path (open addressing, a power of 2 slots,
+	 * at most half full), so that a rescan of thousands of cgroups
+	 * finds each in O(1); and the cgroups a rescan found new. */
+	struct scope **index;
+	size_t index_size;
+	char **pending;
+	size_t nr_pending;
+	/* max-series: the series of the cgroups left out now, and the
+	 * cgroups, as logged last. */
+	uint64_t dropped_series;
+	size_t dropped_cgroups, logged_dropped;
 	char mount[PATH_MAX];		/* cgroup2 mount, "" without */
 	char *extra;			/* ",name=\"value\"" of cfg->labels */
 	int inotify_fd;
@@ -491,41 +503,167 @@ static void watch(struct serve_exporter *ex, const char *full)
 				  IN_MOVED_TO | IN_ONLYDIR);
 }
 
+static size_t hash_path(const char *p)
+{
+	size_t h = 14695981039346656037ULL;	/* FNV-1a */
+
+	for (; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	return h;
+}
+
+/* The index of the cgroup scopes made anew (after a rescan's changes). */
+static void reindex(struct serve_exporter *ex)
+{
+	size_t size = 64;
+
+	while (size < 2 * ex->nr_scopes)
+		size *= 2;
+	if (size != ex->index_size) {
+		struct scope **n = calloc(size, sizeof(*n));
+
+		if (!n) {		/* find_scope() then searches */
+			free(ex->index);
+			ex->index = NULL;
+			ex->index_size = 0;
+			return;
+		}
+		free(ex->index);
+		ex->index = n;
+		ex->index_size = size;
+	} else {
+		memset(ex->index, 0, size * sizeof(*ex->index));
+	}
+	for (size_t i = 1; i < ex->nr_scopes; i++) {
+		size_t k = hash_path(ex->scopes[i]->cgroup) & (size - 1);
+
+		while (ex->index[k])
+			k = (k + 1) & (size - 1);
+		ex->index[k] = ex->scopes[i];
+	}
+}
+
 static struct scope *find_scope(struct serve_exporter *ex, const char *cgroup)
 {
-	for (size_t i = 1; i < ex->nr_scopes; i++)
-		if (!strcmp(ex->scopes[i]->cgroup, cgroup))
-			return ex->scopes[i];
+	if (!ex->index) {
+		for (size_t i = 1; i < ex->nr_scopes; i++)
+			if (!strcmp(ex->scopes[i]->cgroup, cgroup))
+				return ex->scopes[i];
+		return NULL;
+	}
+	for (size_t k = hash_path(cgroup) & (ex->index_size - 1); ex->index[k];
+	     k = (k + 1) & (ex->index_size - 1))
+		if (!strcmp(ex->index[k]->cgroup, cgroup))
+			return ex->index[k];
 	return NULL;
 }
 
+/* Whether a cgroup found under a root passes cgroup-include and
+ * cgroup-exclude. */
+static bool selected(const struct serve_config *cfg, const char *cgroup)
+{
+	bool in = !cfg->nr_includes;
+
+	for (size_t i = 0; i < cfg->nr_excludes; i++)
+		if (!fnmatch(cfg->excludes[i], cgroup, 0))
+			return false;
+	for (size_t i = 0; i < cfg->nr_includes && !in; i++)
+		in = !fnmatch(cfg->includes[i], cgroup, 0);
+	return in;
+}
+
+/* A cgroup the rescan found: kept if counted, else opened after the
+ * sweep (so that the cgroups gone make room under max-series first). */
 static void want(struct serve_exporter *ex, const char *cgroup)
 {
-	struct scope *s = find_scope(ex, cgroup), **n;
+	struct scope *s = find_scope(ex, cgroup);
+	char **n;
 
 	if (s) {
 		s->wanted = true;
 		return;
 	}
-	s = scope_new(ex, cgroup);
-	if (!s) {
-		/* Gone between the walk and the open: not an error. */
-		if (errno != ENOENT) {
-			ex->cgroup_errors++;
-			serve_log("cannot count cgroup '%s': %s", cgroup,
-				  strerror(errno));
-		}
-		return;
-	}
-	n = realloc(ex->scopes, (ex->nr_scopes + 1) * sizeof(*n));
-	if (!n) {
-		scope_delete(s, nr_events(ex));
+	n = realloc(ex->pending, (ex->nr_pending + 1) * sizeof(*n));
+	if (!n || !(n[ex->nr_pending] = strdup(cgroup))) {
+		if (n)
+			ex->pending = n;
 		ex->cgroup_errors++;
 		return;
 	}
-	ex->scopes = n;
-	s->wanted = true;
-	n[ex->nr_scopes++] = s;
+	ex->pending = n;
+	ex->nr_pending++;
+}
+
+/* The series of the count families a scope of @units units serves. */
+static uint64_t series_of(const struct serve_exporter *ex, size_t units)
+{
+	return 4 * (uint64_t)nr_events(ex) * units;
+}
+
+static int cmp_path(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Open the cgroups the rescan found new, in the order of their paths (a
+ * parent before its children), up to max-series. */
+static void open_pending(struct serve_exporter *ex)
+{
+	uint64_t series = 0, per;
+	struct scope **n;
+
+	/* Sorted, a cgroup found twice (named and under a root, or under
+	 * two roots) is opened once. */
+	qsort(ex->pending, ex->nr_pending, sizeof(*ex->pending), cmp_path);
+
+	/* A cgroup counts on the CPUs the machine's scope counts on. */
+	per = series_of(ex, ex->scopes[0]->nr_units);
+	for (size_t i = 0; i < ex->nr_scopes; i++)
+		series += series_of(ex, ex->scopes[i]->nr_units);
+	ex->dropped_series = 0;
+	ex->dropped_cgroups = 0;
+	for (size_t i = 0; i < ex->nr_pending; i++) {
+		const char *cgroup = ex->pending[i];
+		struct scope *s;
+
+		if (i && !strcmp(cgroup, ex->pending[i - 1]))
+			continue;
+		if (ex->cfg->max_series && series + per > ex->cfg->max_series) {
+			ex->dropped_series += per;
+			ex->dropped_cgroups++;
+			continue;
+		}
+		s = scope_new(ex, cgroup);
+		if (!s) {
+			/* Gone between the walk and the open: not an error. */
+			if (errno != ENOENT) {
+				ex->cgroup_errors++;
+				serve_log("cannot count cgroup '%s': %s", cgroup,
+					  strerror(errno));
+			}
+			continue;
+		}
+		n = realloc(ex->scopes, (ex->nr_scopes + 1) * sizeof(*n));
+		if (!n) {
+			scope_delete(s, nr_events(ex));
+			ex->cgroup_errors++;
+			continue;
+		}
+		ex->scopes = n;
+		s->wanted = true;
+		n[ex->nr_scopes++] = s;
+		series += series_of(ex, s->nr_units);
+	}
+	for (size_t i = 0; i < ex->nr_pending; i++)
+		free(ex->pending[i]);
+	ex->nr_pending = 0;
+	if (ex->dropped_cgroups != ex->logged_dropped) {
+		serve_log("max-series %llu: %zu cgroups (%llu series) not "
+			  "counted (perfex_series_dropped)",
+			  ex->cfg->max_series, ex->dropped_cgroups,
+			  (unsigned long long)ex->dropped_series);
+		ex->logged_dropped = ex->dropped_cgroups;
+	}
 }
 
 /* Watch the nearest existing ancestor of cgroup @full (a path under the
@@ -560,8 +698,11 @@ static void walk(struct serve_exporter *ex, const char *cgroup, int depth)
 		return;
 	}
 	watch(ex, full);
-	want(ex, cgroup);
-	while (depth < MAX_DEPTH && (d = readdir(dir))) {
+	if (selected(ex->cfg, cgroup))
+		want(ex, cgroup);
+	while (depth < MAX_DEPTH &&
+	       (!ex->cfg->has_depth || depth < (int)ex->cfg->depth) &&
+	       (d = readdir(dir))) {
 		char child[PATH_MAX];
 
 		if (d->d_type != DT_DIR || d->d_name[0] == '.')
@@ -601,12 +742,10 @@ static void rescan_locked(struct serve_exporter *ex)
 {
 	size_t kept = 1;
 
-	/* Counted here, when counters are opened and closed, not at each
-	 * scrape: listing /proc/self/fd instantiates an inode per fd, which
-	 * with 800 counters costs more than reading them all. */
-	ex->open_fds = open_fds();
-	if (!ex->mount[0] || !nr_events(ex))
+	if (!ex->mount[0] || !nr_events(ex)) {
+		ex->open_fds = open_fds();
 		return;
+	}
 	for (size_t i = 1; i < ex->nr_scopes; i++)
 		ex->scopes[i]->wanted = false;
 	for (size_t i = 0; i < ex->cfg->nr_cgroups; i++) {
@@ -630,6 +769,11 @@ static void rescan_locked(struct serve_exporter *ex)
 			scope_delete(ex->scopes[i], nr_events(ex));
 	}
 	ex->nr_scopes = kept;
+	open_pending(ex);
+	reindex(ex);
+	/* Counted here, when counters are opened and closed, not at each
+	 * scrape: listing /proc/self/fd instantiates an inode per fd, which
+	 * with 800 counters costs more than reading them all. */
 	ex->open_fds = open_fds();
 }
 
@@ -659,6 +803,9 @@ static void drop_scopes(struct serve_exporter *ex)
 	free(ex->scopes);
 	ex->scopes = NULL;
 	ex->nr_scopes = 0;
+	free(ex->index);
+	ex->index = NULL;
+	ex->index_size = 0;
 }
 
 static char *label_text(const struct serve_config *cfg)
@@ -843,6 +990,7 @@ void serve_exporter_delete(struct serve_exporter *ex)
 	unbuild(ex);
 	/* After every session counting through it is gone. */
 	perfctr_bpf_counters__delete(ex->bpf);
+	free(ex->pending);
 	if (ex->inotify_fd >= 0)
 		close(ex->inotify_fd);
 	pthread_mutex_destroy(&ex->lock);
@@ -1079,6 +1227,10 @@ static void health(struct serve_exporter *ex, struct buf *b,
 	static const struct family f_cgerr = {
 		"perfex_cgroup_errors", "counter", NULL,
 		"Cgroups that could not be counted (the log says why)." };
+	static const struct family f_dropped = {
+		"perfex_series_dropped", "gauge", NULL,
+		"Series not served now because of max-series: those of the "
+		"cgroups left uncounted (4 per event and CPU of each)." };
 	static const struct family f_rderr = {
 		"perfex_read_errors", "counter", NULL,
 		"Failed reads of counters." };
@@ -1148,6 +1300,9 @@ static void health(struct serve_exporter *ex, struct buf *b,
 	}
 	snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)ex->cgroup_errors);
 	single(ex, b, &f_cgerr, fmt, tmp);
+	snprintf(tmp, sizeof(tmp), "%llu",
+		 (unsigned long long)ex->dropped_series);
+	single(ex, b, &f_dropped, fmt, tmp);
 	snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)ex->read_errors);
 	single(ex, b, &f_rderr, fmt, tmp);
 	snprintf(tmp, sizeof(tmp), "%ld", ex->open_fds);

@@ -53,6 +53,14 @@ static int serve_option(struct perfex_parse *p, void *ctx)
 		return serve_config_add(cfg, "cgroup-root", p->arg, 0);
 	case OPT_LABEL:
 		return serve_config_add(cfg, "label", p->arg, 0);
+	case OPT_CGROUP_INCLUDE:
+		return serve_config_add(cfg, "cgroup-include", p->arg, 0);
+	case OPT_CGROUP_EXCLUDE:
+		return serve_config_add(cfg, "cgroup-exclude", p->arg, 0);
+	case OPT_CGROUP_DEPTH:
+		return serve_config_set_number(cfg, "cgroup-depth", p->arg, 0);
+	case OPT_MAX_SERIES:
+		return serve_config_set_number(cfg, "max-series", p->arg, 0);
 	case OPT_ONCE:
 		a->once = true;
 		return -1;
