@@ -93,6 +93,11 @@ struct serve_exporter {
 	char mount[PATH_MAX];		/* cgroup2 mount, "" without */
 	char *extra;			/* ",name=\"value\"" of cfg->labels */
 	int inotify_fd;
+	/* The cgroup ("/a/b", "/" for the mount) of each inotify watch, by
+	 * its wd: an event names the directory it happened in by that. */
+	char **wd_path;
+	size_t nr_wd_path;
+	bool fds_stale;			/* open_fds to count at the next scrape */
 	/* The BPF counters of the cgroups, or NULL (then bpf_reason says
 	 * why not, "" when no cgroup is counted). */
 	struct perfctr_bpf_counters *bpf;
@@ -497,10 +502,41 @@ static char *normalise(const struct serve_exporter *ex, const char *path)
 
 static void watch(struct serve_exporter *ex, const char *full)
 {
-	if (ex->inotify_fd >= 0)
-		inotify_add_watch(ex->inotify_fd, full,
-				  IN_CREATE | IN_DELETE | IN_MOVED_FROM |
-				  IN_MOVED_TO | IN_ONLYDIR);
+	const char *cgroup = full + strlen(ex->mount);
+	int wd;
+
+	if (ex->inotify_fd < 0)
+		return;
+	wd = inotify_add_watch(ex->inotify_fd, full,
+			       IN_CREATE | IN_DELETE | IN_MOVED_FROM |
+			       IN_MOVED_TO | IN_ONLYDIR);
+	if (wd < 0)
+		return;
+	if ((size_t)wd >= ex->nr_wd_path) {
+		size_t nr = ex->nr_wd_path ? ex->nr_wd_path : 64;
+		char **n;
+
+		while (nr <= (size_t)wd)
+			nr *= 2;
+		n = realloc(ex->wd_path, nr * sizeof(*n));
+		if (!n)
+			return;		/* its events make full rescans */
+		memset(n + ex->nr_wd_path, 0,
+		       (nr - ex->nr_wd_path) * sizeof(*n));
+		ex->wd_path = n;
+		ex->nr_wd_path = nr;
+	}
+	free(ex->wd_path[wd]);
+	ex->wd_path[wd] = strdup(*cgroup ? cgroup : "/");
+}
+
+static void forget_watches(struct serve_exporter *ex)
+{
+	for (size_t i = 0; i < ex->nr_wd_path; i++)
+		free(ex->wd_path[i]);
+	free(ex->wd_path);
+	ex->wd_path = NULL;
+	ex->nr_wd_path = 0;
 }
 
 static size_t hash_path(const char *p)
@@ -743,7 +779,7 @@ static void rescan_locked(struct serve_exporter *ex)
 	size_t kept = 1;
 
 	if (!ex->mount[0] || !nr_events(ex)) {
-		ex->open_fds = open_fds();
+		ex->fds_stale = true;
 		return;
 	}
 	for (size_t i = 1; i < ex->nr_scopes; i++)
@@ -771,21 +807,143 @@ static void rescan_locked(struct serve_exporter *ex)
 	ex->nr_scopes = kept;
 	open_pending(ex);
 	reindex(ex);
-	/* Counted here, when counters are opened and closed, not at each
-	 * scrape: listing /proc/self/fd instantiates an inode per fd, which
-	 * with 800 counters costs more than reading them all. */
-	ex->open_fds = open_fds();
+	ex->fds_stale = true;
 }
 
+/* The level of @cgroup below the followed root it is under, or -1. */
+static int depth_under_root(const struct serve_exporter *ex,
+			    const char *cgroup)
+{
+	for (size_t i = 0; i < ex->cfg->nr_roots; i++) {
+		char *root = normalise(ex, ex->cfg->roots[i]);
+		size_t len = root ? strlen(root) : 0;
+		int depth = 0;
+
+		/* The root "/" is the mount's: every cgroup is below it. */
+		if (len == 1)
+			len = 0;
+		if (root && !strncmp(cgroup, root, len) && cgroup[len] == '/') {
+			for (const char *p = cgroup + len; *p; p++)
+				depth += *p == '/';
+			free(root);
+			return depth;
+		}
+		free(root);
+	}
+	return -1;
+}
+
+/* Whether @cgroup is a cgroup counted by name or an ancestor of one
+ * (whose making or removal only a full rescan follows). */
+static bool names_a_named(const struct serve_exporter *ex, const char *cgroup)
+{
+	size_t len = strlen(cgroup);
+
+	for (size_t i = 0; i < ex->cfg->nr_cgroups; i++) {
+		char *c = normalise(ex, ex->cfg->cgroups[i]);
+		bool hit = c && !strncmp(c, cgroup, len) &&
+			   (!c[len] || c[len] == '/');
+
+		free(c);
+		if (hit)
+			return true;
+	}
+	return false;
+}
+
+/* A cgroup made under a followed root: counted with what is below it
+ * (made before its watch was set).  False when only a full rescan can
+ * tell (not under a root, or a cgroup counted by name). */
+static bool made(struct serve_exporter *ex, const char *cgroup)
+{
+	int depth = depth_under_root(ex, cgroup);
+
+	if (depth < 0 || names_a_named(ex, cgroup))
+		return false;
+	if (depth > MAX_DEPTH ||
+	    (ex->cfg->has_depth && depth > (int)ex->cfg->depth))
+		return true;
+	walk(ex, cgroup, depth);
+	return true;
+}
+
+/* A cgroup removed: its scope goes (a cgroup has no children when it is
+ * removed). */
+static bool removed(struct serve_exporter *ex, const char *cgroup)
+{
+	size_t kept = 1;
+
+	if (names_a_named(ex, cgroup))
+		return false;
+	for (size_t i = 1; i < ex->nr_scopes; i++) {
+		struct scope *s = ex->scopes[i];
+		size_t len = strlen(cgroup);
+
+		if (!strncmp(s->cgroup, cgroup, len) &&
+		    (!s->cgroup[len] || s->cgroup[len] == '/'))
+			scope_delete(s, nr_events(ex));
+		else
+			ex->scopes[kept++] = s;
+	}
+	ex->nr_scopes = kept;
+	return true;
+}
+
+/*
+ * What the watches saw: a cgroup made or removed in a watched directory
+ * under a followed root changes that cgroup alone (so a node making and
+ * removing a thousand cgroups a minute costs a walk of each, not of the
+ * tree each time); anything else (a move, a lost event, a cgroup counted
+ * by name, the max-series cap, which decides among all) rescans the
+ * tree.
+ */
 void serve_exporter_rescan(struct serve_exporter *ex)
 {
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
+	bool full = ex->inotify_fd < 0, changed = false;
+	ssize_t n;
 
-	if (ex->inotify_fd >= 0)
-		while (read(ex->inotify_fd, buf, sizeof(buf)) > 0)
-			;
 	pthread_mutex_lock(&ex->lock);
-	rescan_locked(ex);
+	full |= ex->cfg->max_series != 0;
+	while (ex->inotify_fd >= 0 &&
+	       (n = read(ex->inotify_fd, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *e = (const void *)p;
+			const char *dir = e->wd >= 0 &&
+					  (size_t)e->wd < ex->nr_wd_path ?
+					  ex->wd_path[e->wd] : NULL;
+			char cgroup[PATH_MAX];
+
+			p += sizeof(*e) + e->len;
+			if (e->mask & IN_IGNORED) {
+				if (dir) {
+					free(ex->wd_path[e->wd]);
+					ex->wd_path[e->wd] = NULL;
+				}
+				continue;
+			}
+			if (full)
+				continue;
+			if (!dir || !e->len || !(e->mask & IN_ISDIR) ||
+			    !(e->mask & (IN_CREATE | IN_DELETE)) ||
+			    snprintf(cgroup, sizeof(cgroup), "%s/%s",
+				     strcmp(dir, "/") ? dir : "", e->name) >=
+			    (int)sizeof(cgroup)) {
+				full = true;
+				continue;
+			}
+			full = !(e->mask & IN_CREATE ? made(ex, cgroup) :
+				 removed(ex, cgroup));
+			changed = true;
+		}
+	}
+	if (full) {
+		rescan_locked(ex);
+	} else if (changed) {
+		open_pending(ex);
+		reindex(ex);
+		ex->fds_stale = true;
+	}
 	pthread_mutex_unlock(&ex->lock);
 }
 
@@ -991,6 +1149,7 @@ void serve_exporter_delete(struct serve_exporter *ex)
 	/* After every session counting through it is gone. */
 	perfctr_bpf_counters__delete(ex->bpf);
 	free(ex->pending);
+	forget_watches(ex);
 	if (ex->inotify_fd >= 0)
 		close(ex->inotify_fd);
 	pthread_mutex_destroy(&ex->lock);
@@ -1027,6 +1186,7 @@ int serve_exporter_reload(struct serve_exporter *ex, struct serve_config *cfg)
 	/* Old watches name directories no longer followed: start anew. */
 	if (ex->inotify_fd >= 0) {
 		close(ex->inotify_fd);
+		forget_watches(ex);
 		ex->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	}
 	bpf_setup(ex);
@@ -1338,6 +1498,14 @@ char *serve_exporter_scrape(struct serve_exporter *ex, enum serve_format fmt,
 	pthread_mutex_lock(&ex->lock);
 	if (ex->inotify_fd < 0)
 		rescan_locked(ex);
+	/* Counted when counters were opened or closed since the last
+	 * scrape, not at each change: listing /proc/self/fd instantiates an
+	 * inode per fd, which with thousands of fds costs more than a
+	 * change, and cgroups change many times a second on a busy node. */
+	if (ex->fds_stale) {
+		ex->open_fds = open_fds();
+		ex->fds_stale = false;
+	}
 	/* One run of the BPF program and one copy of the sums for every
 	 * cgroup, not one each (else reads that fail are counted). */
 	if (ex->bpf && ex->nr_scopes > 1 &&
