@@ -265,4 +265,44 @@ def cardinality_controls_depth_patterns_and_a_series_cap():
         cg.close()
 
 
+
+@case
+def cgroups_made_and_removed_while_serving_follow_the_limits():
+    """Cgroups made (a pod and its containers at once, as a container
+    runtime makes them) and removed while the exporter runs are followed
+    one by one, within the depth limit and the patterns."""
+    need_http()
+    need_tracepoint()
+    cg = Cgroups()
+    s = None
+    root = "perfctr-serve-follow"
+    try:
+        cg.make(root)
+        s = Serve("-e", TP, "--cgroup-root", root, "--cgroup-depth", "2",
+                  "--cgroup-exclude", "*/skip*")
+
+        def served():
+            return sorted({dict(k)["cgroup"] for k in
+                           samples(s.metrics(), "perfex_events_total")
+                           if "cgroup" in dict(k)})
+        made = [cg.make(root + "/pod"), cg.make(root + "/pod/c1"),
+                cg.make(root + "/pod/c1/deep"), cg.make(root + "/pod/skip"),
+                cg.make(root + "/pod2")]
+        want = ["/" + root, "/%s/pod" % root, "/%s/pod/c1" % root,
+                "/%s/pod2" % root]
+        wait_for(lambda: served() == want, what="the new cgroups")
+        for rel in (made[2], made[1]):
+            os.rmdir(os.path.join(cg.mnt, rel))
+            cg.made.remove(os.path.join(cg.mnt, rel))
+        wait_for(lambda: served() == ["/" + root, "/%s/pod" % root,
+                                      "/%s/pod2" % root],
+                 what="the removals")
+        check(total(s.metrics(), "perfex_cgroups") == 3)
+    finally:
+        if s:
+            check(s.stop() == 0, s.text())
+            s.close()
+        cg.close()
+
+
 run_cases()

@@ -10,6 +10,7 @@
  * by the modules of modules[] below.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -289,6 +290,11 @@ int main(int argc, char **argv)
 		return serve_http_start(NULL, "", &port) < 0 ? PERFEX_EXIT_INTERNAL : 0;
 	}
 	raise_fd_limit();
+	/* A scrape of thousands of cgroups builds megabytes of text in a
+	 * connection's thread: with the mmap threshold fixed, such buffers
+	 * are mapped and unmapped, not kept in that thread's heap once the
+	 * threshold has grown past them (glibc's default moves it up). */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 	/* Blocked before any thread starts, so that every thread of the
 	 * server inherits the mask and the signals reach the signalfd. */
 	sigemptyset(&stop);
