@@ -298,6 +298,14 @@ def cgroups_made_and_removed_while_serving_follow_the_limits():
                                       "/%s/pod2" % root],
                  what="the removals")
         check(total(s.metrics(), "perfex_cgroups") == 3)
+        # The root itself goes, and comes back.
+        cg.close()
+        cg.made = []
+        wait_for(lambda: served() == [], what="the root's removal")
+        cg.make(root)
+        cg.make(root + "/again")
+        wait_for(lambda: served() == ["/" + root, "/%s/again" % root],
+                 what="the root made again")
     finally:
         if s:
             check(s.stop() == 0, s.text())

@@ -734,6 +734,19 @@ static void walk(struct serve_exporter *ex, const char *cgroup, int depth)
 		return;
 	}
 	watch(ex, full);
+	/* A root's removal is an event of its parent's. */
+	if (!depth && cgroup[1]) {
+		char parent[PATH_MAX];
+		char *slash;
+
+		memcpy(parent, full, strlen(full) + 1);
+		slash = strrchr(parent, '/');
+		if (slash && slash > parent + strlen(ex->mount))
+			*slash = '\0';
+		else
+			snprintf(parent, sizeof(parent), "%s", ex->mount);
+		watch(ex, parent);
+	}
 	if (selected(ex->cfg, cgroup))
 		want(ex, cgroup);
 	while (depth < MAX_DEPTH &&
@@ -851,6 +864,24 @@ static bool names_a_named(const struct serve_exporter *ex, const char *cgroup)
 	return false;
 }
 
+/* Whether @cgroup is a followed root or an ancestor of one. */
+static bool is_root_or_above(const struct serve_exporter *ex,
+			     const char *cgroup)
+{
+	size_t len = strlen(cgroup);
+
+	for (size_t i = 0; i < ex->cfg->nr_roots; i++) {
+		char *r = normalise(ex, ex->cfg->roots[i]);
+		bool hit = r && !strncmp(r, cgroup, len) &&
+			   (!r[len] || r[len] == '/');
+
+		free(r);
+		if (hit)
+			return true;
+	}
+	return false;
+}
+
 /* A cgroup made under a followed root: counted with what is below it
  * (made before its watch was set).  False when only a full rescan can
  * tell (not under a root, or a cgroup counted by name). */
@@ -858,8 +889,10 @@ static bool made(struct serve_exporter *ex, const char *cgroup)
 {
 	int depth = depth_under_root(ex, cgroup);
 
-	if (depth < 0 || names_a_named(ex, cgroup))
+	if (names_a_named(ex, cgroup) || is_root_or_above(ex, cgroup))
 		return false;
+	if (depth < 0)
+		return true;	/* a sibling of a root's: not ours */
 	if (depth > MAX_DEPTH ||
 	    (ex->cfg->has_depth && depth > (int)ex->cfg->depth))
 		return true;
@@ -873,7 +906,7 @@ static bool removed(struct serve_exporter *ex, const char *cgroup)
 {
 	size_t kept = 1;
 
-	if (names_a_named(ex, cgroup))
+	if (names_a_named(ex, cgroup) || is_root_or_above(ex, cgroup))
 		return false;
 	for (size_t i = 1; i < ex->nr_scopes; i++) {
 		struct scope *s = ex->scopes[i];
@@ -916,6 +949,11 @@ void serve_exporter_rescan(struct serve_exporter *ex)
 
 			p += sizeof(*e) + e->len;
 			if (e->mask & IN_IGNORED) {
+				/* A watched directory is gone: a root
+				 * removed is watched for anew from its
+				 * nearest ancestor by a rescan. */
+				if (dir && !full && depth_under_root(ex, dir) < 0)
+					full = true;
 				if (dir) {
 					free(ex->wd_path[e->wd]);
 					ex->wd_path[e->wd] = NULL;
