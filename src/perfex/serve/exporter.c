@@ -655,7 +655,9 @@ static void open_pending(struct serve_exporter *ex)
 
 	/* Sorted, a cgroup found twice (named and under a root, or under
 	 * two roots) is opened once. */
-	qsort(ex->pending, ex->nr_pending, sizeof(*ex->pending), cmp_path);
+	if (ex->nr_pending)
+		qsort(ex->pending, ex->nr_pending, sizeof(*ex->pending),
+		      cmp_path);
 
 	/* A cgroup counts on the CPUs the machine's scope counts on. */
 	per = series_of(ex, ex->scopes[0]->nr_units);
