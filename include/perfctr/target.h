@@ -111,8 +111,12 @@ struct perfctr_bpf_counters;
 
 struct perfctr_bpf_counters_opts {
 	size_t sz;
-	/* Cgroups counted at once, 0 for 256. */
+	/* Cgroups counted at once, 0 for 65,536: a cap, not memory (the
+	 * program's maps grow with the cgroups counted). */
 	size_t max_cgroups;
+	/* Events counted at once, 0 for 64 (the most): the kernel memory of
+	 * each cgroup counted is 24 bytes an event and possible CPU. */
+	size_t max_events;
 	size_t :0;
 };
 
@@ -140,6 +144,22 @@ PERFCTR_API void perfctr_bpf_counters__delete(struct perfctr_bpf_counters *bc);
  * not privileged); -EINVAL for NULL. */
 PERFCTR_API int
 perfctr_bpf_counters__error(const struct perfctr_bpf_counters *bc);
+
+/**
+ * perfctr_bpf_counters__freeze() - run the program on every CPU once and
+ * copy every cgroup's sums: until perfctr_bpf_counters__thaw(), reads of
+ * the sessions counting through @bc give their counts as of this call,
+ * without a run of the program and a map lookup each (what makes reading
+ * thousands of cgroups cost milliseconds, not hundreds).  A start, stop
+ * or reset of such a session thaws.
+ * Return: 0, -EINVAL for NULL, -EOPNOTSUPP without a program, -ENOMEM,
+ * the program run's or the map lookup's -errno (then not frozen).
+ */
+PERFCTR_API int perfctr_bpf_counters__freeze(struct perfctr_bpf_counters *bc);
+
+/** perfctr_bpf_counters__thaw() - reads count live again (each one runs
+ * the program first).  NULL is a no-op. */
+PERFCTR_API void perfctr_bpf_counters__thaw(struct perfctr_bpf_counters *bc);
 
 struct perfctr_cgroup_opts {
 	size_t sz;

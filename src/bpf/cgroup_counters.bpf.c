@@ -46,15 +46,28 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u64);
 	__type(value, __u32);
 } cgroups SEC(".maps");
 
-struct {
+/* A chunk of the sums; its max_entries (PC_BPFCG_CHUNK_SLOTS * stride) is
+ * set by the loader on this template and on every chunk it makes. */
+struct sums_chunk {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct pc_bpfcg_sums);
+	__type(value, struct pc_bpfcg_value);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__type(key, __u32);
+	__array(values, struct sums_chunk);
 } sums SEC(".maps");
+
+/* Values per slot in a chunk: the events the program can count. */
+const volatile __u32 stride = PC_BPFCG_MAX_EVENTS;
 
 /* Events whose counters are in `counters`, set by the loader as it adds
  * them (an event's counters are in the array before it is counted). */
@@ -108,15 +121,22 @@ static long account(__u32 ev, void *data)
 	last->running = now.running;
 	nr = leaf->nr_slots;
 	for (i = 0; i < PC_BPFCG_MAX_LEVELS && i < nr; i++) {
-		struct pc_bpfcg_sums *sum;
 		__u32 slot = leaf->slots[i];
+		__u32 chunk_key = slot / PC_BPFCG_CHUNK_SLOTS;
+		__u32 key = (slot % PC_BPFCG_CHUNK_SLOTS) * stride + ev;
+		struct pc_bpfcg_value *sum;
+		void *chunk;
 
-		sum = bpf_map_lookup_elem(&sums, &slot);
+		/* Two array lookups, whatever the number of cgroups. */
+		chunk = bpf_map_lookup_elem(&sums, &chunk_key);
+		if (!chunk)
+			continue;
+		sum = bpf_map_lookup_elem(chunk, &key);
 		if (!sum)
 			continue;
-		sum->ev[ev].counter += d_counter;
-		sum->ev[ev].enabled += d_enabled;
-		sum->ev[ev].running += d_running;
+		sum->counter += d_counter;
+		sum->enabled += d_enabled;
+		sum->running += d_running;
 	}
 	return 0;
 }

@@ -11,9 +11,18 @@
  *   cpu       PERCPU_ARRAY of one struct pc_bpfcg_cpu: that CPU's readings
  *             at the last switch, and the counted slots of the cgroups
  *             whose tasks it ran lately;
- *   cgroups   HASH, cgroup id -> slot: the cgroups being counted;
- *   sums      PERCPU_ARRAY, key slot: what the tasks of the slot's cgroup
- *             and of its descendants did on each CPU, per event.
+ *   cgroups   HASH, cgroup id -> slot: the cgroups being counted (not
+ *             preallocated: its max_entries is a cap, not memory);
+ *   sums      ARRAY_OF_MAPS, key slot / PC_BPFCG_CHUNK_SLOTS: chunks of
+ *             the sums, each a PERCPU_ARRAY of struct pc_bpfcg_value with
+ *             key (slot % PC_BPFCG_CHUNK_SLOTS) * stride + event: what the
+ *             tasks of the slot's cgroup and of its descendants did on each
+ *             CPU.  The loader adds a chunk when the cgroups outgrow the
+ *             ones there, so the sums' memory follows the cgroups counted
+ *             and nothing is reloaded as they grow.
+ *
+ * `stride` (read-only, set before the load) is the number of events the
+ * program counts at most: each slot's sums are that many values.
  *
  * The loader moves the program's `generation` on after every change of
  * `cgroups`: the slots each CPU remembers from before are then stale.
@@ -36,9 +45,8 @@ struct pc_bpfcg_value {
 	__u64 running;
 };
 
-struct pc_bpfcg_sums {
-	struct pc_bpfcg_value ev[PC_BPFCG_MAX_EVENTS];
-};
+/* Slots of one chunk of `sums` (a power of 2). */
+#define PC_BPFCG_CHUNK_SLOTS 256
 
 /* A cgroup a task ran in, and the slots its counts go to: its own and
  * its ancestors' that are counted. */

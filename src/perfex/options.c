@@ -300,6 +300,18 @@ static const struct perfex_option table[] = {
 	{ SERVE, OPT_CGROUP_ROOT, 0, "cgroup-root", "DIR", 0, 0,
 	  "count DIR and every cgroup below it, following the\n"
 	  "ones made and removed later; repeatable" },
+	{ SERVE, OPT_CGROUP_DEPTH, 0, "cgroup-depth", "N", 0, 0,
+	  "count cgroups at most N levels below a --cgroup-root\n"
+	  "(0: the root alone)" },
+	{ SERVE, OPT_CGROUP_INCLUDE, 0, "cgroup-include", "PATTERN", 0, 0,
+	  "count only the cgroups under a root whose path\n"
+	  "(\"/a/b\") matches a PATTERN (shell glob); repeatable" },
+	{ SERVE, OPT_CGROUP_EXCLUDE, 0, "cgroup-exclude", "PATTERN", 0, 0,
+	  "count no cgroup under a root whose path matches\n"
+	  "PATTERN (it wins over --cgroup-include); repeatable" },
+	{ SERVE, OPT_MAX_SERIES, 0, "max-series", "N", 0, 0,
+	  "serve at most N series of counts: cgroups past it are\n"
+	  "not counted (perfex_series_dropped)" },
 	{ SERVE, OPT_CPU, 'C', "cpu", "CPUS", 0, 0,
 	  "count on CPUS (\"0-3,6\"; default: every online CPU)" },
 	{ SERVE, OPT_LABEL, 0, "label", "NAME=VALUE", 0, 0,

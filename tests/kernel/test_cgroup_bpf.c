@@ -8,7 +8,7 @@
  * at once, nested cgroups, start/stop, and the fallback to cgroup events;
  * and the program's memory of which slots a cgroup counts in must follow
  * a task moved to another cgroup and cgroups counted or dropped after its
- * cgroup was met.
+ * cgroup was met.  The maps grow with the cgroups counted, up to the cap.
  */
 #include <sched.h>
 #include <signal.h>
@@ -352,6 +352,75 @@ TEST(fallback_to_cgroup_events)
 	remove_made();
 }
 
+/* More cgroups than a chunk of the sums holds (256) grow the maps: all
+ * of them count through BPF up to max_cgroups, exactly, in the second
+ * chunk too; past the cap a session falls back to cgroup events (and
+ * says so in counts_by_bpf).  A freeze reads them all as of one moment:
+ * calls made while frozen appear after the thaw. */
+#define MANY 514
+TEST(maps_grow_past_a_chunk_and_freeze_reads_them)
+{
+	static const long calls[2] = { 4000, 1000 };
+	PERFCTR_OPTS(perfctr_bpf_counters_opts, o, .max_cgroups = 512,
+		     .max_events = 1);
+	struct perfctr_bpf_counters *many;
+	static struct perfctr_session *s[MANY];
+	static struct perfctr_target *t[MANY];
+	static char path[MANY][4300];
+	const char *parent;
+	struct phased in_bpf;
+	struct member in_events;
+	int i, nr = 0, by_bpf = 0;
+
+	require_bpf();
+	many = perfctr_bpf_counters__new(&o);
+	REQUIRE(many && !perfctr_bpf_counters__error(many));
+	parent = make_cgroup(name("-many"));
+	for (i = 0; i < MANY; i++) {
+		snprintf(path[i], sizeof(path[i]), "%s/c%d", parent, i);
+		REQUIRE(mkdir(path[i], 0755) == 0);
+		nr++;
+	}
+	phased_spawn(&in_bpf, path[300], calls, 2);
+	member_spawn(&in_events, path[MANY - 1], 2000);
+	for (i = 0; i < MANY; i++) {
+		PERFCTR_OPTS(perfctr_cgroup_opts, co, .bpf = many);
+
+		s[i] = session_with(TP_GETPPID, PERFCTR_SESSION_ENABLE_ON_ATTACH);
+		t[i] = perfctr_target__new_cgroup_opts(path[i], NULL, &co);
+		REQUIRE(t[i]);
+		REQUIRE(perfctr_session__attach(s[i], t[i]) == 0);
+		by_bpf += perfctr_session__counts_by_bpf(s[i]);
+	}
+	CHECK_EQ_INT(by_bpf, 512);
+	CHECK(perfctr_session__counts_by_bpf(s[511]));
+	CHECK(!perfctr_session__counts_by_bpf(s[MANY - 1]));
+	phased_run(&in_bpf);
+	member_release(&in_events);
+	member_wait(&in_events);
+	REQUIRE(perfctr_bpf_counters__freeze(many) == 0);
+	phased_run(&in_bpf);		/* while frozen: not in the reads */
+	for (i = 0; i < MANY; i++)
+		REQUIRE(perfctr_session__read(s[i]) == 0);
+	CHECK_EQ_U64(value_of(s[300], 0), 4000);
+	CHECK_EQ_U64(value_of(s[299], 0), 0);
+	CHECK_EQ_U64(value_of(s[0], 0), 0);
+	CHECK_EQ_U64(value_of(s[511], 0), 0);
+	CHECK_EQ_U64(value_of(s[MANY - 1], 0), 2000);
+	perfctr_bpf_counters__thaw(many);
+	phased_wait(&in_bpf);
+	REQUIRE(perfctr_session__read(s[300]) == 0);
+	CHECK_EQ_U64(value_of(s[300], 0), 5000);
+	CHECK_EQ_U64(stop_and_value(s[300]), 5000);
+	CHECK_EQ_U64(stop_and_value(s[MANY - 1]), 2000);
+	for (i = 0; i < MANY; i++)
+		close_cg(s[i], t[i]);
+	perfctr_bpf_counters__delete(many);
+	while (nr > 0)
+		rmdir(path[--nr]);
+	remove_made();
+}
+
 TEST(opts_checked)
 {
 	struct { struct perfctr_cgroup_opts o; char more[8]; } big;
@@ -372,4 +441,5 @@ TEST_MAIN(TEST_CASE(opts_checked),
 	  TEST_CASE(reads_while_running_and_stop),
 	  TEST_CASE(moved_task_counts_in_its_new_cgroup),
 	  TEST_CASE(counted_set_changes_after_cgroups_were_met),
-	  TEST_CASE(fallback_to_cgroup_events))
+	  TEST_CASE(fallback_to_cgroup_events),
+	  TEST_CASE(maps_grow_past_a_chunk_and_freeze_reads_them))

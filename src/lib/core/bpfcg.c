@@ -12,7 +12,10 @@
 #include "core/engine.h"
 #include "perfctr/target.h"
 
-#define DEFAULT_MAX_CGROUPS 256
+/* A cap, not memory: the cgroups map is not preallocated and the sums
+ * grow a chunk at a time (a node runs thousands of cgroups; the cap is
+ * the kernel's own default of cgroup.max.descendants' order). */
+#define DEFAULT_MAX_CGROUPS 65536
 
 #ifdef HAVE_BPF
 #include <bpf/bpf.h>
@@ -40,15 +43,29 @@ struct perfctr_bpf_counters {
 	int nr_possible;		/* the kernel's per-CPU value count */
 	struct bc_event events[PC_BPFCG_MAX_EVENTS];
 	size_t nr_events;
-	struct bc_cgroup *cgroups;	/* by slot */
+	size_t stride;			/* events the program can count */
+	struct bc_cgroup *cgroups;	/* by slot, nr_slots of them */
+	size_t nr_slots, used_slots;
 	size_t max_cgroups;
-	struct pc_bpfcg_sums *buf;	/* one per-CPU lookup's answer */
+	int *chunks;			/* fds of the sums' chunks */
+	size_t nr_chunks;
+	/* One slot's sums as a lookup gives them: [event][cpu]. */
+	struct pc_bpfcg_value *buf;
+	__u32 *keys;			/* stride keys, for batch lookups */
+	/* perfctr_bpf_counters__freeze(): every slot's sums as of then,
+	 * [slot][event][cpu], read in place of a flush and a lookup each. */
+	bool frozen;
+	struct pc_bpfcg_value *snap;
+	size_t snap_slots;
+	__u32 *snap_keys;		/* a chunk's keys */
 };
 
 struct pc_bpfcg_binding {
 	struct perfctr_bpf_counters *bc;
 	uint32_t slot;
 	size_t nr;
+	/* The sums of the last lookup (bc->buf) or of the freeze: [ev][cpu]. */
+	const struct pc_bpfcg_value *sums;
 	size_t *ev;			/* the program's index of each event */
 	bool started;
 	/* [i * nr_possible + cpu]: counted before the last start, and the
@@ -68,11 +85,69 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt,
 	return 0;
 }
 
+/* A chunk of the sums: PC_BPFCG_CHUNK_SLOTS slots of stride values on
+ * each possible CPU, zeroed.  Return: its fd or -errno. */
+static int make_chunk(const struct perfctr_bpf_counters *bc)
+{
+	int fd = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "pc_bpfcg_chunk",
+				sizeof(__u32), sizeof(struct pc_bpfcg_value),
+				(__u32)(PC_BPFCG_CHUNK_SLOTS * bc->stride),
+				NULL);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* Chunk @fd (owned from now on, closed on failure) in the program's
+ * sums, for the slots from nr_slots on. */
+static int add_chunk(struct perfctr_bpf_counters *bc, int fd)
+{
+	__u32 key = (__u32)bc->nr_chunks;
+	struct bc_cgroup *cg;
+	int *chunks, err = -ENOMEM;
+
+	if (bc->nr_slots + PC_BPFCG_CHUNK_SLOTS > bc->max_cgroups) {
+		err = -E2BIG;
+		goto fail;
+	}
+	chunks = realloc(bc->chunks, (bc->nr_chunks + 1) * sizeof(*chunks));
+	if (!chunks)
+		goto fail;
+	bc->chunks = chunks;
+	cg = realloc(bc->cgroups, (bc->nr_slots + PC_BPFCG_CHUNK_SLOTS) *
+		     sizeof(*cg));
+	if (!cg)
+		goto fail;
+	bc->cgroups = cg;
+	if (bpf_map_update_elem(bpf_map__fd(bc->skel->maps.sums), &key, &fd,
+				BPF_ANY)) {
+		err = -errno;
+		goto fail;
+	}
+	memset(cg + bc->nr_slots, 0, PC_BPFCG_CHUNK_SLOTS * sizeof(*cg));
+	bc->chunks[bc->nr_chunks++] = fd;
+	bc->nr_slots += PC_BPFCG_CHUNK_SLOTS;
+	return 0;
+fail:
+	close(fd);
+	return err;
+}
+
+/* The cgroups outgrew the slots: one chunk more. */
+static int grow(struct perfctr_bpf_counters *bc)
+{
+	int fd;
+
+	if (bc->nr_slots + PC_BPFCG_CHUNK_SLOTS > bc->max_cgroups)
+		return -E2BIG;
+	fd = make_chunk(bc);
+	return fd < 0 ? fd : add_chunk(bc, fd);
+}
+
 static int load(struct perfctr_bpf_counters *bc)
 {
 	libbpf_print_fn_t old = libbpf_set_print(libbpf_log);
 	struct pc_bpfcg *skel;
-	int err;
+	int err, first = -1;
 
 	skel = pc_bpfcg__open();
 	if (!skel) {
@@ -80,6 +155,7 @@ static int load(struct perfctr_bpf_counters *bc)
 		goto out;
 	}
 	bc->skel = skel;
+	skel->rodata->stride = (__u32)bc->stride;
 	err = bpf_map__set_max_entries(skel->maps.counters,
 				       bc->nr_possible * PC_BPFCG_MAX_EVENTS);
 	if (!err)
@@ -87,11 +163,24 @@ static int load(struct perfctr_bpf_counters *bc)
 					       bc->max_cgroups);
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.sums,
-					       bc->max_cgroups);
+					       bc->max_cgroups /
+					       PC_BPFCG_CHUNK_SLOTS);
+	/* The first chunk is the template of the others: the loader does
+	 * not size the template that the program's text declares. */
+	if (!err && (first = make_chunk(bc)) < 0)
+		err = first;
+	if (!err)
+		err = bpf_map__set_inner_map_fd(skel->maps.sums, first);
 	if (!err)
 		err = pc_bpfcg__load(skel);
+	if (!err) {
+		err = add_chunk(bc, first);
+		first = -1;
+	}
 	if (!err)
 		err = pc_bpfcg__attach(skel);
+	if (first >= 0)
+		close(first);
 	if (!err && !skel->bss)
 		err = -EOPNOTSUPP;	/* no mmap of global data */
 out:
@@ -110,8 +199,14 @@ static void free_bc(struct perfctr_bpf_counters *bc)
 		free(bc->events[i].filter);
 	}
 	perfctr_target__delete(bc->cpus);
+	for (i = 0; i < bc->nr_chunks; i++)
+		close(bc->chunks[i]);
+	free(bc->chunks);
 	free(bc->cgroups);
 	free(bc->buf);
+	free(bc->keys);
+	free(bc->snap);
+	free(bc->snap_keys);
 	free(bc);
 }
 
@@ -131,12 +226,18 @@ perfctr_bpf_counters__new(const struct perfctr_bpf_counters_opts *opts)
 	bc->max_cgroups = PC_OPTS_GET(opts, max_cgroups, 0);
 	if (!bc->max_cgroups)
 		bc->max_cgroups = DEFAULT_MAX_CGROUPS;
+	/* Whole chunks. */
+	bc->max_cgroups = (bc->max_cgroups + PC_BPFCG_CHUNK_SLOTS - 1) /
+			  PC_BPFCG_CHUNK_SLOTS * PC_BPFCG_CHUNK_SLOTS;
+	bc->stride = PC_OPTS_GET(opts, max_events, 0);
+	if (!bc->stride || bc->stride > PC_BPFCG_MAX_EVENTS)
+		bc->stride = PC_BPFCG_MAX_EVENTS;
 	n = libbpf_num_possible_cpus();
 	bc->cpus = perfctr_target__new_cpus(NULL);
-	bc->cgroups = calloc(bc->max_cgroups, sizeof(*bc->cgroups));
+	bc->keys = calloc(bc->stride, sizeof(*bc->keys));
 	if (n > 0)
-		bc->buf = calloc((size_t)n, sizeof(*bc->buf));
-	if (n <= 0 || !bc->cpus || !bc->cgroups || !bc->buf) {
+		bc->buf = calloc((size_t)n * bc->stride, sizeof(*bc->buf));
+	if (n <= 0 || !bc->cpus || !bc->keys || !bc->buf) {
 		n = n <= 0 ? -n : errno;
 		free_bc(bc);
 		errno = n;
@@ -218,7 +319,7 @@ static int add_event(struct perfctr_bpf_counters *bc,
 	size_t u;
 	int err;
 
-	if (bc->nr_events == PC_BPFCG_MAX_EVENTS)
+	if (bc->nr_events == bc->stride)
 		return -E2BIG;
 	comparable(&be->attr, ev->attr);
 	be->filter = ev->filter ? strdup(ev->filter) : NULL;
@@ -257,11 +358,27 @@ fail:
 	return err;
 }
 
+/* The chunk of @slot's sums and the key of its first value there. */
+static int chunk_of(const struct perfctr_bpf_counters *bc, uint32_t slot,
+		    __u32 *key)
+{
+	*key = (__u32)((slot % PC_BPFCG_CHUNK_SLOTS) * bc->stride);
+	return bc->chunks[slot / PC_BPFCG_CHUNK_SLOTS];
+}
+
+/* A slot used before: its sums back to 0 (a new chunk is zeroed). */
 static int zero_slot(struct perfctr_bpf_counters *bc, uint32_t slot)
 {
-	memset(bc->buf, 0, (size_t)bc->nr_possible * sizeof(*bc->buf));
-	if (bpf_map_update_elem(bpf_map__fd(bc->skel->maps.sums), &slot,
-				bc->buf, BPF_ANY))
+	size_t i;
+	__u32 key;
+	int fd = chunk_of(bc, slot, &key);
+	__u32 count = (__u32)bc->stride;
+
+	memset(bc->buf, 0, (size_t)bc->nr_possible * bc->stride *
+	       sizeof(*bc->buf));
+	for (i = 0; i < bc->stride; i++)
+		bc->keys[i] = key + (__u32)i;
+	if (bpf_map_update_batch(fd, bc->keys, bc->buf, &count, NULL))
 		return -errno;
 	return 0;
 }
@@ -276,31 +393,37 @@ static void new_generation(struct perfctr_bpf_counters *bc)
 static int add_cgroup(struct perfctr_bpf_counters *bc, uint64_t id,
 		      uint32_t *out)
 {
-	size_t i, free_slot = bc->max_cgroups;
+	size_t i, free_slot = bc->nr_slots;
+	bool used;
 	__u32 slot;
 	int err;
 
-	for (i = 0; i < bc->max_cgroups; i++) {
+	for (i = 0; i < bc->nr_slots; i++) {
 		if (bc->cgroups[i].refs && bc->cgroups[i].id == id) {
 			bc->cgroups[i].refs++;
 			*out = (uint32_t)i;
 			return 0;
 		}
-		if (!bc->cgroups[i].refs && free_slot == bc->max_cgroups)
+		if (!bc->cgroups[i].refs && free_slot == bc->nr_slots)
 			free_slot = i;
 	}
-	if (free_slot == bc->max_cgroups)
-		return -E2BIG;
+	if (free_slot == bc->nr_slots) {
+		err = grow(bc);
+		if (err)
+			return err;
+	}
 	slot = (__u32)free_slot;
-	err = zero_slot(bc, slot);
-	if (err)
+	/* A slot that counted before (its id is set) starts from 0. */
+	used = bc->cgroups[slot].id != 0;
+	if (used && (err = zero_slot(bc, slot)))
 		return err;
 	if (bpf_map_update_elem(bpf_map__fd(bc->skel->maps.cgroups), &id,
-				&slot, BPF_ANY))
+				&slot, BPF_NOEXIST))
 		return -errno;
 	new_generation(bc);
 	bc->cgroups[slot].id = id;
 	bc->cgroups[slot].refs = 1;
+	bc->used_slots++;
 	*out = slot;
 	return 0;
 }
@@ -311,6 +434,7 @@ static void drop_cgroup(struct perfctr_bpf_counters *bc, uint32_t slot)
 		return;
 	bpf_map_delete_elem(bpf_map__fd(bc->skel->maps.cgroups),
 			    &bc->cgroups[slot].id);
+	bc->used_slots--;
 	new_generation(bc);
 }
 
@@ -375,20 +499,29 @@ void pc_bpfcg__unbind(struct pc_bpfcg_binding *b)
 	free(b);
 }
 
-/* The sums of @b's slot on every possible CPU, into bc->buf. */
+/* The sums of @b's slot, each event the program counts on every
+ * possible CPU, into bc->buf: one batch lookup. */
 static int lookup(struct pc_bpfcg_binding *b)
 {
-	if (bpf_map_lookup_elem(bpf_map__fd(b->bc->skel->maps.sums), &b->slot,
-				b->bc->buf))
+	struct perfctr_bpf_counters *bc = b->bc;
+	__u32 key, count = (__u32)bc->nr_events, prev;
+	int fd = chunk_of(bc, b->slot, &key);
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+
+	/* An array's batch starts after the key given (none: at 0). */
+	prev = key - 1;
+	if (bpf_map_lookup_batch(fd, key ? &prev : NULL, &prev, bc->keys,
+				 bc->buf, &count, &opts) && errno != ENOENT)
 		return -errno;
-	return 0;
+	b->sums = bc->buf;
+	return count == bc->nr_events ? 0 : -EIO;
 }
 
 /* Event @i of @b on CPU @c in the last lookup(). */
 static const struct pc_bpfcg_value *sum_of(struct pc_bpfcg_binding *b,
 					   size_t i, size_t c)
 {
-	return &b->bc->buf[c].ev[b->ev[i]];
+	return &b->sums[b->ev[i] * (size_t)b->bc->nr_possible + c];
 }
 
 static void value_sub(struct pc_bpfcg_value *out,
@@ -416,6 +549,7 @@ static int toggle(struct pc_bpfcg_binding *b, bool on)
 
 	if (b->started == on)
 		return 0;
+	b->bc->frozen = false;
 	err = flush(b->bc);
 	if (!err)
 		err = lookup(b);
@@ -454,6 +588,7 @@ int pc_bpfcg__reset(struct pc_bpfcg_binding *b)
 	memset(b->acc, 0, b->nr * np * sizeof(*b->acc));
 	if (!b->started)
 		return 0;
+	b->bc->frozen = false;
 	err = flush(b->bc);
 	if (!err)
 		err = lookup(b);
@@ -482,7 +617,9 @@ int pc_bpfcg__read(struct pc_bpfcg_binding *b, const int *cpus,
 	size_t np = (size_t)b->bc->nr_possible, i, k;
 	int err;
 
-	if (b->started) {
+	if (b->started && b->bc->frozen) {
+		b->sums = b->bc->snap + (size_t)b->slot * b->bc->stride * np;
+	} else if (b->started) {
 		err = flush(b->bc);
 		if (!err)
 			err = lookup(b);
@@ -517,6 +654,59 @@ int pc_bpfcg__read(struct pc_bpfcg_binding *b, const int *cpus,
 		}
 	}
 	return 0;
+}
+
+int perfctr_bpf_counters__freeze(struct perfctr_bpf_counters *bc)
+{
+	size_t np, per_chunk, c;
+	int err;
+
+	if (!bc)
+		return pc_err(EINVAL);
+	if (bc->error)
+		return pc_err(EOPNOTSUPP);
+	np = (size_t)bc->nr_possible;
+	per_chunk = PC_BPFCG_CHUNK_SLOTS * bc->stride;
+	bc->frozen = false;
+	if (bc->snap_slots < bc->nr_slots) {
+		struct pc_bpfcg_value *n = realloc(bc->snap, bc->nr_slots *
+						   bc->stride * np *
+						   sizeof(*n));
+
+		if (!n)
+			return pc_err(ENOMEM);
+		bc->snap = n;
+		bc->snap_slots = bc->nr_slots;
+	}
+	if (!bc->snap_keys) {
+		bc->snap_keys = calloc(per_chunk, sizeof(*bc->snap_keys));
+		if (!bc->snap_keys)
+			return pc_err(ENOMEM);
+	}
+	err = flush(bc);
+	for (c = 0; c < bc->nr_chunks && !err; c++) {
+		LIBBPF_OPTS(bpf_map_batch_opts, opts);
+		__u32 count = (__u32)per_chunk, out;
+
+		/* A whole chunk in one call. */
+		if (bpf_map_lookup_batch(bc->chunks[c], NULL, &out,
+					 bc->snap_keys,
+					 bc->snap + c * per_chunk * np,
+					 &count, &opts) && errno != ENOENT)
+			err = -errno;
+		else if (count != per_chunk)
+			err = -EIO;
+	}
+	if (err)
+		return pc_err(-err);
+	bc->frozen = true;
+	return 0;
+}
+
+void perfctr_bpf_counters__thaw(struct perfctr_bpf_counters *bc)
+{
+	if (bc && !bc->error)
+		bc->frozen = false;
 }
 
 #else /* !HAVE_BPF */
@@ -575,6 +765,15 @@ int pc_bpfcg__read(struct pc_bpfcg_binding *b, const int *cpus,
 		   size_t nr_cpus, struct perfctr_count *out)
 {
 	return -EOPNOTSUPP;
+}
+
+int perfctr_bpf_counters__freeze(struct perfctr_bpf_counters *bc)
+{
+	return pc_err(bc ? EOPNOTSUPP : EINVAL);
+}
+
+void perfctr_bpf_counters__thaw(struct perfctr_bpf_counters *bc)
+{
 }
 
 #endif /* HAVE_BPF */

@@ -52,8 +52,8 @@ struct pc_bpfcg_event {
  * the same cgroup).  The binding's counts start at 0 and run from
  * pc_bpfcg__start().
  * Return: 0, -EOPNOTSUPP when @bc has no program (perfctr_bpf_counters__
- * error() says why), -E2BIG past PC_BPFCG_MAX_EVENTS events or the
- * cgroup slots, the counters' open -errno, -ENOMEM.
+ * error() says why), -E2BIG past the program's max_events events or its
+ * max_cgroups cgroups, the counters' open -errno, -ENOMEM.
  */
 int pc_bpfcg__bind(struct perfctr_bpf_counters *bc, uint64_t cgroup_id,
 		   const struct pc_bpfcg_event *events, size_t nr,

@@ -11,6 +11,10 @@
  *   label node=web1
  *   profile-max-seconds 60
  *   bpf-counters no
+ *   cgroup-depth 3
+ *   cgroup-include /kubepods.slice/pod*
+ *   cgroup-exclude *.scope
+ *   max-series 200000
  */
 #include <ctype.h>
 #include <errno.h>
@@ -134,11 +138,47 @@ int serve_config_add(struct serve_config *cfg, const char *key,
 		free(copy);
 	} else if (!strcmp(key, "cgroup-root")) {
 		err = push(&cfg->roots, &cfg->nr_roots, value);
+	} else if (!strcmp(key, "cgroup-include")) {
+		err = push(&cfg->includes, &cfg->nr_includes, value);
+	} else if (!strcmp(key, "cgroup-exclude")) {
+		err = push(&cfg->excludes, &cfg->nr_excludes, value);
+	} else if (!strcmp(key, "cgroup-depth") || !strcmp(key, "max-series")) {
+		return serve_config_set_number(cfg, key, value, line);
 	} else {
 		return line_error(cfg->file ? cfg->file : "", line,
 				  "unknown key '%s'", key);
 	}
 	return err ? PERFEX_EXIT_INTERNAL : -1;
+}
+
+int serve_config_set_number(struct serve_config *cfg, const char *key,
+			    const char *value, size_t line)
+{
+	bool depth = !strcmp(key, "cgroup-depth");
+	unsigned long long v, max = depth ? 32 : 1ULL << 40;
+	char *end;
+
+	errno = 0;
+	v = strtoull(value, &end, 10);
+	if (!*value || *end || errno || value[0] == '-' || v > max ||
+	    (!depth && !v)) {
+		const char *what = depth ? "a number of levels from 0 to 32" :
+				   "a number of series, 1 or more";
+
+		return line ? line_error(cfg->file ? cfg->file : "", line,
+					 "%s '%s' is not %s", key, value, what) :
+		       line_error("", 0, "option '--%s' expects %s (not '%s')",
+				  key, what, value);
+	}
+	if (depth && !(line && cfg->depth_flag)) {
+		cfg->has_depth = true;
+		cfg->depth = (unsigned int)v;
+		cfg->depth_flag = !line;
+	} else if (!depth && !(line && cfg->max_series_flag)) {
+		cfg->max_series = v;
+		cfg->max_series_flag = !line;
+	}
+	return -1;
 }
 
 int serve_config_set_profile_max(struct serve_config *cfg, const char *value,
@@ -260,6 +300,12 @@ void serve_config_free(struct serve_config *cfg)
 	for (size_t i = 0; i < cfg->nr_roots; i++)
 		free(cfg->roots[i]);
 	free(cfg->roots);
+	for (size_t i = 0; i < cfg->nr_includes; i++)
+		free(cfg->includes[i]);
+	free(cfg->includes);
+	for (size_t i = 0; i < cfg->nr_excludes; i++)
+		free(cfg->excludes[i]);
+	free(cfg->excludes);
 	free(cfg->cpus);
 	for (size_t i = 0; i < cfg->nr_labels; i++) {
 		free(cfg->labels[i].name);

@@ -8,8 +8,11 @@
  * inotify watch on each directory of it wakes the main loop when one is
  * made or removed, so a new cgroup is counted within milliseconds of its
  * mkdir (not from the next scrape on), and a removed one stops being
- * served.  A cgroup counts only from the moment its session is attached:
- * what its tasks did before is not in its counts.
+ * served; each event changes its cgroup alone, so a node's churn costs a
+ * walk of the cgroups that change, not of the tree.  A cgroup counts only
+ * from the moment its session is attached: what its tasks did before is
+ * not in its counts.  cgroup-depth, cgroup-include/-exclude and
+ * max-series bound what is counted.
  *
  * Cgroups are counted through the library's BPF counters where the
  * program loads (one counter per CPU and event, a BPF program at each
@@ -21,11 +24,14 @@
  *
  * The label text of every series is made once, when a scope is attached,
  * so a scrape is reads plus copies: 2 CPUs x 100 cgroups x 4 events is
- * 3,200 lines (bench/serve-scrape measures it).
+ * 3,200 lines (bench/serve-scrape measures it), 5,000 cgroups 160,000
+ * (bench/serve-scale); the BPF counters are read for all cgroups at once
+ * (a freeze).
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
@@ -47,9 +53,9 @@
  * real hierarchies are a handful of levels). */
 #define MAX_DEPTH 32
 
-/* Cgroups the BPF counters take at once (the library's default is 256;
- * a node runs more containers than that). */
-#define MAX_BPF_CGROUPS 1024
+/* Cgroups whose fallback to cgroup events is logged one by one; past
+ * this, perfex_cgroup_counting_mode alone counts them. */
+#define MAX_FALLBACK_LOGS 10
 
 struct scope {
 	char *cgroup;		/* "/a/b"; NULL: the whole machine */
@@ -58,6 +64,10 @@ struct scope {
 	bool by_bpf;		/* counted through the BPF counters */
 	size_t nr_units;
 	char **series;		/* [event * nr_units + unit]: label text */
+	size_t *series_len;	/* and its length */
+	/* The counts of the last read, as the series: a scrape's four
+	 * families format them without asking the session four times. */
+	struct perfctr_count *counts;
 	bool wanted;		/* seen by the rescan in progress */
 };
 
@@ -74,14 +84,31 @@ struct serve_exporter {
 	size_t nr_unavail;
 	struct scope **scopes;		/* [0]: the whole machine */
 	size_t nr_scopes;
+	/* The cgroup scopes by path (open addressing, a power of 2 slots,
+	 * at most half full), so that a rescan of thousands of cgroups
+	 * finds each in O(1); and the cgroups a rescan found new. */
+	struct scope **index;
+	size_t index_size;
+	char **pending;
+	size_t nr_pending;
+	/* max-series: the series of the cgroups left out now, and the
+	 * cgroups, as logged last. */
+	uint64_t dropped_series;
+	size_t dropped_cgroups, logged_dropped;
 	char mount[PATH_MAX];		/* cgroup2 mount, "" without */
 	char *extra;			/* ",name=\"value\"" of cfg->labels */
 	int inotify_fd;
+	/* The cgroup ("/a/b", "/" for the mount) of each inotify watch, by
+	 * its wd: an event names the directory it happened in by that. */
+	char **wd_path;
+	size_t nr_wd_path;
+	bool fds_stale;			/* open_fds to count at the next scrape */
 	/* The BPF counters of the cgroups, or NULL (then bpf_reason says
 	 * why not, "" when no cgroup is counted). */
 	struct perfctr_bpf_counters *bpf;
 	char bpf_reason[160];
 	uint64_t cgroup_errors, read_errors, reloads_ok, reloads_failed;
+	size_t fallback_logs;		/* cgroups logged as fallen back */
 	uint64_t profiles[SERVE_PROFILE_NR_RESULTS];
 	unsigned int profiles_running;
 	long open_fds;			/* as of the last change of scopes */
@@ -341,6 +368,8 @@ static void scope_delete(struct scope *s, size_t nr_events)
 		for (size_t i = 0; i < nr_events * s->nr_units; i++)
 			free(s->series[i]);
 	free(s->series);
+	free(s->series_len);
+	free(s->counts);
 	free(s->cgroup);
 	free(s);
 }
@@ -356,7 +385,9 @@ static int make_series(struct serve_exporter *ex, struct scope *s)
 	size_t n = nr_events(ex);
 
 	s->series = calloc(n * s->nr_units + 1, sizeof(*s->series));
-	if (!s->series)
+	s->series_len = calloc(n * s->nr_units + 1, sizeof(*s->series_len));
+	s->counts = calloc(n * s->nr_units + 1, sizeof(*s->counts));
+	if (!s->series || !s->series_len || !s->counts)
 		return -ENOMEM;
 	for (size_t e = 0; e < n; e++) {
 		for (size_t u = 0; u < s->nr_units; u++) {
@@ -373,9 +404,15 @@ static int make_series(struct serve_exporter *ex, struct scope *s)
 			put_quoted(&b, perfctr_session__event_name(s->session, e));
 			if (ex->extra)
 				puts_(&b, ex->extra);
-			if (b.failed)
+			if (b.failed) {
+				free(b.p);
 				return -ENOMEM;
-			s->series[e * s->nr_units + u] = b.p;
+			}
+			/* To its size: a buffer starts at 4 kB, and a node
+			 * has tens of thousands of series. */
+			s->series[e * s->nr_units + u] =
+				realloc(b.p, b.len + 1) ?: b.p;
+			s->series_len[e * s->nr_units + u] = b.len;
 		}
 	}
 	return 0;
@@ -416,6 +453,13 @@ static struct scope *scope_new(struct serve_exporter *ex, const char *cgroup)
 		goto fail;
 	s->nr_units = perfctr_session__nr_units(s->session);
 	s->by_bpf = perfctr_session__counts_by_bpf(s->session);
+	if (cgroup && ex->bpf && !perfctr_bpf_counters__error(ex->bpf) &&
+	    !s->by_bpf && ex->fallback_logs++ < MAX_FALLBACK_LOGS)
+		serve_log("cgroup '%s' is counted with cgroup events, not "
+			  "through the BPF counters (which refused it)%s",
+			  cgroup, ex->fallback_logs == MAX_FALLBACK_LOGS ?
+			  "; more are counted in perfex_cgroup_counting_mode, "
+			  "not logged" : "");
 	for (size_t e = 0; e < nr_events(ex); e++) {
 		struct perfctr_count c;
 
@@ -463,47 +507,206 @@ static char *normalise(const struct serve_exporter *ex, const char *path)
 
 static void watch(struct serve_exporter *ex, const char *full)
 {
-	if (ex->inotify_fd >= 0)
-		inotify_add_watch(ex->inotify_fd, full,
-				  IN_CREATE | IN_DELETE | IN_MOVED_FROM |
-				  IN_MOVED_TO | IN_ONLYDIR);
+	const char *cgroup = full + strlen(ex->mount);
+	int wd;
+
+	if (ex->inotify_fd < 0)
+		return;
+	wd = inotify_add_watch(ex->inotify_fd, full,
+			       IN_CREATE | IN_DELETE | IN_MOVED_FROM |
+			       IN_MOVED_TO | IN_ONLYDIR);
+	if (wd < 0)
+		return;
+	if ((size_t)wd >= ex->nr_wd_path) {
+		size_t nr = ex->nr_wd_path ? ex->nr_wd_path : 64;
+		char **n;
+
+		while (nr <= (size_t)wd)
+			nr *= 2;
+		n = realloc(ex->wd_path, nr * sizeof(*n));
+		if (!n)
+			return;		/* its events make full rescans */
+		memset(n + ex->nr_wd_path, 0,
+		       (nr - ex->nr_wd_path) * sizeof(*n));
+		ex->wd_path = n;
+		ex->nr_wd_path = nr;
+	}
+	free(ex->wd_path[wd]);
+	ex->wd_path[wd] = strdup(*cgroup ? cgroup : "/");
+}
+
+static void forget_watches(struct serve_exporter *ex)
+{
+	for (size_t i = 0; i < ex->nr_wd_path; i++)
+		free(ex->wd_path[i]);
+	free(ex->wd_path);
+	ex->wd_path = NULL;
+	ex->nr_wd_path = 0;
+}
+
+static size_t hash_path(const char *p)
+{
+	size_t h = 14695981039346656037ULL;	/* FNV-1a */
+
+	for (; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	return h;
+}
+
+/* The index of the cgroup scopes made anew (after a rescan's changes). */
+static void reindex(struct serve_exporter *ex)
+{
+	size_t size = 64;
+
+	while (size < 2 * ex->nr_scopes)
+		size *= 2;
+	if (size != ex->index_size) {
+		struct scope **n = calloc(size, sizeof(*n));
+
+		if (!n) {		/* find_scope() then searches */
+			free(ex->index);
+			ex->index = NULL;
+			ex->index_size = 0;
+			return;
+		}
+		free(ex->index);
+		ex->index = n;
+		ex->index_size = size;
+	} else {
+		memset(ex->index, 0, size * sizeof(*ex->index));
+	}
+	for (size_t i = 1; i < ex->nr_scopes; i++) {
+		size_t k = hash_path(ex->scopes[i]->cgroup) & (size - 1);
+
+		while (ex->index[k])
+			k = (k + 1) & (size - 1);
+		ex->index[k] = ex->scopes[i];
+	}
 }
 
 static struct scope *find_scope(struct serve_exporter *ex, const char *cgroup)
 {
-	for (size_t i = 1; i < ex->nr_scopes; i++)
-		if (!strcmp(ex->scopes[i]->cgroup, cgroup))
-			return ex->scopes[i];
+	if (!ex->index) {
+		for (size_t i = 1; i < ex->nr_scopes; i++)
+			if (!strcmp(ex->scopes[i]->cgroup, cgroup))
+				return ex->scopes[i];
+		return NULL;
+	}
+	for (size_t k = hash_path(cgroup) & (ex->index_size - 1); ex->index[k];
+	     k = (k + 1) & (ex->index_size - 1))
+		if (!strcmp(ex->index[k]->cgroup, cgroup))
+			return ex->index[k];
 	return NULL;
 }
 
+/* Whether a cgroup found under a root passes cgroup-include and
+ * cgroup-exclude. */
+static bool selected(const struct serve_config *cfg, const char *cgroup)
+{
+	bool in = !cfg->nr_includes;
+
+	for (size_t i = 0; i < cfg->nr_excludes; i++)
+		if (!fnmatch(cfg->excludes[i], cgroup, 0))
+			return false;
+	for (size_t i = 0; i < cfg->nr_includes && !in; i++)
+		in = !fnmatch(cfg->includes[i], cgroup, 0);
+	return in;
+}
+
+/* A cgroup the rescan found: kept if counted, else opened after the
+ * sweep (so that the cgroups gone make room under max-series first). */
 static void want(struct serve_exporter *ex, const char *cgroup)
 {
-	struct scope *s = find_scope(ex, cgroup), **n;
+	struct scope *s = find_scope(ex, cgroup);
+	char **n;
 
 	if (s) {
 		s->wanted = true;
 		return;
 	}
-	s = scope_new(ex, cgroup);
-	if (!s) {
-		/* Gone between the walk and the open: not an error. */
-		if (errno != ENOENT) {
-			ex->cgroup_errors++;
-			serve_log("cannot count cgroup '%s': %s", cgroup,
-				  strerror(errno));
-		}
-		return;
-	}
-	n = realloc(ex->scopes, (ex->nr_scopes + 1) * sizeof(*n));
-	if (!n) {
-		scope_delete(s, nr_events(ex));
+	n = realloc(ex->pending, (ex->nr_pending + 1) * sizeof(*n));
+	if (!n || !(n[ex->nr_pending] = strdup(cgroup))) {
+		if (n)
+			ex->pending = n;
 		ex->cgroup_errors++;
 		return;
 	}
-	ex->scopes = n;
-	s->wanted = true;
-	n[ex->nr_scopes++] = s;
+	ex->pending = n;
+	ex->nr_pending++;
+}
+
+/* The series of the count families a scope of @units units serves. */
+static uint64_t series_of(const struct serve_exporter *ex, size_t units)
+{
+	return 4 * (uint64_t)nr_events(ex) * units;
+}
+
+static int cmp_path(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Open the cgroups the rescan found new, in the order of their paths (a
+ * parent before its children), up to max-series. */
+static void open_pending(struct serve_exporter *ex)
+{
+	uint64_t series = 0, per;
+	struct scope **n;
+
+	/* Sorted, a cgroup found twice (named and under a root, or under
+	 * two roots) is opened once. */
+	if (ex->nr_pending)
+		qsort(ex->pending, ex->nr_pending, sizeof(*ex->pending),
+		      cmp_path);
+
+	/* A cgroup counts on the CPUs the machine's scope counts on. */
+	per = series_of(ex, ex->scopes[0]->nr_units);
+	for (size_t i = 0; i < ex->nr_scopes; i++)
+		series += series_of(ex, ex->scopes[i]->nr_units);
+	ex->dropped_series = 0;
+	ex->dropped_cgroups = 0;
+	for (size_t i = 0; i < ex->nr_pending; i++) {
+		const char *cgroup = ex->pending[i];
+		struct scope *s;
+
+		if (i && !strcmp(cgroup, ex->pending[i - 1]))
+			continue;
+		if (ex->cfg->max_series && series + per > ex->cfg->max_series) {
+			ex->dropped_series += per;
+			ex->dropped_cgroups++;
+			continue;
+		}
+		s = scope_new(ex, cgroup);
+		if (!s) {
+			/* Gone between the walk and the open: not an error. */
+			if (errno != ENOENT) {
+				ex->cgroup_errors++;
+				serve_log("cannot count cgroup '%s': %s", cgroup,
+					  strerror(errno));
+			}
+			continue;
+		}
+		n = realloc(ex->scopes, (ex->nr_scopes + 1) * sizeof(*n));
+		if (!n) {
+			scope_delete(s, nr_events(ex));
+			ex->cgroup_errors++;
+			continue;
+		}
+		ex->scopes = n;
+		s->wanted = true;
+		n[ex->nr_scopes++] = s;
+		series += series_of(ex, s->nr_units);
+	}
+	for (size_t i = 0; i < ex->nr_pending; i++)
+		free(ex->pending[i]);
+	ex->nr_pending = 0;
+	if (ex->dropped_cgroups != ex->logged_dropped) {
+		serve_log("max-series %llu: %zu cgroups (%llu series) not "
+			  "counted (perfex_series_dropped)",
+			  ex->cfg->max_series, ex->dropped_cgroups,
+			  (unsigned long long)ex->dropped_series);
+		ex->logged_dropped = ex->dropped_cgroups;
+	}
 }
 
 /* Watch the nearest existing ancestor of cgroup @full (a path under the
@@ -538,8 +741,24 @@ static void walk(struct serve_exporter *ex, const char *cgroup, int depth)
 		return;
 	}
 	watch(ex, full);
-	want(ex, cgroup);
-	while (depth < MAX_DEPTH && (d = readdir(dir))) {
+	/* A root's removal is an event of its parent's. */
+	if (!depth && cgroup[1]) {
+		char parent[PATH_MAX];
+		char *slash;
+
+		memcpy(parent, full, strlen(full) + 1);
+		slash = strrchr(parent, '/');
+		if (slash && slash > parent + strlen(ex->mount))
+			*slash = '\0';
+		else
+			snprintf(parent, sizeof(parent), "%s", ex->mount);
+		watch(ex, parent);
+	}
+	if (selected(ex->cfg, cgroup))
+		want(ex, cgroup);
+	while (depth < MAX_DEPTH &&
+	       (!ex->cfg->has_depth || depth < (int)ex->cfg->depth) &&
+	       (d = readdir(dir))) {
 		char child[PATH_MAX];
 
 		if (d->d_type != DT_DIR || d->d_name[0] == '.')
@@ -579,12 +798,10 @@ static void rescan_locked(struct serve_exporter *ex)
 {
 	size_t kept = 1;
 
-	/* Counted here, when counters are opened and closed, not at each
-	 * scrape: listing /proc/self/fd instantiates an inode per fd, which
-	 * with 800 counters costs more than reading them all. */
-	ex->open_fds = open_fds();
-	if (!ex->mount[0] || !nr_events(ex))
+	if (!ex->mount[0] || !nr_events(ex)) {
+		ex->fds_stale = true;
 		return;
+	}
 	for (size_t i = 1; i < ex->nr_scopes; i++)
 		ex->scopes[i]->wanted = false;
 	for (size_t i = 0; i < ex->cfg->nr_cgroups; i++) {
@@ -608,18 +825,170 @@ static void rescan_locked(struct serve_exporter *ex)
 			scope_delete(ex->scopes[i], nr_events(ex));
 	}
 	ex->nr_scopes = kept;
-	ex->open_fds = open_fds();
+	open_pending(ex);
+	reindex(ex);
+	ex->fds_stale = true;
 }
 
+/* The level of @cgroup below the followed root it is under, or -1. */
+static int depth_under_root(const struct serve_exporter *ex,
+			    const char *cgroup)
+{
+	for (size_t i = 0; i < ex->cfg->nr_roots; i++) {
+		char *root = normalise(ex, ex->cfg->roots[i]);
+		size_t len = root ? strlen(root) : 0;
+		int depth = 0;
+
+		/* The root "/" is the mount's: every cgroup is below it. */
+		if (len == 1)
+			len = 0;
+		if (root && !strncmp(cgroup, root, len) && cgroup[len] == '/') {
+			for (const char *p = cgroup + len; *p; p++)
+				depth += *p == '/';
+			free(root);
+			return depth;
+		}
+		free(root);
+	}
+	return -1;
+}
+
+/* Whether @cgroup is a cgroup counted by name or an ancestor of one
+ * (whose making or removal only a full rescan follows). */
+static bool names_a_named(const struct serve_exporter *ex, const char *cgroup)
+{
+	size_t len = strlen(cgroup);
+
+	for (size_t i = 0; i < ex->cfg->nr_cgroups; i++) {
+		char *c = normalise(ex, ex->cfg->cgroups[i]);
+		bool hit = c && !strncmp(c, cgroup, len) &&
+			   (!c[len] || c[len] == '/');
+
+		free(c);
+		if (hit)
+			return true;
+	}
+	return false;
+}
+
+/* Whether @cgroup is a followed root or an ancestor of one. */
+static bool is_root_or_above(const struct serve_exporter *ex,
+			     const char *cgroup)
+{
+	size_t len = strlen(cgroup);
+
+	for (size_t i = 0; i < ex->cfg->nr_roots; i++) {
+		char *r = normalise(ex, ex->cfg->roots[i]);
+		bool hit = r && !strncmp(r, cgroup, len) &&
+			   (!r[len] || r[len] == '/');
+
+		free(r);
+		if (hit)
+			return true;
+	}
+	return false;
+}
+
+/* A cgroup made under a followed root: counted with what is below it
+ * (made before its watch was set).  False when only a full rescan can
+ * tell (not under a root, or a cgroup counted by name). */
+static bool made(struct serve_exporter *ex, const char *cgroup)
+{
+	int depth = depth_under_root(ex, cgroup);
+
+	if (names_a_named(ex, cgroup) || is_root_or_above(ex, cgroup))
+		return false;
+	if (depth < 0)
+		return true;	/* a sibling of a root's: not ours */
+	if (depth > MAX_DEPTH ||
+	    (ex->cfg->has_depth && depth > (int)ex->cfg->depth))
+		return true;
+	walk(ex, cgroup, depth);
+	return true;
+}
+
+/* A cgroup removed: its scope goes (a cgroup has no children when it is
+ * removed). */
+static bool removed(struct serve_exporter *ex, const char *cgroup)
+{
+	size_t kept = 1;
+
+	if (names_a_named(ex, cgroup) || is_root_or_above(ex, cgroup))
+		return false;
+	for (size_t i = 1; i < ex->nr_scopes; i++) {
+		struct scope *s = ex->scopes[i];
+		size_t len = strlen(cgroup);
+
+		if (!strncmp(s->cgroup, cgroup, len) &&
+		    (!s->cgroup[len] || s->cgroup[len] == '/'))
+			scope_delete(s, nr_events(ex));
+		else
+			ex->scopes[kept++] = s;
+	}
+	ex->nr_scopes = kept;
+	return true;
+}
+
+/*
+ * What the watches saw: a cgroup made or removed in a watched directory
+ * under a followed root changes that cgroup alone (so a node making and
+ * removing a thousand cgroups a minute costs a walk of each, not of the
+ * tree each time); anything else (a move, a lost event, a cgroup counted
+ * by name, the max-series cap, which decides among all) rescans the
+ * tree.
+ */
 void serve_exporter_rescan(struct serve_exporter *ex)
 {
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
+	bool full = ex->inotify_fd < 0, changed = false;
+	ssize_t n;
 
-	if (ex->inotify_fd >= 0)
-		while (read(ex->inotify_fd, buf, sizeof(buf)) > 0)
-			;
 	pthread_mutex_lock(&ex->lock);
-	rescan_locked(ex);
+	full |= ex->cfg->max_series != 0;
+	while (ex->inotify_fd >= 0 &&
+	       (n = read(ex->inotify_fd, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *e = (const void *)p;
+			const char *dir = e->wd >= 0 &&
+					  (size_t)e->wd < ex->nr_wd_path ?
+					  ex->wd_path[e->wd] : NULL;
+			char cgroup[PATH_MAX];
+
+			p += sizeof(*e) + e->len;
+			if (e->mask & IN_IGNORED) {
+				/* A watched directory is gone: a root
+				 * removed is watched for anew from its
+				 * nearest ancestor by a rescan. */
+				if (dir && !full && depth_under_root(ex, dir) < 0)
+					full = true;
+				if (dir) {
+					free(ex->wd_path[e->wd]);
+					ex->wd_path[e->wd] = NULL;
+				}
+				continue;
+			}
+			if (full)
+				continue;
+			if (!dir || !e->len || !(e->mask & IN_ISDIR) ||
+			    !(e->mask & (IN_CREATE | IN_DELETE)) ||
+			    snprintf(cgroup, sizeof(cgroup), "%s/%s",
+				     strcmp(dir, "/") ? dir : "", e->name) >=
+			    (int)sizeof(cgroup)) {
+				full = true;
+				continue;
+			}
+			full = !(e->mask & IN_CREATE ? made(ex, cgroup) :
+				 removed(ex, cgroup));
+			changed = true;
+		}
+	}
+	if (full) {
+		rescan_locked(ex);
+	} else if (changed) {
+		open_pending(ex);
+		reindex(ex);
+		ex->fds_stale = true;
+	}
 	pthread_mutex_unlock(&ex->lock);
 }
 
@@ -637,6 +1006,9 @@ static void drop_scopes(struct serve_exporter *ex)
 	free(ex->scopes);
 	ex->scopes = NULL;
 	ex->nr_scopes = 0;
+	free(ex->index);
+	ex->index = NULL;
+	ex->index_size = 0;
 }
 
 static char *label_text(const struct serve_config *cfg)
@@ -685,9 +1057,12 @@ static void bpf_setup(struct serve_exporter *ex)
 	int err;
 
 	ex->bpf_reason[0] = '\0';
+	ex->fallback_logs = 0;
+	/* Made anew for each configuration: its program counts this one's
+	 * events, and its maps are sized for them. */
+	perfctr_bpf_counters__delete(ex->bpf);
+	ex->bpf = NULL;
 	if (!want || cfg->no_bpf) {
-		perfctr_bpf_counters__delete(ex->bpf);
-		ex->bpf = NULL;
 		if (want) {
 			snprintf(ex->bpf_reason, sizeof(ex->bpf_reason),
 				 "turned off (--no-bpf-counters or "
@@ -697,38 +1072,34 @@ static void bpf_setup(struct serve_exporter *ex)
 		}
 		return;
 	}
-	if (!ex->bpf) {
+	{
+		/* No cap on the cgroups but the library's (65,536): its
+		 * maps grow with the cgroups counted. */
 		PERFCTR_OPTS(perfctr_bpf_counters_opts, o,
-			     .max_cgroups = MAX_BPF_CGROUPS);
+			     .max_events = nr_events(ex));
 
 		ex->bpf = perfctr_bpf_counters__new(&o);
-		if (!ex->bpf) {
-			snprintf(ex->bpf_reason, sizeof(ex->bpf_reason),
-				 "cannot set up the BPF counters: %s",
-				 strerror(errno));
-			serve_log("cgroups are counted with cgroup events: %s",
-				  ex->bpf_reason);
-			return;
-		}
-		err = perfctr_bpf_counters__error(ex->bpf);
-		if (err) {
-			snprintf(ex->bpf_reason, sizeof(ex->bpf_reason),
-				 "the BPF program cannot load: %s%s",
-				 strerror(-err), err == -EPERM ?
-				 " (it needs CAP_BPF and CAP_PERFMON)" :
-				 err == -EOPNOTSUPP ? " (perfex was built "
-				 "without libbpf)" : "");
-			serve_log("cgroups are counted with cgroup events: %s",
-				  ex->bpf_reason);
-			return;
-		}
-		serve_log("cgroups are counted through the BPF counters");
-	} else if (perfctr_bpf_counters__error(ex->bpf)) {
-		/* Still the failed load of the start: not retried. */
-		snprintf(ex->bpf_reason, sizeof(ex->bpf_reason),
-			 "the BPF program cannot load: %s",
-			 strerror(-perfctr_bpf_counters__error(ex->bpf)));
 	}
+	if (!ex->bpf) {
+		snprintf(ex->bpf_reason, sizeof(ex->bpf_reason),
+			 "cannot set up the BPF counters: %s", strerror(errno));
+		serve_log("cgroups are counted with cgroup events: %s",
+			  ex->bpf_reason);
+		return;
+	}
+	err = perfctr_bpf_counters__error(ex->bpf);
+	if (err) {
+		snprintf(ex->bpf_reason, sizeof(ex->bpf_reason),
+			 "the BPF program cannot load: %s%s",
+			 strerror(-err), err == -EPERM ?
+			 " (it needs CAP_BPF and CAP_PERFMON)" :
+			 err == -EOPNOTSUPP ? " (perfex was built "
+			 "without libbpf)" : "");
+		serve_log("cgroups are counted with cgroup events: %s",
+			  ex->bpf_reason);
+		return;
+	}
+	serve_log("cgroups are counted through the BPF counters");
 }
 
 /* Build the state of @cfg into @ex (events, the machine's scope, the
@@ -822,6 +1193,8 @@ void serve_exporter_delete(struct serve_exporter *ex)
 	unbuild(ex);
 	/* After every session counting through it is gone. */
 	perfctr_bpf_counters__delete(ex->bpf);
+	free(ex->pending);
+	forget_watches(ex);
 	if (ex->inotify_fd >= 0)
 		close(ex->inotify_fd);
 	pthread_mutex_destroy(&ex->lock);
@@ -858,6 +1231,7 @@ int serve_exporter_reload(struct serve_exporter *ex, struct serve_config *cfg)
 	/* Old watches name directories no longer followed: start anew. */
 	if (ex->inotify_fd >= 0) {
 		close(ex->inotify_fd);
+		forget_watches(ex);
 		ex->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	}
 	bpf_setup(ex);
@@ -959,46 +1333,50 @@ static void family_values(struct serve_exporter *ex, struct buf *b,
 			  enum serve_format fmt)
 {
 	size_t n = nr_events(ex);
+	char name[128];
+	int name_len;
 
 	if (!ex->nr_scopes)
 		return;
 	head(b, f, fmt);
+	/* "name_total{" once, not a strcmp and three copies a line. */
+	name_len = snprintf(name, sizeof(name), "%s%s{", f->name,
+			    strcmp(f->type, "counter") ? "" : "_total");
+	if (name_len < 0 || (size_t)name_len >= sizeof(name))
+		return;
 	for (size_t i = 0; i < ex->nr_scopes; i++) {
 		struct scope *s = ex->scopes[i];
 
-		for (size_t e = 0; e < n; e++) {
-			for (size_t u = 0; u < s->nr_units; u++) {
-				struct perfctr_count c;
+		for (size_t k = 0; k < n * s->nr_units; k++) {
+			const struct perfctr_count *c = &s->counts[k];
 
-				if (perfctr_session__unit_count(s->session, e, u, &c) ||
-				    c.status == PERFCTR_COUNT_NOT_SUPPORTED)
-					continue;
-				if (kind == V_SCALED && !c.time_running)
-					continue;
-				sample_name(b, f);
-				puts_(b, "{");
-				puts_(b, s->series[e * s->nr_units + u]);
-				puts_(b, "} ");
-				switch (kind) {
-				case V_RAW:
-					put_u64(b, c.value);
-					break;
-				case V_SCALED:
-					if (c.time_running == c.time_enabled)
-						put_u64(b, c.value);
-					else
-						printf_(b, "%.17g",
-							perfctr_count__scaled(&c));
-					break;
-				case V_ENABLED:
-					put_seconds(b, c.time_enabled);
-					break;
-				case V_RUNNING:
-					put_seconds(b, c.time_running);
-					break;
-				}
-				puts_(b, "\n");
+			if (c->status == PERFCTR_COUNT_NOT_SUPPORTED)
+				continue;
+			if (kind == V_SCALED && !c->time_running)
+				continue;
+			reserve(b, (size_t)name_len + s->series_len[k] + 48);
+			put(b, name, (size_t)name_len);
+			put(b, s->series[k], s->series_len[k]);
+			put(b, "} ", 2);
+			switch (kind) {
+			case V_RAW:
+				put_u64(b, c->value);
+				break;
+			case V_SCALED:
+				if (c->time_running == c->time_enabled)
+					put_u64(b, c->value);
+				else
+					printf_(b, "%.17g",
+						perfctr_count__scaled(c));
+				break;
+			case V_ENABLED:
+				put_seconds(b, c->time_enabled);
+				break;
+			case V_RUNNING:
+				put_seconds(b, c->time_running);
+				break;
 			}
+			put(b, "\n", 1);
 		}
 	}
 }
@@ -1054,6 +1432,10 @@ static void health(struct serve_exporter *ex, struct buf *b,
 	static const struct family f_cgerr = {
 		"perfex_cgroup_errors", "counter", NULL,
 		"Cgroups that could not be counted (the log says why)." };
+	static const struct family f_dropped = {
+		"perfex_series_dropped", "gauge", NULL,
+		"Series not served now because of max-series: those of the "
+		"cgroups left uncounted (4 per event and CPU of each)." };
 	static const struct family f_rderr = {
 		"perfex_read_errors", "counter", NULL,
 		"Failed reads of counters." };
@@ -1118,11 +1500,14 @@ static void health(struct serve_exporter *ex, struct buf *b,
 		 * cannot count (event sets, too many events or cgroups). */
 		put_quoted(b, ex->bpf_reason[0] ? ex->bpf_reason :
 			   by_events ? "events or cgroups the BPF counters "
-			   "cannot take (the library's log says which)" : "");
+			   "cannot take (the log names them)" : "");
 		printf_(b, "%s} %zu\n", ex->extra ? ex->extra : "", by_events);
 	}
 	snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)ex->cgroup_errors);
 	single(ex, b, &f_cgerr, fmt, tmp);
+	snprintf(tmp, sizeof(tmp), "%llu",
+		 (unsigned long long)ex->dropped_series);
+	single(ex, b, &f_dropped, fmt, tmp);
 	snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)ex->read_errors);
 	single(ex, b, &f_rderr, fmt, tmp);
 	snprintf(tmp, sizeof(tmp), "%ld", ex->open_fds);
@@ -1158,9 +1543,35 @@ char *serve_exporter_scrape(struct serve_exporter *ex, enum serve_format fmt,
 	pthread_mutex_lock(&ex->lock);
 	if (ex->inotify_fd < 0)
 		rescan_locked(ex);
-	for (size_t i = 0; i < ex->nr_scopes; i++)
-		if (perfctr_session__read(ex->scopes[i]->session) < 0)
+	/* Counted when counters were opened or closed since the last
+	 * scrape, not at each change: listing /proc/self/fd instantiates an
+	 * inode per fd, which with thousands of fds costs more than a
+	 * change, and cgroups change many times a second on a busy node. */
+	if (ex->fds_stale) {
+		ex->open_fds = open_fds();
+		ex->fds_stale = false;
+	}
+	/* One run of the BPF program and one copy of the sums for every
+	 * cgroup, not one each (else reads that fail are counted). */
+	if (ex->bpf && ex->nr_scopes > 1 &&
+	    perfctr_bpf_counters__freeze(ex->bpf) < 0)
+		ex->read_errors++;
+	for (size_t i = 0; i < ex->nr_scopes; i++) {
+		struct scope *s = ex->scopes[i];
+
+		if (perfctr_session__read(s->session) < 0)
 			ex->read_errors++;
+		for (size_t e = 0; e < nr_events(ex); e++)
+			for (size_t u = 0; u < s->nr_units; u++) {
+				struct perfctr_count *c =
+					&s->counts[e * s->nr_units + u];
+
+				if (perfctr_session__unit_count(s->session, e,
+								u, c))
+					c->status = PERFCTR_COUNT_NOT_SUPPORTED;
+			}
+	}
+	perfctr_bpf_counters__thaw(ex->bpf);
 	reserve(&b, 256 * 1024);
 	family_values(ex, &b, &f_events, V_RAW, fmt);
 	family_values(ex, &b, &f_scaled, V_SCALED, fmt);

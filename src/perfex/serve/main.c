@@ -10,6 +10,7 @@
  * by the modules of modules[] below.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -53,6 +54,14 @@ static perfex_result serve_option(struct perfex_parse *p, void *ctx)
 		return serve_config_add(cfg, "cgroup-root", p->arg, 0);
 	case OPT_LABEL:
 		return serve_config_add(cfg, "label", p->arg, 0);
+	case OPT_CGROUP_INCLUDE:
+		return serve_config_add(cfg, "cgroup-include", p->arg, 0);
+	case OPT_CGROUP_EXCLUDE:
+		return serve_config_add(cfg, "cgroup-exclude", p->arg, 0);
+	case OPT_CGROUP_DEPTH:
+		return serve_config_set_number(cfg, "cgroup-depth", p->arg, 0);
+	case OPT_MAX_SERIES:
+		return serve_config_set_number(cfg, "max-series", p->arg, 0);
 	case OPT_ONCE:
 		a->once = true;
 		return -1;
@@ -110,6 +119,9 @@ static void metrics_handler(const struct serve_request *req,
 
 	reply->body = serve_exporter_scrape(arg, fmt, &reply->len);
 	reply->content_type = serve_content_type(fmt);
+	reply->compressible = true;
+	if (!reply->body)
+		serve_log("scrape failed: %s (answered 500)", strerror(errno));
 }
 
 static int metrics_init(struct serve_http *http, struct serve_exporter *ex,
@@ -280,6 +292,11 @@ int perfex_serve_main(int argc, char **argv)
 		return serve_http_start(NULL, "", &port) < 0 ? PERFEX_EXIT_INTERNAL : 0;
 	}
 	raise_fd_limit();
+	/* A scrape of thousands of cgroups builds megabytes of text in a
+	 * connection's thread: with the mmap threshold fixed, such buffers
+	 * are mapped and unmapped, not kept in that thread's heap once the
+	 * threshold has grown past them (glibc's default moves it up). */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 	/* Blocked before any thread starts, so that every thread of the
 	 * server inherits the mask and the signals reach the signalfd. */
 	sigemptyset(&stop);

@@ -51,6 +51,18 @@ struct serve_config {
 	 * BPF counters (--no-bpf-counters, "bpf-counters no"). */
 	bool no_bpf;
 	bool no_bpf_flag;	/* set by the command line (it wins) */
+	/* Cardinality: cgroups under a root deeper than depth levels below
+	 * it are not counted (when has_depth); shell patterns on the cgroup
+	 * path a cgroup under a root must match (one of, when any) and must
+	 * not match; and the most series of the count families (0: any). */
+	bool has_depth;
+	unsigned int depth;
+	char **includes;
+	size_t nr_includes;
+	char **excludes;
+	size_t nr_excludes;
+	unsigned long long max_series;
+	bool depth_flag, max_series_flag;	/* the command line's: they win */
 };
 
 /*
@@ -67,10 +79,17 @@ int serve_config_read(struct serve_config *cfg, const char *path);
 int perfex_serve_main(int argc, char **argv);
 
 /* Add one value of a list key ("event", "cgroup", "cgroup-root",
- * "label") as the file would; @line 0 for the command line.
+ * "label", "cgroup-include", "cgroup-exclude") as the file would; @line 0
+ * for the command line.
  * Return: -1, or the exit status after the error. */
 int serve_config_add(struct serve_config *cfg, const char *key,
 		     const char *value, size_t line);
+
+/* A number setting: "cgroup-depth" (0 to 32) or "max-series" (1 or
+ * more); @line 0 for the command line.  Return -1, or the exit status
+ * after the error. */
+int serve_config_set_number(struct serve_config *cfg, const char *key,
+			    const char *value, size_t line);
 
 /* profile-max-seconds: 1 to 86400.  Return -1, or the exit status
  * after the error. */
@@ -147,6 +166,8 @@ unsigned int serve_exporter_profile_max_seconds(struct serve_exporter *ex);
 enum serve_format serve_negotiate(const char *accept);
 /* The Content-Type of a format. */
 const char *serve_content_type(enum serve_format format);
+/* Whether an Accept-Encoding header (NULL: none) takes gzip. */
+bool serve_accepts_gzip(const char *accept_encoding);
 
 struct serve_request {
 	const char *path;	/* "/metrics" */
@@ -159,6 +180,9 @@ struct serve_reply {
 	const char *content_type;	/* static string */
 	char *body;			/* malloc'd; the server frees it */
 	size_t len;
+	/* Sent gzip'd to a client that accepts it (text, not pprof's
+	 * already gzip'd profiles). */
+	bool compressible;
 };
 
 /* A query argument of @req ("seconds" of "?seconds=5"), or NULL. */
