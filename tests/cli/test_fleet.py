@@ -25,7 +25,7 @@ import time
 
 from pctest import TOP, case, check, run_cases
 from stathelp import TP, exit_baseline, need_tracepoint, wait_for
-from cgrouphelp import Cgroups, Member
+from cgrouphelp import Cgroups, Member, unique_name
 from servehelp import Serve, need_http
 from promhelp import Prometheus, free_port, major_version, tool
 
@@ -84,7 +84,7 @@ class Fleet:
         self.proms = []
 
     def root(self, n):
-        return "perfctr-fleet-n%d" % n
+        return unique_name("perfctr-fleet-n%d" % n)
 
     def start_node(self, n):
         self.nodes[n] = Serve("-e", TP, "--cgroup-root", self.root(n),
@@ -148,7 +148,7 @@ def check_restart(prom, base, window_start):
     increase() from the last sample before it to the first with the new
     calls is those calls exactly; resets() sees the drop."""
     sel = 'perfex_events_total{event="%s",node="node-%d",cgroup="/%s/a"}' \
-        % (TP, RESTARTED, "perfctr-fleet-n%d" % RESTARTED)
+        % (TP, RESTARTED, unique_name("perfctr-fleet-n%d" % RESTARTED))
     before = NODES[RESTARTED][1] + base
     after = AFTER + base
     seconds = int(time.time() - window_start) + 5

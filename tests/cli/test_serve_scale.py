@@ -11,7 +11,7 @@ import urllib.request
 
 from pctest import case, check, perfex, run_cases
 from stathelp import TP, exit_baseline, need_tracepoint, wait_for
-from cgrouphelp import Cgroups, Member
+from cgrouphelp import Cgroups, Member, unique_name
 from servehelp import Serve, need_http, samples, total
 
 # The events of the node: three software events and a tracepoint.
@@ -63,7 +63,7 @@ def an_exposition_of_megabytes_is_served_whole():
     need_tracepoint()
     cg = Cgroups()
     s = None
-    root = "perfctr-serve-big"
+    root = unique_name("perfctr-serve-big")  # as Cgroups.make names it
     try:
         names = make_tree(cg, root, 2000)
         s = serve_tree(root)
@@ -124,7 +124,7 @@ def three_thousand_cgroups_all_count_through_bpf_exactly():
     cg = Cgroups()
     s = None
     members = []
-    root = "perfctr-serve-bpf"
+    root = unique_name("perfctr-serve-bpf")  # as Cgroups.make names it
     try:
         names = make_tree(cg, root, 3000)
         s = serve_tree(root)
@@ -203,7 +203,7 @@ def cardinality_controls_depth_patterns_and_a_series_cap():
     need_tracepoint()
     cg = Cgroups()
     s = None
-    root = "perfctr-serve-card"
+    root = unique_name("perfctr-serve-card")  # as Cgroups.make names it
     cpus = os.cpu_count()
     try:
         names = make_tree(cg, root, 9)  # root, pod0 + 3, pod1 + 3
@@ -275,7 +275,7 @@ def cgroups_made_and_removed_while_serving_follow_the_limits():
     need_tracepoint()
     cg = Cgroups()
     s = None
-    root = "perfctr-serve-follow"
+    root = unique_name("perfctr-serve-follow")  # as Cgroups.make names it
     try:
         cg.make(root)
         s = Serve("-e", TP, "--cgroup-root", root, "--cgroup-depth", "2",
