@@ -52,9 +52,15 @@ static void on_stop(int sig) { stop_signal = sig; }
 static void on_usr2(int sig) { (void)sig; snapshot_requests++; }
 static void on_chld(int sig) { (void)sig; child_exited = 1; }
 
-struct record {
-	const char *events;
+/* One -e: its events and the --filter that followed it. */
+struct record_spec {
+	const char *text;
 	const char *filter;
+};
+
+struct record {
+	struct record_spec *specs;	/* the -e options, in order */
+	size_t nr_specs;
 	uint64_t period;
 	uint64_t freq;
 	int clockid;		/* -1: the kernel's perf clock */
@@ -431,28 +437,36 @@ static int exit_for_errno(int err)
  */
 static int plan_cgroups(struct record *rec)
 {
-	const char *spec = rec->events;
 	struct cgroup_plan *plan = &rec->plan;
+	const char **texts;
+	bool splits = false;
 	int ret;
 
 	if (!rec->nr_cgroup_args)
 		return -1;
-	ret = cgroup_plan_make(plan, &spec, 1, rec->cgroup_args,
+	texts = malloc(rec->nr_specs * sizeof(*texts));
+	if (!texts) {
+		perfex_error("out of memory");
+		return PERFEX_EXIT_INTERNAL;
+	}
+	for (size_t i = 0; i < rec->nr_specs; i++)
+		texts[i] = rec->specs[i].text;
+	ret = cgroup_plan_make(plan, texts, rec->nr_specs, rec->cgroup_args,
 			       rec->nr_cgroup_args, NULL);
+	free(texts);
 	if (ret >= 0)
 		return ret;
-	if (!cgroup_plan_splits(plan, 0)) {
-		rec->cgroup = plan->names[0];
-		return -1;
-	}
-	{
+	for (size_t i = 0; i < rec->nr_specs; i++) {
 		/* What perfex stat refuses (a group across cgroups) is
 		 * refused here too. */
 		char **pieces, **names;
 		size_t n;
 
-		ret = cgroup_plan_split(plan, 0, spec, NULL, &pieces, &names,
-					&n);
+		if (!cgroup_plan_splits(plan, i))
+			continue;
+		splits = true;
+		ret = cgroup_plan_split(plan, i, rec->specs[i].text, NULL,
+					&pieces, &names, &n);
 		if (ret >= 0)
 			return ret;
 		for (size_t k = 0; k < n; k++) {
@@ -461,6 +475,10 @@ static int plan_cgroups(struct record *rec)
 		}
 		free(pieces);
 		free(names);
+	}
+	if (!splits) {
+		rec->cgroup = plan->names[0];
+		return -1;
 	}
 	rec->event_cgroups = calloc(plan->nr_events,
 				    sizeof(*rec->event_cgroups));
@@ -560,7 +578,12 @@ static int open_sampler(struct record *rec)
 }
 
 /* Parse @spec and add its events to a new sampler. */
-static int add_events(struct record *rec, const char *spec)
+/*
+ * Add the events of @spec (and its @filter) to the sampler, made at the
+ * first call; @index counts the events added so far, of every -e.
+ */
+static int add_events(struct record *rec, const char *spec,
+		      const char *filter, size_t *index)
 {
 	PERFCTR_OPTS(perfctr_parse_opts, popts, .exclude_kernel = kernel_forbidden());
 	struct perfctr_parse_error perr = { .sz = sizeof(perr) };
@@ -582,7 +605,7 @@ static int add_events(struct record *rec, const char *spec)
 		       PERFEX_EXIT_TRACEFS : PERFEX_EXIT_EVENT;
 	}
 	/* The events are valid: now the sampler that will open them. */
-	r = open_sampler(rec);
+	r = rec->sampler ? 0 : open_sampler(rec);
 	if (r) {
 		perfctr_evlist__delete(list);
 		return r;
@@ -627,7 +650,7 @@ static int add_events(struct record *rec, const char *spec)
 		 * sorts tracepoint-only files by them by default. */
 		if (attr.type == PERF_TYPE_TRACEPOINT)
 			attr.sample_type |= PERF_SAMPLE_RAW;
-		if (i == 0) {
+		if (*index + i == 0) {
 			/* One event carries the side-band records. */
 			attr.mmap = 1;
 			attr.mmap2 = 1;
@@ -645,12 +668,13 @@ static int add_events(struct record *rec, const char *spec)
 		}
 		r = perfctr_sampler__add_attr(rec->sampler, &attr,
 					      perfctr_evlist__name(list, i));
-		if (r >= 0 && rec->filter)
+		if (r >= 0 && filter)
 			r = perfctr_sampler__set_filter(rec->sampler, (size_t)r,
-							rec->filter);
-		if (r >= 0 && rec->event_cgroups && i < rec->plan.nr_events)
+							filter);
+		if (r >= 0 && rec->event_cgroups &&
+		    *index + i < rec->plan.nr_events)
 			r = perfctr_sampler__set_cgroup(rec->sampler, (size_t)r,
-							rec->event_cgroups[i]);
+							rec->event_cgroups[*index + i]);
 		if (r < 0) {
 			perfex_error("cannot add event '%s': %s",
 				     perfctr_evlist__name(list, i), strerror(-r));
@@ -658,6 +682,7 @@ static int add_events(struct record *rec, const char *spec)
 			return PERFEX_EXIT_EVENT;
 		}
 	}
+	*index += n;
 	perfctr_evlist__delete(list);
 	return 0;
 }
@@ -668,19 +693,26 @@ static int add_events(struct record *rec, const char *spec)
  */
 static int open_events(struct record *rec)
 {
+	size_t index = 0;
 	int r, err;
 
-	r = add_events(rec, rec->events ? rec->events : "cycles");
-	if (r)
+	for (size_t i = 0; i < rec->nr_specs; i++) {
+		r = add_events(rec, rec->specs[i].text, rec->specs[i].filter,
+			       &index);
+		if (r)
+			return r;
+	}
+	if (!rec->nr_specs && (r = add_events(rec, "cycles", NULL, &index)))
 		return r;
 	err = perfctr_sampler__open(rec->sampler);
-	if (!rec->events &&
+	if (!rec->nr_specs &&
 	    (err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV)) {
 		perfctr_sampler__delete(rec->sampler);
 		rec->sampler = NULL;
 		if (!rec->quiet)
 			fprintf(stderr, "perfex: no hardware 'cycles' event here; sampling 'cpu-clock' instead\n");
-		r = add_events(rec, "cpu-clock");
+		index = 0;
+		r = add_events(rec, "cpu-clock", NULL, &index);
 		if (r)
 			return r;
 		err = perfctr_sampler__open(rec->sampler);
@@ -782,14 +814,21 @@ static perfex_result record_option(struct perfex_parse *p, void *ctx)
 	int r;
 
 	switch (p->opt->id) {
-	case OPT_EVENT:
-		rec->events = p->arg;
-		rec->filter = NULL;	/* it was the previous -e's */
+	case OPT_EVENT: {
+		/* Each -e adds its events, as perf's do. */
+		struct record_spec *n = realloc(rec->specs,
+						(rec->nr_specs + 1) * sizeof(*n));
+
+		if (!n)
+			return PERFEX_EXIT_INTERNAL;
+		rec->specs = n;
+		n[rec->nr_specs++] = (struct record_spec){ .text = p->arg };
 		break;
+	}
 	case OPT_FILTER:
-		if (!rec->events)
+		if (!rec->nr_specs)
 			return perfex_opt_error(p, "needs an -e before it");
-		rec->filter = p->arg;
+		rec->specs[rec->nr_specs - 1].filter = p->arg;
 		break;
 	case OPT_COUNT:
 		return parse_u64_arg(p, &rec->period);
@@ -826,7 +865,7 @@ static perfex_result record_option(struct perfex_parse *p, void *ctx)
 
 		/* Before the -e (perfex's, perf refuses it): one cgroup for
 		 * every event.  After it: perf's rule. */
-		if (!rec->events) {
+		if (!rec->nr_specs) {
 			if (!*p->arg || strchr(p->arg, ','))
 				return perfex_opt_error(p, "before the -e takes "
 							"one cgroup name (one "
@@ -849,7 +888,7 @@ static perfex_result record_option(struct perfex_parse *p, void *ctx)
 			return PERFEX_EXIT_INTERNAL;
 		rec->cgroup_args = n;
 		n[rec->nr_cgroup_args++] = (struct cgroup_arg){
-			.names = p->arg, .nr_specs = 1 };
+			.names = p->arg, .nr_specs = rec->nr_specs };
 		break;
 	}
 	case OPT_MMAP_PAGES:
@@ -924,9 +963,15 @@ static int parse_args(struct record *rec, int argc, char **argv)
 
 static void report_open_error(const struct record *rec, int err)
 {
-	if (err == EINVAL && rec->filter) {
+	const char *filter = NULL;
+
+	for (size_t i = 0; i < rec->nr_specs; i++)
+		filter = rec->specs[i].filter ? rec->specs[i].filter : filter;
+	if (err == EINVAL && filter) {
+		/* The one the kernel refused is not known: name the last,
+		 * which is the only one in the usual run. */
 		perfex_error("cannot apply the tracepoint filter '%s': %s",
-			     rec->filter, strerror(err));
+			     filter, strerror(err));
 		perfex_hint("filters look like 'common_pid == 42 && arg1 > 0'; "
 			    "the fields are in tracefs: events/SUBSYS/NAME/format");
 		return;
@@ -1077,6 +1122,7 @@ int cmd_record(int argc, char **argv)
 	ret = parse_args(&rec, argc, argv);
 	if (ret || perfex_dry_run) {
 		free(rec.cgroup_args);
+		free(rec.specs);
 		return ret < 0 ? 0 : ret;
 	}
 	rec.syms = perfctr_symbols__new(NULL);
@@ -1261,6 +1307,7 @@ out:
 	free(rec.event_cgroups);
 	cgroup_plan_free(&rec.plan);
 	free(rec.cgroup_args);
+	free(rec.specs);
 	perfctr_target__delete(rec.target);
 	perfctr_target__delete(rec.command);
 	perfctr_symbols__delete(rec.syms);

@@ -15,12 +15,35 @@ from sampletools import (TP, cleanup, perf_report, perf_script_count,
                          record, report_json, require_perf,
                          script_lines, script_pid_tids, spin_args, tmpfile,
                          top_row)
-from stathelp import wait_counting, wait_for
+from stathelp import getppid_baseline, wait_counting, wait_for
 
 
 def need_tp():
     require_root()
     require_tracefs()
+
+
+@case
+def every_e_adds_its_events_and_its_filter():
+    """-e A -e B samples both, as perf's repeated -e does (perfex record
+    kept only the last one), and a --filter binds to the -e before it:
+    A's filter, which no task passes, leaves B's samples whole."""
+    require_tracefs()
+    enter_getpid = "syscalls:sys_enter_getpid"
+    out = tmpfile("two-e.data")
+    # One CPU (taskset): -c 1 is then exact, whatever the scheduler does.
+    r = record(out, "-e", TP, "-e", enter_getpid, "-c", "1", "--",
+               "taskset", "-c", "0", work(), "getppid", "50", "getpid", "30")
+    check(r.returncode == 0, r.stderr)
+    got = {e["event"]: e["samples"] for e in report_json(out)["events"]}
+    base = getppid_baseline()
+    check(got.get(TP) == 50 + base and got.get(enter_getpid, 0) >= 30, got)
+    r = record(out, "-e", TP, "--filter", "common_pid == 1", "-e",
+               enter_getpid, "-c", "1", "--", "taskset", "-c", "0", work(),
+               "getppid", "50", "getpid", "30")
+    check(r.returncode == 0, r.stderr)
+    got = {e["event"]: e["samples"] for e in report_json(out)["events"]}
+    check(got.get(TP, 0) == 0 and got.get(enter_getpid, 0) >= 30, got)
 
 
 @case
