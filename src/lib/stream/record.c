@@ -417,6 +417,197 @@ static const char *take_string(struct cursor *c)
 	return s;
 }
 
+/* MMAP and MMAP2: MMAP2 has device and inode, or a build id. */
+static int parse_mmap(struct cursor *c, const struct perf_event_header *hdr,
+		      struct perfctr_record *r)
+{
+	if (!cur_u32x2(c, &r->mmap.pid, &r->mmap.tid) ||
+	    !cur_u64(c, &r->mmap.addr) || !cur_u64(c, &r->mmap.len) ||
+	    !cur_u64(c, &r->mmap.pgoff))
+		return -EINVAL;
+	if (hdr->type == PERF_RECORD_MMAP2) {
+		const unsigned char *u = c->p;
+
+		if (!cur_words(c, 3))
+			return -EINVAL;
+		if (hdr->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+			r->mmap.build_id_size = u[0];
+			if (r->mmap.build_id_size > 20)
+				return -EINVAL;
+			r->mmap.build_id = u + 4;
+		} else {
+			memcpy(&r->mmap.maj, u, 4);
+			memcpy(&r->mmap.min, u + 4, 4);
+			memcpy(&r->mmap.ino, u + 8, 8);
+			memcpy(&r->mmap.ino_generation, u + 16, 8);
+		}
+		if (!cur_u32x2(c, &r->mmap.prot, &r->mmap.flags))
+			return -EINVAL;
+	}
+	r->mmap.filename = take_string(c);
+	if (!r->mmap.filename)
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_namespaces(struct cursor *c, struct perfctr_record *r)
+{
+	if (!cur_u32x2(c, &r->namespaces.pid, &r->namespaces.tid) ||
+	    !cur_u64(c, &r->namespaces.nr))
+		return -EINVAL;
+	if (r->namespaces.nr > (uint64_t)(c->end - c->p) / 16)
+		return -EINVAL;
+	r->namespaces.dev_ino = cur_words(c, r->namespaces.nr * 2);
+	if (!r->namespaces.dev_ino)
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_ksymbol(struct cursor *c, struct perfctr_record *r)
+{
+	uint64_t v;
+
+	if (!cur_u64(c, &r->ksymbol.addr) || !cur_u64(c, &v))
+		return -EINVAL;
+	r->ksymbol.len = (uint32_t)v;
+	r->ksymbol.ksym_type = (uint16_t)(v >> 32);
+	r->ksymbol.flags = (uint16_t)(v >> 48);
+	r->ksymbol.name = take_string(c);
+	if (!r->ksymbol.name)
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_bpf_event(struct cursor *c, struct perfctr_record *r)
+{
+	uint64_t v;
+
+	if (!cur_u64(c, &v))
+		return -EINVAL;
+	r->bpf_event.bpf_type = (uint16_t)v;
+	r->bpf_event.flags = (uint16_t)(v >> 16);
+	r->bpf_event.id = (uint32_t)(v >> 32);
+	r->bpf_event.tag = c->p;
+	if (!cur_words(c, 1))
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_text_poke(struct cursor *c, struct perfctr_record *r)
+{
+	if (!cur_u64(c, &r->text_poke.addr) || c->end - c->p < 4)
+		return -EINVAL;
+	memcpy(&r->text_poke.old_len, c->p, 2);
+	memcpy(&r->text_poke.new_len, c->p + 2, 2);
+	c->p += 4;
+	if ((size_t)r->text_poke.old_len + r->text_poke.new_len >
+	    (size_t)(c->end - c->p))
+		return -EINVAL;
+	r->text_poke.old_bytes = c->p;
+	r->text_poke.new_bytes = c->p + r->text_poke.old_len;
+	return 0;
+}
+
+/* The body of a record other than a sample, at @c, into @r. */
+static int record_body_parse(const struct perf_event_attr *attr,
+			     const struct perf_event_header *hdr,
+			     struct cursor *c, struct perfctr_record *r)
+{
+	switch (hdr->type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		if (parse_mmap(c, hdr, r))
+			return -EINVAL;
+		break;
+	case PERF_RECORD_COMM:
+		if (!cur_u32x2(c, &r->comm.pid, &r->comm.tid))
+			return -EINVAL;
+		r->comm.comm = take_string(c);
+		if (!r->comm.comm)
+			return -EINVAL;
+		break;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		if (!cur_u32x2(c, &r->task.pid, &r->task.ppid) ||
+		    !cur_u32x2(c, &r->task.tid, &r->task.ptid) ||
+		    !cur_u64(c, &r->task.time))
+			return -EINVAL;
+		break;
+	case PERF_RECORD_LOST:
+		if (!cur_u64(c, &r->lost.id) || !cur_u64(c, &r->lost.lost))
+			return -EINVAL;
+		break;
+	case PERF_RECORD_LOST_SAMPLES:
+		if (!cur_u64(c, &r->lost_samples.lost))
+			return -EINVAL;
+		break;
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE:
+		if (!cur_u64(c, &r->throttle.time) ||
+		    !cur_u64(c, &r->throttle.id) ||
+		    !cur_u64(c, &r->throttle.stream_id))
+			return -EINVAL;
+		break;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		if (hdr->type == PERF_RECORD_SWITCH_CPU_WIDE &&
+		    !cur_u32x2(c, &r->context_switch.next_prev_pid,
+			       &r->context_switch.next_prev_tid))
+			return -EINVAL;
+		r->context_switch.out =
+			!!(hdr->misc & PERF_RECORD_MISC_SWITCH_OUT);
+		r->context_switch.preempt =
+			!!(hdr->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
+		break;
+	case PERF_RECORD_READ:
+		if (!cur_u32x2(c, &r->read.pid, &r->read.tid) ||
+		    parse_read_format(c, attr ? attr->read_format : 0,
+				      &r->read.values))
+			return -EINVAL;
+		break;
+	case PERF_RECORD_AUX:
+		if (!cur_u64(c, &r->aux.aux_offset) ||
+		    !cur_u64(c, &r->aux.aux_size) || !cur_u64(c, &r->aux.flags))
+			return -EINVAL;
+		break;
+	case PERF_RECORD_ITRACE_START:
+		if (!cur_u32x2(c, &r->itrace_start.pid, &r->itrace_start.tid))
+			return -EINVAL;
+		break;
+	case PERF_RECORD_NAMESPACES:
+		if (parse_namespaces(c, r))
+			return -EINVAL;
+		break;
+	case PERF_RECORD_KSYMBOL:
+		if (parse_ksymbol(c, r))
+			return -EINVAL;
+		break;
+	case PERF_RECORD_BPF_EVENT:
+		if (parse_bpf_event(c, r))
+			return -EINVAL;
+		break;
+	case PERF_RECORD_CGROUP:
+		if (!cur_u64(c, &r->cgroup.id))
+			return -EINVAL;
+		r->cgroup.path = take_string(c);
+		if (!r->cgroup.path)
+			return -EINVAL;
+		break;
+	case PERF_RECORD_TEXT_POKE:
+		if (parse_text_poke(c, r))
+			return -EINVAL;
+		break;
+	case PERF_RECORD_AUX_OUTPUT_HW_ID:
+		if (!cur_u64(c, &r->aux_output_hw_id.hw_id))
+			return -EINVAL;
+		break;
+	default:
+		/* Unknown or user-space type: the header is all we know. */
+		break;
+	}
+	return 0;
+}
+
 static int record_parse(const struct perf_event_attr *attr,
 			const struct perf_event_header *hdr,
 			struct perfctr_record *out)
@@ -424,7 +615,6 @@ static int record_parse(const struct perf_event_attr *attr,
 	struct perfctr_record r;
 	struct cursor c;
 	size_t tsize;
-	uint64_t v;
 
 	if (check_header(hdr) || hdr->type == PERF_RECORD_SAMPLE)
 		return -EINVAL;
@@ -449,147 +639,8 @@ static int record_parse(const struct perf_event_attr *attr,
 			return -EINVAL;
 	}
 
-	switch (hdr->type) {
-	case PERF_RECORD_MMAP:
-	case PERF_RECORD_MMAP2:
-		if (!cur_u32x2(&c, &r.mmap.pid, &r.mmap.tid) ||
-		    !cur_u64(&c, &r.mmap.addr) || !cur_u64(&c, &r.mmap.len) ||
-		    !cur_u64(&c, &r.mmap.pgoff))
-			return -EINVAL;
-		if (hdr->type == PERF_RECORD_MMAP2) {
-			const unsigned char *u = c.p;
-
-			if (!cur_words(&c, 3))
-				return -EINVAL;
-			if (hdr->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
-				r.mmap.build_id_size = u[0];
-				if (r.mmap.build_id_size > 20)
-					return -EINVAL;
-				r.mmap.build_id = u + 4;
-			} else {
-				memcpy(&r.mmap.maj, u, 4);
-				memcpy(&r.mmap.min, u + 4, 4);
-				memcpy(&r.mmap.ino, u + 8, 8);
-				memcpy(&r.mmap.ino_generation, u + 16, 8);
-			}
-			if (!cur_u32x2(&c, &r.mmap.prot, &r.mmap.flags))
-				return -EINVAL;
-		}
-		r.mmap.filename = take_string(&c);
-		if (!r.mmap.filename)
-			return -EINVAL;
-		break;
-	case PERF_RECORD_COMM:
-		if (!cur_u32x2(&c, &r.comm.pid, &r.comm.tid))
-			return -EINVAL;
-		r.comm.comm = take_string(&c);
-		if (!r.comm.comm)
-			return -EINVAL;
-		break;
-	case PERF_RECORD_FORK:
-	case PERF_RECORD_EXIT:
-		if (!cur_u32x2(&c, &r.task.pid, &r.task.ppid) ||
-		    !cur_u32x2(&c, &r.task.tid, &r.task.ptid) ||
-		    !cur_u64(&c, &r.task.time))
-			return -EINVAL;
-		break;
-	case PERF_RECORD_LOST:
-		if (!cur_u64(&c, &r.lost.id) || !cur_u64(&c, &r.lost.lost))
-			return -EINVAL;
-		break;
-	case PERF_RECORD_LOST_SAMPLES:
-		if (!cur_u64(&c, &r.lost_samples.lost))
-			return -EINVAL;
-		break;
-	case PERF_RECORD_THROTTLE:
-	case PERF_RECORD_UNTHROTTLE:
-		if (!cur_u64(&c, &r.throttle.time) ||
-		    !cur_u64(&c, &r.throttle.id) ||
-		    !cur_u64(&c, &r.throttle.stream_id))
-			return -EINVAL;
-		break;
-	case PERF_RECORD_SWITCH:
-	case PERF_RECORD_SWITCH_CPU_WIDE:
-		if (hdr->type == PERF_RECORD_SWITCH_CPU_WIDE &&
-		    !cur_u32x2(&c, &r.context_switch.next_prev_pid,
-			       &r.context_switch.next_prev_tid))
-			return -EINVAL;
-		r.context_switch.out = !!(hdr->misc & PERF_RECORD_MISC_SWITCH_OUT);
-		r.context_switch.preempt =
-			!!(hdr->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
-		break;
-	case PERF_RECORD_READ:
-		if (!cur_u32x2(&c, &r.read.pid, &r.read.tid) ||
-		    parse_read_format(&c, attr ? attr->read_format : 0,
-				      &r.read.values))
-			return -EINVAL;
-		break;
-	case PERF_RECORD_AUX:
-		if (!cur_u64(&c, &r.aux.aux_offset) ||
-		    !cur_u64(&c, &r.aux.aux_size) || !cur_u64(&c, &r.aux.flags))
-			return -EINVAL;
-		break;
-	case PERF_RECORD_ITRACE_START:
-		if (!cur_u32x2(&c, &r.itrace_start.pid, &r.itrace_start.tid))
-			return -EINVAL;
-		break;
-	case PERF_RECORD_NAMESPACES:
-		if (!cur_u32x2(&c, &r.namespaces.pid, &r.namespaces.tid) ||
-		    !cur_u64(&c, &r.namespaces.nr))
-			return -EINVAL;
-		if (r.namespaces.nr > (uint64_t)(c.end - c.p) / 16)
-			return -EINVAL;
-		r.namespaces.dev_ino = cur_words(&c, r.namespaces.nr * 2);
-		if (!r.namespaces.dev_ino)
-			return -EINVAL;
-		break;
-	case PERF_RECORD_KSYMBOL:
-		if (!cur_u64(&c, &r.ksymbol.addr) || !cur_u64(&c, &v))
-			return -EINVAL;
-		r.ksymbol.len = (uint32_t)v;
-		r.ksymbol.ksym_type = (uint16_t)(v >> 32);
-		r.ksymbol.flags = (uint16_t)(v >> 48);
-		r.ksymbol.name = take_string(&c);
-		if (!r.ksymbol.name)
-			return -EINVAL;
-		break;
-	case PERF_RECORD_BPF_EVENT:
-		if (!cur_u64(&c, &v))
-			return -EINVAL;
-		r.bpf_event.bpf_type = (uint16_t)v;
-		r.bpf_event.flags = (uint16_t)(v >> 16);
-		r.bpf_event.id = (uint32_t)(v >> 32);
-		r.bpf_event.tag = c.p;
-		if (!cur_words(&c, 1))
-			return -EINVAL;
-		break;
-	case PERF_RECORD_CGROUP:
-		if (!cur_u64(&c, &r.cgroup.id))
-			return -EINVAL;
-		r.cgroup.path = take_string(&c);
-		if (!r.cgroup.path)
-			return -EINVAL;
-		break;
-	case PERF_RECORD_TEXT_POKE:
-		if (!cur_u64(&c, &r.text_poke.addr) || c.end - c.p < 4)
-			return -EINVAL;
-		memcpy(&r.text_poke.old_len, c.p, 2);
-		memcpy(&r.text_poke.new_len, c.p + 2, 2);
-		c.p += 4;
-		if ((size_t)r.text_poke.old_len + r.text_poke.new_len >
-		    (size_t)(c.end - c.p))
-			return -EINVAL;
-		r.text_poke.old_bytes = c.p;
-		r.text_poke.new_bytes = c.p + r.text_poke.old_len;
-		break;
-	case PERF_RECORD_AUX_OUTPUT_HW_ID:
-		if (!cur_u64(&c, &r.aux_output_hw_id.hw_id))
-			return -EINVAL;
-		break;
-	default:
-		/* Unknown or user-space type: the header is all we know. */
-		break;
-	}
+	if (record_body_parse(attr, hdr, &c, &r))
+		return -EINVAL;
 	memcpy(out, &r, out->sz < sizeof(r) ? out->sz : sizeof(r));
 	return 0;
 }
