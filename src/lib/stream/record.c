@@ -171,13 +171,98 @@ static int check_header(const struct perf_event_header *hdr)
 	return 0;
 }
 
+/* PERF_SAMPLE_RAW: u32 size, then data; the kernel pads size so that
+ * the pair ends on an 8-byte boundary. */
+static int parse_raw(struct cursor *c, struct perfctr_sample *sp)
+{
+	uint32_t size;
+
+	if (c->end - c->p < 4)
+		return -EINVAL;
+	memcpy(&size, c->p, 4);
+	if ((uint64_t)size + 4 > (uint64_t)(c->end - c->p))
+		return -EINVAL;
+	sp->raw_size = size;
+	sp->raw = c->p + 4;
+	if (!cur_bytes(c, (uint64_t)size + 4))
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_branch_stack(struct cursor *c, uint64_t branch_sample_type,
+			      struct perfctr_sample *sp)
+{
+	if (!cur_u64(c, &sp->branch_nr))
+		return -EINVAL;
+	if ((branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX) &&
+	    !cur_u64(c, &sp->branch_hw_idx))
+		return -EINVAL;
+	if (sp->branch_nr > (uint64_t)(c->end - c->p) / 24)
+		return -EINVAL;
+	sp->branches = (const void *)cur_words(c, sp->branch_nr * 3);
+	if (!sp->branches)
+		return -EINVAL;
+	/* Per-branch event counters (6.8+): one word per branch. */
+	if ((branch_sample_type & SAMPLE_BRANCH_COUNTERS) &&
+	    !cur_words(c, sp->branch_nr))
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_stack_user(struct cursor *c, struct perfctr_sample *sp)
+{
+	if (!cur_u64(c, &sp->stack_user_size) || sp->stack_user_size % 8)
+		return -EINVAL;
+	sp->stack_user = cur_bytes(c, sp->stack_user_size);
+	if (!sp->stack_user)
+		return -EINVAL;
+	if (sp->stack_user_size) {
+		if (!cur_u64(c, &sp->stack_user_dyn_size) ||
+		    sp->stack_user_dyn_size > sp->stack_user_size)
+			return -EINVAL;
+	} else {
+		sp->stack_user = NULL;
+	}
+	return 0;
+}
+
+/* PERF_SAMPLE_WEIGHT, or WEIGHT_STRUCT's three parts in one word. */
+static int parse_weight(struct cursor *c, uint64_t sample_type,
+			struct perfctr_sample *sp)
+{
+	uint64_t v;
+
+	if (!cur_u64(c, &v))
+		return -EINVAL;
+	if (sample_type & PERF_SAMPLE_WEIGHT_STRUCT) {
+		sp->weight_var1 = (uint32_t)v;
+		sp->weight_var2 = (uint16_t)(v >> 32);
+		sp->weight_var3 = (uint16_t)(v >> 48);
+		sp->weight = sp->weight_var1;
+	} else {
+		sp->weight = v;
+	}
+	return 0;
+}
+
+static int parse_aux(struct cursor *c, struct perfctr_sample *sp)
+{
+	if (!cur_u64(c, &sp->aux_size))
+		return -EINVAL;
+	sp->aux = cur_bytes(c, sp->aux_size);
+	if (!sp->aux)
+		return -EINVAL;
+	if (!sp->aux_size)
+		sp->aux = NULL;
+	return 0;
+}
+
 static int sample_parse(const struct perf_event_attr *attr,
 			const struct perf_event_header *hdr,
 			struct perfctr_sample *out)
 {
 	uint64_t t = attr->sample_type;
 	struct cursor c;
-	uint64_t v;
 	struct perfctr_sample local, *sp;
 	size_t sz;
 
@@ -225,68 +310,19 @@ static int sample_parse(const struct perf_event_attr *attr,
 		if (!sp->callchain)
 			return -EINVAL;
 	}
-	if (t & PERF_SAMPLE_RAW) {
-		uint32_t size;
-
-		/* u32 size, then data: the kernel pads size so that the
-		 * pair ends on an 8-byte boundary. */
-		if (c.end - c.p < 4)
-			return -EINVAL;
-		memcpy(&size, c.p, 4);
-		if ((uint64_t)size + 4 > (uint64_t)(c.end - c.p))
-			return -EINVAL;
-		sp->raw_size = size;
-		sp->raw = c.p + 4;
-		if (!cur_bytes(&c, (uint64_t)size + 4))
-			return -EINVAL;
-	}
-	if (t & PERF_SAMPLE_BRANCH_STACK) {
-		uint64_t bt = attr->branch_sample_type;
-
-		if (!cur_u64(&c, &sp->branch_nr))
-			return -EINVAL;
-		if ((bt & PERF_SAMPLE_BRANCH_HW_INDEX) &&
-		    !cur_u64(&c, &sp->branch_hw_idx))
-			return -EINVAL;
-		if (sp->branch_nr > (uint64_t)(c.end - c.p) / 24)
-			return -EINVAL;
-		sp->branches = (const void *)cur_words(&c, sp->branch_nr * 3);
-		if (!sp->branches)
-			return -EINVAL;
-		/* Per-branch event counters (6.8+): one word per branch. */
-		if ((bt & SAMPLE_BRANCH_COUNTERS) &&
-		    !cur_words(&c, sp->branch_nr))
-			return -EINVAL;
-	}
+	if ((t & PERF_SAMPLE_RAW) && parse_raw(&c, sp))
+		return -EINVAL;
+	if ((t & PERF_SAMPLE_BRANCH_STACK) &&
+	    parse_branch_stack(&c, attr->branch_sample_type, sp))
+		return -EINVAL;
 	if ((t & PERF_SAMPLE_REGS_USER) &&
 	    parse_regs(&c, attr->sample_regs_user, &sp->regs_user))
 		return -EINVAL;
-	if (t & PERF_SAMPLE_STACK_USER) {
-		if (!cur_u64(&c, &sp->stack_user_size) || sp->stack_user_size % 8)
-			return -EINVAL;
-		sp->stack_user = cur_bytes(&c, sp->stack_user_size);
-		if (!sp->stack_user)
-			return -EINVAL;
-		if (sp->stack_user_size) {
-			if (!cur_u64(&c, &sp->stack_user_dyn_size) ||
-			    sp->stack_user_dyn_size > sp->stack_user_size)
-				return -EINVAL;
-		} else {
-			sp->stack_user = NULL;
-		}
-	}
-	if (t & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT)) {
-		if (!cur_u64(&c, &v))
-			return -EINVAL;
-		if (t & PERF_SAMPLE_WEIGHT_STRUCT) {
-			sp->weight_var1 = (uint32_t)v;
-			sp->weight_var2 = (uint16_t)(v >> 32);
-			sp->weight_var3 = (uint16_t)(v >> 48);
-			sp->weight = sp->weight_var1;
-		} else {
-			sp->weight = v;
-		}
-	}
+	if ((t & PERF_SAMPLE_STACK_USER) && parse_stack_user(&c, sp))
+		return -EINVAL;
+	if ((t & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT)) &&
+	    parse_weight(&c, t, sp))
+		return -EINVAL;
 	if ((t & PERF_SAMPLE_DATA_SRC) && !cur_u64(&c, &sp->data_src))
 		return -EINVAL;
 	if ((t & PERF_SAMPLE_TRANSACTION) && !cur_u64(&c, &sp->transaction))
@@ -302,15 +338,8 @@ static int sample_parse(const struct perf_event_attr *attr,
 		return -EINVAL;
 	if ((t & PERF_SAMPLE_CODE_PAGE_SIZE) && !cur_u64(&c, &sp->code_page_size))
 		return -EINVAL;
-	if (t & PERF_SAMPLE_AUX) {
-		if (!cur_u64(&c, &sp->aux_size))
-			return -EINVAL;
-		sp->aux = cur_bytes(&c, sp->aux_size);
-		if (!sp->aux)
-			return -EINVAL;
-		if (!sp->aux_size)
-			sp->aux = NULL;
-	}
+	if ((t & PERF_SAMPLE_AUX) && parse_aux(&c, sp))
+		return -EINVAL;
 	/* Trailing bytes are tolerated: a newer kernel may append. */
 	if (sp == &local)
 		memcpy(out, &local, sz);
