@@ -179,6 +179,11 @@ TEST(comm_key_from_name_or_tid)
 	PERFCTR_OPTS(perfctr_profile_opts, opts, .keys = keys, .nr_keys = 1);
 	struct perfctr_profile *p = perfctr_profile__new(&opts);
 	struct perfctr_profile_entry e = { .sz = sizeof(e) };
+	static const struct {
+		const char *comm;
+		uint64_t samples;
+	} rows[] = { { ":104", 4 }, { "w", 3 }, { "x", 1 } };
+	size_t i;
 
 	REQUIRE(p);
 	add(p, "w", 101, 0, chain_a, 3, 1);
@@ -186,15 +191,11 @@ TEST(comm_key_from_name_or_tid)
 	add(p, "w", 101, 0, chain_a, 3, 2);
 	add(p, NULL, 104, 0, chain_a, 3, 4);
 	REQUIRE(perfctr_profile__nr_entries(p) == 3);
-	perfctr_profile__entry(p, 0, &e);
-	CHECK_STR(e.keys[0], ":104");
-	CHECK_EQ_U64(e.samples, 4);
-	perfctr_profile__entry(p, 1, &e);
-	CHECK_STR(e.keys[0], "w");
-	CHECK_EQ_U64(e.samples, 3);
-	perfctr_profile__entry(p, 2, &e);
-	CHECK_STR(e.keys[0], "x");
-	CHECK_EQ_U64(e.samples, 1);
+	for (i = 0; i < 3; i++) {
+		perfctr_profile__entry(p, i, &e);
+		CHECK_STR(e.keys[0], rows[i].comm);
+		CHECK_EQ_U64(e.samples, rows[i].samples);
+	}
 	CHECK_EQ_U64(perfctr_profile__samples(p), 8);
 	perfctr_profile__delete(p);
 }
