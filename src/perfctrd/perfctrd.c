@@ -350,6 +350,209 @@ static void describe(const struct perf_event_attr *attr, const char *tpn,
 			 (unsigned long long)attr->sample_period);
 }
 
+/* One OPEN or OPEN_BATCH request as handle_open works through it. */
+struct open_req {
+	const struct pc_broker_msg *m;
+	const int *fds;
+	const struct pd_rule *rule;
+	struct perf_event_attr *attrs;	/* sanitised, m->nr_attrs of them */
+	const char **tpns;	/* each tracepoint's name, NULL for others */
+	unsigned int n;		/* events in the request */
+	unsigned int at;	/* the event a refusal is about */
+	unsigned int target;	/* PD_T_OWN, PD_T_CPU or PD_T_CGROUP */
+	unsigned long flags;	/* for perf_event_open(2) */
+	bool attr_ok;		/* every attr passed pd_attr_sanitise */
+	struct pd_task creds;	/* the target task's, for PD_T_OWN */
+	pid_t pid;		/* perf_event_open's pid argument */
+	int group_fd;
+	char why[256], tgt[128];
+};
+
+/* Each attr sanitised, and its tracepoint named. */
+static int open_sanitise(struct open_req *q)
+{
+	unsigned int i;
+	int ret = 0;
+
+	for (i = 0; i < q->n && !ret; i++) {
+		q->at = i;
+		ret = pd_attr_sanitise(q->m->attrs[i], q->m->attr_sizes[i],
+				       &q->attrs[i], q->why, sizeof(q->why));
+		q->tpns[i] = !ret && q->attrs[i].type == PERF_TYPE_TRACEPOINT ?
+			     tp_name(q->attrs[i].config) : NULL;
+	}
+	if (ret) {
+		q->attr_ok = false;
+		snprintf(q->tgt, sizeof(q->tgt), "%s",
+			 target_name(q->m->target));
+		return ret;
+	}
+	q->at = 0;
+	return 0;
+}
+
+/* A process target: the pidfd's task and its credentials. */
+static int open_target_pid(struct open_req *q)
+{
+	int ret;
+
+	q->target = PD_T_OWN;
+	ret = pd_task_of(q->fds[0], &q->creds);
+	if (!ret)
+		q->pid = q->creds.pid;
+	snprintf(q->tgt, sizeof(q->tgt), "pid %d cpu %d", (int)q->pid,
+		 q->m->cpu);
+	if (ret)
+		snprintf(q->why, sizeof(q->why), "%s",
+			 ret == -EBADF ? "not a pidfd" :
+			 ret == -EPERM ? "target process is in a pid "
+					 "namespace the broker cannot see" :
+			 ret == -EIO ? "cannot read the target's ids" :
+			 "target process exited");
+	return ret;
+}
+
+/* A cgroup target: a cgroup2 directory's descriptor, named by its path. */
+static int open_target_cgroup(struct open_req *q)
+{
+	struct statfs sfs;
+	char link[200];
+	ssize_t r;
+
+	q->target = PD_T_CGROUP;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", q->fds[0]);
+	r = readlink(link, q->tgt, sizeof(q->tgt) - 1);
+	q->tgt[r > 0 ? r : 0] = '\0';
+	snprintf(link, sizeof(link), "%s", q->tgt);
+	snprintf(q->tgt, sizeof(q->tgt), "cgroup %.100s cpu %d", link,
+		 q->m->cpu);
+	if (fstatfs(q->fds[0], &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
+		snprintf(q->why, sizeof(q->why), "not a cgroup2 directory");
+		return -EBADF;
+	}
+	q->pid = q->fds[0];
+	q->flags |= PERF_FLAG_PID_CGROUP;
+	return 0;
+}
+
+static int open_target(struct open_req *q)
+{
+	switch (q->m->target) {
+	case PC_BROKER_TARGET_PID:
+		return open_target_pid(q);
+	case PC_BROKER_TARGET_CPU:
+		q->target = PD_T_CPU;
+		snprintf(q->tgt, sizeof(q->tgt), "cpu %d", q->m->cpu);
+		return 0;
+	default:
+		return open_target_cgroup(q);
+	}
+}
+
+/* The checks before any open: the user's rule for each event, the
+ * task's owner, the group leader, the user's descriptor limit. */
+static int open_check(const struct client *c, struct open_req *q)
+{
+	const struct pd_rule *rule = q->rule;
+	unsigned int i;
+	int ret;
+
+	if (!rule) {
+		snprintf(q->why, sizeof(q->why), "no rule for this user");
+		return -EACCES;
+	}
+	for (i = 0; i < q->n; i++) {
+		q->at = i;
+		ret = pd_rule_check(rule, &q->attrs[i], q->target, q->tpns[i],
+				    q->why, sizeof(q->why));
+		if (ret)
+			return ret;
+	}
+	q->at = 0;
+	if (q->target == PD_T_OWN) {
+		ret = pd_task_check_own(&q->creds, c->uid, c->gid, c->fd,
+					q->why, sizeof(q->why));
+		if (ret)
+			return ret;
+	}
+	if (q->m->flags & PC_BROKER_F_GROUP) {
+		q->group_fd = q->fds[pc_broker_open_nr_fds(q->m->target, 0)];
+		if (!pd_fd_is(q->group_fd, "anon_inode:[perf_event]")) {
+			snprintf(q->why, sizeof(q->why), "group leader is not "
+				 "a perf event");
+			return -EBADF;
+		}
+	}
+	if (q->m->flags & PC_BROKER_F_NO_GROUP)
+		q->flags |= PERF_FLAG_FD_NO_GROUP;
+	if (!under_fd_limit(c, rule->max_fds, q->n)) {
+		snprintf(q->why, sizeof(q->why), "the user holds %u "
+			 "descriptors (max_fds)", rule->max_fds);
+		return -EMFILE;
+	}
+	return 0;
+}
+
+/* The opens, into @opened (*nr_open of them, even on a failure). */
+static int open_events(struct open_req *q, int *opened,
+		       unsigned int *nr_open)
+{
+	unsigned int i;
+
+	for (i = 0; i < q->n; i++) {
+		int fd;
+
+		q->at = i;
+		fd = sys_perf_event_open(&q->attrs[i], q->pid, q->m->cpu,
+					 (q->m->flags & PC_BROKER_F_LEAD) && i ?
+					 opened[0] : q->group_fd, q->flags);
+		if (fd < 0) {
+			snprintf(q->why, sizeof(q->why),
+				 "the kernel refused: %s", strerror(-fd));
+			return fd;
+		}
+		opened[(*nr_open)++] = fd;
+	}
+	q->at = 0;
+	/* The pidfd's process was alive at the check; if it still is, the
+	 * pid cannot have been reused in between, so the events are on it. */
+	if (q->target == PD_T_OWN && !pd_pidfd_alive(q->fds[0])) {
+		snprintf(q->why, sizeof(q->why),
+			 "target exited during the open");
+		return -ESRCH;
+	}
+	return 0;
+}
+
+/* A log line for each granted event, or for the event at fault. */
+static void open_log(const struct client *c, const struct open_req *q,
+		     int ret)
+{
+	bool batch = q->m->type == PC_BROKER_OPEN_BATCH;
+	char what[512];
+	unsigned int i;
+
+	for (i = ret ? q->at : 0; i < (ret ? q->at + 1 : q->n); i++) {
+		char of[64] = "";
+
+		if (q->attr_ok)
+			describe(&q->attrs[i], q->tpns[i], what, sizeof(what));
+		else
+			snprintf(what, sizeof(what), "attr of %u bytes",
+				 q->m->attr_sizes[i]);
+		if (batch)
+			snprintf(of, sizeof(of), " (event %u of %u%s)", i + 1,
+				 q->n, ret ? "; the batch is refused" : "");
+		logline(ret ? LOG_NOTICE : LOG_INFO,
+			"%s: uid %u (%s) pid %d: open %s on %s: rule '%s'%s%s%s",
+			ret ? "denied" : "allowed", (unsigned int)c->uid,
+			c->user, (int)c->pid, what, q->tgt,
+			q->rule ? q->rule->name : "", q->why[0] ? ": " : "",
+			q->why, of);
+	}
+	logflush();
+}
+
 /*
  * An OPEN (one event) or an OPEN_BATCH (several on one target): every
  * check of every event before any is opened, then the opens; one refusal
@@ -364,152 +567,26 @@ static unsigned int handle_open(struct client *c,
 {
 	static struct perf_event_attr attrs[PC_BROKER_BATCH_MAX];
 	static const char *tpns[PC_BROKER_BATCH_MAX];
-	const struct pd_rule *rule = rule_of(c);
-	bool batch = m->type == PC_BROKER_OPEN_BATCH, attr_ok = true;
-	unsigned int n = m->nr_attrs, at = 0, nr_open = 0, i;
-	unsigned int target = 0;
-	unsigned long flags = PC_SYS_NO_BROKER;
-	char why[256] = "", what[512], tgt[128];
-	struct pd_task creds;
-	int group_fd = -1, ret = 0;
-	pid_t pid = -1;
+	struct open_req q = {
+		.m = m, .fds = fds, .rule = rule_of(c), .attrs = attrs,
+		.tpns = tpns, .n = m->nr_attrs, .flags = PC_SYS_NO_BROKER,
+		.attr_ok = true, .pid = -1, .group_fd = -1,
+	};
+	bool batch = m->type == PC_BROKER_OPEN_BATCH;
+	unsigned int nr_open = 0;
+	int ret;
 
-	for (i = 0; i < n && !ret; i++) {
-		at = i;
-		ret = pd_attr_sanitise(m->attrs[i], m->attr_sizes[i], &attrs[i],
-				       why, sizeof(why));
-		tpns[i] = !ret && attrs[i].type == PERF_TYPE_TRACEPOINT ?
-			  tp_name(attrs[i].config) : NULL;
-	}
-	if (ret) {
-		attr_ok = false;
-		snprintf(tgt, sizeof(tgt), "%s", target_name(m->target));
-		goto out;
-	}
-	at = 0;
-	switch (m->target) {
-	case PC_BROKER_TARGET_PID:
-		target = PD_T_OWN;
-		ret = pd_task_of(fds[0], &creds);
-		if (!ret)
-			pid = creds.pid;
-		snprintf(tgt, sizeof(tgt), "pid %d cpu %d", (int)pid, m->cpu);
-		if (ret) {
-			snprintf(why, sizeof(why), "%s",
-				 ret == -EBADF ? "not a pidfd" :
-				 ret == -EPERM ? "target process is in a pid "
-						 "namespace the broker cannot see" :
-				 ret == -EIO ? "cannot read the target's ids" :
-				 "target process exited");
-			goto out;
-		}
-		break;
-	case PC_BROKER_TARGET_CPU:
-		target = PD_T_CPU;
-		snprintf(tgt, sizeof(tgt), "cpu %d", m->cpu);
-		break;
-	default: {
-		struct statfs sfs;
-		char link[200];
-		ssize_t r;
-
-		target = PD_T_CGROUP;
-		snprintf(link, sizeof(link), "/proc/self/fd/%d", fds[0]);
-		r = readlink(link, tgt, sizeof(tgt) - 1);
-		tgt[r > 0 ? r : 0] = '\0';
-		snprintf(link, sizeof(link), "%s", tgt);
-		snprintf(tgt, sizeof(tgt), "cgroup %.100s cpu %d", link, m->cpu);
-		if (fstatfs(fds[0], &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
-			ret = -EBADF;
-			snprintf(why, sizeof(why), "not a cgroup2 directory");
-			goto out;
-		}
-		pid = fds[0];
-		flags |= PERF_FLAG_PID_CGROUP;
-	}
-	}
-	if (!rule) {
-		ret = -EACCES;
-		snprintf(why, sizeof(why), "no rule for this user");
-		goto out;
-	}
-	for (i = 0; i < n; i++) {
-		at = i;
-		ret = pd_rule_check(rule, &attrs[i], target, tpns[i], why,
-				    sizeof(why));
-		if (ret)
-			goto out;
-	}
-	at = 0;
-	if (target == PD_T_OWN) {
-		ret = pd_task_check_own(&creds, c->uid, c->gid, c->fd, why,
-					sizeof(why));
-		if (ret)
-			goto out;
-	}
-	if (m->flags & PC_BROKER_F_GROUP) {
-		group_fd = fds[pc_broker_open_nr_fds(m->target, 0)];
-		if (!pd_fd_is(group_fd, "anon_inode:[perf_event]")) {
-			ret = -EBADF;
-			snprintf(why, sizeof(why), "group leader is not a perf "
-				 "event");
-			goto out;
-		}
-	}
-	if (m->flags & PC_BROKER_F_NO_GROUP)
-		flags |= PERF_FLAG_FD_NO_GROUP;
-	if (!under_fd_limit(c, rule->max_fds, n)) {
-		ret = -EMFILE;
-		snprintf(why, sizeof(why), "the user holds %u descriptors "
-			 "(max_fds)", rule->max_fds);
-		goto out;
-	}
-	for (i = 0; i < n; i++) {
-		int fd;
-
-		at = i;
-		fd = sys_perf_event_open(&attrs[i], pid, m->cpu,
-					 (m->flags & PC_BROKER_F_LEAD) && i ?
-					 opened[0] : group_fd, flags);
-		if (fd < 0) {
-			ret = fd;
-			snprintf(why, sizeof(why), "the kernel refused: %s",
-				 strerror(-fd));
-			goto out;
-		}
-		opened[nr_open++] = fd;
-	}
-	at = 0;
-	/* The pidfd's process was alive at the check; if it still is, the
-	 * pid cannot have been reused in between, so the events are on it. */
-	if (target == PD_T_OWN && !pd_pidfd_alive(fds[0])) {
-		ret = -ESRCH;
-		snprintf(why, sizeof(why), "target exited during the open");
-		goto out;
-	}
-	ret = 0;
-out:
-	for (i = ret ? at : 0; i < (ret ? at + 1 : n); i++) {
-		char of[64] = "";
-
-		if (attr_ok)
-			describe(&attrs[i], tpns[i], what, sizeof(what));
-		else
-			snprintf(what, sizeof(what), "attr of %u bytes",
-				 m->attr_sizes[i]);
-		if (batch)
-			snprintf(of, sizeof(of), " (event %u of %u%s)", i + 1, n,
-				 ret ? "; the batch is refused" : "");
-		logline(ret ? LOG_NOTICE : LOG_INFO,
-			"%s: uid %u (%s) pid %d: open %s on %s: rule '%s'%s%s%s",
-			ret ? "denied" : "allowed", (unsigned int)c->uid,
-			c->user, (int)c->pid, what, tgt,
-			rule ? rule->name : "", why[0] ? ": " : "", why, of);
-	}
-	logflush();
-	if (send_reply(c, m->type, ret, batch ? (ret ? at : n) : 0,
-		       rule ? rule->name : "", why, strlen(why), opened,
-		       ret ? 0 : nr_open) == 0 && !ret)
+	ret = open_sanitise(&q);
+	if (!ret)
+		ret = open_target(&q);
+	if (!ret)
+		ret = open_check(c, &q);
+	if (!ret)
+		ret = open_events(&q, opened, &nr_open);
+	open_log(c, &q, ret);
+	if (send_reply(c, m->type, ret, batch ? (ret ? q.at : q.n) : 0,
+		       q.rule ? q.rule->name : "", q.why, strlen(q.why),
+		       opened, ret ? 0 : nr_open) == 0 && !ret)
 		c->handed += nr_open;
 	/* The caller closes them, with the request's own. */
 	return nr_open;

@@ -171,6 +171,35 @@ TEST(tid_and_cpu_keys)
 	perfctr_profile__delete(p);
 }
 
+/* The comm key: the name, the last one reused across a run of samples
+ * and looked up again after another; ":tid" for a task with no name. */
+TEST(comm_key_from_name_or_tid)
+{
+	static const enum perfctr_sort_key keys[] = { PERFCTR_SORT_COMM };
+	PERFCTR_OPTS(perfctr_profile_opts, opts, .keys = keys, .nr_keys = 1);
+	struct perfctr_profile *p = perfctr_profile__new(&opts);
+	struct perfctr_profile_entry e = { .sz = sizeof(e) };
+	static const struct {
+		const char *comm;
+		uint64_t samples;
+	} rows[] = { { ":104", 4 }, { "w", 3 }, { "x", 1 } };
+	size_t i;
+
+	REQUIRE(p);
+	add(p, "w", 101, 0, chain_a, 3, 1);
+	add(p, "x", 102, 0, chain_a, 3, 1);
+	add(p, "w", 101, 0, chain_a, 3, 2);
+	add(p, NULL, 104, 0, chain_a, 3, 4);
+	REQUIRE(perfctr_profile__nr_entries(p) == 3);
+	for (i = 0; i < 3; i++) {
+		perfctr_profile__entry(p, i, &e);
+		CHECK_STR(e.keys[0], rows[i].comm);
+		CHECK_EQ_U64(e.samples, rows[i].samples);
+	}
+	CHECK_EQ_U64(perfctr_profile__samples(p), 8);
+	perfctr_profile__delete(p);
+}
+
 TEST(srcline_key)
 {
 	static const enum perfctr_sort_key keys[] = {
@@ -347,7 +376,8 @@ TEST(bad_arguments)
 	perfctr_profile__delete(p);
 }
 
-TEST_MAIN(TEST_CASE(sort_keys_parse), TEST_CASE(srcline_key), TEST_CASE(flat_rows),
+TEST_MAIN(TEST_CASE(sort_keys_parse), TEST_CASE(srcline_key),
+	  TEST_CASE(comm_key_from_name_or_tid), TEST_CASE(flat_rows),
 	  TEST_CASE(rows_follow_text_not_pointers),
 	  TEST_CASE(tid_and_cpu_keys), TEST_CASE(stack_tree_iterators),
 	  TEST_CASE(children_order_ties),

@@ -639,6 +639,117 @@ static int put_mask(struct perfctr_cpu_mask *mask, const struct cpuset *set)
 
 /* ---- the calls ---- */
 
+/* On hybrid x86 the big cores' PMU holds PERF_TYPE_RAW; elsewhere the
+ * first core PMU in name order.  NULL when there is no core PMU. */
+static struct pmu *pick_core_pmu(struct pmu *pmus, size_t nr_pmus)
+{
+	struct pmu *core = NULL;
+	size_t i;
+
+	for (i = 0; i < nr_pmus; i++)
+		if (pmus[i].core && (!core || pmus[i].type == PERF_TYPE_RAW))
+			if (!core || core->type != PERF_TYPE_RAW)
+				core = &pmus[i];
+	return core;
+}
+
+/* Forbidden: possible but offline, and CPUs the core PMU does not
+ * serve (the other core type of a hybrid part). */
+static int forbidden_cpus(struct cpuset *bad, const struct cpuset *possible,
+			  const struct cpuset *online, const struct pmu *core)
+{
+	struct cpuset served = { .nrwords = online->nrwords };
+	size_t i;
+
+	for (i = 0; i < bad->nrwords; i++)
+		bad->words[i] = possible->words[i] & ~online->words[i];
+	if (!core || !core->has_cpus)
+		return 0;
+	served.words = calloc(served.nrwords, sizeof(uint32_t));
+	if (!served.words)
+		return -ENOMEM;
+	if (cpulist_add(&served, core->cpus) == 0)
+		for (i = 0; i < bad->nrwords; i++)
+			bad->words[i] |= online->words[i] & ~served.words[i];
+	free(served.words);
+	return 0;
+}
+
+/* The kernel's perf_event limits, the CPU model and arch, tracefs. */
+static void read_system(const struct roots *r, struct perfctr_info *out)
+{
+	char list[4096];
+	struct utsname uts;
+
+	if (read_under(r->proc, "sys/kernel/perf_event_paranoid", list, sizeof(list)) >= 0) {
+		char *end;
+		long level;
+
+		errno = 0;
+		level = strtol(list, &end, 10);
+		out->paranoid = (errno || end == list) ? 0 : (int32_t)level;
+	} else {
+		/* No perf_event support at all. */
+		out->paranoid = 0;
+	}
+	out->max_sample_rate = read_u32_or(r->proc, "sys/kernel/perf_event_max_sample_rate", 0);
+	out->mlock_kb = read_u32_or(r->proc, "sys/kernel/perf_event_mlock_kb", 0);
+	out->max_stack = read_u32_or(r->proc, "sys/kernel/perf_event_max_stack", 0);
+	cpu_model(r, out->cpu_model, sizeof(out->cpu_model));
+	if (uname(&uts) == 0)
+		pc_strlcpy(out->arch, uts.machine, sizeof(out->arch));
+	find_tracefs(r, out->tracefs, sizeof(out->tracefs));
+	if (out->tracefs[0] && tracepoints_readable(out->tracefs))
+		out->features |= PERFCTR_FEATURE_TRACEPOINTS;
+}
+
+/* The features found by opening events: counters, overflow, breakpoints,
+ * the TSC. */
+static void probe_features(struct roots *r, struct pmu *pmus, size_t nr_pmus,
+			   struct pmu *core, bool hybrid,
+			   struct perfctr_info *out)
+{
+	struct perf_event_attr attr;
+	bool hw = false, pcint, sampling;
+
+	hw_attr(&attr, core, hybrid, PERF_COUNT_HW_CPU_CYCLES);
+	hw = can_open(&attr);
+	if (!hw) {
+		hw_attr(&attr, core, hybrid, PERF_COUNT_HW_INSTRUCTIONS);
+		hw = can_open(&attr);
+	}
+	if (hw) {
+		out->features |= PERFCTR_FEATURE_HW_EVENTS;
+		if (core)
+			out->nr_hw_counters = probe_counters(core, hybrid);
+		if (core && probe_multiplex(r, core, hybrid, out->nr_hw_counters))
+			out->features |= PERFCTR_FEATURE_MULTIPLEX;
+		if (probe_rdpmc(core, hybrid))
+			out->features |= PERFCTR_FEATURE_RDPMC;
+	}
+	probe_overflow(core, hybrid, hw, &pcint, &sampling);
+	if (pcint)
+		out->features |= PERFCTR_FEATURE_PCINT;
+	if (sampling)
+		out->features |= PERFCTR_FEATURE_SAMPLING;
+	if (probe_breakpoint())
+		out->features |= PERFCTR_FEATURE_BREAKPOINTS;
+	if (probe_tsc(pmus, nr_pmus, r))
+		out->features |= PERFCTR_FEATURE_TSC;
+}
+
+/* An older caller gets the fields it knows; a newer one zeros for the
+ * fields we do not. */
+static void copy_info(struct perfctr_info *info, const struct perfctr_info *out)
+{
+	size_t sz = info->sz < sizeof(*out) ? info->sz : sizeof(*out);
+
+	memcpy((char *)info + sizeof(size_t), (const char *)out + sizeof(size_t),
+	       sz - sizeof(size_t));
+	if (info->sz > sizeof(*out))
+		memset((char *)info + sizeof(*out), 0, info->sz - sizeof(*out));
+}
+
 int perfctr_info_ext(const struct perfctr_info_opts *opts,
 		     struct perfctr_info *info,
 		     struct perfctr_cpu_mask *cpus,
@@ -647,10 +758,9 @@ int perfctr_info_ext(const struct perfctr_info_opts *opts,
 	struct cpuset online = { 0 }, bad = { 0 }, possible = { 0 };
 	struct perfctr_info out;
 	struct pmu *pmus = NULL, *core = NULL;
-	size_t nr_pmus = 0, i, ncore;
+	size_t nr_pmus = 0, i;
 	char list[4096];
 	struct roots r;
-	struct utsname uts;
 	int span, err = 0;
 	bool hybrid, overflow = false;
 
@@ -707,100 +817,24 @@ int perfctr_info_ext(const struct perfctr_info_opts *opts,
 	if (err)
 		goto out;
 	out.nr_pmus = (uint32_t)nr_pmus;
-	ncore = nr_core_pmus(pmus, nr_pmus);
-	hybrid = ncore > 1;
-	/* On hybrid x86 the big cores' PMU holds PERF_TYPE_RAW; elsewhere the
-	 * first core PMU in name order. */
-	for (i = 0; i < nr_pmus; i++)
-		if (pmus[i].core && (!core || pmus[i].type == PERF_TYPE_RAW))
-			if (!core || core->type != PERF_TYPE_RAW)
-				core = &pmus[i];
+	hybrid = nr_core_pmus(pmus, nr_pmus) > 1;
+	core = pick_core_pmu(pmus, nr_pmus);
 	if (core)
 		pc_strlcpy(out.core_pmu, core->name, sizeof(out.core_pmu));
 
-	/* Forbidden: possible but offline, and CPUs the core PMU does not
-	 * serve (the other core type of a hybrid part). */
-	for (i = 0; i < bad.nrwords; i++)
-		bad.words[i] = possible.words[i] & ~online.words[i];
-	if (core && core->has_cpus) {
-		struct cpuset served = { .nrwords = online.nrwords };
-
-		served.words = calloc(served.nrwords, sizeof(uint32_t));
-		if (!served.words) {
-			err = -ENOMEM;
-			goto out;
-		}
-		if (cpulist_add(&served, core->cpus) == 0)
-			for (i = 0; i < bad.nrwords; i++)
-				bad.words[i] |= online.words[i] & ~served.words[i];
-		free(served.words);
-	}
-
-	if (read_under(r.proc, "sys/kernel/perf_event_paranoid", list, sizeof(list)) >= 0) {
-		char *end;
-		long level;
-
-		errno = 0;
-		level = strtol(list, &end, 10);
-		out.paranoid = (errno || end == list) ? 0 : (int32_t)level;
-	} else {
-		/* No perf_event support at all. */
-		out.paranoid = 0;
-	}
-	out.max_sample_rate = read_u32_or(r.proc, "sys/kernel/perf_event_max_sample_rate", 0);
-	out.mlock_kb = read_u32_or(r.proc, "sys/kernel/perf_event_mlock_kb", 0);
-	out.max_stack = read_u32_or(r.proc, "sys/kernel/perf_event_max_stack", 0);
-	cpu_model(&r, out.cpu_model, sizeof(out.cpu_model));
-	if (uname(&uts) == 0)
-		pc_strlcpy(out.arch, uts.machine, sizeof(out.arch));
-	find_tracefs(&r, out.tracefs, sizeof(out.tracefs));
-	if (out.tracefs[0] && tracepoints_readable(out.tracefs))
-		out.features |= PERFCTR_FEATURE_TRACEPOINTS;
-
-	if (r.probe) {
-		struct perf_event_attr attr;
-		bool hw = false, pcint, sampling;
-
-		hw_attr(&attr, core, hybrid, PERF_COUNT_HW_CPU_CYCLES);
-		hw = can_open(&attr);
-		if (!hw) {
-			hw_attr(&attr, core, hybrid, PERF_COUNT_HW_INSTRUCTIONS);
-			hw = can_open(&attr);
-		}
-		if (hw) {
-			out.features |= PERFCTR_FEATURE_HW_EVENTS;
-			if (core)
-				out.nr_hw_counters = probe_counters(core, hybrid);
-			if (core && probe_multiplex(&r, core, hybrid, out.nr_hw_counters))
-				out.features |= PERFCTR_FEATURE_MULTIPLEX;
-			if (probe_rdpmc(core, hybrid))
-				out.features |= PERFCTR_FEATURE_RDPMC;
-		}
-		probe_overflow(core, hybrid, hw, &pcint, &sampling);
-		if (pcint)
-			out.features |= PERFCTR_FEATURE_PCINT;
-		if (sampling)
-			out.features |= PERFCTR_FEATURE_SAMPLING;
-		if (probe_breakpoint())
-			out.features |= PERFCTR_FEATURE_BREAKPOINTS;
-		if (probe_tsc(pmus, nr_pmus, &r))
-			out.features |= PERFCTR_FEATURE_TSC;
-	}
+	err = forbidden_cpus(&bad, &possible, &online, core);
+	if (err)
+		goto out;
+	read_system(&r, &out);
+	if (r.probe)
+		probe_features(&r, pmus, nr_pmus, core, hybrid, &out);
 
 	if (cpus)
 		put_mask(cpus, &online);
 	if (forbidden)
 		put_mask(forbidden, &bad);
-	if (info) {
-		/* An older caller gets the fields it knows; a newer one zeros
-		 * for the fields we do not. */
-		size_t sz = info->sz < sizeof(out) ? info->sz : sizeof(out);
-
-		memcpy((char *)info + sizeof(size_t), (char *)&out + sizeof(size_t),
-		       sz - sizeof(size_t));
-		if (info->sz > sizeof(out))
-			memset((char *)info + sizeof(out), 0, info->sz - sizeof(out));
-	}
+	if (info)
+		copy_info(info, &out);
 out:
 	free(possible.words);
 	free(pmus);

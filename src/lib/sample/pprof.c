@@ -643,22 +643,28 @@ static void msg_free(struct msg *m)
 /* Labels of a sample: event, comm, pid, tid (those it has). */
 #define MAX_LABELS 4
 
-static int msg_build(struct perfctr_pprof *pp, struct msg *m)
+/* String-table ids of the label keys, interned before the table is copied. */
+struct label_keys {
+	int64_t event, comm, pid, tid;
+};
+
+static const size_t sample_head_words =
+	sizeof(struct sample_head) / sizeof(uint64_t);
+
+/* The location ids of interned sample @i (its key after the head). */
+static size_t sample_nr_locations(const struct perfctr_pprof *pp, size_t i)
 {
-	const size_t head_words = sizeof(struct sample_head) / sizeof(uint64_t);
-	int64_t k_event, k_comm, k_pid, k_tid;
-	size_t i, nr_locs = 0, nr_labels = 0;
+	return pp->samples.ents[i].len / sizeof(uint64_t) - sample_head_words;
+}
 
-	k_event = str_id(pp, "event");
-	k_comm = str_id(pp, "comm");
-	k_pid = str_id(pp, "pid");
-	k_tid = str_id(pp, "tid");
-	if (k_event < 0 || k_comm < 0 || k_pid < 0 || k_tid < 0)
-		return -ENOMEM;
+/* Every array of @m, sized after @pp (one spare entry each: no zero
+ * size to calloc). */
+static int msg_alloc(const struct perfctr_pprof *pp, struct msg *m)
+{
+	size_t i, nr_locs = 0;
+
 	for (i = 0; i < pp->samples.nr; i++)
-		nr_locs += pp->samples.ents[i].len / sizeof(uint64_t) - head_words;
-
-	perftools__profiles__profile__init(&m->prof);
+		nr_locs += sample_nr_locations(pp, i);
 	m->types = calloc(pp->nr_types + 1, sizeof(*m->types));
 	m->type_ptrs = calloc(pp->nr_types + 1, sizeof(*m->type_ptrs));
 	m->samples = calloc(pp->samples.nr + 1, sizeof(*m->samples));
@@ -678,12 +684,21 @@ static int msg_build(struct perfctr_pprof *pp, struct msg *m)
 	m->function_ptrs = calloc(pp->functions.nr + 1,
 				  sizeof(*m->function_ptrs));
 	m->strings = calloc(pp->strings.nr + 1, sizeof(*m->strings));
+	m->map_order = calloc(pp->mappings.nr + 1, sizeof(*m->map_order));
+	m->map_id = calloc(pp->mappings.nr + 1, sizeof(*m->map_id));
 	if (!m->types || !m->type_ptrs || !m->samples || !m->sample_ptrs ||
 	    !m->loc_ids || !m->labels || !m->label_ptrs || !m->mappings ||
 	    !m->mapping_ptrs || !m->locations || !m->location_ptrs ||
 	    !m->lines || !m->line_ptrs || !m->functions ||
-	    !m->function_ptrs || !m->strings)
+	    !m->function_ptrs || !m->strings || !m->map_order || !m->map_id)
 		return -ENOMEM;
+	return 0;
+}
+
+static void msg_set_sample_types(const struct perfctr_pprof *pp,
+				 struct msg *m)
+{
+	size_t i;
 
 	for (i = 0; i < pp->nr_types; i++) {
 		perftools__profiles__value_type__init(&m->types[i]);
@@ -693,49 +708,59 @@ static int msg_build(struct perfctr_pprof *pp, struct msg *m)
 	}
 	m->prof.n_sample_type = pp->nr_types;
 	m->prof.sample_type = m->type_ptrs;
+}
 
-	nr_locs = 0;
+/* The next free label of @m, keyed @key; the caller sets its value. */
+static Label *msg_next_label(struct msg *m, size_t *nr_labels, int64_t key)
+{
+	Label *l = &m->labels[(*nr_labels)++];
+
+	perftools__profiles__label__init(l);
+	l->key = key;
+	return l;
+}
+
+/* The labels of one sample from its head, those it has; returns how
+ * many were added at m->labels[*nr_labels]. */
+static size_t msg_add_labels(struct msg *m, size_t *nr_labels,
+			     const struct label_keys *keys,
+			     const struct sample_head *head)
+{
+	size_t first = *nr_labels;
+
+	if (head->event)
+		msg_next_label(m, nr_labels, keys->event)->str = head->event;
+	if (head->comm)
+		msg_next_label(m, nr_labels, keys->comm)->str = head->comm;
+	if (head->pid >= 0)
+		msg_next_label(m, nr_labels, keys->pid)->num = head->pid;
+	if (head->tid >= 0)
+		msg_next_label(m, nr_labels, keys->tid)->num = head->tid;
+	return *nr_labels - first;
+}
+
+static void msg_set_samples(const struct perfctr_pprof *pp, struct msg *m,
+			    const struct label_keys *keys)
+{
+	size_t i, nr_locs = 0, nr_labels = 0;
+
 	for (i = 0; i < pp->samples.nr; i++) {
 		const uint64_t *key = itab_key(&pp->samples, i);
 		struct sample_head head;
 		Sample *s = &m->samples[i];
-		size_t n = pp->samples.ents[i].len / sizeof(uint64_t) - head_words;
+		size_t n = sample_nr_locations(pp, i);
 		size_t first_label = nr_labels;
-		Label *l;
 
 		memcpy(&head, key, sizeof(head));
 		perftools__profiles__sample__init(s);
 		s->n_location_id = n;
 		s->location_id = m->loc_ids + nr_locs;
-		memcpy(s->location_id, key + head_words, n * sizeof(uint64_t));
+		memcpy(s->location_id, key + sample_head_words,
+		       n * sizeof(uint64_t));
 		nr_locs += n;
 		s->n_value = pp->nr_types;
 		s->value = pp->values + i * pp->nr_types;
-		if (head.event) {
-			l = &m->labels[nr_labels++];
-			perftools__profiles__label__init(l);
-			l->key = k_event;
-			l->str = head.event;
-		}
-		if (head.comm) {
-			l = &m->labels[nr_labels++];
-			perftools__profiles__label__init(l);
-			l->key = k_comm;
-			l->str = head.comm;
-		}
-		if (head.pid >= 0) {
-			l = &m->labels[nr_labels++];
-			perftools__profiles__label__init(l);
-			l->key = k_pid;
-			l->num = head.pid;
-		}
-		if (head.tid >= 0) {
-			l = &m->labels[nr_labels++];
-			perftools__profiles__label__init(l);
-			l->key = k_tid;
-			l->num = head.tid;
-		}
-		s->n_label = nr_labels - first_label;
+		s->n_label = msg_add_labels(m, &nr_labels, keys, &head);
 		s->label = m->label_ptrs + first_label;
 		while (first_label < nr_labels) {
 			m->label_ptrs[first_label] = &m->labels[first_label];
@@ -745,11 +770,14 @@ static int msg_build(struct perfctr_pprof *pp, struct msg *m)
 	}
 	m->prof.n_sample = pp->samples.nr;
 	m->prof.sample = m->sample_ptrs;
+}
 
-	m->map_order = calloc(pp->mappings.nr + 1, sizeof(*m->map_order));
-	m->map_id = calloc(pp->mappings.nr + 1, sizeof(*m->map_id));
-	if (!m->map_order || !m->map_id)
-		return -ENOMEM;
+/* The mappings in the order of mapping_cmp, ids from 1 in that order;
+ * m->map_id takes an interned mapping to its id. */
+static void msg_set_mappings(struct perfctr_pprof *pp, struct msg *m)
+{
+	size_t i;
+
 	for (i = 0; i < pp->mappings.nr; i++)
 		m->map_order[i] = i;
 	sort_pp = pp;
@@ -778,6 +806,12 @@ static int msg_build(struct perfctr_pprof *pp, struct msg *m)
 	}
 	m->prof.n_mapping = pp->mappings.nr;
 	m->prof.mapping = m->mapping_ptrs;
+}
+
+/* Locations after msg_set_mappings (their mapping ids are its ids). */
+static void msg_set_locations(const struct perfctr_pprof *pp, struct msg *m)
+{
+	size_t i;
 
 	for (i = 0; i < pp->locations.nr; i++) {
 		const struct location_key *lk = itab_key(&pp->locations, i);
@@ -798,6 +832,11 @@ static int msg_build(struct perfctr_pprof *pp, struct msg *m)
 	}
 	m->prof.n_location = pp->locations.nr;
 	m->prof.location = m->location_ptrs;
+}
+
+static void msg_set_functions(const struct perfctr_pprof *pp, struct msg *m)
+{
+	size_t i;
 
 	for (i = 0; i < pp->functions.nr; i++) {
 		const struct function_key *fk = itab_key(&pp->functions, i);
@@ -811,12 +850,22 @@ static int msg_build(struct perfctr_pprof *pp, struct msg *m)
 	}
 	m->prof.n_function = pp->functions.nr;
 	m->prof.function = m->function_ptrs;
+}
+
+static void msg_set_strings(const struct perfctr_pprof *pp, struct msg *m)
+{
+	size_t i;
 
 	for (i = 0; i < pp->strings.nr; i++)
 		m->strings[i] = (char *)itab_key(&pp->strings, i);
 	m->prof.n_string_table = pp->strings.nr;
 	m->prof.string_table = m->strings;
+}
 
+/* Times, period, comment and default sample type. */
+static void msg_set_profile_fields(const struct perfctr_pprof *pp,
+				   struct msg *m)
+{
 	m->prof.time_nanos = pp->time_nanos;
 	m->prof.duration_nanos = pp->duration_nanos;
 	if (pp->period_type || pp->period_unit) {
@@ -833,6 +882,32 @@ static int msg_build(struct perfctr_pprof *pp, struct msg *m)
 	}
 	if (pp->default_type >= 0)
 		m->prof.default_sample_type = pp->types[pp->default_type];
+}
+
+static int msg_build(struct perfctr_pprof *pp, struct msg *m)
+{
+	struct label_keys keys;
+	int r;
+
+	/* Interned first: the string table copied below includes them. */
+	keys.event = str_id(pp, "event");
+	keys.comm = str_id(pp, "comm");
+	keys.pid = str_id(pp, "pid");
+	keys.tid = str_id(pp, "tid");
+	if (keys.event < 0 || keys.comm < 0 || keys.pid < 0 || keys.tid < 0)
+		return -ENOMEM;
+
+	perftools__profiles__profile__init(&m->prof);
+	r = msg_alloc(pp, m);
+	if (r < 0)
+		return r;
+	msg_set_sample_types(pp, m);
+	msg_set_samples(pp, m, &keys);
+	msg_set_mappings(pp, m);
+	msg_set_locations(pp, m);
+	msg_set_functions(pp, m);
+	msg_set_strings(pp, m);
+	msg_set_profile_fields(pp, m);
 	return 0;
 }
 

@@ -605,15 +605,184 @@ static struct entry *find_entry(struct perfctr_profile *prof, const uint32_t *ke
 
 #define MAX_FRAMES 256
 
+/* The string id of the sample's command name, or ":tid" without one;
+ * the last name is remembered, as samples come in runs of one task. */
+static int64_t intern_comm(struct perfctr_profile *prof,
+			   const struct perfctr_profile_sample *sample)
+{
+	char buf[32];
+	int64_t comm;
+	size_t len;
+
+	if (!sample->comm) {
+		snprintf(buf, sizeof(buf), ":%d", (int)sample->tid);
+		return strtab_intern(&prof->strs, buf);
+	}
+	if (prof->last_comm_id >= 0 && !strcmp(sample->comm, prof->last_comm))
+		return prof->last_comm_id;
+	len = strlen(sample->comm);
+	comm = strtab_intern(&prof->strs, sample->comm);
+	if (comm >= 0 && len < sizeof(prof->last_comm)) {
+		memcpy(prof->last_comm, sample->comm, len + 1);
+		prof->last_comm_id = comm;
+	}
+	return comm;
+}
+
+/* What a sample's row is made of, once its strings are interned. */
+struct row_parts {
+	const struct perfctr_profile_sample *sample;
+	const uint32_t *ids;	/* frame ids, the sampled frame first */
+	int64_t comm, srcline;
+};
+
+/* The row key of a sample: one slot per sort key, the rest zero. */
+static void row_key(const struct perfctr_profile *prof,
+		    const struct row_parts *row, uint32_t key[KEY_SLOTS])
+{
+	const struct perfctr_profile_sample *sample = row->sample;
+	size_t k;
+
+	for (k = 0; k < prof->nr_keys; k++) {
+		enum perfctr_sort_key sk = prof->keys[k];
+
+		switch (sk) {
+		case PERFCTR_SORT_COMM: key[sk] = (uint32_t)row->comm; break;
+		case PERFCTR_SORT_DSO: key[sk] = prof->frames[row->ids[0]].dso; break;
+		case PERFCTR_SORT_SYM: key[sk] = row->ids[0]; break;
+		case PERFCTR_SORT_PID: key[sk] = (uint32_t)sample->pid; break;
+		case PERFCTR_SORT_TID: key[sk] = (uint32_t)sample->tid; break;
+		case PERFCTR_SORT_CPU: key[sk] = (uint32_t)sample->cpu; break;
+		case PERFCTR_SORT_SRCLINE: key[sk] = (uint32_t)row->srcline; break;
+		default: break;
+		}
+	}
+}
+
+/* The entry of @key, the last one used when it is the same. */
+static struct entry *entry_of_key(struct perfctr_profile *prof,
+				  const uint32_t *key)
+{
+	struct entry *e;
+
+	if (prof->last_entry &&
+	    key_equal(prof, prof->entries[prof->last_entry - 1].key, key))
+		return &prof->entries[prof->last_entry - 1];
+	e = find_entry(prof, key);
+	if (e)
+		prof->last_entry = (size_t)(e - prof->entries) + 1;
+	return e;
+}
+
+/* The texts of a new row, one per sort key, made once. */
+static int entry_set_texts(const struct perfctr_profile *prof, struct entry *e,
+			   const struct row_parts *row)
+{
+	const struct perfctr_profile_sample *sample = row->sample;
+	char buf[32];
+	size_t k;
+
+	for (k = 0; k < prof->nr_keys; k++) {
+		enum perfctr_sort_key sk = prof->keys[k];
+		const char *text;
+
+		switch (sk) {
+		case PERFCTR_SORT_COMM:
+			text = prof->strs.strs[row->comm];
+			break;
+		case PERFCTR_SORT_DSO:
+			text = prof->strs.strs[prof->frames[row->ids[0]].dso];
+			break;
+		case PERFCTR_SORT_SYM:
+			text = prof->strs.strs[prof->frames[row->ids[0]].name];
+			break;
+		case PERFCTR_SORT_SRCLINE:
+			text = prof->strs.strs[row->srcline];
+			break;
+		default:
+			snprintf(buf, sizeof(buf), "%d",
+				 sk == PERFCTR_SORT_PID ? (int)sample->pid :
+				 sk == PERFCTR_SORT_TID ? (int)sample->tid :
+				 (int)sample->cpu);
+			text = buf;
+			break;
+		}
+		e->text[k] = strdup(text);
+		if (!e->text[k])
+			return -ENOMEM;
+	}
+	e->kernel = sample->frames[0].kernel;
+	e->pid = sample->pid;
+	e->tid = sample->tid;
+	return 0;
+}
+
+/* The row's call graph: root, then the frames callee first or caller
+ * first as prof->callgraph says. */
+static int callgraph_add(struct perfctr_profile *prof, struct entry *e,
+			 const uint32_t *ids, size_t nr, uint64_t weight)
+{
+	int64_t node;
+	size_t i;
+
+	if (e->graph_root == NO_NODE) {
+		node = tree_new_node(&prof->graphs, 0, prof->samples);
+		if (node < 0)
+			return -ENOMEM;
+		prof->graphs.nodes[node].kind = NODE_ROOT;
+		e->graph_root = (uint32_t)node;
+	}
+	node = e->graph_root;
+	prof->graphs.nodes[node].weight += weight;
+	prof->graphs.nodes[node].samples++;
+	for (i = 0; i < nr; i++) {
+		uint32_t id = prof->callgraph == PERFCTR_CALLGRAPH_CALLEE ?
+			      ids[i] : ids[nr - 1 - i];
+
+		node = tree_child(&prof->graphs, (uint32_t)node, id,
+				  prof->samples);
+		if (node < 0)
+			return -ENOMEM;
+		prof->graphs.nodes[node].weight += weight;
+		prof->graphs.nodes[node].samples++;
+	}
+	return 0;
+}
+
+/* The stack tree: all -> comm -> outermost ... leaf.  It counts
+ * samples, as FlameGraph's collapse of perf script does. */
+static int stacks_add(struct perfctr_profile *prof, int64_t comm,
+		      const uint32_t *ids, size_t nr)
+{
+	int64_t node;
+	size_t i;
+
+	node = tree_child(&prof->stacks, 0, (uint32_t)comm, prof->samples);
+	if (node < 0)
+		return -ENOMEM;
+	prof->stacks.nodes[node].kind = NODE_COMM;
+	prof->stacks.nodes[0].weight++;
+	prof->stacks.nodes[node].weight++;
+	for (i = nr; i-- > 0;) {
+		node = tree_child(&prof->stacks, (uint32_t)node, ids[i],
+				  prof->samples);
+		if (node < 0)
+			return -ENOMEM;
+		prof->stacks.nodes[node].weight++;
+	}
+	prof->stacks.nodes[node].self++;
+	prof->stacks.nodes[node].samples++;
+	return 0;
+}
+
 int perfctr_profile__add(struct perfctr_profile *prof,
 			 const struct perfctr_profile_sample *sample)
 {
 	uint32_t key[KEY_SLOTS] = { 0 };
 	uint32_t ids[MAX_FRAMES];
-	size_t nr, i, k;
-	int64_t comm, node, srcline = -1;
+	struct row_parts row = { .sample = sample, .ids = ids, .srcline = -1 };
+	size_t nr, i;
 	struct entry *e;
-	char buf[32];
 
 	if (!prof || !sample || !sample->frames || !sample->nr_frames ||
 	    sample->sz < offsetof(struct perfctr_profile_sample, nr_frames) +
@@ -628,88 +797,22 @@ int perfctr_profile__add(struct perfctr_profile *prof,
 			return pc_err(ENOMEM);
 		ids[i] = (uint32_t)id;
 	}
-	if (sample->comm && prof->last_comm_id >= 0 &&
-	    !strcmp(sample->comm, prof->last_comm)) {
-		comm = prof->last_comm_id;
-	} else if (sample->comm) {
-		size_t len = strlen(sample->comm);
-
-		comm = strtab_intern(&prof->strs, sample->comm);
-		if (comm >= 0 && len < sizeof(prof->last_comm)) {
-			memcpy(prof->last_comm, sample->comm, len + 1);
-			prof->last_comm_id = comm;
-		}
-	} else {
-		snprintf(buf, sizeof(buf), ":%d", (int)sample->tid);
-		comm = strtab_intern(&prof->strs, buf);
-	}
-	if (comm < 0)
+	row.comm = intern_comm(prof, sample);
+	if (row.comm < 0)
 		return pc_err(ENOMEM);
 	if (prof->srcline_key) {
-		srcline = strtab_intern(&prof->strs,
+		row.srcline = strtab_intern(&prof->strs,
 			sample->sz > offsetof(struct perfctr_profile_sample, srcline) &&
 			sample->srcline ? sample->srcline : "??:0");
-		if (srcline < 0)
+		if (row.srcline < 0)
 			return pc_err(ENOMEM);
 	}
-	for (k = 0; k < prof->nr_keys; k++) {
-		enum perfctr_sort_key sk = prof->keys[k];
-
-		switch (sk) {
-		case PERFCTR_SORT_COMM: key[sk] = (uint32_t)comm; break;
-		case PERFCTR_SORT_DSO: key[sk] = prof->frames[ids[0]].dso; break;
-		case PERFCTR_SORT_SYM: key[sk] = ids[0]; break;
-		case PERFCTR_SORT_PID: key[sk] = (uint32_t)sample->pid; break;
-		case PERFCTR_SORT_TID: key[sk] = (uint32_t)sample->tid; break;
-		case PERFCTR_SORT_CPU: key[sk] = (uint32_t)sample->cpu; break;
-		case PERFCTR_SORT_SRCLINE: key[sk] = (uint32_t)srcline; break;
-		default: break;
-		}
-	}
-	if (prof->last_entry &&
-	    key_equal(prof, prof->entries[prof->last_entry - 1].key, key)) {
-		e = &prof->entries[prof->last_entry - 1];
-	} else {
-		e = find_entry(prof, key);
-		if (!e)
-			return pc_err(ENOMEM);
-		prof->last_entry = (size_t)(e - prof->entries) + 1;
-	}
-	if (!e->samples) {
-		/* The row's texts, made once. */
-		for (k = 0; k < prof->nr_keys; k++) {
-			enum perfctr_sort_key sk = prof->keys[k];
-			const char *text;
-
-			switch (sk) {
-			case PERFCTR_SORT_COMM:
-				text = prof->strs.strs[comm];
-				break;
-			case PERFCTR_SORT_DSO:
-				text = prof->strs.strs[prof->frames[ids[0]].dso];
-				break;
-			case PERFCTR_SORT_SYM:
-				text = prof->strs.strs[prof->frames[ids[0]].name];
-				break;
-			case PERFCTR_SORT_SRCLINE:
-				text = prof->strs.strs[srcline];
-				break;
-			default:
-				snprintf(buf, sizeof(buf), "%d",
-					 sk == PERFCTR_SORT_PID ? (int)sample->pid :
-					 sk == PERFCTR_SORT_TID ? (int)sample->tid :
-					 (int)sample->cpu);
-				text = buf;
-				break;
-			}
-			e->text[k] = strdup(text);
-			if (!e->text[k])
-				return pc_err(ENOMEM);
-		}
-		e->kernel = sample->frames[0].kernel;
-		e->pid = sample->pid;
-		e->tid = sample->tid;
-	}
+	row_key(prof, &row, key);
+	e = entry_of_key(prof, key);
+	if (!e)
+		return pc_err(ENOMEM);
+	if (!e->samples && entry_set_texts(prof, e, &row))
+		return pc_err(ENOMEM);
 	e->samples++;
 	e->weight += sample->weight;
 	prof->samples++;
@@ -718,47 +821,11 @@ int perfctr_profile__add(struct perfctr_profile *prof,
 	prof->graphs.indexed = false;
 	prof->stacks.indexed = false;
 
-	if (prof->callgraph != PERFCTR_CALLGRAPH_NONE) {
-		if (e->graph_root == NO_NODE) {
-			node = tree_new_node(&prof->graphs, 0, prof->samples);
-			if (node < 0)
-				return pc_err(ENOMEM);
-			prof->graphs.nodes[node].kind = NODE_ROOT;
-			e->graph_root = (uint32_t)node;
-		}
-		node = e->graph_root;
-		prof->graphs.nodes[node].weight += sample->weight;
-		prof->graphs.nodes[node].samples++;
-		for (i = 0; i < nr; i++) {
-			uint32_t id = prof->callgraph == PERFCTR_CALLGRAPH_CALLEE ?
-				      ids[i] : ids[nr - 1 - i];
-
-			node = tree_child(&prof->graphs, (uint32_t)node, id,
-					  prof->samples);
-			if (node < 0)
-				return pc_err(ENOMEM);
-			prof->graphs.nodes[node].weight += sample->weight;
-			prof->graphs.nodes[node].samples++;
-		}
-	}
-
-	/* The stack tree: all -> comm -> outermost ... leaf.  It counts
-	 * samples, as FlameGraph's collapse of perf script does. */
-	node = tree_child(&prof->stacks, 0, (uint32_t)comm, prof->samples);
-	if (node < 0)
+	if (prof->callgraph != PERFCTR_CALLGRAPH_NONE &&
+	    callgraph_add(prof, e, ids, nr, sample->weight))
 		return pc_err(ENOMEM);
-	prof->stacks.nodes[node].kind = NODE_COMM;
-	prof->stacks.nodes[0].weight++;
-	prof->stacks.nodes[node].weight++;
-	for (i = nr; i-- > 0;) {
-		node = tree_child(&prof->stacks, (uint32_t)node, ids[i],
-				  prof->samples);
-		if (node < 0)
-			return pc_err(ENOMEM);
-		prof->stacks.nodes[node].weight++;
-	}
-	prof->stacks.nodes[node].self++;
-	prof->stacks.nodes[node].samples++;
+	if (stacks_add(prof, row.comm, ids, nr))
+		return pc_err(ENOMEM);
 	return 0;
 }
 

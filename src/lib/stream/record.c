@@ -171,13 +171,98 @@ static int check_header(const struct perf_event_header *hdr)
 	return 0;
 }
 
+/* PERF_SAMPLE_RAW: u32 size, then data; the kernel pads size so that
+ * the pair ends on an 8-byte boundary. */
+static int parse_raw(struct cursor *c, struct perfctr_sample *sp)
+{
+	uint32_t size;
+
+	if (c->end - c->p < 4)
+		return -EINVAL;
+	memcpy(&size, c->p, 4);
+	if ((uint64_t)size + 4 > (uint64_t)(c->end - c->p))
+		return -EINVAL;
+	sp->raw_size = size;
+	sp->raw = c->p + 4;
+	if (!cur_bytes(c, (uint64_t)size + 4))
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_branch_stack(struct cursor *c, uint64_t branch_sample_type,
+			      struct perfctr_sample *sp)
+{
+	if (!cur_u64(c, &sp->branch_nr))
+		return -EINVAL;
+	if ((branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX) &&
+	    !cur_u64(c, &sp->branch_hw_idx))
+		return -EINVAL;
+	if (sp->branch_nr > (uint64_t)(c->end - c->p) / 24)
+		return -EINVAL;
+	sp->branches = (const void *)cur_words(c, sp->branch_nr * 3);
+	if (!sp->branches)
+		return -EINVAL;
+	/* Per-branch event counters (6.8+): one word per branch. */
+	if ((branch_sample_type & SAMPLE_BRANCH_COUNTERS) &&
+	    !cur_words(c, sp->branch_nr))
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_stack_user(struct cursor *c, struct perfctr_sample *sp)
+{
+	if (!cur_u64(c, &sp->stack_user_size) || sp->stack_user_size % 8)
+		return -EINVAL;
+	sp->stack_user = cur_bytes(c, sp->stack_user_size);
+	if (!sp->stack_user)
+		return -EINVAL;
+	if (sp->stack_user_size) {
+		if (!cur_u64(c, &sp->stack_user_dyn_size) ||
+		    sp->stack_user_dyn_size > sp->stack_user_size)
+			return -EINVAL;
+	} else {
+		sp->stack_user = NULL;
+	}
+	return 0;
+}
+
+/* PERF_SAMPLE_WEIGHT, or WEIGHT_STRUCT's three parts in one word. */
+static int parse_weight(struct cursor *c, uint64_t sample_type,
+			struct perfctr_sample *sp)
+{
+	uint64_t v;
+
+	if (!cur_u64(c, &v))
+		return -EINVAL;
+	if (sample_type & PERF_SAMPLE_WEIGHT_STRUCT) {
+		sp->weight_var1 = (uint32_t)v;
+		sp->weight_var2 = (uint16_t)(v >> 32);
+		sp->weight_var3 = (uint16_t)(v >> 48);
+		sp->weight = sp->weight_var1;
+	} else {
+		sp->weight = v;
+	}
+	return 0;
+}
+
+static int parse_aux(struct cursor *c, struct perfctr_sample *sp)
+{
+	if (!cur_u64(c, &sp->aux_size))
+		return -EINVAL;
+	sp->aux = cur_bytes(c, sp->aux_size);
+	if (!sp->aux)
+		return -EINVAL;
+	if (!sp->aux_size)
+		sp->aux = NULL;
+	return 0;
+}
+
 static int sample_parse(const struct perf_event_attr *attr,
 			const struct perf_event_header *hdr,
 			struct perfctr_sample *out)
 {
 	uint64_t t = attr->sample_type;
 	struct cursor c;
-	uint64_t v;
 	struct perfctr_sample local, *sp;
 	size_t sz;
 
@@ -225,68 +310,19 @@ static int sample_parse(const struct perf_event_attr *attr,
 		if (!sp->callchain)
 			return -EINVAL;
 	}
-	if (t & PERF_SAMPLE_RAW) {
-		uint32_t size;
-
-		/* u32 size, then data: the kernel pads size so that the
-		 * pair ends on an 8-byte boundary. */
-		if (c.end - c.p < 4)
-			return -EINVAL;
-		memcpy(&size, c.p, 4);
-		if ((uint64_t)size + 4 > (uint64_t)(c.end - c.p))
-			return -EINVAL;
-		sp->raw_size = size;
-		sp->raw = c.p + 4;
-		if (!cur_bytes(&c, (uint64_t)size + 4))
-			return -EINVAL;
-	}
-	if (t & PERF_SAMPLE_BRANCH_STACK) {
-		uint64_t bt = attr->branch_sample_type;
-
-		if (!cur_u64(&c, &sp->branch_nr))
-			return -EINVAL;
-		if ((bt & PERF_SAMPLE_BRANCH_HW_INDEX) &&
-		    !cur_u64(&c, &sp->branch_hw_idx))
-			return -EINVAL;
-		if (sp->branch_nr > (uint64_t)(c.end - c.p) / 24)
-			return -EINVAL;
-		sp->branches = (const void *)cur_words(&c, sp->branch_nr * 3);
-		if (!sp->branches)
-			return -EINVAL;
-		/* Per-branch event counters (6.8+): one word per branch. */
-		if ((bt & SAMPLE_BRANCH_COUNTERS) &&
-		    !cur_words(&c, sp->branch_nr))
-			return -EINVAL;
-	}
+	if ((t & PERF_SAMPLE_RAW) && parse_raw(&c, sp))
+		return -EINVAL;
+	if ((t & PERF_SAMPLE_BRANCH_STACK) &&
+	    parse_branch_stack(&c, attr->branch_sample_type, sp))
+		return -EINVAL;
 	if ((t & PERF_SAMPLE_REGS_USER) &&
 	    parse_regs(&c, attr->sample_regs_user, &sp->regs_user))
 		return -EINVAL;
-	if (t & PERF_SAMPLE_STACK_USER) {
-		if (!cur_u64(&c, &sp->stack_user_size) || sp->stack_user_size % 8)
-			return -EINVAL;
-		sp->stack_user = cur_bytes(&c, sp->stack_user_size);
-		if (!sp->stack_user)
-			return -EINVAL;
-		if (sp->stack_user_size) {
-			if (!cur_u64(&c, &sp->stack_user_dyn_size) ||
-			    sp->stack_user_dyn_size > sp->stack_user_size)
-				return -EINVAL;
-		} else {
-			sp->stack_user = NULL;
-		}
-	}
-	if (t & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT)) {
-		if (!cur_u64(&c, &v))
-			return -EINVAL;
-		if (t & PERF_SAMPLE_WEIGHT_STRUCT) {
-			sp->weight_var1 = (uint32_t)v;
-			sp->weight_var2 = (uint16_t)(v >> 32);
-			sp->weight_var3 = (uint16_t)(v >> 48);
-			sp->weight = sp->weight_var1;
-		} else {
-			sp->weight = v;
-		}
-	}
+	if ((t & PERF_SAMPLE_STACK_USER) && parse_stack_user(&c, sp))
+		return -EINVAL;
+	if ((t & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT)) &&
+	    parse_weight(&c, t, sp))
+		return -EINVAL;
 	if ((t & PERF_SAMPLE_DATA_SRC) && !cur_u64(&c, &sp->data_src))
 		return -EINVAL;
 	if ((t & PERF_SAMPLE_TRANSACTION) && !cur_u64(&c, &sp->transaction))
@@ -302,15 +338,8 @@ static int sample_parse(const struct perf_event_attr *attr,
 		return -EINVAL;
 	if ((t & PERF_SAMPLE_CODE_PAGE_SIZE) && !cur_u64(&c, &sp->code_page_size))
 		return -EINVAL;
-	if (t & PERF_SAMPLE_AUX) {
-		if (!cur_u64(&c, &sp->aux_size))
-			return -EINVAL;
-		sp->aux = cur_bytes(&c, sp->aux_size);
-		if (!sp->aux)
-			return -EINVAL;
-		if (!sp->aux_size)
-			sp->aux = NULL;
-	}
+	if ((t & PERF_SAMPLE_AUX) && parse_aux(&c, sp))
+		return -EINVAL;
 	/* Trailing bytes are tolerated: a newer kernel may append. */
 	if (sp == &local)
 		memcpy(out, &local, sz);
@@ -417,6 +446,197 @@ static const char *take_string(struct cursor *c)
 	return s;
 }
 
+/* MMAP and MMAP2: MMAP2 has device and inode, or a build id. */
+static int parse_mmap(struct cursor *c, const struct perf_event_header *hdr,
+		      struct perfctr_record *r)
+{
+	if (!cur_u32x2(c, &r->mmap.pid, &r->mmap.tid) ||
+	    !cur_u64(c, &r->mmap.addr) || !cur_u64(c, &r->mmap.len) ||
+	    !cur_u64(c, &r->mmap.pgoff))
+		return -EINVAL;
+	if (hdr->type == PERF_RECORD_MMAP2) {
+		const unsigned char *u = c->p;
+
+		if (!cur_words(c, 3))
+			return -EINVAL;
+		if (hdr->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+			r->mmap.build_id_size = u[0];
+			if (r->mmap.build_id_size > 20)
+				return -EINVAL;
+			r->mmap.build_id = u + 4;
+		} else {
+			memcpy(&r->mmap.maj, u, 4);
+			memcpy(&r->mmap.min, u + 4, 4);
+			memcpy(&r->mmap.ino, u + 8, 8);
+			memcpy(&r->mmap.ino_generation, u + 16, 8);
+		}
+		if (!cur_u32x2(c, &r->mmap.prot, &r->mmap.flags))
+			return -EINVAL;
+	}
+	r->mmap.filename = take_string(c);
+	if (!r->mmap.filename)
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_namespaces(struct cursor *c, struct perfctr_record *r)
+{
+	if (!cur_u32x2(c, &r->namespaces.pid, &r->namespaces.tid) ||
+	    !cur_u64(c, &r->namespaces.nr))
+		return -EINVAL;
+	if (r->namespaces.nr > (uint64_t)(c->end - c->p) / 16)
+		return -EINVAL;
+	r->namespaces.dev_ino = cur_words(c, r->namespaces.nr * 2);
+	if (!r->namespaces.dev_ino)
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_ksymbol(struct cursor *c, struct perfctr_record *r)
+{
+	uint64_t v;
+
+	if (!cur_u64(c, &r->ksymbol.addr) || !cur_u64(c, &v))
+		return -EINVAL;
+	r->ksymbol.len = (uint32_t)v;
+	r->ksymbol.ksym_type = (uint16_t)(v >> 32);
+	r->ksymbol.flags = (uint16_t)(v >> 48);
+	r->ksymbol.name = take_string(c);
+	if (!r->ksymbol.name)
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_bpf_event(struct cursor *c, struct perfctr_record *r)
+{
+	uint64_t v;
+
+	if (!cur_u64(c, &v))
+		return -EINVAL;
+	r->bpf_event.bpf_type = (uint16_t)v;
+	r->bpf_event.flags = (uint16_t)(v >> 16);
+	r->bpf_event.id = (uint32_t)(v >> 32);
+	r->bpf_event.tag = c->p;
+	if (!cur_words(c, 1))
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_text_poke(struct cursor *c, struct perfctr_record *r)
+{
+	if (!cur_u64(c, &r->text_poke.addr) || c->end - c->p < 4)
+		return -EINVAL;
+	memcpy(&r->text_poke.old_len, c->p, 2);
+	memcpy(&r->text_poke.new_len, c->p + 2, 2);
+	c->p += 4;
+	if ((size_t)r->text_poke.old_len + r->text_poke.new_len >
+	    (size_t)(c->end - c->p))
+		return -EINVAL;
+	r->text_poke.old_bytes = c->p;
+	r->text_poke.new_bytes = c->p + r->text_poke.old_len;
+	return 0;
+}
+
+/* The body of a record other than a sample, at @c, into @r. */
+static int record_body_parse(const struct perf_event_attr *attr,
+			     const struct perf_event_header *hdr,
+			     struct cursor *c, struct perfctr_record *r)
+{
+	switch (hdr->type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		if (parse_mmap(c, hdr, r))
+			return -EINVAL;
+		break;
+	case PERF_RECORD_COMM:
+		if (!cur_u32x2(c, &r->comm.pid, &r->comm.tid))
+			return -EINVAL;
+		r->comm.comm = take_string(c);
+		if (!r->comm.comm)
+			return -EINVAL;
+		break;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		if (!cur_u32x2(c, &r->task.pid, &r->task.ppid) ||
+		    !cur_u32x2(c, &r->task.tid, &r->task.ptid) ||
+		    !cur_u64(c, &r->task.time))
+			return -EINVAL;
+		break;
+	case PERF_RECORD_LOST:
+		if (!cur_u64(c, &r->lost.id) || !cur_u64(c, &r->lost.lost))
+			return -EINVAL;
+		break;
+	case PERF_RECORD_LOST_SAMPLES:
+		if (!cur_u64(c, &r->lost_samples.lost))
+			return -EINVAL;
+		break;
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE:
+		if (!cur_u64(c, &r->throttle.time) ||
+		    !cur_u64(c, &r->throttle.id) ||
+		    !cur_u64(c, &r->throttle.stream_id))
+			return -EINVAL;
+		break;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		if (hdr->type == PERF_RECORD_SWITCH_CPU_WIDE &&
+		    !cur_u32x2(c, &r->context_switch.next_prev_pid,
+			       &r->context_switch.next_prev_tid))
+			return -EINVAL;
+		r->context_switch.out =
+			!!(hdr->misc & PERF_RECORD_MISC_SWITCH_OUT);
+		r->context_switch.preempt =
+			!!(hdr->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
+		break;
+	case PERF_RECORD_READ:
+		if (!cur_u32x2(c, &r->read.pid, &r->read.tid) ||
+		    parse_read_format(c, attr ? attr->read_format : 0,
+				      &r->read.values))
+			return -EINVAL;
+		break;
+	case PERF_RECORD_AUX:
+		if (!cur_u64(c, &r->aux.aux_offset) ||
+		    !cur_u64(c, &r->aux.aux_size) || !cur_u64(c, &r->aux.flags))
+			return -EINVAL;
+		break;
+	case PERF_RECORD_ITRACE_START:
+		if (!cur_u32x2(c, &r->itrace_start.pid, &r->itrace_start.tid))
+			return -EINVAL;
+		break;
+	case PERF_RECORD_NAMESPACES:
+		if (parse_namespaces(c, r))
+			return -EINVAL;
+		break;
+	case PERF_RECORD_KSYMBOL:
+		if (parse_ksymbol(c, r))
+			return -EINVAL;
+		break;
+	case PERF_RECORD_BPF_EVENT:
+		if (parse_bpf_event(c, r))
+			return -EINVAL;
+		break;
+	case PERF_RECORD_CGROUP:
+		if (!cur_u64(c, &r->cgroup.id))
+			return -EINVAL;
+		r->cgroup.path = take_string(c);
+		if (!r->cgroup.path)
+			return -EINVAL;
+		break;
+	case PERF_RECORD_TEXT_POKE:
+		if (parse_text_poke(c, r))
+			return -EINVAL;
+		break;
+	case PERF_RECORD_AUX_OUTPUT_HW_ID:
+		if (!cur_u64(c, &r->aux_output_hw_id.hw_id))
+			return -EINVAL;
+		break;
+	default:
+		/* Unknown or user-space type: the header is all we know. */
+		break;
+	}
+	return 0;
+}
+
 static int record_parse(const struct perf_event_attr *attr,
 			const struct perf_event_header *hdr,
 			struct perfctr_record *out)
@@ -424,7 +644,6 @@ static int record_parse(const struct perf_event_attr *attr,
 	struct perfctr_record r;
 	struct cursor c;
 	size_t tsize;
-	uint64_t v;
 
 	if (check_header(hdr) || hdr->type == PERF_RECORD_SAMPLE)
 		return -EINVAL;
@@ -449,147 +668,8 @@ static int record_parse(const struct perf_event_attr *attr,
 			return -EINVAL;
 	}
 
-	switch (hdr->type) {
-	case PERF_RECORD_MMAP:
-	case PERF_RECORD_MMAP2:
-		if (!cur_u32x2(&c, &r.mmap.pid, &r.mmap.tid) ||
-		    !cur_u64(&c, &r.mmap.addr) || !cur_u64(&c, &r.mmap.len) ||
-		    !cur_u64(&c, &r.mmap.pgoff))
-			return -EINVAL;
-		if (hdr->type == PERF_RECORD_MMAP2) {
-			const unsigned char *u = c.p;
-
-			if (!cur_words(&c, 3))
-				return -EINVAL;
-			if (hdr->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
-				r.mmap.build_id_size = u[0];
-				if (r.mmap.build_id_size > 20)
-					return -EINVAL;
-				r.mmap.build_id = u + 4;
-			} else {
-				memcpy(&r.mmap.maj, u, 4);
-				memcpy(&r.mmap.min, u + 4, 4);
-				memcpy(&r.mmap.ino, u + 8, 8);
-				memcpy(&r.mmap.ino_generation, u + 16, 8);
-			}
-			if (!cur_u32x2(&c, &r.mmap.prot, &r.mmap.flags))
-				return -EINVAL;
-		}
-		r.mmap.filename = take_string(&c);
-		if (!r.mmap.filename)
-			return -EINVAL;
-		break;
-	case PERF_RECORD_COMM:
-		if (!cur_u32x2(&c, &r.comm.pid, &r.comm.tid))
-			return -EINVAL;
-		r.comm.comm = take_string(&c);
-		if (!r.comm.comm)
-			return -EINVAL;
-		break;
-	case PERF_RECORD_FORK:
-	case PERF_RECORD_EXIT:
-		if (!cur_u32x2(&c, &r.task.pid, &r.task.ppid) ||
-		    !cur_u32x2(&c, &r.task.tid, &r.task.ptid) ||
-		    !cur_u64(&c, &r.task.time))
-			return -EINVAL;
-		break;
-	case PERF_RECORD_LOST:
-		if (!cur_u64(&c, &r.lost.id) || !cur_u64(&c, &r.lost.lost))
-			return -EINVAL;
-		break;
-	case PERF_RECORD_LOST_SAMPLES:
-		if (!cur_u64(&c, &r.lost_samples.lost))
-			return -EINVAL;
-		break;
-	case PERF_RECORD_THROTTLE:
-	case PERF_RECORD_UNTHROTTLE:
-		if (!cur_u64(&c, &r.throttle.time) ||
-		    !cur_u64(&c, &r.throttle.id) ||
-		    !cur_u64(&c, &r.throttle.stream_id))
-			return -EINVAL;
-		break;
-	case PERF_RECORD_SWITCH:
-	case PERF_RECORD_SWITCH_CPU_WIDE:
-		if (hdr->type == PERF_RECORD_SWITCH_CPU_WIDE &&
-		    !cur_u32x2(&c, &r.context_switch.next_prev_pid,
-			       &r.context_switch.next_prev_tid))
-			return -EINVAL;
-		r.context_switch.out = !!(hdr->misc & PERF_RECORD_MISC_SWITCH_OUT);
-		r.context_switch.preempt =
-			!!(hdr->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
-		break;
-	case PERF_RECORD_READ:
-		if (!cur_u32x2(&c, &r.read.pid, &r.read.tid) ||
-		    parse_read_format(&c, attr ? attr->read_format : 0,
-				      &r.read.values))
-			return -EINVAL;
-		break;
-	case PERF_RECORD_AUX:
-		if (!cur_u64(&c, &r.aux.aux_offset) ||
-		    !cur_u64(&c, &r.aux.aux_size) || !cur_u64(&c, &r.aux.flags))
-			return -EINVAL;
-		break;
-	case PERF_RECORD_ITRACE_START:
-		if (!cur_u32x2(&c, &r.itrace_start.pid, &r.itrace_start.tid))
-			return -EINVAL;
-		break;
-	case PERF_RECORD_NAMESPACES:
-		if (!cur_u32x2(&c, &r.namespaces.pid, &r.namespaces.tid) ||
-		    !cur_u64(&c, &r.namespaces.nr))
-			return -EINVAL;
-		if (r.namespaces.nr > (uint64_t)(c.end - c.p) / 16)
-			return -EINVAL;
-		r.namespaces.dev_ino = cur_words(&c, r.namespaces.nr * 2);
-		if (!r.namespaces.dev_ino)
-			return -EINVAL;
-		break;
-	case PERF_RECORD_KSYMBOL:
-		if (!cur_u64(&c, &r.ksymbol.addr) || !cur_u64(&c, &v))
-			return -EINVAL;
-		r.ksymbol.len = (uint32_t)v;
-		r.ksymbol.ksym_type = (uint16_t)(v >> 32);
-		r.ksymbol.flags = (uint16_t)(v >> 48);
-		r.ksymbol.name = take_string(&c);
-		if (!r.ksymbol.name)
-			return -EINVAL;
-		break;
-	case PERF_RECORD_BPF_EVENT:
-		if (!cur_u64(&c, &v))
-			return -EINVAL;
-		r.bpf_event.bpf_type = (uint16_t)v;
-		r.bpf_event.flags = (uint16_t)(v >> 16);
-		r.bpf_event.id = (uint32_t)(v >> 32);
-		r.bpf_event.tag = c.p;
-		if (!cur_words(&c, 1))
-			return -EINVAL;
-		break;
-	case PERF_RECORD_CGROUP:
-		if (!cur_u64(&c, &r.cgroup.id))
-			return -EINVAL;
-		r.cgroup.path = take_string(&c);
-		if (!r.cgroup.path)
-			return -EINVAL;
-		break;
-	case PERF_RECORD_TEXT_POKE:
-		if (!cur_u64(&c, &r.text_poke.addr) || c.end - c.p < 4)
-			return -EINVAL;
-		memcpy(&r.text_poke.old_len, c.p, 2);
-		memcpy(&r.text_poke.new_len, c.p + 2, 2);
-		c.p += 4;
-		if ((size_t)r.text_poke.old_len + r.text_poke.new_len >
-		    (size_t)(c.end - c.p))
-			return -EINVAL;
-		r.text_poke.old_bytes = c.p;
-		r.text_poke.new_bytes = c.p + r.text_poke.old_len;
-		break;
-	case PERF_RECORD_AUX_OUTPUT_HW_ID:
-		if (!cur_u64(&c, &r.aux_output_hw_id.hw_id))
-			return -EINVAL;
-		break;
-	default:
-		/* Unknown or user-space type: the header is all we know. */
-		break;
-	}
+	if (record_body_parse(attr, hdr, &c, &r))
+		return -EINVAL;
 	memcpy(out, &r, out->sz < sizeof(r) ? out->sz : sizeof(r));
 	return 0;
 }
