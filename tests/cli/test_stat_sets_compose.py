@@ -207,8 +207,11 @@ def cpu_list_per_cpu_rows():
 @case
 def intervals_add_up_exactly():
     need_tracepoint()
+    # -I is wall time and the workload's calls may take less than one
+    # interval (45 ms seen): its sleep makes every run span at least two.
     r, doc = run_json("-I", "50", "--switch-interval", "5", "-e", TP, "-e",
-                      TP + ",task-clock", "--", work(), "getppid", str(N))
+                      TP + ",task-clock", "--", work(), "getppid", str(N),
+                      "sleep", "120")
     check(r.returncode == 0, r.stderr)
     check(len(doc["intervals"]) >= 2, doc)
     check_sets_doc(doc)
@@ -219,12 +222,13 @@ def intervals_add_up_exactly():
         check(sum(pt["value"] or 0 for pt in parts) == ev["value"],
               (ev, parts))
     r, rows = run_csv("-I", "50", "--switch-interval", "5", "-e", TP, "-e",
-                      "task-clock", "--", work(), "getppid", str(N))
+                      "task-clock", "--", work(), "getppid", str(N),
+                      "sleep", "120")
     check(r.returncode == 0, r.stderr)
     check(len(rows) >= 4 and all(row[-2] in ("0", "1") and row[-1] == ""
                                  for row in rows), rows)
     r = perfex("-I", "50", "--switch-interval", "5", "-e", TP, "-e",
-               "task-clock", "--", work(), "getppid", str(N))
+               "task-clock", "--", work(), "getppid", str(N), "sleep", "120")
     check(r.returncode == 0 and " set 1 " in r.stderr, r.stderr)
 
 
