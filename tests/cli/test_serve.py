@@ -17,7 +17,7 @@ from pctest import EXIT, TOP, case, check, perfex, require_root, run_cases, \
     skip
 from stathelp import TP, exit_baseline, has_hw_pmu, need_tracepoint, wait_for
 from cgrouphelp import Cgroups, Member
-from servehelp import Serve, need_http, samples, total
+from servehelp import Serve, finish, need_http, samples, total
 from promhelp import Prometheus
 
 CONTRIB = os.path.join(TOP, "contrib")
@@ -279,18 +279,12 @@ def cgroups_made_later_are_followed_and_counted_exactly():
         for m in members:
             m.close()
         members = []
-        os.rmdir(os.path.join(cg.mnt, a))
-        cg.made.remove(os.path.join(cg.mnt, a))
+        cg.remove(a)
         wait_for(lambda: not samples(s.metrics(), "perfex_events_total",
                                      cgroup="/" + a), what="the removal")
         check(total(s.metrics(), "perfex_cgroups") == 3)
     finally:
-        for m in members:
-            m.close()
-        if s:
-            check(s.stop() == 0, s.text())
-            s.close()
-        cg.close()
+        finish(s, cg, members)
 
 
 # ------------------------------------------------------------- Prometheus
@@ -359,12 +353,7 @@ def cgroups_count_through_bpf_by_default_and_cgroup_events_otherwise():
                   (mode, modes))
             check(log in s.text(), s.text())
         finally:
-            for m in members:
-                m.close()
-            if s:
-                check(s.stop() == 0, s.text())
-                s.close()
-            cg.close()
+            finish(s, cg, members)
 
 
 @case
@@ -424,14 +413,7 @@ def prometheus_scrapes_exact_counts_per_cgroup():
             un = prom.query('perfex_event_unavailable{event="cycles"}')
             check(un and un[0]["metric"]["reason"], un)
     finally:
-        for m in members:
-            m.close()
-        if prom:
-            prom.close()
-        if s:
-            check(s.stop() == 0, s.text())
-            s.close()
-        cg.close()
+        finish(s, cg, members, prom)
 
 
 # ------------------------------------------------------------------ docs
