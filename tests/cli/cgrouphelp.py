@@ -121,6 +121,12 @@ class Cgroups:
         self.made.append(path)
         return rel
 
+    def remove(self, rel):
+        """Remove cgroup REL, made by make(), now."""
+        path = os.path.join(self.mnt, rel)
+        os.rmdir(path)
+        self.made.remove(path)
+
     def close(self):
         """Remove what make() made, children first.  A member reaped a
         moment ago may still hold its cgroup busy (EBUSY): tried again

@@ -6,8 +6,11 @@ import json
 import os
 import re
 import shutil
+import signal
+import struct
 import subprocess
 import tempfile
+import time
 
 from pctest import perfex, require_root, skip, check, work
 
@@ -24,6 +27,74 @@ def tmpfile(name):
 
 def cleanup():
     shutil.rmtree(_tmp, ignore_errors=True)
+
+
+def progress_of(path):
+    """(calls done, pid) of pcwork's counted mode writing to PATH, or None
+    before it began."""
+    try:
+        with open(path, "rb") as f:
+            b = f.read(16)
+    except FileNotFoundError:
+        return None
+    if len(b) < 16:
+        return None
+    done, pid = struct.unpack("<QQ", b)
+    return (done, pid) if pid else None
+
+
+def children(pid):
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            return [int(k) for k in f.read().split()]
+    except (FileNotFoundError, ProcessLookupError):
+        return []
+
+
+def kill_recording(argv, reached, fresh=(), timeout=120, poll=0.001,
+                   stop=False, settle=0.0):
+    """Start the recorder ARGV (FRESH: files removed first) and SIGKILL it
+    once REACHED() is true, asked every POLL seconds while it runs: the
+    check fails if it ends, or TIMEOUT seconds pass, first.  STOP: its
+    command is stopped (SIGSTOP) before the kill, SETTLE seconds before,
+    so that what the command did is what the recorder saw when it died.
+    The command is killed after.  Returns the recorder's pid."""
+    for path in fresh:
+        if os.path.exists(path):
+            os.unlink(path)
+    rec = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE)
+    kids = []
+    try:
+        deadline = time.monotonic() + timeout
+        done = False
+        while time.monotonic() < deadline and rec.poll() is None:
+            kids = kids or children(rec.pid)
+            done = reached()
+            if done:
+                break
+            time.sleep(poll)
+        kids = kids or children(rec.pid)
+        check(done, "the recording ended before its mark: %s" %
+              (rec.stderr.read() if rec.poll() is not None else "timeout"))
+        if stop:
+            check(kids, "no command under the recorder")
+            for k in kids:
+                os.kill(k, signal.SIGSTOP)
+            time.sleep(settle)
+        rec.kill()
+        rec.wait()
+    finally:
+        if rec.poll() is None:
+            rec.kill()
+            rec.wait()
+        rec.stderr.close()
+        for k in kids:
+            try:
+                os.kill(k, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    return rec.pid
 
 
 def require_encoder():

@@ -117,3 +117,24 @@ def samples(text, name, **labels):
 
 def total(text, name, **labels):
     return sum(samples(text, name, **labels).values())
+
+
+def cgroups_of(text):
+    """The cgroups of TEXT's perfex_events_total samples, sorted."""
+    return sorted({dict(k)["cgroup"] for k in
+                   samples(text, "perfex_events_total")
+                   if "cgroup" in dict(k)})
+
+
+def finish(s, cg, members=(), prom=None):
+    """A serve case's finally: MEMBERS killed, PROM closed, perfex serve S
+    (when started) stopped with status 0 and closed, CG's cgroups
+    removed."""
+    for m in members:
+        m.close()
+    if prom:
+        prom.close()
+    if s:
+        check(s.stop() == 0, s.text())
+        s.close()
+    cg.close()

@@ -2,6 +2,7 @@
 """Helpers of the perfex counting-mode tests (tests/cli/test_stat*.py)."""
 import csv
 import ctypes
+import functools
 import io
 import json
 import os
@@ -221,6 +222,33 @@ def start_perfex(*args, prefix=()):
     return p, out
 
 
+def counted_during(starts, act, timeout=30):
+    """Each of STARTS (a function that starts a counter in the background
+    and returns (Popen, the file it writes), as start_perfex() does)
+    started, ACT() called once they all count, then each stopped by
+    SIGINT: [(exit status, stderr, its file's text)].  A counter still
+    running when this fails is killed."""
+    runs = []
+    try:
+        for start in starts:
+            runs.append(start())
+        for p, _ in runs:
+            wait_counting(p.pid)
+        act()
+        got = []
+        for p, out in runs:
+            p.send_signal(signal.SIGINT)
+            _, err = p.communicate(timeout=timeout)
+            got.append((p.returncode, err, out.read()))
+        return got
+    finally:
+        for p, out in runs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            out.close()
+
+
 def count_pinned_pair(calls0, calls1, starts):
     """Two workloads, one on CPU 0 making CALLS0 getppid, one on CPU 1
     making CALLS1, counted at once by each of STARTS: a function of the
@@ -230,26 +258,14 @@ def count_pinned_pair(calls0, calls1, starts):
     ws = [Held(0, calls0, extra=("taskset", "-c", "0")),
           Held(0, calls1, extra=("taskset", "-c", "1"))]
     filt = "common_pid == %d || common_pid == %d" % (ws[0].pid, ws[1].pid)
-    runs = []
-    try:
-        for start in starts:
-            runs.append(start(filt))
-        for p, _ in runs:
-            wait_counting(p.pid)
+
+    def go():
         for w in ws:
             w.go()
-        got = []
-        for p, out in runs:
-            p.send_signal(signal.SIGINT)
-            _, err = p.communicate(timeout=30)
-            got.append((p.returncode, err, out.read()))
-        return got
+    try:
+        return counted_during([functools.partial(start, filt)
+                               for start in starts], go)
     finally:
-        for p, out in runs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-            out.close()
         for w in ws:
             w.close()
 

@@ -9,13 +9,13 @@ import json
 import os
 import re
 import signal
-import struct
 import subprocess
 import time
 
 from pctest import (PERFEX, case, check, perfex, require_root,
                     require_tracefs, run_cases, work)
-from sampletools import PERF, require_perf, tmpfile
+from sampletools import PERF, kill_recording, progress_of, require_perf, \
+    tmpfile
 from stathelp import PERF_EXIT, getppid_baseline
 
 ENTER = "syscalls:sys_enter_getppid"
@@ -24,55 +24,22 @@ RECOVERED = re.compile(r"unfinished .*recovered (\d+) records")
 SAMPLE = re.compile(r"^\s*\S+\s+\d+\s+\[\d+\]\s+[\d.]+:\s+(\S+):(.*)$")
 
 
-def progress_of(path):
-    """(calls done, pid) of pcwork's counted mode, or None before it began."""
-    try:
-        with open(path, "rb") as f:
-            b = f.read(16)
-    except FileNotFoundError:
-        return None
-    if len(b) < 16:
-        return None
-    done, pid = struct.unpack("<QQ", b)
-    return (done, pid) if pid else None
-
-
 def killed_recording(out, calls, target):
     """Record both getppid tracepoints, -c 1, of CALLS calls, and SIGKILL
     perfex once TARGET calls are done (the workload stopped first).
     Returns perfex's pid: the workload's parent, whose pid each recorded
     sys_exit_getppid returned."""
     progress = tmpfile("kill-progress")
-    for p in (out, progress):
-        if os.path.exists(p):
-            os.unlink(p)
-    rec = subprocess.Popen([PERFEX, "record", "-q", "-o", out, "-e",
-                            ENTER + "," + EXIT, "-c", "1", "--", work(),
-                            "counted", progress, str(calls)],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    pid = None
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and rec.poll() is None:
-            st = progress_of(progress)
-            if st and st[0] >= target:
-                pid = st[1]
-                break
-            time.sleep(0.001)
-        check(pid, "the recording ended before %d calls" % target)
-        os.kill(pid, signal.SIGSTOP)
-        # A pass over the rings is flushed every 100 ms at most.
-        time.sleep(0.3)
-        rec.kill()
-        rec.wait()
-    finally:
-        if rec.poll() is None:
-            rec.kill()
-            rec.wait()
-        rec.stderr.close()
-        if pid:
-            os.kill(pid, signal.SIGKILL)
-    return rec.pid
+
+    def reached():
+        st = progress_of(progress)
+        return st and st[0] >= target
+    # A pass over the rings is flushed every 100 ms at most: settled.
+    return kill_recording([PERFEX, "record", "-q", "-o", out, "-e",
+                           ENTER + "," + EXIT, "-c", "1", "--", work(),
+                           "counted", progress, str(calls)],
+                          reached, fresh=(out, progress), stop=True,
+                          settle=0.3)
 
 
 @case

@@ -8,16 +8,15 @@ import json
 import os
 import random
 import re
-import signal
-import struct
 import subprocess
 import tempfile
 import time
 
 from pctest import (EXIT, PERFEX, case, check, perfex, require_root,
                     require_tracefs, run_cases, skip, work)
-from sampletools import (TP, cleanup, perf_report, record, report_json,
-                         require_perf, tmpfile)
+from sampletools import (TP, cleanup, kill_recording, perf_report,
+                         progress_of, record, report_json, require_perf,
+                         tmpfile)
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 RECOVERED = re.compile(r"unfinished .*recovered (\d+) records, (\d+) bytes")
@@ -28,57 +27,19 @@ def need_tp():
     require_tracefs()
 
 
-def read_progress(path):
-    """The counted workload's (calls done, pid), or None before it began."""
-    try:
-        with open(path, "rb") as f:
-            b = f.read(16)
-    except FileNotFoundError:
-        return None
-    if len(b) < 16:
-        return None
-    done, pid = struct.unpack("<QQ", b)
-    return (done, pid) if pid else None
-
-
 def kill_recording_at(target, pages, calls, out, progress):
     """Record -c 1 of CALLS getppid (pinned to CPU 0: one ring gets every
     sample) and SIGKILL perfex once the workload has made TARGET calls.
     The workload is stopped first, so that its count is what the kernel
     was asked to sample when the recorder died.  Returns that count."""
-    for p in (out, progress):
-        if os.path.exists(p):
-            os.unlink(p)
-    rec = subprocess.Popen([PERFEX, "record", "-q", "-o", out, "-e", TP,
-                            "-c", "1", "-m", str(pages), "--", "taskset",
-                            "-c", "0", work(), "counted", progress,
-                            str(calls)],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    pid = None
-    deadline = time.monotonic() + 300
-    try:
-        while time.monotonic() < deadline:
-            st = read_progress(progress)
-            if st and st[0] >= target:
-                pid = st[1]
-                break
-            if rec.poll() is not None:
-                break
-            time.sleep(0.001)
-        check(pid, "the recording ended before %d calls: %s" %
-              (target, rec.stderr.read() if rec.poll() is not None else ""))
-        os.kill(pid, signal.SIGSTOP)
-        done = read_progress(progress)[0]
-        rec.kill()
-        rec.wait()
-    finally:
-        if rec.poll() is None:
-            rec.kill()
-            rec.wait()
-        rec.stderr.close()
-        if pid:
-            os.kill(pid, signal.SIGKILL)
-    return done
+    def reached():
+        st = progress_of(progress)
+        return st and st[0] >= target
+    kill_recording([PERFEX, "record", "-q", "-o", out, "-e", TP, "-c", "1",
+                    "-m", str(pages), "--", "taskset", "-c", "0", work(),
+                    "counted", progress, str(calls)],
+                   reached, fresh=(out, progress), timeout=300, stop=True)
+    return progress_of(progress)[0]
 
 
 @case

@@ -11,14 +11,12 @@ import os
 import random
 import re
 import shutil
-import signal
 import struct
 import subprocess
-import time
 
 from pctest import (PERFEX, case, check, perfex, require_root,
                     require_tracefs, run_cases, work)
-from sampletools import PERF, require_perf, tmpfile
+from sampletools import PERF, kill_recording, require_perf, tmpfile
 
 ENTER = "syscalls:sys_enter_getppid"
 EXIT = "syscalls:sys_exit_getppid"
@@ -92,52 +90,23 @@ def read_back(path, names, recorder_pid=None):
     return rep.stderr, m, per_event
 
 
-def children(pid):
-    try:
-        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
-            return [int(k) for k in f.read().split()]
-    except (FileNotFoundError, ProcessLookupError):
-        return []
-
-
 def kill_perf_record(out, events, workload, grown, extra=()):
     """perf record -e EVENTS of WORKLOAD into OUT, killed with SIGKILL
     once OUT holds more than GROWN bytes: that much reached the file
     before the kill.  The workload is killed after.  Returns perf's pid
     and the file's size when the kill was decided."""
-    if os.path.exists(out):
-        os.unlink(out)
-    rec = subprocess.Popen([PERF, "record", "-q", "-o", out, "-e", events,
-                            *extra, "--"] + workload,
-                           stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL)
-    size = 0
-    kids = []
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and rec.poll() is None:
-            kids = kids or children(rec.pid)
-            try:
-                size = os.path.getsize(out)
-            except FileNotFoundError:
-                size = 0
-            if size > grown:
-                break
-            time.sleep(0.005)
-        check(size > grown and rec.poll() is None,
-              "perf record ended, or its file stayed at %d bytes" % size)
-        rec.kill()
-        rec.wait()
-    finally:
-        if rec.poll() is None:
-            rec.kill()
-            rec.wait()
-        for k in kids or children(rec.pid):
-            try:
-                os.kill(k, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-    return rec.pid, size
+    size = [0]
+
+    def reached():
+        try:
+            size[0] = os.path.getsize(out)
+        except FileNotFoundError:
+            size[0] = 0
+        return size[0] > grown
+    pid = kill_recording([PERF, "record", "-q", "-o", out, "-e", events,
+                          *extra, "--"] + workload, reached, fresh=(out,),
+                         poll=0.005)
+    return pid, size[0]
 
 
 @case

@@ -5,23 +5,20 @@ Prometheus started on loopback scrapes the exporter every second).  Exact
 per-cgroup counts come from getppid tracepoints of workloads moved into
 cgroups the test makes; Prometheus's HTTP API must give the same numbers.
 Every process a case starts is killed in its finally, every wait bounded."""
-import json
 import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
-import urllib.parse
-import urllib.request
 
 from pctest import EXIT, TOP, case, check, perfex, require_root, run_cases, \
     skip
 from stathelp import TP, exit_baseline, has_hw_pmu, need_tracepoint, wait_for
 from cgrouphelp import Cgroups, Member
-from servehelp import Serve, need_http, samples, total
+from servehelp import Serve, finish, need_http, samples, total
+from promhelp import Prometheus
 
 CONTRIB = os.path.join(TOP, "contrib")
 # What Prometheus 2.x sends.
@@ -282,89 +279,29 @@ def cgroups_made_later_are_followed_and_counted_exactly():
         for m in members:
             m.close()
         members = []
-        os.rmdir(os.path.join(cg.mnt, a))
-        cg.made.remove(os.path.join(cg.mnt, a))
+        cg.remove(a)
         wait_for(lambda: not samples(s.metrics(), "perfex_events_total",
                                      cgroup="/" + a), what="the removal")
         check(total(s.metrics(), "perfex_cgroups") == 3)
     finally:
-        for m in members:
-            m.close()
-        if s:
-            check(s.stop() == 0, s.text())
-            s.close()
-        cg.close()
+        finish(s, cg, members)
 
 
 # ------------------------------------------------------------- Prometheus
 
 
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-class Prometheus:
+def prometheus(target_port):
     """Debian's prometheus on loopback with contrib/prometheus/prometheus.yml
     as it is, but for its target (the exporter's port) and a 1 s
-    interval."""
-
-    def __init__(self, target_port):
-        path = shutil.which("prometheus")
-        if not path:
-            skip("prometheus is not installed (apt-get install prometheus)")
-        self.dir = tempfile.mkdtemp(prefix="perfctr-prom-")
-        conf = open(os.path.join(CONTRIB, "prometheus", "prometheus.yml")).read()
-        check("127.0.0.1:9717" in conf and "15s" in conf, conf)
-        conf = conf.replace("127.0.0.1:9717", "127.0.0.1:%d" % target_port)
-        conf = conf.replace("15s", "1s")
-        write(os.path.join(self.dir, "prometheus.yml"), conf)
-        self.port = free_port()
-        self.log = open(os.path.join(self.dir, "log"), "w")
-        self.p = subprocess.Popen(
-            [path, "--config.file=" + os.path.join(self.dir, "prometheus.yml"),
-             "--storage.tsdb.path=" + os.path.join(self.dir, "data"),
-             "--web.listen-address=127.0.0.1:%d" % self.port],
-            stdout=self.log, stderr=subprocess.STDOUT, cwd=self.dir)
-
-        def ready():
-            check(self.p.poll() is None, self.logtext())
-            try:
-                with urllib.request.urlopen(
-                        "http://127.0.0.1:%d/-/ready" % self.port, timeout=2) as r:
-                    return r.status == 200
-            except OSError:
-                return False
-        wait_for(ready, timeout=60, what="prometheus to be ready")
-
-    def logtext(self):
-        with open(os.path.join(self.dir, "log")) as f:
-            return f.read()[-3000:]
-
-    def query(self, q):
-        url = "http://127.0.0.1:%d/api/v1/query?%s" % (
-            self.port, urllib.parse.urlencode({"query": q}))
-        with urllib.request.urlopen(url, timeout=10) as r:
-            doc = json.loads(r.read())
-        check(doc["status"] == "success", doc)
-        return doc["data"]["result"]
-
-    def close(self):
-        if self.p.poll() is None:
-            self.p.terminate()
-            try:
-                self.p.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.p.kill()
-                self.p.wait()
-        self.log.close()
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-
-def by_cgroup(prom, q):
-    return {r["metric"].get("cgroup"): float(r["value"][1])
-            for r in prom.query(q)}
+    interval; ready."""
+    with open(os.path.join(CONTRIB, "prometheus", "prometheus.yml")) as f:
+        conf = f.read()
+    check("127.0.0.1:9717" in conf and "15s" in conf, conf)
+    conf = conf.replace("127.0.0.1:9717", "127.0.0.1:%d" % target_port)
+    conf = conf.replace("15s", "1s")
+    prom = Prometheus("serve", conf)
+    prom.ready()
+    return prom
 
 
 @case
@@ -416,12 +353,7 @@ def cgroups_count_through_bpf_by_default_and_cgroup_events_otherwise():
                   (mode, modes))
             check(log in s.text(), s.text())
         finally:
-            for m in members:
-                m.close()
-            if s:
-                check(s.stop() == 0, s.text())
-                s.close()
-            cg.close()
+            finish(s, cg, members)
 
 
 @case
@@ -440,11 +372,11 @@ def prometheus_scrapes_exact_counts_per_cgroup():
         # and cgroups.
         s = Serve("-c", os.path.join(CONTRIB, "perfex-serve.conf"),
                   "-e", TP, "--cgroup-root", root)
-        prom = Prometheus(s.port)
+        prom = prometheus(s.port)
         sel = 'perfex_events_total{event="%s",cgroup=~"/%s.*"}' % (TP, root)
 
         def scraped():
-            return len(by_cgroup(prom, "sum by (cgroup) (%s)" % sel)) == 3
+            return len(prom.by("cgroup", "sum by (cgroup) (%s)" % sel)) == 3
         wait_for(scraped, timeout=60, what="prometheus to scrape the cgroups")
         up = prom.query('up{job="perfex"}')
         check(up and up[0]["value"][1] == "1", up)
@@ -462,7 +394,7 @@ def prometheus_scrapes_exact_counts_per_cgroup():
         got = {}
 
         def arrived():
-            got.update(by_cgroup(prom, q))
+            got.update(prom.by("cgroup", q))
             return got == want
         wait_for(arrived, timeout=30, what="the counts in prometheus")
         check(got == want, got)
@@ -470,25 +402,18 @@ def prometheus_scrapes_exact_counts_per_cgroup():
         # the last samples at its two ends (increase() itself
         # extrapolates to the window's edges, which is not exact).
         back = int((time.time() - t_go) * 1000) + 200
-        diff = by_cgroup(prom, "sum by (cgroup) (%s - (%s offset %dms))"
-                         % (sel, sel, back))
+        diff = prom.by("cgroup", "sum by (cgroup) (%s - (%s offset %dms))"
+                       % (sel, sel, back))
         check(diff == want, (diff, want))
         # The syscall rate of a cgroup, as docs/fleet.md queries it.
-        sys = by_cgroup(prom, 'sum by (cgroup) (perfex_events_total'
-                        '{event="raw_syscalls:sys_enter",cgroup="/%s"})' % a)
+        sys = prom.by("cgroup", 'sum by (cgroup) (perfex_events_total'
+                      '{event="raw_syscalls:sys_enter",cgroup="/%s"})' % a)
         check(sys.get("/" + a, 0) >= 7000, sys)
         if not has_hw_pmu():
             un = prom.query('perfex_event_unavailable{event="cycles"}')
             check(un and un[0]["metric"]["reason"], un)
     finally:
-        for m in members:
-            m.close()
-        if prom:
-            prom.close()
-        if s:
-            check(s.stop() == 0, s.text())
-            s.close()
-        cg.close()
+        finish(s, cg, members, prom)
 
 
 # ------------------------------------------------------------------ docs

@@ -12,7 +12,7 @@ import urllib.request
 from pctest import case, check, perfex, run_cases
 from stathelp import TP, exit_baseline, need_tracepoint, wait_for
 from cgrouphelp import Cgroups, Member, unique_name
-from servehelp import Serve, need_http, samples, total
+from servehelp import Serve, cgroups_of, finish, need_http, samples, total
 
 # The events of the issue's node: three software events and a tracepoint.
 EVENTS = ("task-clock", "page-faults", "context-switches", TP)
@@ -104,10 +104,7 @@ def an_exposition_of_megabytes_is_served_whole():
         check(headers.get("Content-Encoding") is None, dict(headers))
         check("perfex serve: http: " not in s.text(), s.text())
     finally:
-        if s:
-            check(s.stop() == 0, s.text())
-            s.close()
-        cg.close()
+        finish(s, cg)
 
 
 
@@ -159,8 +156,7 @@ def three_thousand_cgroups_all_count_through_bpf_exactly():
         for m in members:
             m.close()
         members = []
-        os.rmdir(os.path.join(cg.mnt, container))
-        cg.made.remove(os.path.join(cg.mnt, container))
+        cg.remove(container)
         fresh = cg.make(names[1] + "/fresh")
         wait_for(lambda: samples(get(s)[1], "perfex_events_total",
                                  cgroup="/" + fresh, event=TP),
@@ -175,12 +171,7 @@ def three_thousand_cgroups_all_count_through_bpf_exactly():
         check(modes() == {"bpf": 3000, "cgroup-events": 0}, modes())
         check("cgroup events" not in s.text(), s.text())
     finally:
-        for m in members:
-            m.close()
-        if s:
-            check(s.stop() == 0, s.text())
-            s.close()
-        cg.close()
+        finish(s, cg, members)
 
 
 
@@ -188,9 +179,7 @@ def once_cgroups(*args):
     """The cgroups of one --once scrape of the getppid tracepoint."""
     r = perfex("serve", "--once", "-e", TP, *args)
     check(r.returncode == 0, r.stderr)
-    return (sorted({dict(k)["cgroup"] for k in
-                    samples(r.stdout, "perfex_events_total") if
-                    "cgroup" in dict(k)}), r)
+    return cgroups_of(r.stdout), r
 
 
 @case
@@ -237,9 +226,7 @@ def cardinality_controls_depth_patterns_and_a_series_cap():
         s = Serve("-e", TP, "--cgroup-root", root,
                   "--max-series", str(per * 4))
         text = s.metrics()
-        counted = sorted({dict(k)["cgroup"] for k in
-                          samples(text, "perfex_events_total")
-                          if "cgroup" in dict(k)})
+        counted = cgroups_of(text)
         check(counted == every[:3], counted)
         check(total(text, "perfex_series_dropped") == per * 6, text)
         check(total(text, "perfex_cgroups") == 3, text)
@@ -252,17 +239,13 @@ def cardinality_controls_depth_patterns_and_a_series_cap():
               (per * 4, per * 6) in s.text(), s.text())
         # A counted cgroup goes: the first of those left out comes in.
         gone = every[2]
-        os.rmdir(os.path.join(cg.mnt, gone[1:]))
-        cg.made.remove(os.path.join(cg.mnt, gone[1:]))
+        cg.remove(gone[1:])
         wait_for(lambda: total(s.metrics(), "perfex_series_dropped") ==
                  per * 5, what="the room made by a removal")
         text = s.metrics()
         check(samples(text, "perfex_events_total", cgroup=every[3]), text)
     finally:
-        if s:
-            check(s.stop() == 0, s.text())
-            s.close()
-        cg.close()
+        finish(s, cg)
 
 
 
@@ -282,9 +265,7 @@ def cgroups_made_and_removed_while_serving_follow_the_limits():
                   "--cgroup-exclude", "*/skip*")
 
         def served():
-            return sorted({dict(k)["cgroup"] for k in
-                           samples(s.metrics(), "perfex_events_total")
-                           if "cgroup" in dict(k)})
+            return cgroups_of(s.metrics())
         made = [cg.make(root + "/pod"), cg.make(root + "/pod/c1"),
                 cg.make(root + "/pod/c1/deep"), cg.make(root + "/pod/skip"),
                 cg.make(root + "/pod2")]
@@ -292,8 +273,7 @@ def cgroups_made_and_removed_while_serving_follow_the_limits():
                 "/%s/pod2" % root]
         wait_for(lambda: served() == want, what="the new cgroups")
         for rel in (made[2], made[1]):
-            os.rmdir(os.path.join(cg.mnt, rel))
-            cg.made.remove(os.path.join(cg.mnt, rel))
+            cg.remove(rel)
         wait_for(lambda: served() == ["/" + root, "/%s/pod" % root,
                                       "/%s/pod2" % root],
                  what="the removals")
@@ -307,10 +287,7 @@ def cgroups_made_and_removed_while_serving_follow_the_limits():
         wait_for(lambda: served() == ["/" + root, "/%s/again" % root],
                  what="the root made again")
     finally:
-        if s:
-            check(s.stop() == 0, s.text())
-            s.close()
-        cg.close()
+        finish(s, cg)
 
 
 run_cases()

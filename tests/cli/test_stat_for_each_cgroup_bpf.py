@@ -6,15 +6,15 @@ counting the same workloads at the same time: in CSV, per interval with
 -I (the intervals add up to the whole), in perfex's JSON and in perf
 stat -j's lines (which name each event's cgroup, with -G's lists too);
 and past the BPF counters' default of 256 cgroups."""
+import functools
 import json
 import os
-import signal
 import time
 
 from cgrouphelp import Cgroups, Member
 from pctest import EXIT as PERF_EXIT, case, check, perfex, run_cases, skip
-from stathelp import TP, exit_baseline, need_tracepoint, start_perfex, \
-    wait_counting
+from stathelp import TP, counted_during, exit_baseline, need_tracepoint, \
+    start_perfex
 
 
 def name(suffix):
@@ -34,31 +34,24 @@ def count_all(cg, plan, runs, pause=None):
     the other, PAUSE seconds apart) while each of RUNS (perfex argument
     lists) counts: [(stderr, output text)] once each stopped (SIGINT)
     with status 0."""
-    members, started = [], []
+    members = []
     try:
         members = [Member(cg, rel, calls) for rel, calls in plan.items()]
-        started = [start_perfex(*args) for args in runs]
-        for p, _ in started:
-            wait_counting(p.pid)
-        for m in members:
-            m.go()
-            if pause:
+
+        def act():
+            for m in members:
+                m.go()
+                if pause:
+                    m.wait()
+                    time.sleep(pause)
+            for m in members:
                 m.wait()
-                time.sleep(pause)
-        for m in members:
-            m.wait()
-        got = []
-        for p, out in started:
-            p.send_signal(signal.SIGINT)
-            _, err = p.communicate(timeout=60)
-            check(p.returncode == 0, err)
-            got.append((err, out.read()))
-        return got
+        got = counted_during([functools.partial(start_perfex, *args)
+                              for args in runs], act, timeout=60)
+        for status, err, _ in got:
+            check(status == 0, err)
+        return [(err, text) for _, err, text in got]
     finally:
-        for p, _ in started:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
         for m in members:
             m.close()
 
@@ -87,123 +80,105 @@ def three_cgroups(cg, base):
     return ",".join([parent, child, other]), plan, truth
 
 
-@case
-def csv_bpf_equals_cgroup_events():
-    need_tracepoint()
-    need_bpf()
-    base = exit_baseline()
-    cg = Cgroups()
-    try:
-        names, plan, truth = three_cgroups(cg, base)
-        args = ["-x,", "-a", "--for-each-cgroup", names, "-e", TP]
-        (err, bpf), (_, events) = count_all(
-            cg, plan, [args + ["--bpf-counters"], args])
-        check("note:" not in err, err)
-        check(csv_counts(bpf) == truth, ("bpf", bpf, truth))
-        check(csv_counts(events) == truth, ("cgroup events", events, truth))
-        # The rows in the same order, cgroup after cgroup.
-        order = [r.split(",")[3] for r in bpf.splitlines() if TP in r]
-        check(order == names.split(","), order)
-    finally:
-        cg.close()
+def bpf_case(body):
+    """A case of BODY(cg, base) with the tracepoint and the BPF counters
+    at hand: CG the Cgroups it makes (removed after), BASE the getppid
+    calls a process makes at its exit."""
+    @functools.wraps(body)
+    def run():
+        need_tracepoint()
+        need_bpf()
+        base = exit_baseline()
+        cg = Cgroups()
+        try:
+            body(cg, base)
+        finally:
+            cg.close()
+    return case(run)
 
 
-@case
-def intervals_add_up_exactly():
-    need_tracepoint()
-    need_bpf()
-    base = exit_baseline()
-    cg = Cgroups()
-    try:
-        names, plan, truth = three_cgroups(cg, base)
-        args = ["-x,", "-a", "-I", "50", "--for-each-cgroup", names, "-e",
-                TP, "-e", "task-clock"]
-        # Each cgroup's calls in intervals of their own.
-        (err, bpf), (_, events) = count_all(
-            cg, plan, [args + ["--bpf-counters"], args], pause=0.2)
-        check("note:" not in err, err)
-        # -I's CSV: the time first, then value, unit, event, cgroup.
-        check(csv_counts(bpf, 1, 3) == truth, ("bpf", bpf, truth))
-        check(csv_counts(events, 1, 3) == truth, ("cgroup events", events))
-        busy = {r.split(",")[0] for r in bpf.splitlines()
-                if TP in r and r.split(",")[1].isdigit()}
-        check(len(busy) >= 2, ("intervals", bpf))
-    finally:
-        cg.close()
+@bpf_case
+def csv_bpf_equals_cgroup_events(cg, base):
+    names, plan, truth = three_cgroups(cg, base)
+    args = ["-x,", "-a", "--for-each-cgroup", names, "-e", TP]
+    (err, bpf), (_, events) = count_all(
+        cg, plan, [args + ["--bpf-counters"], args])
+    check("note:" not in err, err)
+    check(csv_counts(bpf) == truth, ("bpf", bpf, truth))
+    check(csv_counts(events) == truth, ("cgroup events", events, truth))
+    # The rows in the same order, cgroup after cgroup.
+    order = [r.split(",")[3] for r in bpf.splitlines() if TP in r]
+    check(order == names.split(","), order)
 
 
-@case
-def json_and_perf_json():
-    need_tracepoint()
-    need_bpf()
-    base = exit_baseline()
-    cg = Cgroups()
-    try:
-        names, plan, truth = three_cgroups(cg, base)
-        args = ["-a", "--bpf-counters", "--for-each-cgroup", names, "-e", TP]
-        (_, ours), (_, perfs) = count_all(
-            cg, plan, [["-j"] + args, ["-j", "--json-format", "perf"] + args])
-        doc = json.loads(ours)
-        check(doc["target"]["kind"] == "cgroups" and
-              doc["target"]["cgroups"] == names.split(","), doc["target"])
-        got = [(e["cgroup"], e["value"]) for e in doc["events"]
-               if e["name"] == TP]
-        check(got == [(c, truth[c]) for c in names.split(",")], got)
-        # perf stat -j names each row's cgroup after the event.
-        lines = [json.loads(l) for l in perfs.splitlines() if l.strip()]
-        got = [(l["cgroup"], float(l["counter-value"])) for l in lines
-               if l.get("event") == TP]
-        check(got == [(c, float(truth[c])) for c in names.split(",")], got)
-    finally:
-        cg.close()
+@bpf_case
+def intervals_add_up_exactly(cg, base):
+    names, plan, truth = three_cgroups(cg, base)
+    args = ["-x,", "-a", "-I", "50", "--for-each-cgroup", names, "-e",
+            TP, "-e", "task-clock"]
+    # Each cgroup's calls in intervals of their own.
+    (err, bpf), (_, events) = count_all(
+        cg, plan, [args + ["--bpf-counters"], args], pause=0.2)
+    check("note:" not in err, err)
+    # -I's CSV: the time first, then value, unit, event, cgroup.
+    check(csv_counts(bpf, 1, 3) == truth, ("bpf", bpf, truth))
+    check(csv_counts(events, 1, 3) == truth, ("cgroup events", events))
+    busy = {r.split(",")[0] for r in bpf.splitlines()
+            if TP in r and r.split(",")[1].isdigit()}
+    check(len(busy) >= 2, ("intervals", bpf))
 
 
-@case
-def perf_json_of_g_with_bpf():
+@bpf_case
+def json_and_perf_json(cg, base):
+    names, plan, truth = three_cgroups(cg, base)
+    args = ["-a", "--bpf-counters", "--for-each-cgroup", names, "-e", TP]
+    (_, ours), (_, perfs) = count_all(
+        cg, plan, [["-j"] + args, ["-j", "--json-format", "perf"] + args])
+    doc = json.loads(ours)
+    check(doc["target"]["kind"] == "cgroups" and
+          doc["target"]["cgroups"] == names.split(","), doc["target"])
+    got = [(e["cgroup"], e["value"]) for e in doc["events"]
+           if e["name"] == TP]
+    check(got == [(c, truth[c]) for c in names.split(",")], got)
+    # perf stat -j names each row's cgroup after the event.
+    lines = [json.loads(l) for l in perfs.splitlines() if l.strip()]
+    got = [(l["cgroup"], float(l["counter-value"])) for l in lines
+           if l.get("event") == TP]
+    check(got == [(c, float(truth[c])) for c in names.split(",")], got)
+
+
+@bpf_case
+def perf_json_of_g_with_bpf(cg, base):
     """-G with events in different cgroups: perf's lines name the cgroup
     of each event ("" for the events without one)."""
-    need_tracepoint()
-    need_bpf()
-    base = exit_baseline()
-    cg = Cgroups()
-    try:
-        a = cg.make(name("-g"))
-        # perf's rule: -G's name goes to the event before it.
-        [(err, text)] = count_all(cg, {a: 2000}, [[
-            "-j", "--json-format", "perf", "-a", "--bpf-counters", "-e",
-            TP, "-G", a, "-e", "task-clock"]])
-        check("note:" not in err, err)
-        lines = [json.loads(l) for l in text.splitlines() if l.strip()]
-        got = [(l["event"], l["cgroup"]) for l in lines if "event" in l]
-        check(got == [(TP, a), ("task-clock", "")], got)
-        check(float(lines[0]["counter-value"]) == 2000 + base, lines[0])
-    finally:
-        cg.close()
+    a = cg.make(name("-g"))
+    # perf's rule: -G's name goes to the event before it.
+    [(err, text)] = count_all(cg, {a: 2000}, [[
+        "-j", "--json-format", "perf", "-a", "--bpf-counters", "-e",
+        TP, "-G", a, "-e", "task-clock"]])
+    check("note:" not in err, err)
+    lines = [json.loads(l) for l in text.splitlines() if l.strip()]
+    got = [(l["event"], l["cgroup"]) for l in lines if "event" in l]
+    check(got == [(TP, a), ("task-clock", "")], got)
+    check(float(lines[0]["counter-value"]) == 2000 + base, lines[0])
 
 
-@case
-def past_256_cgroups_all_through_bpf():
+@bpf_case
+def past_256_cgroups_all_through_bpf(cg, base):
     """The BPF counters take 256 cgroups unless told more: perfex sizes
     them to the list, so none is counted with cgroup events."""
-    need_tracepoint()
-    need_bpf()
-    base = exit_baseline()
-    cg = Cgroups()
-    try:
-        top = cg.make(name("-many"))
-        rels = [cg.make("%s/c%03d" % (top, i)) for i in range(300)]
-        plan = {rels[0]: 1000, rels[299]: 2000}
-        [(err, text)] = count_all(cg, plan, [[
-            "-x,", "-a", "--bpf-counters", "--for-each-cgroup",
-            ",".join(rels), "-e", TP]])
-        check("note:" not in err, err)
-        got = csv_counts(text)
-        check(len(got) == 300 and got[rels[0]] == 1000 + base and
-              got[rels[299]] == 2000 + base and
-              sum(got.values()) == 3000 + 2 * base,
-              [(c, n) for c, n in got.items() if n])
-    finally:
-        cg.close()
+    top = cg.make(name("-many"))
+    rels = [cg.make("%s/c%03d" % (top, i)) for i in range(300)]
+    plan = {rels[0]: 1000, rels[299]: 2000}
+    [(err, text)] = count_all(cg, plan, [[
+        "-x,", "-a", "--bpf-counters", "--for-each-cgroup",
+        ",".join(rels), "-e", TP]])
+    check("note:" not in err, err)
+    got = csv_counts(text)
+    check(len(got) == 300 and got[rels[0]] == 1000 + base and
+          got[rels[299]] == 2000 + base and
+          sum(got.values()) == 3000 + 2 * base,
+          [(c, n) for c, n in got.items() if n])
 
 
 @case

@@ -468,6 +468,25 @@ TEST(write_error_keeps_a_readable_file)
 }
 
 /*
+ * killed_file_names_its_events' file at PATH, opened: recovered unless
+ * FINISHED, its three events named, the tracepoint formats a feature
+ * when FINISHED (before, records of the data section).
+ */
+static struct perfctr_perfdata *open_named(bool finished)
+{
+	struct perfctr_perfdata *pd = perfctr_perfdata__open(path, NULL);
+
+	REQUIRE(pd);
+	CHECK_EQ_INT(perfctr_perfdata__recovered(pd, NULL), !finished);
+	CHECK_STR(perfctr_perfdata__attr_name(pd, 0), "syscalls:sys_enter_getppid");
+	CHECK_STR(perfctr_perfdata__attr_name(pd, 1), "syscalls:sys_exit_getppid");
+	CHECK_STR(perfctr_perfdata__attr_name(pd, 2), "task-clock:u");
+	CHECK_EQ_INT(perfctr_perfdata__has_feature(pd, PERFCTR_FEAT_TRACING_DATA),
+		     finished);
+	return pd;
+}
+
+/*
  * A killed writer's file names its events: the data section opens with
  * HEADER_TRACING_DATA (the tracepoint formats) and an EVENT_UPDATE per
  * named event, written before the first record.  An unnamed tracepoint
@@ -510,13 +529,7 @@ TEST(killed_file_names_its_events)
 	CHECK_EQ_INT(perfctr_perfdata_writer__flush(w), 0);
 
 	/* Killed here. */
-	pd = perfctr_perfdata__open(path, NULL);
-	REQUIRE(pd);
-	CHECK_EQ_INT(perfctr_perfdata__recovered(pd, NULL), 1);
-	CHECK_STR(perfctr_perfdata__attr_name(pd, 0), "syscalls:sys_enter_getppid");
-	CHECK_STR(perfctr_perfdata__attr_name(pd, 1), "syscalls:sys_exit_getppid");
-	CHECK_STR(perfctr_perfdata__attr_name(pd, 2), "task-clock:u");
-	CHECK(!perfctr_perfdata__has_feature(pd, PERFCTR_FEAT_TRACING_DATA));
+	pd = open_named(false);
 	CHECK_EQ_INT(perfctr_perfdata__feature(pd, PERFCTR_FEAT_TRACING_DATA,
 					       &td, &td_size), 0);
 	CHECK(td_size > 10 && td_size % 8 == 0 &&
@@ -543,13 +556,7 @@ TEST(killed_file_names_its_events)
 
 	/* Finished: the same names; the data section is the samples. */
 	CHECK_EQ_INT(perfctr_perfdata_writer__close(w), 0);
-	pd = perfctr_perfdata__open(path, NULL);
-	REQUIRE(pd);
-	CHECK_EQ_INT(perfctr_perfdata__recovered(pd, NULL), 0);
-	CHECK_STR(perfctr_perfdata__attr_name(pd, 0), "syscalls:sys_enter_getppid");
-	CHECK_STR(perfctr_perfdata__attr_name(pd, 1), "syscalls:sys_exit_getppid");
-	CHECK_STR(perfctr_perfdata__attr_name(pd, 2), "task-clock:u");
-	CHECK(perfctr_perfdata__has_feature(pd, PERFCTR_FEAT_TRACING_DATA));
+	pd = open_named(true);
 	CHECK_EQ_U64(perfctr_perfdata__data_size(pd), 3 * 16);
 	cursor = 0;
 	REQUIRE(perfctr_perfdata__next(pd, &cursor, &h) == 1);
