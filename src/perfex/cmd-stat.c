@@ -733,188 +733,184 @@ static void bpf_note(const struct run *run)
 		"the BPF counters could not take them");
 }
 
-/* One run: returns -1 when it went well, or perfex's exit status. */
-static int do_run(struct stat_options *o, struct stat_report *r,
-		  const struct perfctr_parse_opts *popts, unsigned int nth)
+/*
+ * The sessions of run @nth (their rows made on the first run): the run's
+ * session and, for cgroups counted apart, run->more.
+ * Return -1 on success, or perfex's exit status.
+ */
+static int run_sessions(struct run *run, const struct perfctr_parse_opts *popts,
+			unsigned int nth)
 {
-	struct stat_config *cfg = &o->cfg;
-	struct run run = { .o = o, .report = r };
-	struct signal_state sig;
-	bool have_signals = false;
-	struct rusage ru0, ru1;
-	double t1;
-	int ret, err;
+	struct stat_options *o = run->o;
+	struct stat_report *r = run->report;
+	const struct stat_config *cfg = &o->cfg;
 	size_t e;
+	int ret;
 
 	if (cfg->cgroup_per_event) {
-		ret = stat_build_parts(o, r, popts, &run, nth);
+		ret = stat_build_parts(o, r, popts, run, nth);
 		if (ret >= 0)
-			goto out;
-	} else if ((ret = stat_build_session(o, r, popts, &run.session)) >= 0) {
+			return ret;
+	} else if ((ret = stat_build_session(o, r, popts, &run->session)) >= 0) {
 		return ret;
 	} else if (cfg->nr_cgroups > 1) {
-		ret = stat_build_more(o, r, popts, &run);
+		ret = stat_build_more(o, r, popts, run);
 		if (ret >= 0)
-			goto out;
+			return ret;
 	} else if (cfg->nr_cgroups && nth == 0) {
 		for (e = 0; e < r->nr_events; e++)
 			r->events[e].cgroup = cfg->cgroups[0];
 	}
 	for (e = 0; nth == 0 && cfg->repeat > 1 && e < r->nr_events; e++)
 		r->events[e].run_values = calloc(cfg->repeat, sizeof(double));
+	return -1;
+}
+
+/*
+ * The target: the command to run (forked, held before its exec) and what
+ * the run's session attaches to, with --per-process the tree it traces.
+ * Return -1 on success, or perfex's exit status.
+ */
+static int run_target(struct run *run)
+{
+	const struct stat_config *cfg = &run->o->cfg;
 
 	if (cfg->command) {
 		PERFCTR_OPTS(perfctr_command_opts, copts,
-			     .parent_death_signal = o->kill_child);
+			     .parent_death_signal = run->o->kill_child);
 
-		run.command = perfctr_target__new_command(cfg->command, &copts);
-		if (!run.command) {
-			ret = perfex_command_error(cfg->command, errno);
-			goto out;
-		}
+		run->command = perfctr_target__new_command(cfg->command, &copts);
+		if (!run->command)
+			return perfex_command_error(cfg->command, errno);
 	}
 	if (cfg->pid)
-		run.watched = perfctr_target__new_process(cfg->pid);
+		run->watched = perfctr_target__new_process(cfg->pid);
 	else if (cfg->tid && cfg->cpus)
-		run.watched = perfctr_target__new_thread_on_cpus(cfg->tid, cfg->cpus);
+		run->watched = perfctr_target__new_thread_on_cpus(cfg->tid, cfg->cpus);
 	else if (cfg->tid)
-		run.watched = perfctr_target__new_thread(cfg->tid);
+		run->watched = perfctr_target__new_thread(cfg->tid);
 	else if (cfg->cgroup_per_event)
-		run.watched = stat_part_target(&run, cfg, 0);
+		run->watched = stat_part_target(run, cfg, 0);
 	else if (cfg->cgroup && cfg->bpf_counters)
-		run.watched = bpf_cgroup_target(&run, cfg);
+		run->watched = bpf_cgroup_target(run, cfg);
 	else if (cfg->cgroup)
-		run.watched = perfctr_target__new_cgroup(cfg->cgroup, cfg->cpus);
+		run->watched = perfctr_target__new_cgroup(cfg->cgroup, cfg->cpus);
 	else if (cfg->nr_cgroups)
-		run.watched = stat_part_target(&run, cfg, 0);
+		run->watched = stat_part_target(run, cfg, 0);
 	else if (cfg->cpus)
-		run.watched = perfctr_target__new_cpus(cfg->cpus);
+		run->watched = perfctr_target__new_cpus(cfg->cpus);
 	else
-		run.watched = run.command;
-	if (!run.watched) {
-		ret = stat_target_error(cfg, errno);
-		goto out;
-	}
+		run->watched = run->command;
+	if (!run->watched)
+		return stat_target_error(cfg, errno);
 	if (cfg->tree) {
 		/* -p PID -- cmd: the process's tree, the command times it. */
-		run.tree = perfctr_tree__new(run.session, run.watched, NULL);
-		if (!run.tree) {
-			ret = tree_error(cfg, errno);
-			goto out;
-		}
-		r->tree = run.tree;
+		run->tree = perfctr_tree__new(run->session, run->watched, NULL);
+		if (!run->tree)
+			return tree_error(cfg, errno);
+		run->report->tree = run->tree;
 	}
-	/* The command is forked (and held before its exec): from here on a
-	 * Ctrl-C is for it, and for us only a reason to stop a count that has
-	 * no command. */
-	signals_take(&sig);
-	have_signals = true;
-	stop_signal = 0;
-	err = perfctr_session__attach(run.session, run.watched);
-	if (err == -EINVAL && has_filter(o)) {
+	return -1;
+}
+
+/*
+ * Attach the sessions to their targets and start those that do not wait
+ * for the command's exec; then the report's units and the counts' room.
+ * Return -1 on success, or perfex's exit status.
+ */
+static int run_attach(struct run *run)
+{
+	const struct stat_config *cfg = &run->o->cfg;
+	int err;
+
+	err = perfctr_session__attach(run->session, run->watched);
+	if (err == -EINVAL && has_filter(run->o)) {
 		/* The kernel checks a filter only when it is applied. */
 		perfex_error("cannot apply the tracepoint filter: %s", strerror(-err));
 		perfex_hint("filters look like 'common_pid == 42 && arg1 > 0'; "
 			    "the fields are in tracefs: events/SUBSYS/NAME/format");
-		ret = PERFEX_EXIT_EVENT;
-		goto out;
+		return PERFEX_EXIT_EVENT;
 	}
-	if (err < 0) {
-		ret = attach_error(cfg, run.session, -err);
-		goto out;
+	if (err < 0)
+		return attach_error(cfg, run->session, -err);
+	for (size_t p = 0; p < run->nr_more; p++) {
+		err = perfctr_session__attach(run->more[p], run->more_targets[p]);
+		if (err < 0)
+			return attach_error(cfg, run->more[p], -err);
 	}
-	for (size_t p = 0; p < run.nr_more; p++) {
-		err = perfctr_session__attach(run.more[p], run.more_targets[p]);
-		if (err < 0) {
-			ret = attach_error(cfg, run.more[p], -err);
-			goto out;
-		}
+	if (run->bpf)
+		bpf_note(run);
+	if (run->watched != run->command) {
+		err = perfctr_session__start(run->session);
+		for (size_t p = 0; p < run->nr_more && err >= 0; p++)
+			err = perfctr_session__start(run->more[p]);
+		if (err < 0)
+			return stat_target_error(cfg, -err);
 	}
-	if (run.bpf)
-		bpf_note(&run);
-	if (run.watched != run.command) {
-		err = perfctr_session__start(run.session);
-		for (size_t p = 0; p < run.nr_more && err >= 0; p++)
-			err = perfctr_session__start(run.more[p]);
-		if (err < 0) {
-			ret = stat_target_error(cfg, -err);
-			goto out;
-		}
-	}
-	err = fill_units(&run);
+	err = fill_units(run);
 	if (err == -EINVAL) {
 		perfex_error("option '%s' needs counters on CPUs",
-			     o->aggr_opt);
-		ret = PERFEX_EXIT_USAGE;
-		goto out;
+			     run->o->aggr_opt);
+		return PERFEX_EXIT_USAGE;
 	}
-	if (err < 0 || alloc_counts(&run)) {
+	if (err < 0 || alloc_counts(run)) {
 		perfex_error("out of memory");
-		ret = PERFEX_EXIT_INTERNAL;
-		goto out;
+		return PERFEX_EXIT_INTERNAL;
 	}
-	if (nth == 0)
-		stat_print_begin(r);
+	return -1;
+}
 
-	getrusage(RUSAGE_CHILDREN, &ru0);
-	run.t0 = run.last_tick = now_ns();
-	if (run.command) {
-		err = perfctr_target__start(run.command);
-		if (err < 0) {
-			ret = perfex_command_error(cfg->command, -err);
-			goto out;
-		}
+/* The times of a count: its wall-clock start and end, and the children's
+ * CPU times around it. */
+struct run_times {
+	double t1;
+	struct rusage ru0, ru1;
+};
+
+/*
+ * The count: start the command and wait for the end (the command's, the
+ * watched task's, or a signal), printing the intervals on the way.
+ * Return -1 on success, or perfex's exit status.
+ */
+static int run_count(struct run *run, const struct signal_state *sig,
+		     struct run_times *tm)
+{
+	const struct stat_config *cfg = &run->o->cfg;
+	int err;
+
+	getrusage(RUSAGE_CHILDREN, &tm->ru0);
+	run->t0 = run->last_tick = now_ns();
+	if (run->command) {
+		err = perfctr_target__start(run->command);
+		if (err < 0)
+			return perfex_command_error(cfg->command, -err);
 		/* The first set started at the exec; the rotation starts
 		 * now. */
-		if (cfg->sets && run.watched == run.command) {
-			err = perfctr_session__start(run.session);
-			if (err < 0) {
-				ret = stat_target_error(cfg, -err);
-				goto out;
-			}
+		if (cfg->sets && run->watched == run->command) {
+			err = perfctr_session__start(run->session);
+			if (err < 0)
+				return stat_target_error(cfg, -err);
 		}
 	}
-	err = wait_loop(&run, &sig);
-	t1 = now_ns();
-	if (err < 0 && run.command) {
+	err = wait_loop(run, sig);
+	tm->t1 = now_ns();
+	if (err < 0 && run->command) {
 		perfex_error("cannot wait for '%s': %s", cfg->command[0],
 			     strerror(-err));
-		ret = PERFEX_EXIT_INTERNAL;
-		goto out;
+		return PERFEX_EXIT_INTERNAL;
 	}
-	getrusage(RUSAGE_CHILDREN, &ru1);
+	getrusage(RUSAGE_CHILDREN, &tm->ru1);
+	return -1;
+}
 
-	/* Detaching reads the final values, which stay readable. */
-	perfctr_session__read(run.session);
-	perfctr_session__detach(run.session);
-	for (size_t p = 0; p < run.nr_more; p++) {
-		perfctr_session__read(run.more[p]);
-		perfctr_session__detach(run.more[p]);
-	}
-	if (cfg->sets && stat_sets_collect(run.session, r)) {
-		perfex_error("out of memory");
-		ret = PERFEX_EXIT_INTERNAL;
-		goto out;
-	}
-	if (cfg->interval_ms)
-		print_interval(&run, t1);
-	else
-		read_counts(&run, run.counts, run.unit_counts);
-	if (!cfg->interval_ms)
-		stat_metrics_run(r, run.counts, t1 - run.t0);
+/* Each event's value of this run, into its spread over the runs (-r). */
+static void add_run_values(struct run *run)
+{
+	struct stat_report *r = run->report;
 
-	stat_stats_add(&r->elapsed_ns, t1 - run.t0);
-	r->user_ns = tv_ns(&ru1.ru_utime) - tv_ns(&ru0.ru_utime);
-	r->sys_ns = tv_ns(&ru1.ru_stime) - tv_ns(&ru0.ru_stime);
-	r->have_rusage = run.command != NULL;
-	r->have_status = run.have_status;
-	r->wait_status = run.wait_status;
-	if (run.have_status)
-		r->exit_code = WIFSIGNALED(run.wait_status) ?
-			128 + WTERMSIG(run.wait_status) : WEXITSTATUS(run.wait_status);
-	for (e = 0; e < r->nr_events; e++) {
+	for (size_t e = 0; e < r->nr_events; e++) {
 		struct stat_event *ev = &r->events[e];
-		const struct perfctr_count *c = &run.counts[e];
+		const struct perfctr_count *c = &run->counts[e];
 		double v = (double)c->value;
 
 		if (c->time_running && c->time_running < c->time_enabled)
@@ -929,17 +925,87 @@ static int do_run(struct stat_options *o, struct stat_report *r,
 			ev->running_sum += (double)c->time_running;
 		}
 	}
+}
+
+/*
+ * After the count: the final values read, the run's figures added to the
+ * report, and after the last run the report printed.
+ * Return -1 on success, or perfex's exit status.
+ */
+static int run_summarise(struct run *run, unsigned int nth,
+			 const struct run_times *tm)
+{
+	const struct stat_config *cfg = &run->o->cfg;
+	struct stat_report *r = run->report;
+
+	/* Detaching reads the final values, which stay readable. */
+	perfctr_session__read(run->session);
+	perfctr_session__detach(run->session);
+	for (size_t p = 0; p < run->nr_more; p++) {
+		perfctr_session__read(run->more[p]);
+		perfctr_session__detach(run->more[p]);
+	}
+	if (cfg->sets && stat_sets_collect(run->session, r)) {
+		perfex_error("out of memory");
+		return PERFEX_EXIT_INTERNAL;
+	}
+	if (cfg->interval_ms)
+		print_interval(run, tm->t1);
+	else
+		read_counts(run, run->counts, run->unit_counts);
+	if (!cfg->interval_ms)
+		stat_metrics_run(r, run->counts, tm->t1 - run->t0);
+
+	stat_stats_add(&r->elapsed_ns, tm->t1 - run->t0);
+	r->user_ns = tv_ns(&tm->ru1.ru_utime) - tv_ns(&tm->ru0.ru_utime);
+	r->sys_ns = tv_ns(&tm->ru1.ru_stime) - tv_ns(&tm->ru0.ru_stime);
+	r->have_rusage = run->command != NULL;
+	r->have_status = run->have_status;
+	r->wait_status = run->wait_status;
+	if (run->have_status)
+		r->exit_code = WIFSIGNALED(run->wait_status) ?
+			128 + WTERMSIG(run->wait_status) :
+			WEXITSTATUS(run->wait_status);
+	add_run_values(run);
 	r->runs_done++;
 	if (nth + 1 == cfg->repeat) {
 		struct stat_view v = {
-			.counts = cfg->repeat > 1 ? mean_counts(r, run.counts) :
-				  run.counts,
-			.unit_counts = run.unit_counts,
+			.counts = cfg->repeat > 1 ? mean_counts(r, run->counts) :
+				  run->counts,
+			.unit_counts = run->unit_counts,
 			.duration_ns = r->elapsed_ns.mean,
 		};
 		stat_print_final(r, &v);
 	}
-	ret = -1;
+	return -1;
+}
+
+/* One run: returns -1 when it went well, or perfex's exit status. */
+static int do_run(struct stat_options *o, struct stat_report *r,
+		  const struct perfctr_parse_opts *popts, unsigned int nth)
+{
+	struct run run = { .o = o, .report = r };
+	struct signal_state sig;
+	bool have_signals = false;
+	struct run_times tm;
+	int ret;
+
+	if ((ret = run_sessions(&run, popts, nth)) >= 0 ||
+	    (ret = run_target(&run)) >= 0)
+		goto out;
+	/* The command is forked (and held before its exec): from here on a
+	 * Ctrl-C is for it, and for us only a reason to stop a count that has
+	 * no command. */
+	signals_take(&sig);
+	have_signals = true;
+	stop_signal = 0;
+	if ((ret = run_attach(&run)) >= 0)
+		goto out;
+	if (nth == 0)
+		stat_print_begin(r);
+	if ((ret = run_count(&run, &sig, &tm)) >= 0)
+		goto out;
+	ret = run_summarise(&run, nth, &tm);
 out:
 	free_run(&run);
 	if (have_signals)

@@ -262,196 +262,216 @@ static perfex_result aggr_option(struct perfex_parse *p,
 	return -1;
 }
 
+/* -p PID, -t TID: the process or the thread to count. */
+static perfex_result task_option(struct perfex_parse *p, struct stat_options *o)
+{
+	bool pid = p->opt->id == OPT_PID;
+	unsigned long v;
+	perfex_result r;
+
+	r = perfex_opt_ulong(p, 1, INT_MAX, pid ? "a process id" :
+			     "a thread id", &v);
+	if (r != PERFEX_GO_ON)
+		return r;
+	if (pid)
+		o->cfg.pid = (pid_t)v;
+	else
+		o->cfg.tid = (pid_t)v;
+	return PERFEX_GO_ON;
+}
+
+/* --for-each-cgroup NAMES: a list; given again, it goes on. */
+static perfex_result for_each_cgroup_option(struct perfex_parse *p,
+					    struct stat_config *cfg)
+{
+	const char *name = p->arg;
+
+	do {
+		size_t len = strcspn(name, ",");
+		char **list;
+
+		if (!len)
+			return perfex_opt_error(p, "takes cgroup names "
+						"separated by commas "
+						"(an empty one in '%s')",
+						p->arg);
+		list = realloc(cfg->cgroups, (cfg->nr_cgroups + 1) *
+			       sizeof(*list));
+		if (!list)
+			return PERFEX_EXIT_INTERNAL;
+		cfg->cgroups = list;
+		list[cfg->nr_cgroups] = strndup(name, len);
+		if (!list[cfg->nr_cgroups])
+			return PERFEX_EXIT_INTERNAL;
+		cfg->nr_cgroups++;
+		name += len;
+	} while (*name++);
+	return PERFEX_GO_ON;
+}
+
+/* --tree-limit N or P%: the rows of the process tree shown. */
+static perfex_result tree_limit_option(struct perfex_parse *p,
+				       struct stat_config *cfg)
+{
+	size_t len = strlen(p->arg);
+	unsigned long v;
+	perfex_result r;
+	char num[32];
+	char *end;
+	double pc;
+
+	if (len && p->arg[len - 1] == '%' && len < sizeof(num)) {
+		memcpy(num, p->arg, len - 1);
+		num[len - 1] = '\0';
+		errno = 0;
+		pc = strtod(num, &end);
+		if (errno || end == num || *end || !(pc > 0 && pc <= 100))
+			return perfex_opt_error(p, "expects N or a percentage "
+						"P%% in (0, 100] (not '%s')",
+						p->arg);
+		cfg->tree_percent = pc;
+		return PERFEX_GO_ON;
+	}
+	r = perfex_opt_ulong(p, 1, ULONG_MAX, "a count of rows or a "
+			     "percentage P%", &v);
+	if (r == PERFEX_GO_ON)
+		cfg->tree_limit = v;
+	return r;
+}
+
+/* A number in [@min, @max] (perfex_opt_ulong()) into @out. */
+static perfex_result uint_option(struct perfex_parse *p, unsigned long min,
+				 unsigned long max, const char *what,
+				 unsigned int *out)
+{
+	unsigned long v;
+	perfex_result r = perfex_opt_ulong(p, min, max, what, &v);
+
+	if (r == PERFEX_GO_ON)
+		*out = (unsigned int)v;
+	return r;
+}
+
+/* -M NAMES: the lists given, joined by commas. */
+static perfex_result metrics_option(struct perfex_parse *p,
+				    struct stat_options *o)
+{
+	size_t len = o->metric_list ? strlen(o->metric_list) : 0;
+	char *list;
+
+	/* Refused before the realloc, which may move the list: an error
+	 * after it would leave o->metric_list freed. */
+	if (!*p->arg)
+		return perfex_opt_error(p, "needs metric or metric group names "
+					"(perfex list metrics)");
+	list = realloc(o->metric_list, len + strlen(p->arg) + 2);
+	if (!list)
+		return PERFEX_EXIT_INTERNAL;
+	snprintf(list + len, strlen(p->arg) + 2, "%s%s", len ? "," : "",
+		 p->arg);
+	o->metric_list = list;
+	o->metrics.list = list;
+	return PERFEX_GO_ON;
+}
+
+/* --metrics-file FILE: may be repeated. */
+static perfex_result metrics_file_option(struct perfex_parse *p,
+					 struct stat_options *o)
+{
+	const char **files = realloc(o->metric_files,
+				     (o->metrics.nr_files + 1) * sizeof(*files));
+
+	if (!files)
+		return PERFEX_EXIT_INTERNAL;
+	files[o->metrics.nr_files++] = p->arg;
+	o->metric_files = files;
+	o->metrics.files = files;
+	return PERFEX_GO_ON;
+}
+
+/*
+ * The options that need more than their row's store (-a, -o, --metric-only
+ * and the like are rows that store themselves: options.c).
+ */
 static perfex_result stat_option(struct perfex_parse *p, void *ctx)
 {
 	struct stat_options *o = ctx;
-	unsigned long v;
-	int r;
+	perfex_result r;
 
 	switch (p->opt->id) {
 	case OPT_EVENT:
-		if (stat_add_spec(o, p->arg, false))
-			return PERFEX_EXIT_INTERNAL;
-		break;
+		return stat_add_spec(o, p->arg, false) ? PERFEX_EXIT_INTERNAL :
+							 PERFEX_GO_ON;
 	case OPT_FILTER:
 		if (!o->nr_specs)
 			return perfex_opt_error(p, "needs an -e before it");
 		o->specs[o->nr_specs - 1].filter = p->arg;
-		break;
+		return PERFEX_GO_ON;
 	case OPT_PID:
 	case OPT_TID:
-		if ((r = perfex_opt_ulong(p, 1, INT_MAX, p->opt->id == OPT_PID ?
-					  "a process id" : "a thread id", &v)) >= 0)
-			return r;
-		if (p->opt->id == OPT_PID)
-			o->cfg.pid = (pid_t)v;
-		else
-			o->cfg.tid = (pid_t)v;
-		break;
-	case OPT_ALL_CPUS:
-		o->all_cpus = true;
-		break;
+		return task_option(p, o);
 	case OPT_CPU:
 		if (!*p->arg)
 			return perfex_opt_error(p, "needs a CPU list (\"0-3,6\")");
 		o->cfg.cpus = p->arg;
-		break;
+		return PERFEX_GO_ON;
 	case OPT_CGROUP:
 		return cgroup_option(p, o);
-	case OPT_FOR_EACH_CGROUP: {
-		const char *name = p->arg;
-
-		/* A list; given again, it goes on. */
-		do {
-			size_t len = strcspn(name, ",");
-			char **list;
-
-			if (!len)
-				return perfex_opt_error(p, "takes cgroup names "
-							"separated by commas "
-							"(an empty one in '%s')",
-							p->arg);
-			list = realloc(o->cfg.cgroups, (o->cfg.nr_cgroups + 1) *
-				       sizeof(*list));
-			if (!list)
-				return PERFEX_EXIT_INTERNAL;
-			o->cfg.cgroups = list;
-			list[o->cfg.nr_cgroups] = strndup(name, len);
-			if (!list[o->cfg.nr_cgroups])
-				return PERFEX_EXIT_INTERNAL;
-			o->cfg.nr_cgroups++;
-			name += len;
-		} while (*name++);
-		break;
-	}
+	case OPT_FOR_EACH_CGROUP:
+		return for_each_cgroup_option(p, &o->cfg);
 	case OPT_NO_AGGR:
 	case OPT_PER_THREAD:
 	case OPT_PER_SOCKET:
 	case OPT_PER_DIE:
 	case OPT_PER_CORE:
 		return aggr_option(p, o);
-	case OPT_TREE_LIMIT: {
-		size_t len = strlen(p->arg);
-		char num[32];
-		char *end;
-		double pc;
-
-		if (len && p->arg[len - 1] == '%' && len < sizeof(num)) {
-			memcpy(num, p->arg, len - 1);
-			num[len - 1] = '\0';
-			errno = 0;
-			pc = strtod(num, &end);
-			if (errno || end == num || *end || !(pc > 0 && pc <= 100))
-				return perfex_opt_error(p, "expects N or a "
-							"percentage P%% in "
-							"(0, 100] (not '%s')",
-							p->arg);
-			o->cfg.tree_percent = pc;
-		} else if ((r = perfex_opt_ulong(p, 1, ULONG_MAX,
-						 "a count of rows or a "
-						 "percentage P%", &v)) >= 0) {
-			return r;
-		} else {
-			o->cfg.tree_limit = v;
-		}
-		break;
-	}
+	case OPT_TREE_LIMIT:
+		return tree_limit_option(p, &o->cfg);
 	case OPT_INTERVAL:
-		if ((r = perfex_opt_ulong(p, 10, 3600000,
-					  "milliseconds, at least 10", &v)) >= 0)
-			return r;
-		o->cfg.interval_ms = (unsigned int)v;
-		break;
+		return uint_option(p, 10, 3600000, "milliseconds, at least 10",
+				   &o->cfg.interval_ms);
 	case OPT_REPEAT:
-		if ((r = perfex_opt_ulong(p, 1, 1000000, "a count of 1 or more",
-					  &v)) >= 0)
-			return r;
-		o->cfg.repeat = (unsigned int)v;
-		break;
+		return uint_option(p, 1, 1000000, "a count of 1 or more",
+				   &o->cfg.repeat);
 	case OPT_FIELD_SEP:
 		if (!*p->arg)
 			return perfex_opt_error(p, "needs a separator (not an "
 						"empty string)");
 		o->cfg.sep = p->arg;
 		o->cfg.format = STAT_FORMAT_CSV;
-		break;
+		return PERFEX_GO_ON;
 	case OPT_JSON:
 		o->cfg.format = STAT_FORMAT_JSON;
-		break;
+		return PERFEX_GO_ON;
 	case OPT_JSON_FORMAT:
 		if (strcmp(p->arg, "perf") && strcmp(p->arg, "perfex"))
 			return perfex_opt_error(p, "expects perf or perfex "
 						"(not '%s')", p->arg);
 		o->json_perf = !strcmp(p->arg, "perf");
-		break;
-	case OPT_OUTPUT:
-		o->output = p->arg;
-		break;
+		return PERFEX_GO_ON;
 	case OPT_KILL_CHILD:
 		return perfex_opt_signal(p, &o->kill_child);
 	case OPT_SWITCH_INTERVAL:
-		if ((r = perfex_opt_ulong(p, 1, 3600000,
-					  "a positive number of milliseconds",
-					  &v)) >= 0)
-			return r;
-		o->cfg.switch_interval_ms = (unsigned int)v;
-		break;
+		return uint_option(p, 1, 3600000,
+				   "a positive number of milliseconds",
+				   &o->cfg.switch_interval_ms);
 	case OPT_SWITCH_AFTER:
 		return parse_switch_after(p, &o->cfg);
-	case OPT_METRICS: {
-		size_t len = o->metric_list ? strlen(o->metric_list) : 0;
-		char *list;
-
-		/* Refused before the realloc, which may move the list: an
-		 * error after it would leave o->metric_list freed. */
-		if (!*p->arg)
-			return perfex_opt_error(p, "needs metric or metric "
-						"group names (perfex list metrics)");
-		list = realloc(o->metric_list, len + strlen(p->arg) + 2);
-		if (!list)
-			return PERFEX_EXIT_INTERNAL;
-		snprintf(list + len, strlen(p->arg) + 2, "%s%s", len ? "," : "",
-			 p->arg);
-		o->metric_list = list;
-		o->metrics.list = list;
-		break;
-	}
-	case OPT_METRIC_ONLY:
-		o->metrics.only = true;
-		break;
-	case OPT_METRIC_NO_MERGE:
-		o->metrics.no_merge = true;
-		break;
-	case OPT_METRIC_NO_GROUP:
-		o->metrics.no_group = true;
-		break;
-	case OPT_METRICS_FILE: {
-		const char **files = realloc(o->metric_files,
-			(o->metrics.nr_files + 1) * sizeof(*files));
-
-		if (!files)
-			return PERFEX_EXIT_INTERNAL;
-		files[o->metrics.nr_files++] = p->arg;
-		o->metric_files = files;
-		o->metrics.files = files;
-		break;
-	}
-	case OPT_TOPDOWN:
-		o->metrics.topdown = true;
-		break;
+	case OPT_METRICS:
+		return metrics_option(p, o);
+	case OPT_METRICS_FILE:
+		return metrics_file_option(p, o);
 	case OPT_TD_LEVEL:
-		if ((r = perfex_opt_ulong(p, 1, 6, "a level of 1 to 6", &v)) >= 0)
-			return r;
-		o->metrics.td_level = (unsigned int)v;
-		o->metrics.topdown = true;
-		break;
+		r = uint_option(p, 1, 6, "a level of 1 to 6", &o->metrics.td_level);
+		if (r == PERFEX_GO_ON)
+			o->metrics.topdown = true;
+		return r;
 	case OPT_VERSION:
 		printf("perfex %s\n", perfctr_version());
 		return 0;
 	default:
-		break;
+		return PERFEX_GO_ON;
 	}
-	return -1;
 }
 
 /* Return -1 to go on, or the exit status. */
@@ -462,8 +482,8 @@ int stat_parse_options(int argc, char **argv, struct stat_options *o)
 
 	o->cfg.repeat = 1;
 	o->cfg.sep = ",";
-	ret = perfex_options_parse_into(&o->parse, PERFEX_CMD_STAT, argc, argv,
-					true, stat_option, o, &o->cfg);
+	ret = perfex_options_parse(&o->parse, PERFEX_CMD_STAT, argc, argv, true,
+				   stat_option, o);
 	if (ret >= 0)
 		return ret;
 	if (optind < argc)
