@@ -391,18 +391,10 @@ static void follow_target_cpus(struct record *rec)
 /* ---- setup ---- */
 
 /* Counting in kernel mode needs root, CAP_PERFMON or a paranoid level of
- * 1 or lower: the library's description of the machine has the level
- * (read from procfs, no probe). */
+ * 1 or lower. */
 static bool kernel_forbidden(void)
 {
-	PERFCTR_OPTS(perfctr_info_opts, iopts, .no_probe = true);
-	struct perfctr_info info = { .sz = sizeof(info) };
-
-	if (geteuid() == 0)
-		return false;
-	if (perfctr_info_ext(&iopts, &info, NULL, NULL) < 0)
-		return false;
-	return info.paranoid > 1;
+	return geteuid() != 0 && perfex_paranoid_level() > 1;
 }
 
 static int exit_for_errno(int err)
@@ -563,7 +555,7 @@ static int open_sampler(struct record *rec)
 static int add_events(struct record *rec, const char *spec)
 {
 	PERFCTR_OPTS(perfctr_parse_opts, popts, .exclude_kernel = kernel_forbidden());
-	struct perfctr_parse_error perr = { .sz = sizeof(perr) };
+	struct perfctr_parse_error perr = { .sz = sizeof(perr), .column = -1 };
 	struct perfctr_evlist *list = perfctr_evlist__new();
 	size_t i, n;
 	int r;
@@ -574,12 +566,8 @@ static int add_events(struct record *rec, const char *spec)
 	}
 	r = perfctr_evlist__parse(list, spec, &popts, &perr);
 	if (r < 0) {
-		perfex_error("%s", perr.message[0] ? perr.message : strerror(-r));
-		if (perr.hint[0])
-			perfex_hint("%s", perr.hint);
 		perfctr_evlist__delete(list);
-		return perr.errnum == ENOTDIR || perr.errnum == EACCES ?
-		       PERFEX_EXIT_TRACEFS : PERFEX_EXIT_EVENT;
+		return perfex_event_error(spec, &perr, r);
 	}
 	/* The events are valid: now the sampler that will open them. */
 	r = open_sampler(rec);
@@ -933,27 +921,19 @@ static void report_open_error(const struct record *rec, int err)
 	}
 	if (rec->sampler) {
 		struct perfctr_attach_error ae = { .sz = sizeof(ae) };
-		const char *name;
 
 		if (!perfctr_sampler__open_error(rec->sampler, &ae) &&
 		    ae.errnum && ae.broker[0]) {
-			name = perfctr_sampler__name(rec->sampler, ae.event);
-			perfex_error("cannot open event '%s': the access broker "
-				     "refused it: %s", name ? name : "?",
-				     ae.broker);
-			/* As perfex stat's, and the library's for a
-			 * tracepoint (sys/broker.h). */
-			perfex_hint("the broker's policy file decides "
-				    "(/etc/perfctr/perfctrd.conf unless "
-				    "perfctrd -c names another; see "
-				    "perfctrd.conf(5))");
-			perfex_hint("perfex info shows what it allows you");
+			perfex_broker_refusal(&ae, perfctr_sampler__name(
+						   rec->sampler, ae.event));
 			return;
 		}
 	}
 	perfex_error("cannot open the sampling events: %s", strerror(err));
 	if (err == EACCES || err == EPERM)
-		perfex_hint("run as root or lower /proc/sys/kernel/perf_event_paranoid");
+		perfex_permission_hints(rec->pid || rec->tid ? 1 :
+					rec->all_cpus || rec->cpus ? 0 : 2,
+					rec->pid || rec->tid);
 	else if (err == ESRCH)
 		perfex_hint("no such process or thread %d", rec->pid ? rec->pid : rec->tid);
 	else if (err == EINVAL && rec->freq)

@@ -33,70 +33,16 @@
 
 /* ------------------------------------------------------------ messages */
 
-/* perf_event_paranoid, from the library's description of the machine
- * (procfs only, no probe); INT_MIN when it cannot tell. */
-static int paranoid_level(void)
-{
-	PERFCTR_OPTS(perfctr_info_opts, iopts, .no_probe = true);
-	struct perfctr_info info = { .sz = sizeof(info) };
-
-	if (perfctr_info_ext(&iopts, &info, NULL, NULL) < 0)
-		return INT_MIN;
-	return info.paranoid;
-}
-
+/* The kernel refused the count: what was refused, and the cure. */
 static int permission_error(const struct stat_config *cfg, int err)
 {
-	int level = paranoid_level();
 	int needed = (cfg->pid || cfg->tid) ? 1 : cfg->cpus ? 0 : 2;
 	const char *what = cfg->pid ? "attach to the process" :
 			   cfg->tid ? "attach to the thread" :
 			   cfg->cpus ? "count on CPUs" : "count the command";
 
 	perfex_error("cannot %s: %s", what, strerror(err));
-	if (level == INT_MIN) {
-		perfex_hint("run as root (perf_event_paranoid is unreadable)");
-	} else if (level > needed) {
-		perfex_hint("perf_event_paranoid is %d; this needs %d or lower "
-			    "(or root / CAP_PERFMON)", level, needed);
-		perfex_hint("as root: sysctl -w kernel.perf_event_paranoid=%d",
-			    needed);
-	} else if (cfg->pid || cfg->tid) {
-		perfex_hint("only your own processes can be watched (ptrace "
-			    "rules); run as root to watch others");
-	} else {
-		perfex_hint("perf_event_paranoid is %d; run as root or with "
-			    "CAP_PERFMON", level);
-	}
-	return PERFEX_EXIT_PERM;
-}
-
-int stat_event_error(const char *spec, const struct perfctr_parse_error *err,
-		       int ret)
-{
-	int errnum = err->errnum ? err->errnum : -ret;
-
-	perfex_error("%s", err->message[0] ? err->message : strerror(errnum));
-	if ((errnum == EINVAL || errnum == ENOENT) && err->column >= 0 &&
-	    (size_t)err->column <= strlen(spec))
-		fprintf(stderr, "    %s\n    %*s^\n", spec, err->column, "");
-	if (err->hint[0])
-		perfex_hint("%s", err->hint);
-	if (errnum == ENOTDIR) {
-		if (geteuid() != 0)
-			perfex_hint("tracefs is readable by root only: run as root");
-		else if (!err->hint[0])
-			perfex_hint("as root: mount -t tracefs nodev /sys/kernel/tracing");
-		return PERFEX_EXIT_TRACEFS;
-	}
-	if (errnum == EACCES) {
-		if (!err->hint[0])
-			perfex_hint("tracefs is readable by root only: run as root");
-		return PERFEX_EXIT_TRACEFS;
-	}
-	if (errnum == ENOENT && !err->hint[0])
-		perfex_hint("perfex list shows the events this machine offers");
-	return PERFEX_EXIT_EVENT;
+	return perfex_permission_hints(needed, cfg->pid || cfg->tid);
 }
 
 /* ------------------------------------------------------------- signals */
@@ -448,21 +394,11 @@ int stat_target_error(const struct stat_config *cfg, int err)
 static int broker_refusal(const struct perfctr_session *s)
 {
 	struct perfctr_attach_error ae = { .sz = sizeof(ae) };
-	const char *name;
 
 	if (perfctr_session__attach_error(s, &ae) || !ae.errnum ||
 	    !ae.broker[0])
 		return 0;
-	name = perfctr_session__event_name(s, ae.event);
-	perfex_error("cannot open event '%s': the access broker refused it: %s",
-		     name ? name : "?", ae.broker);
-	/* The library's hint under a tracepoint the broker would not
-	 * name (sys/broker.h), word for word. */
-	perfex_hint("the broker's policy file decides "
-		    "(/etc/perfctr/perfctrd.conf unless perfctrd -c names "
-		    "another; see perfctrd.conf(5))");
-	perfex_hint("perfex info shows what it allows you");
-	return ae.errnum == ESRCH ? PERFEX_EXIT_TARGET : PERFEX_EXIT_PERM;
+	return perfex_broker_refusal(&ae, perfctr_session__event_name(s, ae.event));
 }
 
 static int attach_error(const struct stat_config *cfg,
@@ -1054,7 +990,7 @@ int cmd_stat(int argc, char **argv)
 
 	/* As perf does: a user whose level forbids kernel counting gets
 	 * user-space counts rather than a refusal. */
-	if (geteuid() != 0 && paranoid_level() >= 2)
+	if (geteuid() != 0 && perfex_paranoid_level() >= 2)
 		popts.exclude_kernel = popts.exclude_hv = true;
 
 	/* Standard error is unbuffered: counts written through it would take

@@ -85,7 +85,7 @@ static int add_to_session(struct build *b, const char *text, const char *filter,
 		return -1;
 	}
 	if (ret < 0)
-		return stat_event_error(text, &err, ret);
+		return perfex_event_error(text, &err, ret);
 	for (k = before; k < perfctr_session__nr_events(s); k++) {
 		size_t *m = realloc(b->row_of, (k + 1) * sizeof(*m));
 

@@ -324,9 +324,7 @@ struct perfctr_target *stat_part_target(struct run *run,
 					const struct stat_config *cfg,
 					size_t p);
 
-/* cmd-stat.c: the messages of a failed parse or attach; exit statuses. */
-int stat_event_error(const char *spec, const struct perfctr_parse_error *err,
-		     int ret);
+/* cmd-stat.c: the message of a failed attach; perfex's exit status. */
 int stat_target_error(const struct stat_config *cfg, int err);
 
 #endif /* PERFEX_STAT_H */
