@@ -662,8 +662,7 @@ static int open_events(struct record *rec)
 	if (r)
 		return r;
 	err = perfctr_sampler__open(rec->sampler);
-	if (!rec->events &&
-	    (err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV)) {
+	if (!rec->events && err < 0 && perfctr_errno_unsupported(-err)) {
 		perfctr_sampler__delete(rec->sampler);
 		rec->sampler = NULL;
 		if (!rec->quiet)

@@ -847,11 +847,8 @@ static void add_run_values(struct run *run)
 	for (size_t e = 0; e < r->nr_events; e++) {
 		struct stat_event *ev = &r->events[e];
 		const struct perfctr_count *c = &run->counts[e];
-		double v = (double)c->value;
+		double v = stat_scaled(c) * ev->scale;
 
-		if (c->time_running && c->time_running < c->time_enabled)
-			v = v * (double)c->time_enabled / (double)c->time_running;
-		v *= ev->scale;
 		if (c->status == PERFCTR_COUNT_OK && c->time_running) {
 			if (ev->run_values)
 				ev->run_values[ev->stats.n] = v;

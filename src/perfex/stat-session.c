@@ -27,11 +27,6 @@ struct build {
 	int set;		/* the set being added, -1 without sets */
 };
 
-static bool unsupported(int errnum)
-{
-	return errnum == ENOENT || errnum == EOPNOTSUPP || errnum == ENODEV;
-}
-
 static struct stat_event *new_row(struct build *b)
 {
 	struct stat_report *r = b->r;
@@ -68,9 +63,9 @@ static int add_to_session(struct build *b, const char *text, const char *filter,
 		  stat_sets_add(s, &b->o->cfg, (uint16_t)b->set, text, &err);
 	int errnum = err.errnum ? err.errnum : -ret;
 
-	if (ret < 0 && mode == ADD_TRY && unsupported(errnum))
+	if (ret < 0 && mode == ADD_TRY && perfctr_errno_unsupported(errnum))
 		return ADD_LACKING;
-	if (ret < 0 && mode == ADD_PLACEHOLDER && unsupported(errnum)) {
+	if (ret < 0 && mode == ADD_PLACEHOLDER && perfctr_errno_unsupported(errnum)) {
 		if (b->first) {
 			struct stat_event *n = new_row(b);
 

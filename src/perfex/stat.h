@@ -30,6 +30,13 @@ enum stat_aggr {
 	STAT_AGGR_CORE,
 };
 
+/* The library's estimate over the enabled time (perfctr_count__scaled());
+ * a count that never ran keeps its raw value (a placeholder's 0). */
+static inline double stat_scaled(const struct perfctr_count *c)
+{
+	return c->time_running ? perfctr_count__scaled(c) : (double)c->value;
+}
+
 /* Whether @aggr sums CPUs into groups (--per-socket/-die/-core). */
 static inline bool stat_aggr_groups(enum stat_aggr aggr)
 {
