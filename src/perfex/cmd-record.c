@@ -1044,13 +1044,245 @@ static int drain(struct record *rec)
 	return 0;
 }
 
+/*
+ * The recording begun: the target, the command (held before its exec),
+ * the events opened, the file's header and the synthesised records of the
+ * tasks already running, the events enabled and the command let go.
+ * Return 0, or perfex's exit status.
+ */
+static int record_start(struct record *rec, int argc, char **argv)
+{
+	int ret, err, status;
+
+	ret = make_target(rec);
+	if (ret)
+		return ret;
+	if (rec->command_argc) {
+		PERFCTR_OPTS(perfctr_command_opts, copts,
+			     .parent_death_signal = rec->kill_child);
+
+		rec->command = perfctr_target__new_command(rec->command_argv, &copts);
+		if (!rec->command)
+			return perfex_command_error(rec->command_argv, errno);
+		rec->child = perfctr_target__pid(rec->command);
+	}
+	/* The command is held with our signal mask and handlers reset:
+	 * from here a Ctrl-C stops the recording. */
+	install_handlers();
+	ret = open_events(rec);
+	if (ret < 0) {
+		report_open_error(rec, -ret);
+		return exit_for_errno(-ret);
+	}
+	if (ret)
+		return ret;
+	rec->dec = perfctr_sampler__decoder(rec->sampler);
+	rec->ip_word = perfctr_sampler__attr(rec->sampler, 0)->sample_type &
+		       PERF_SAMPLE_IDENTIFIER ? 1 : 0;
+	ret = start_writer(rec, argc, argv);
+	if (ret)
+		return ret;
+	synth_kernel(rec);
+	if (rec->pid || rec->tid)
+		synth_process(rec, rec->pid ? rec->pid : rec->tid);
+	else if (rec->all_cpus || rec->cpus)
+		synth_all_processes(rec);
+	/* The command's own target starts at its exec (enable_on_exec);
+	 * any other now. */
+	if (rec->target) {
+		err = perfctr_sampler__enable(rec->sampler);
+		if (err) {
+			perfex_error("cannot enable the events: %s", strerror(-err));
+			return PERFEX_EXIT_INTERNAL;
+		}
+	}
+	if (rec->command) {
+		err = perfctr_target__start(rec->command);
+		rec->started = true;
+		if (err) {
+			ret = perfex_command_error(rec->command_argv, -err);
+			/* Its child has exited with 127: collect it. */
+			command_wait(rec, &status);
+			rec->child = 0;
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Until the command ends, the tasks are gone or a signal stops us: the
+ * rings read into the file, the snapshots asked for written.  *@status
+ * and *@have_status: the command's end when it was collected.
+ * Return 0, or perfex's exit status.
+ */
+static int record_loop(struct record *rec, int *status, bool *have_status)
+{
+	int ret = 0;
+
+	if (rec->child > 0 && !rec->all_cpus && !rec->cpus)
+		follow_init(rec, rec->child);
+	else if (rec->pid || rec->tid)
+		follow_init(rec, rec->pid ? rec->pid : rec->tid);
+	for (;;) {
+		int64_t r;
+
+		if (stop_signal)
+			break;
+		follow_target_cpus(rec);
+		while (snapshot_requests > 0 && rec->snapshot) {
+			snapshot_requests--;
+			/* The side-band records up to now first. */
+			drain(rec);
+			if (write_window(rec)) {
+				perfex_error("cannot take a snapshot: out of memory");
+				break;
+			}
+		}
+		/* What this pass read goes to the file now: a kill from here
+		 * on loses at most what the rings hold. */
+		if (!rec->write_err)
+			rec->write_err = perfctr_perfdata_writer__flush(rec->writer);
+		if (rec->write_err)
+			break;	/* a full disk: stop, keep what is written */
+		if (child_exited && command_ended(rec)) {
+			*have_status = command_wait(rec, status);
+			break;
+		}
+		/* 100 ms: a task pinned after its start (taskset execs the
+		 * program) is followed soon even when it samples little.  With
+		 * overwrite rings, only the tracking rings are read here: the
+		 * kernel overwrites the others. */
+		if (rec->overwrite)
+			r = perfctr_ring_poll(forward_rings(rec),
+					      perfctr_sampler__nr_rings(rec->sampler),
+					      100, on_record, rec);
+		else
+			r = perfctr_sampler__poll(rec->sampler, 100, on_record, rec);
+		if (r == -ENODEV) {
+			/* Every ring hung up: the tasks are gone. */
+			*have_status = command_wait(rec, status);
+			break;
+		}
+		if (r < 0 && r != -EINTR) {
+			perfex_error("reading the rings failed: %s", strerror((int)-r));
+			ret = PERFEX_EXIT_INTERNAL;
+			break;
+		}
+	}
+	return ret;
+}
+
+/* The file closed (its close reports what a server refused late) and the
+ * summary line.  Return 0, or PERFEX_EXIT_IO. */
+static int close_file(struct record *rec, const struct perfctr_ring_stats *stats,
+		      uint64_t kernel_lost)
+{
+	struct perfctr_perfdata_writer_stats wst = { .sz = sizeof(wst) };
+	uint64_t bytes, lost;
+	int err, ret = 0;
+
+	err = perfctr_perfdata_writer__flush(rec->writer);
+	perfctr_perfdata_writer__stats(rec->writer, &wst);
+	bytes = wst.bytes_written;
+	if (!rec->write_err)
+		rec->write_err = err;
+	err = perfctr_perfdata_writer__close(rec->writer);
+	rec->writer = NULL;
+	/* close(2) reports what an NFS server refused late. */
+	if (close(rec->out_fd) < 0 && !err)
+		err = -errno;
+	rec->out_fd = -1;
+	if (rec->write_err || err) {
+		perfex_error("cannot write '%s': %s", rec->output,
+			     strerror(-(rec->write_err ? rec->write_err : err)));
+		ret = PERFEX_EXIT_IO;
+	}
+	if (rec->write_err)
+		/* The file is finished with what reached it. */
+		fprintf(stderr, "perfex record: writing stopped: %" PRIu64
+			" samples kept in '%s' (%" PRIu64 " bytes), %" PRIu64
+			" dropped\n", wst.samples_written, rec->output, bytes,
+			wst.samples_dropped);
+	lost = stats->lost + stats->lost_samples;
+	if (kernel_lost > lost)
+		lost = kernel_lost;
+	if (!rec->quiet && !rec->write_err)
+		fprintf(stderr, "perfex record: %" PRIu64 " samples, %" PRIu64
+			" bytes written to '%s'; %" PRIu64 " samples lost%s\n",
+			rec->samples, bytes, rec->output, lost,
+			stop_signal ? " (interrupted)" : "");
+	else if (lost)
+		fprintf(stderr, "perfex record: %" PRIu64 " samples lost\n", lost);
+	return ret;
+}
+
+/*
+ * After the loop (which returned @ret): the rings' rest, the window of
+ * overwrite rings, the build ids and the file finished.
+ * Return @ret, or the exit status of a later failure.
+ */
+static int record_finish(struct record *rec, int ret)
+{
+	struct perfctr_ring_stats stats = { .sz = sizeof(stats) };
+	uint64_t kernel_lost = 0;
+	int err;
+
+	perfctr_sampler__disable(rec->sampler);
+	err = drain(rec);
+	if (err && !ret) {
+		perfex_error("reading the rings failed: %s", strerror(-err));
+		ret = PERFEX_EXIT_INTERNAL;
+	}
+	if (rec->overwrite && !rec->snapshot) {
+		if (write_window(rec))
+			perfex_error("cannot write the window: out of memory");
+	}
+	perfctr_sampler__stats(rec->sampler, &stats, &kernel_lost);
+	add_build_ids(rec);
+	if (rec->first_time)
+		perfctr_perfdata_writer__set_sample_time(rec->writer, rec->first_time,
+							 rec->last_time);
+	err = close_file(rec, &stats, kernel_lost);
+	return err ? err : ret;
+}
+
+/* Everything let go; the exit status: @ret, else the command's. */
+static int record_end(struct record *rec, int ret, int status, bool have_status)
+{
+	if (rec->writer)
+		perfctr_perfdata_writer__close(rec->writer);
+	if (rec->out_fd >= 0)
+		close(rec->out_fd);
+	/* A command never started is killed by the delete. */
+	if (rec->started && rec->child > 0 && !have_status) {
+		if (stop_signal)
+			perfctr_target__kill(rec->command, SIGTERM);
+		have_status = command_wait(rec, &status);
+	}
+	perfctr_sampler__delete(rec->sampler);
+	for (size_t e = 0; rec->event_cgroups && e < rec->plan.nr_events; e++)
+		perfctr_target__delete(rec->event_cgroups[e]);
+	free(rec->event_cgroups);
+	cgroup_plan_free(&rec->plan);
+	free(rec->cgroup_args);
+	perfctr_target__delete(rec->target);
+	perfctr_target__delete(rec->command);
+	perfctr_symbols__delete(rec->syms);
+	if (!ret && have_status && !stop_signal) {
+		if (WIFEXITED(status))
+			ret = WEXITSTATUS(status);
+		else if (WIFSIGNALED(status))
+			ret = 128 + WTERMSIG(status);
+	}
+	return ret;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record rec = { .output = "perf.data", .out_fd = -1,
 			      .clockid = -1 };
-	struct perfctr_ring_stats stats = { .sz = sizeof(stats) };
-	uint64_t kernel_lost = 0, lost;
-	int ret, status = 0, err;
+	int ret, status = 0;
 	bool have_status = false;
 
 	ret = parse_args(&rec, argc, argv);
@@ -1063,191 +1295,8 @@ int cmd_record(int argc, char **argv)
 		perfex_error("out of memory");
 		return PERFEX_EXIT_INTERNAL;
 	}
-	ret = make_target(&rec);
-	if (ret)
-		goto out;
-	if (rec.command_argc) {
-		PERFCTR_OPTS(perfctr_command_opts, copts,
-			     .parent_death_signal = rec.kill_child);
-
-		rec.command = perfctr_target__new_command(rec.command_argv, &copts);
-		if (!rec.command) {
-			ret = perfex_command_error(rec.command_argv, errno);
-			goto out;
-		}
-		rec.child = perfctr_target__pid(rec.command);
-	}
-	/* The command is held with our signal mask and handlers reset:
-	 * from here a Ctrl-C stops the recording. */
-	install_handlers();
-	ret = open_events(&rec);
-	if (ret < 0) {
-		report_open_error(&rec, -ret);
-		ret = exit_for_errno(-ret);
-		goto out;
-	}
-	if (ret)
-		goto out;
-	rec.dec = perfctr_sampler__decoder(rec.sampler);
-	rec.ip_word = perfctr_sampler__attr(rec.sampler, 0)->sample_type &
-		      PERF_SAMPLE_IDENTIFIER ? 1 : 0;
-	ret = start_writer(&rec, argc, argv);
-	if (ret)
-		goto out;
-	synth_kernel(&rec);
-	if (rec.pid || rec.tid)
-		synth_process(&rec, rec.pid ? rec.pid : rec.tid);
-	else if (rec.all_cpus || rec.cpus)
-		synth_all_processes(&rec);
-	/* The command's own target starts at its exec (enable_on_exec);
-	 * any other now. */
-	if (rec.target) {
-		err = perfctr_sampler__enable(rec.sampler);
-		if (err) {
-			perfex_error("cannot enable the events: %s", strerror(-err));
-			ret = PERFEX_EXIT_INTERNAL;
-			goto out;
-		}
-	}
-	if (rec.command) {
-		err = perfctr_target__start(rec.command);
-		rec.started = true;
-		if (err) {
-			ret = perfex_command_error(rec.command_argv, -err);
-			/* Its child has exited with 127: collect it. */
-			command_wait(&rec, &status);
-			rec.child = 0;
-			goto out;
-		}
-	}
-
-	if (rec.child > 0 && !rec.all_cpus && !rec.cpus)
-		follow_init(&rec, rec.child);
-	else if (rec.pid || rec.tid)
-		follow_init(&rec, rec.pid ? rec.pid : rec.tid);
-	for (;;) {
-		int64_t r;
-
-		if (stop_signal)
-			break;
-		follow_target_cpus(&rec);
-		while (snapshot_requests > 0 && rec.snapshot) {
-			snapshot_requests--;
-			/* The side-band records up to now first. */
-			drain(&rec);
-			if (write_window(&rec)) {
-				perfex_error("cannot take a snapshot: out of memory");
-				break;
-			}
-		}
-		/* What this pass read goes to the file now: a kill from here
-		 * on loses at most what the rings hold. */
-		if (!rec.write_err)
-			rec.write_err = perfctr_perfdata_writer__flush(rec.writer);
-		if (rec.write_err)
-			break;	/* a full disk: stop, keep what is written */
-		if (child_exited && command_ended(&rec)) {
-			have_status = command_wait(&rec, &status);
-			break;
-		}
-		/* 100 ms: a task pinned after its start (taskset execs the
-		 * program) is followed soon even when it samples little.  With
-		 * overwrite rings, only the tracking rings are read here: the
-		 * kernel overwrites the others. */
-		if (rec.overwrite)
-			r = perfctr_ring_poll(forward_rings(&rec),
-					      perfctr_sampler__nr_rings(rec.sampler),
-					      100, on_record, &rec);
-		else
-			r = perfctr_sampler__poll(rec.sampler, 100, on_record, &rec);
-		if (r == -ENODEV) {
-			/* Every ring hung up: the tasks are gone. */
-			have_status = command_wait(&rec, &status);
-			break;
-		}
-		if (r < 0 && r != -EINTR) {
-			perfex_error("reading the rings failed: %s", strerror((int)-r));
-			ret = PERFEX_EXIT_INTERNAL;
-			break;
-		}
-	}
-	perfctr_sampler__disable(rec.sampler);
-	err = drain(&rec);
-	if (err && !ret) {
-		perfex_error("reading the rings failed: %s", strerror(-err));
-		ret = PERFEX_EXIT_INTERNAL;
-	}
-	if (rec.overwrite && !rec.snapshot) {
-		if (write_window(&rec))
-			perfex_error("cannot write the window: out of memory");
-	}
-	perfctr_sampler__stats(rec.sampler, &stats, &kernel_lost);
-	add_build_ids(&rec);
-	if (rec.first_time)
-		perfctr_perfdata_writer__set_sample_time(rec.writer, rec.first_time,
-							 rec.last_time);
-	{
-		struct perfctr_perfdata_writer_stats wst = { .sz = sizeof(wst) };
-		uint64_t bytes;
-
-		err = perfctr_perfdata_writer__flush(rec.writer);
-		perfctr_perfdata_writer__stats(rec.writer, &wst);
-		bytes = wst.bytes_written;
-		if (!rec.write_err)
-			rec.write_err = err;
-		err = perfctr_perfdata_writer__close(rec.writer);
-		rec.writer = NULL;
-		/* close(2) reports what an NFS server refused late. */
-		if (close(rec.out_fd) < 0 && !err)
-			err = -errno;
-		rec.out_fd = -1;
-		if (rec.write_err || err) {
-			perfex_error("cannot write '%s': %s", rec.output,
-				     strerror(-(rec.write_err ? rec.write_err : err)));
-			ret = PERFEX_EXIT_IO;
-		}
-		if (rec.write_err)
-			/* The file is finished with what reached it. */
-			fprintf(stderr, "perfex record: writing stopped: %" PRIu64
-				" samples kept in '%s' (%" PRIu64 " bytes), %" PRIu64
-				" dropped\n", wst.samples_written, rec.output, bytes,
-				wst.samples_dropped);
-		lost = stats.lost + stats.lost_samples;
-		if (kernel_lost > lost)
-			lost = kernel_lost;
-		if (!rec.quiet && !rec.write_err)
-			fprintf(stderr, "perfex record: %" PRIu64 " samples, %" PRIu64
-				" bytes written to '%s'; %" PRIu64 " samples lost%s\n",
-				rec.samples, bytes, rec.output, lost,
-				stop_signal ? " (interrupted)" : "");
-		else if (lost)
-			fprintf(stderr, "perfex record: %" PRIu64 " samples lost\n", lost);
-	}
-out:
-	if (rec.writer)
-		perfctr_perfdata_writer__close(rec.writer);
-	if (rec.out_fd >= 0)
-		close(rec.out_fd);
-	/* A command never started is killed by the delete. */
-	if (rec.started && rec.child > 0 && !have_status) {
-		if (stop_signal)
-			perfctr_target__kill(rec.command, SIGTERM);
-		have_status = command_wait(&rec, &status);
-	}
-	perfctr_sampler__delete(rec.sampler);
-	for (size_t e = 0; rec.event_cgroups && e < rec.plan.nr_events; e++)
-		perfctr_target__delete(rec.event_cgroups[e]);
-	free(rec.event_cgroups);
-	cgroup_plan_free(&rec.plan);
-	free(rec.cgroup_args);
-	perfctr_target__delete(rec.target);
-	perfctr_target__delete(rec.command);
-	perfctr_symbols__delete(rec.syms);
-	if (!ret && have_status && !stop_signal) {
-		if (WIFEXITED(status))
-			ret = WEXITSTATUS(status);
-		else if (WIFSIGNALED(status))
-			ret = 128 + WTERMSIG(status);
-	}
-	return ret;
+	ret = record_start(&rec, argc, argv);
+	if (!ret)
+		ret = record_finish(&rec, record_loop(&rec, &status, &have_status));
+	return record_end(&rec, ret, status, have_status);
 }
