@@ -709,22 +709,94 @@ static int callgraph_option(const struct perfex_parse *p, struct record *rec)
 	return -1;
 }
 
+/* -p PID, -t TID: the process or the thread to sample. */
+static perfex_result task_option(const struct perfex_parse *p,
+				 struct record *rec)
+{
+	uint64_t v;
+	int r;
+
+	if ((r = parse_u64_arg(p, &v)) >= 0)
+		return r;
+	if (v > INT32_MAX)
+		return perfex_opt_error(p, "expects a %s id (not '%s')",
+					p->opt->id == OPT_PID ? "process" :
+					"thread", p->arg);
+	if (p->opt->id == OPT_PID)
+		rec->pid = (pid_t)v;
+	else
+		rec->tid = (pid_t)v;
+	rec->targets++;
+	return PERFEX_GO_ON;
+}
+
+/*
+ * -G NAMES: before the -e (perfex's, perf refuses it) one cgroup for
+ * every event; after it, perf's rule (plan_cgroups()).
+ */
+static perfex_result cgroup_option(const struct perfex_parse *p,
+				   struct record *rec)
+{
+	struct cgroup_arg *n;
+
+	if (!rec->events) {
+		if (!*p->arg || strchr(p->arg, ','))
+			return perfex_opt_error(p, "before the -e takes one "
+						"cgroup name (one cgroup for "
+						"every event); a list needs "
+						"its -e first");
+		if (rec->cgroup)
+			return perfex_opt_error(p, "is given once before the -e");
+		rec->cgroup = p->arg;
+		return PERFEX_GO_ON;
+	}
+	if (rec->cgroup)
+		return perfex_opt_error(p, "cannot follow a -G given before "
+					"the -e (one cgroup for every event)");
+	n = realloc(rec->cgroup_args, (rec->nr_cgroup_args + 1) * sizeof(*n));
+	if (!n)
+		return PERFEX_EXIT_INTERNAL;
+	rec->cgroup_args = n;
+	n[rec->nr_cgroup_args++] = (struct cgroup_arg){ .names = p->arg,
+							.nr_specs = 1 };
+	return PERFEX_GO_ON;
+}
+
+/* -m PAGES: a power of two. */
+static perfex_result pages_option(const struct perfex_parse *p,
+				  struct record *rec)
+{
+	uint64_t v;
+	int r;
+
+	if ((r = parse_u64_arg(p, &v)) >= 0)
+		return r;
+	if (v & (v - 1) || v > (1u << 20))
+		return perfex_opt_error(p, "expects a power of two number of "
+					"pages (not '%s')", p->arg);
+	rec->pages = (size_t)v;
+	return PERFEX_GO_ON;
+}
+
+/*
+ * The options that need more than their row's store (-o, -q,
+ * --overwrite and --no-inherit are rows that store themselves:
+ * options.c).
+ */
 static perfex_result record_option(struct perfex_parse *p, void *ctx)
 {
 	struct record *rec = ctx;
-	uint64_t v;
-	int r;
 
 	switch (p->opt->id) {
 	case OPT_EVENT:
 		rec->events = p->arg;
 		rec->filter = NULL;	/* it was the previous -e's */
-		break;
+		return PERFEX_GO_ON;
 	case OPT_FILTER:
 		if (!rec->events)
 			return perfex_opt_error(p, "needs an -e before it");
 		rec->filter = p->arg;
-		break;
+		return PERFEX_GO_ON;
 	case OPT_COUNT:
 		return parse_u64_arg(p, &rec->period);
 	case OPT_FREQ:
@@ -735,87 +807,28 @@ static perfex_result record_option(struct perfex_parse *p, void *ctx)
 		return clockid_option(p, rec);
 	case OPT_PID:
 	case OPT_TID:
-		if ((r = parse_u64_arg(p, &v)) >= 0)
-			return r;
-		if (v > INT32_MAX)
-			return perfex_opt_error(p, "expects a %s id (not '%s')",
-						p->opt->id == OPT_PID ? "process" :
-						"thread", p->arg);
-		if (p->opt->id == OPT_PID)
-			rec->pid = (pid_t)v;
-		else
-			rec->tid = (pid_t)v;
-		rec->targets++;
-		break;
+		return task_option(p, rec);
 	case OPT_ALL_CPUS:
 		rec->all_cpus = true;
 		rec->targets++;
-		break;
+		return PERFEX_GO_ON;
 	case OPT_CPU:
 		rec->cpus = p->arg;
 		rec->targets++;
-		break;
-	case OPT_CGROUP: {
-		struct cgroup_arg *n;
-
-		/* Before the -e (perfex's, perf refuses it): one cgroup for
-		 * every event.  After it: perf's rule. */
-		if (!rec->events) {
-			if (!*p->arg || strchr(p->arg, ','))
-				return perfex_opt_error(p, "before the -e takes "
-							"one cgroup name (one "
-							"cgroup for every "
-							"event); a list needs "
-							"its -e first");
-			if (rec->cgroup)
-				return perfex_opt_error(p, "is given once before "
-							"the -e");
-			rec->cgroup = p->arg;
-			break;
-		}
-		if (rec->cgroup)
-			return perfex_opt_error(p, "cannot follow a -G given "
-						"before the -e (one cgroup for "
-						"every event)");
-		n = realloc(rec->cgroup_args,
-			    (rec->nr_cgroup_args + 1) * sizeof(*n));
-		if (!n)
-			return PERFEX_EXIT_INTERNAL;
-		rec->cgroup_args = n;
-		n[rec->nr_cgroup_args++] = (struct cgroup_arg){
-			.names = p->arg, .nr_specs = 1 };
-		break;
-	}
+		return PERFEX_GO_ON;
+	case OPT_CGROUP:
+		return cgroup_option(p, rec);
 	case OPT_MMAP_PAGES:
-		if ((r = parse_u64_arg(p, &v)) >= 0)
-			return r;
-		if (v & (v - 1) || v > (1u << 20))
-			return perfex_opt_error(p, "expects a power of two "
-						"number of pages (not '%s')", p->arg);
-		rec->pages = (size_t)v;
-		break;
-	case OPT_OUTPUT:
-		rec->output = p->arg;
-		break;
-	case OPT_OVERWRITE:
-		rec->overwrite = true;
-		break;
+		return pages_option(p, rec);
 	case OPT_SNAPSHOT:
 		rec->snapshot = true;
 		rec->overwrite = true;
-		break;
-	case OPT_QUIET:
-		rec->quiet = true;
-		break;
+		return PERFEX_GO_ON;
 	case OPT_KILL_CHILD:
 		return perfex_opt_signal(p, &rec->kill_child);
-	case OPT_NO_INHERIT:
-		rec->no_inherit = true;
-		break;
 	default:
-		break;
+		return PERFEX_GO_ON;
 	}
-	return -1;
 }
 
 static int parse_args(struct record *rec, int argc, char **argv)

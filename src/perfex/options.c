@@ -12,6 +12,7 @@
 
 #include "options.h"
 #include "perfex.h"
+#include "record.h"
 #include "report.h"
 #include "stat.h"
 
@@ -194,10 +195,12 @@ static const struct perfex_option table[] = {
 	{ RECORD, OPT_MMAP_PAGES, 'm', "mmap-pages", "N", 0, 0,
 	  "data pages per ring, a power of two (default 64)" },
 	{ RECORD, OPT_OUTPUT, 'o', "output", "FILE", 0, 0,
-	  "the file to write (default: perf.data)" },
+	  "the file to write (default: perf.data)",
+	  STORE_STRING(struct record, output) },
 	{ RECORD, OPT_OVERWRITE, 0, "overwrite", NULL, 0, 0,
 	  "overwrite (flight-recorder) rings: the newest\n"
-	  "window is written at the end" },
+	  "window is written at the end",
+	  STORE_TRUE(struct record, overwrite) },
 	{ RECORD, OPT_SNAPSHOT, 0, "snapshot", NULL, 0, 0,
 	  "overwrite rings; each SIGUSR2 writes the window\n"
 	  "recorded since the previous one" },
@@ -206,7 +209,8 @@ static const struct perfex_option table[] = {
 	  "boottime, tai or a clockid_t number (mono for\n"
 	  "perfex inject: jitdump files use it)" },
 	{ RECORD, OPT_QUIET, 'q', "quiet", NULL, 0, 0,
-	  "no summary on stderr" },
+	  "no summary on stderr",
+	  STORE_TRUE(struct record, quiet) },
 	{ STAT | RECORD, OPT_KILL_CHILD, 0, "kill-child", "SIGNAL",
 	  PERFEX_OPT_ARG_OPTIONAL, 0,
 	  "the command gets SIGNAL (default KILL) when\n"
@@ -214,7 +218,8 @@ static const struct perfex_option table[] = {
 	{ RECORD, OPT_NO_INHERIT, 0, "no-inherit", NULL, 0, 0,
 	  "sample the command's (or -p's) threads as they are,\n"
 	  "not the threads and children they start; a\n"
-	  "period (-c) then counts per thread, not per CPU" },
+	  "period (-c) then counts per thread, not per CPU",
+	  STORE_TRUE(struct record, no_inherit) },
 
 	/* -------------------------------------------------------- report */
 	{ REPORT | SCRIPT, OPT_INPUT, 'i', "input", "FILE", 0, 0,
