@@ -946,6 +946,64 @@ out:
 	return ret;
 }
 
+/*
+ * The events of -M and --topdown (each metric group a -e of its own), or
+ * without any -e the default set.  Return -1, or perfex's exit status.
+ */
+static int add_implied_specs(struct stat_options *o, struct stat_report *r)
+{
+	int ret;
+
+	if (o->metrics.list || o->metrics.topdown) {
+		ret = stat_metrics_open(&r->metrics, &o->metrics);
+		if (ret >= 0)
+			return ret;
+		/* The run's task time first (perf shows its duration), which
+		 * also keeps the session countable where the machine can
+		 * count none of the metrics' events. */
+		if (!o->nr_specs && stat_add_spec(o, "task-clock", false))
+			return PERFEX_EXIT_INTERNAL;
+		for (size_t g = 0; g < stat_metrics_nr_groups(r->metrics); g++) {
+			if (stat_add_spec(o, stat_metrics_group(r->metrics, g), false))
+				return PERFEX_EXIT_INTERNAL;
+			o->specs[o->nr_specs - 1].is_metric = true;
+		}
+	}
+	if (!o->nr_specs && (stat_add_spec(o, stat_default_software, true) ||
+			     stat_add_spec(o, stat_default_hardware, true)))
+		return PERFEX_EXIT_INTERNAL;
+	return -1;
+}
+
+/*
+ * Where the counts go: -o's file, else standard error.  Standard error is
+ * unbuffered: counts written through it would take a write() per field.
+ * A buffered stream of our own on the same file writes each block at once.
+ * Return -1, or perfex's exit status.
+ */
+static int open_output(struct stat_options *o)
+{
+	o->cfg.out = stderr;
+	if (!o->output) {
+		int fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+		FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+		if (f)
+			o->cfg.out = f;
+		else if (fd >= 0)
+			close(fd);
+	}
+	if (o->output) {
+		o->cfg.out = fopen(o->output, "we");
+		if (!o->cfg.out) {
+			perfex_error("cannot open '%s' for writing: %s", o->output,
+				     strerror(errno));
+			return PERFEX_EXIT_IO;
+		}
+	}
+	return -1;
+}
+
 int cmd_stat(int argc, char **argv)
 {
 	struct stat_options o = { 0 };
@@ -960,58 +1018,16 @@ int cmd_stat(int argc, char **argv)
 		ret = ret >= 0 ? ret : 0;
 		goto out;
 	}
-	if (o.metrics.list || o.metrics.topdown) {
-		ret = stat_metrics_open(&r.metrics, &o.metrics);
-		if (ret >= 0)
-			goto out;
-		/* The run's task time first (perf shows its duration), which
-		 * also keeps the session countable where the machine can
-		 * count none of the metrics' events. */
-		if (!o.nr_specs && stat_add_spec(&o, "task-clock", false)) {
-			ret = PERFEX_EXIT_INTERNAL;
-			goto out;
-		}
-		for (size_t g = 0; g < stat_metrics_nr_groups(r.metrics); g++) {
-			if (stat_add_spec(&o, stat_metrics_group(r.metrics, g), false)) {
-				ret = PERFEX_EXIT_INTERNAL;
-				goto out;
-			}
-			o.specs[o.nr_specs - 1].is_metric = true;
-		}
-	}
-	if (!o.nr_specs && (stat_add_spec(&o, stat_default_software, true) ||
-			    stat_add_spec(&o, stat_default_hardware, true))) {
-		ret = PERFEX_EXIT_INTERNAL;
+	if ((ret = add_implied_specs(&o, &r)) >= 0)
 		goto out;
-	}
 
 	/* As perf does: a user whose level forbids kernel counting gets
 	 * user-space counts rather than a refusal. */
 	if (geteuid() != 0 && perfex_paranoid_level() >= 2)
 		popts.exclude_kernel = popts.exclude_hv = true;
 
-	/* Standard error is unbuffered: counts written through it would take
-	 * a write() per field.  A buffered stream of our own on the same file
-	 * writes each block at once. */
-	o.cfg.out = stderr;
-	if (!o.output) {
-		int fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
-		FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-
-		if (f)
-			o.cfg.out = f;
-		else if (fd >= 0)
-			close(fd);
-	}
-	if (o.output) {
-		o.cfg.out = fopen(o.output, "we");
-		if (!o.cfg.out) {
-			perfex_error("cannot open '%s' for writing: %s", o.output,
-				     strerror(errno));
-			ret = PERFEX_EXIT_IO;
-			goto out;
-		}
-	}
+	if ((ret = open_output(&o)) >= 0)
+		goto out;
 	for (i = 0; i < o.cfg.repeat; i++) {
 		ret = do_run(&o, &r, &popts, i);
 		if (ret >= 0)

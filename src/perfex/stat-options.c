@@ -474,6 +474,58 @@ static perfex_result stat_option(struct perfex_parse *p, void *ctx)
 	}
 }
 
+/*
+ * After the parse: the cgroups' parts, and what -G, --for-each-cgroup,
+ * -r, the aggregations, event sets and metrics exclude of each other.
+ * Return -1 to go on, or the exit status.
+ */
+static int check_cgroups_and_metrics(struct stat_options *o)
+{
+	int ret;
+
+	if (o->cfg.nr_cgroups && o->cgroup_given)
+		return usage_error("--for-each-cgroup and -G exclude each other");
+	if ((ret = cgroup_parts(o)) >= 0)
+		return ret;
+	/* Each cgroup's events are a session of their own: what pairs
+	 * events of one session (sets, metrics, the tree) is not for
+	 * them yet. */
+	if (o->cfg.nr_cgroups && (o->cfg.sets || o->metrics.list ||
+				  o->metrics.topdown))
+		return usage_error(o->cfg.cgroup_per_event ?
+				   "-G with events in different cgroups cannot "
+				   "be combined with event sets, -M or --topdown" :
+				   "--for-each-cgroup cannot be combined with "
+				   "event sets, -M or --topdown");
+	if (o->cfg.bpf_counters && !o->cfg.cgroup && !o->cfg.nr_cgroups)
+		return usage_error("--bpf-counters counts cgroups: it goes "
+				   "with -G or --for-each-cgroup");
+	if (o->cfg.repeat > 1 && o->cfg.interval_ms)
+		return usage_error("-r and -I cannot be combined");
+	if (o->cfg.repeat > 1 && stat_aggr_groups(o->cfg.aggr)) {
+		perfex_error("option '-r' cannot be combined with '%s' (the "
+			     "spread of each group over the runs is not kept)",
+			     o->aggr_opt);
+		perfex_hint("perfex --help lists the options");
+		return PERFEX_EXIT_USAGE;
+	}
+	if (o->cfg.repeat > 1 && o->cfg.aggr != STAT_AGGR_GLOBAL)
+		return usage_error("-r cannot be combined with -A or --per-thread");
+	if (o->cfg.sets && o->nr_specs < 2)
+		return usage_error("event sets need two -e or more (one per set)");
+	if (!o->metrics.td_level)
+		o->metrics.td_level = 1;
+	if ((o->metrics.only || o->metrics.nr_files || o->metrics.no_merge ||
+	     o->metrics.no_group) && !o->metrics.list && !o->metrics.topdown)
+		return usage_error("--metric-only, --metrics-file, "
+				   "--metric-no-merge and --metric-no-group go "
+				   "with -M or --topdown");
+	if ((o->metrics.list || o->metrics.topdown) && o->cfg.sets)
+		return usage_error("metrics cannot be computed from event sets "
+				   "(their events are never counted together)");
+	return -1;
+}
+
 /* Return -1 to go on, or the exit status. */
 int stat_parse_options(int argc, char **argv, struct stat_options *o)
 {
@@ -535,45 +587,5 @@ int stat_parse_options(int argc, char **argv, struct stat_options *o)
 	ret = perfex_options_check_modes(&o->parse, modes);
 	if (ret >= 0)
 		return ret;
-	if (o->cfg.nr_cgroups && o->cgroup_given)
-		return usage_error("--for-each-cgroup and -G exclude each other");
-	if ((ret = cgroup_parts(o)) >= 0)
-		return ret;
-	/* Each cgroup's events are a session of their own: what pairs
-	 * events of one session (sets, metrics, the tree) is not for
-	 * them yet. */
-	if (o->cfg.nr_cgroups && (o->cfg.sets || o->metrics.list ||
-				  o->metrics.topdown))
-		return usage_error(o->cfg.cgroup_per_event ?
-				   "-G with events in different cgroups cannot "
-				   "be combined with event sets, -M or --topdown" :
-				   "--for-each-cgroup cannot be combined with "
-				   "event sets, -M or --topdown");
-	if (o->cfg.bpf_counters && !o->cfg.cgroup && !o->cfg.nr_cgroups)
-		return usage_error("--bpf-counters counts cgroups: it goes "
-				   "with -G or --for-each-cgroup");
-	if (o->cfg.repeat > 1 && o->cfg.interval_ms)
-		return usage_error("-r and -I cannot be combined");
-	if (o->cfg.repeat > 1 && stat_aggr_groups(o->cfg.aggr)) {
-		perfex_error("option '-r' cannot be combined with '%s' (the "
-			     "spread of each group over the runs is not kept)",
-			     o->aggr_opt);
-		perfex_hint("perfex --help lists the options");
-		return PERFEX_EXIT_USAGE;
-	}
-	if (o->cfg.repeat > 1 && o->cfg.aggr != STAT_AGGR_GLOBAL)
-		return usage_error("-r cannot be combined with -A or --per-thread");
-	if (o->cfg.sets && o->nr_specs < 2)
-		return usage_error("event sets need two -e or more (one per set)");
-	if (!o->metrics.td_level)
-		o->metrics.td_level = 1;
-	if ((o->metrics.only || o->metrics.nr_files || o->metrics.no_merge ||
-	     o->metrics.no_group) && !o->metrics.list && !o->metrics.topdown)
-		return usage_error("--metric-only, --metrics-file, "
-				   "--metric-no-merge and --metric-no-group go "
-				   "with -M or --topdown");
-	if ((o->metrics.list || o->metrics.topdown) && o->cfg.sets)
-		return usage_error("metrics cannot be computed from event sets "
-				   "(their events are never counted together)");
-	return -1;
+	return check_cgroups_and_metrics(o);
 }
