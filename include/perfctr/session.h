@@ -125,6 +125,17 @@ PERFCTR_API int perfctr_session__attach_error(const struct perfctr_session *sess
 					      struct perfctr_attach_error *err);
 
 /**
+ * perfctr_errno_unsupported() - whether @errnum, an errno of
+ * perf_event_open(2) or of the parse of an event, means that this machine
+ * cannot count the event here (ENOENT, EOPNOTSUPP, ENODEV, EINVAL, ENOSPC,
+ * E2BIG, ENXIO, ENOSYS) rather than a refusal or a failure of the whole
+ * open: the errnos for which a session keeps an event as
+ * PERFCTR_COUNT_NOT_SUPPORTED.  Pure, async-signal-safe.
+ * Return: true or false.
+ */
+PERFCTR_API bool perfctr_errno_unsupported(int errnum);
+
+/**
  * perfctr_session__detach() - read the final values, close the counters.
  * The values stay readable (the units too); the session can be attached
  * again, and its sums then continue from these values, while the per-unit

@@ -775,6 +775,8 @@ int cmd_inject(int argc, char **argv)
 		perfex_error("the output '%s' is the input", o.output);
 		return PERFEX_EXIT_USAGE;
 	}
+	if (perfex_dry_run)
+		return 0;
 	ret = run_inject(&ij);
 	for (i = 0; i < ij.nr_added; i++)
 		free(ij.added[i].rec);

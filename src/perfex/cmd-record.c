@@ -43,6 +43,7 @@
 #include "cgroup-names.h"
 #include "options.h"
 #include "perfex.h"
+#include "record.h"
 
 static volatile sig_atomic_t stop_signal;
 static volatile sig_atomic_t snapshot_requests;
@@ -51,66 +52,6 @@ static volatile sig_atomic_t child_exited;
 static void on_stop(int sig) { stop_signal = sig; }
 static void on_usr2(int sig) { (void)sig; snapshot_requests++; }
 static void on_chld(int sig) { (void)sig; child_exited = 1; }
-
-/* One -e: its events and the --filter that followed it. */
-struct record_spec {
-	const char *text;
-	const char *filter;
-};
-
-struct record {
-	struct record_spec *specs;	/* the -e options, in order */
-	size_t nr_specs;
-	uint64_t period;
-	uint64_t freq;
-	int clockid;		/* -1: the kernel's perf clock */
-	enum { CALLGRAPH_NONE, CALLGRAPH_FP, CALLGRAPH_DWARF } callgraph;
-	uint32_t stack_size;	/* user stack bytes per sample (dwarf) */
-	pid_t pid, tid;
-	bool all_cpus;
-	const char *cpus;
-	const char *cgroup;	/* -G: of -a or -C, one for every event */
-	/* -G lists after the -e (perf's rule, cgroup-names.h), and what
-	 * they make of it: each event's cgroup target, NULL for none (the
-	 * CPUs'). */
-	struct cgroup_arg *cgroup_args;
-	size_t nr_cgroup_args;
-	struct cgroup_plan plan;
-	struct perfctr_target **event_cgroups;
-	size_t pages;
-	const char *output;
-	bool overwrite, snapshot, quiet;
-	int kill_child;		/* --kill-child's signal, 0 = none */
-	bool no_inherit;	/* --no-inherit: one ring per thread, cpu -1 */
-	int targets;		/* of -p, -t, -a and -C */
-	char **command_argv;
-	int command_argc;
-
-	/* The command (held until the events are open), and what is
-	 * sampled: the command's target or another. */
-	struct perfctr_target *command;
-	struct perfctr_target *target;
-	struct perfctr_sampler *sampler;
-	const struct perfctr_decoder *dec;
-	struct perfctr_perfdata_writer *writer;
-	int out_fd;		/* the writer's file, closed after it */
-	struct perfctr_symbols *syms;
-	pid_t child;		/* the command's, 0 when none or reaped */
-	bool started;		/* the command was let go to its exec */
-	int write_err;
-	uint64_t samples;
-	uint64_t first_time, last_time;
-	uint64_t window_time;	/* snapshots: newest time already written */
-	uint64_t trailer_id;	/* sample id for synthesised records */
-	uint64_t kernel_start;
-	size_t ip_word;		/* index of the IP in a sample's words */
-
-	/* Reader placement (see follow_target_cpus). */
-	pid_t follow;		/* the task whose CPUs we follow, 0 = none */
-	cpu_set_t own_cpus;	/* ours as we were started */
-	cpu_set_t target_cpus;	/* the task's, as last seen */
-	cpu_set_t reader_cpus;	/* ours as we last set them */
-};
 
 /* ---- the command ---- */
 
@@ -397,18 +338,10 @@ static void follow_target_cpus(struct record *rec)
 /* ---- setup ---- */
 
 /* Counting in kernel mode needs root, CAP_PERFMON or a paranoid level of
- * 1 or lower: the library's description of the machine has the level
- * (read from procfs, no probe). */
+ * 1 or lower. */
 static bool kernel_forbidden(void)
 {
-	PERFCTR_OPTS(perfctr_info_opts, iopts, .no_probe = true);
-	struct perfctr_info info = { .sz = sizeof(info) };
-
-	if (geteuid() == 0)
-		return false;
-	if (perfctr_info_ext(&iopts, &info, NULL, NULL) < 0)
-		return false;
-	return info.paranoid > 1;
+	return geteuid() != 0 && perfex_paranoid_level() > 1;
 }
 
 static int exit_for_errno(int err)
@@ -577,7 +510,6 @@ static int open_sampler(struct record *rec)
 	return 0;
 }
 
-/* Parse @spec and add its events to a new sampler. */
 /*
  * Add the events of @spec (and its @filter) to the sampler, made at the
  * first call; @index counts the events added so far, of every -e.
@@ -586,7 +518,7 @@ static int add_events(struct record *rec, const char *spec,
 		      const char *filter, size_t *index)
 {
 	PERFCTR_OPTS(perfctr_parse_opts, popts, .exclude_kernel = kernel_forbidden());
-	struct perfctr_parse_error perr = { .sz = sizeof(perr) };
+	struct perfctr_parse_error perr = { .sz = sizeof(perr), .column = -1 };
 	struct perfctr_evlist *list = perfctr_evlist__new();
 	size_t i, n;
 	int r;
@@ -597,12 +529,8 @@ static int add_events(struct record *rec, const char *spec,
 	}
 	r = perfctr_evlist__parse(list, spec, &popts, &perr);
 	if (r < 0) {
-		perfex_error("%s", perr.message[0] ? perr.message : strerror(-r));
-		if (perr.hint[0])
-			perfex_hint("%s", perr.hint);
 		perfctr_evlist__delete(list);
-		return perr.errnum == ENOTDIR || perr.errnum == EACCES ?
-		       PERFEX_EXIT_TRACEFS : PERFEX_EXIT_EVENT;
+		return perfex_event_error(spec, &perr, r);
 	}
 	/* The events are valid: now the sampler that will open them. */
 	r = rec->sampler ? 0 : open_sampler(rec);
@@ -705,8 +633,7 @@ static int open_events(struct record *rec)
 	if (!rec->nr_specs && (r = add_events(rec, "cycles", NULL, &index)))
 		return r;
 	err = perfctr_sampler__open(rec->sampler);
-	if (!rec->nr_specs &&
-	    (err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV)) {
+	if (!rec->nr_specs && err < 0 && perfctr_errno_unsupported(-err)) {
 		perfctr_sampler__delete(rec->sampler);
 		rec->sampler = NULL;
 		if (!rec->quiet)
@@ -807,29 +734,106 @@ static int callgraph_option(const struct perfex_parse *p, struct record *rec)
 	return -1;
 }
 
-static perfex_result record_option(struct perfex_parse *p, void *ctx)
+/* -p PID, -t TID: the process or the thread to sample. */
+static perfex_result task_option(const struct perfex_parse *p,
+				 struct record *rec)
 {
-	struct record *rec = ctx;
 	uint64_t v;
 	int r;
 
-	switch (p->opt->id) {
-	case OPT_EVENT: {
-		/* Each -e adds its events, as perf's do. */
-		struct record_spec *n = realloc(rec->specs,
-						(rec->nr_specs + 1) * sizeof(*n));
+	if ((r = parse_u64_arg(p, &v)) >= 0)
+		return r;
+	if (v > INT32_MAX)
+		return perfex_opt_error(p, "expects a %s id (not '%s')",
+					p->opt->id == OPT_PID ? "process" :
+					"thread", p->arg);
+	if (p->opt->id == OPT_PID)
+		rec->pid = (pid_t)v;
+	else
+		rec->tid = (pid_t)v;
+	rec->targets++;
+	return PERFEX_GO_ON;
+}
 
-		if (!n)
-			return PERFEX_EXIT_INTERNAL;
-		rec->specs = n;
-		n[rec->nr_specs++] = (struct record_spec){ .text = p->arg };
-		break;
+/*
+ * -G NAMES: before the -e (perfex's, perf refuses it) one cgroup for
+ * every event; after it, perf's rule (plan_cgroups()).
+ */
+static perfex_result cgroup_option(const struct perfex_parse *p,
+				   struct record *rec)
+{
+	struct cgroup_arg *n;
+
+	if (!rec->nr_specs) {
+		if (!*p->arg || strchr(p->arg, ','))
+			return perfex_opt_error(p, "before the -e takes one "
+						"cgroup name (one cgroup for "
+						"every event); a list needs "
+						"its -e first");
+		if (rec->cgroup)
+			return perfex_opt_error(p, "is given once before the -e");
+		rec->cgroup = p->arg;
+		return PERFEX_GO_ON;
 	}
+	if (rec->cgroup)
+		return perfex_opt_error(p, "cannot follow a -G given before "
+					"the -e (one cgroup for every event)");
+	n = realloc(rec->cgroup_args, (rec->nr_cgroup_args + 1) * sizeof(*n));
+	if (!n)
+		return PERFEX_EXIT_INTERNAL;
+	rec->cgroup_args = n;
+	n[rec->nr_cgroup_args++] = (struct cgroup_arg){ .names = p->arg,
+							.nr_specs = rec->nr_specs };
+	return PERFEX_GO_ON;
+}
+
+/* -e EVENTS: each -e adds its events, as perf's do. */
+static perfex_result event_option(const struct perfex_parse *p,
+				  struct record *rec)
+{
+	struct record_spec *n = realloc(rec->specs,
+					(rec->nr_specs + 1) * sizeof(*n));
+
+	if (!n)
+		return PERFEX_EXIT_INTERNAL;
+	rec->specs = n;
+	n[rec->nr_specs++] = (struct record_spec){ .text = p->arg };
+	return PERFEX_GO_ON;
+}
+
+/* -m PAGES: a power of two. */
+static perfex_result pages_option(const struct perfex_parse *p,
+				  struct record *rec)
+{
+	uint64_t v;
+	int r;
+
+	if ((r = parse_u64_arg(p, &v)) >= 0)
+		return r;
+	if (v & (v - 1) || v > (1u << 20))
+		return perfex_opt_error(p, "expects a power of two number of "
+					"pages (not '%s')", p->arg);
+	rec->pages = (size_t)v;
+	return PERFEX_GO_ON;
+}
+
+/*
+ * The options that need more than their row's store (-o, -q,
+ * --overwrite and --no-inherit are rows that store themselves:
+ * options.c).
+ */
+static perfex_result record_option(struct perfex_parse *p, void *ctx)
+{
+	struct record *rec = ctx;
+
+	switch (p->opt->id) {
+	case OPT_EVENT:
+		return event_option(p, rec);
 	case OPT_FILTER:
 		if (!rec->nr_specs)
 			return perfex_opt_error(p, "needs an -e before it");
 		rec->specs[rec->nr_specs - 1].filter = p->arg;
-		break;
+		return PERFEX_GO_ON;
 	case OPT_COUNT:
 		return parse_u64_arg(p, &rec->period);
 	case OPT_FREQ:
@@ -840,87 +844,28 @@ static perfex_result record_option(struct perfex_parse *p, void *ctx)
 		return clockid_option(p, rec);
 	case OPT_PID:
 	case OPT_TID:
-		if ((r = parse_u64_arg(p, &v)) >= 0)
-			return r;
-		if (v > INT32_MAX)
-			return perfex_opt_error(p, "expects a %s id (not '%s')",
-						p->opt->id == OPT_PID ? "process" :
-						"thread", p->arg);
-		if (p->opt->id == OPT_PID)
-			rec->pid = (pid_t)v;
-		else
-			rec->tid = (pid_t)v;
-		rec->targets++;
-		break;
+		return task_option(p, rec);
 	case OPT_ALL_CPUS:
 		rec->all_cpus = true;
 		rec->targets++;
-		break;
+		return PERFEX_GO_ON;
 	case OPT_CPU:
 		rec->cpus = p->arg;
 		rec->targets++;
-		break;
-	case OPT_CGROUP: {
-		struct cgroup_arg *n;
-
-		/* Before the -e (perfex's, perf refuses it): one cgroup for
-		 * every event.  After it: perf's rule. */
-		if (!rec->nr_specs) {
-			if (!*p->arg || strchr(p->arg, ','))
-				return perfex_opt_error(p, "before the -e takes "
-							"one cgroup name (one "
-							"cgroup for every "
-							"event); a list needs "
-							"its -e first");
-			if (rec->cgroup)
-				return perfex_opt_error(p, "is given once before "
-							"the -e");
-			rec->cgroup = p->arg;
-			break;
-		}
-		if (rec->cgroup)
-			return perfex_opt_error(p, "cannot follow a -G given "
-						"before the -e (one cgroup for "
-						"every event)");
-		n = realloc(rec->cgroup_args,
-			    (rec->nr_cgroup_args + 1) * sizeof(*n));
-		if (!n)
-			return PERFEX_EXIT_INTERNAL;
-		rec->cgroup_args = n;
-		n[rec->nr_cgroup_args++] = (struct cgroup_arg){
-			.names = p->arg, .nr_specs = rec->nr_specs };
-		break;
-	}
+		return PERFEX_GO_ON;
+	case OPT_CGROUP:
+		return cgroup_option(p, rec);
 	case OPT_MMAP_PAGES:
-		if ((r = parse_u64_arg(p, &v)) >= 0)
-			return r;
-		if (v & (v - 1) || v > (1u << 20))
-			return perfex_opt_error(p, "expects a power of two "
-						"number of pages (not '%s')", p->arg);
-		rec->pages = (size_t)v;
-		break;
-	case OPT_OUTPUT:
-		rec->output = p->arg;
-		break;
-	case OPT_OVERWRITE:
-		rec->overwrite = true;
-		break;
+		return pages_option(p, rec);
 	case OPT_SNAPSHOT:
 		rec->snapshot = true;
 		rec->overwrite = true;
-		break;
-	case OPT_QUIET:
-		rec->quiet = true;
-		break;
+		return PERFEX_GO_ON;
 	case OPT_KILL_CHILD:
 		return perfex_opt_signal(p, &rec->kill_child);
-	case OPT_NO_INHERIT:
-		rec->no_inherit = true;
-		break;
 	default:
-		break;
+		return PERFEX_GO_ON;
 	}
-	return -1;
 }
 
 static int parse_args(struct record *rec, int argc, char **argv)
@@ -978,27 +923,19 @@ static void report_open_error(const struct record *rec, int err)
 	}
 	if (rec->sampler) {
 		struct perfctr_attach_error ae = { .sz = sizeof(ae) };
-		const char *name;
 
 		if (!perfctr_sampler__open_error(rec->sampler, &ae) &&
 		    ae.errnum && ae.broker[0]) {
-			name = perfctr_sampler__name(rec->sampler, ae.event);
-			perfex_error("cannot open event '%s': the access broker "
-				     "refused it: %s", name ? name : "?",
-				     ae.broker);
-			/* As perfex stat's, and the library's for a
-			 * tracepoint (sys/broker.h). */
-			perfex_hint("the broker's policy file decides "
-				    "(/etc/perfctr/perfctrd.conf unless "
-				    "perfctrd -c names another; see "
-				    "perfctrd.conf(5))");
-			perfex_hint("perfex info shows what it allows you");
+			perfex_broker_refusal(&ae, perfctr_sampler__name(
+						   rec->sampler, ae.event));
 			return;
 		}
 	}
 	perfex_error("cannot open the sampling events: %s", strerror(err));
 	if (err == EACCES || err == EPERM)
-		perfex_hint("run as root or lower /proc/sys/kernel/perf_event_paranoid");
+		perfex_permission_hints(rec->pid || rec->tid ? 1 :
+					rec->all_cpus || rec->cpus ? 0 : 2,
+					rec->pid || rec->tid);
 	else if (err == ESRCH)
 		perfex_hint("no such process or thread %d", rec->pid ? rec->pid : rec->tid);
 	else if (err == EINVAL && rec->freq)
@@ -1110,13 +1047,246 @@ static int drain(struct record *rec)
 	return 0;
 }
 
+/*
+ * The recording begun: the target, the command (held before its exec),
+ * the events opened, the file's header and the synthesised records of the
+ * tasks already running, the events enabled and the command let go.
+ * Return 0, or perfex's exit status.
+ */
+static int record_start(struct record *rec, int argc, char **argv)
+{
+	int ret, err, status;
+
+	ret = make_target(rec);
+	if (ret)
+		return ret;
+	if (rec->command_argc) {
+		PERFCTR_OPTS(perfctr_command_opts, copts,
+			     .parent_death_signal = rec->kill_child);
+
+		rec->command = perfctr_target__new_command(rec->command_argv, &copts);
+		if (!rec->command)
+			return perfex_command_error(rec->command_argv, errno);
+		rec->child = perfctr_target__pid(rec->command);
+	}
+	/* The command is held with our signal mask and handlers reset:
+	 * from here a Ctrl-C stops the recording. */
+	install_handlers();
+	ret = open_events(rec);
+	if (ret < 0) {
+		report_open_error(rec, -ret);
+		return exit_for_errno(-ret);
+	}
+	if (ret)
+		return ret;
+	rec->dec = perfctr_sampler__decoder(rec->sampler);
+	rec->ip_word = perfctr_sampler__attr(rec->sampler, 0)->sample_type &
+		       PERF_SAMPLE_IDENTIFIER ? 1 : 0;
+	ret = start_writer(rec, argc, argv);
+	if (ret)
+		return ret;
+	synth_kernel(rec);
+	if (rec->pid || rec->tid)
+		synth_process(rec, rec->pid ? rec->pid : rec->tid);
+	else if (rec->all_cpus || rec->cpus)
+		synth_all_processes(rec);
+	/* The command's own target starts at its exec (enable_on_exec);
+	 * any other now. */
+	if (rec->target) {
+		err = perfctr_sampler__enable(rec->sampler);
+		if (err) {
+			perfex_error("cannot enable the events: %s", strerror(-err));
+			return PERFEX_EXIT_INTERNAL;
+		}
+	}
+	if (rec->command) {
+		err = perfctr_target__start(rec->command);
+		rec->started = true;
+		if (err) {
+			ret = perfex_command_error(rec->command_argv, -err);
+			/* Its child has exited with 127: collect it. */
+			command_wait(rec, &status);
+			rec->child = 0;
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Until the command ends, the tasks are gone or a signal stops us: the
+ * rings read into the file, the snapshots asked for written.  *@status
+ * and *@have_status: the command's end when it was collected.
+ * Return 0, or perfex's exit status.
+ */
+static int record_loop(struct record *rec, int *status, bool *have_status)
+{
+	int ret = 0;
+
+	if (rec->child > 0 && !rec->all_cpus && !rec->cpus)
+		follow_init(rec, rec->child);
+	else if (rec->pid || rec->tid)
+		follow_init(rec, rec->pid ? rec->pid : rec->tid);
+	for (;;) {
+		int64_t r;
+
+		if (stop_signal)
+			break;
+		follow_target_cpus(rec);
+		while (snapshot_requests > 0 && rec->snapshot) {
+			snapshot_requests--;
+			/* The side-band records up to now first. */
+			drain(rec);
+			if (write_window(rec)) {
+				perfex_error("cannot take a snapshot: out of memory");
+				break;
+			}
+		}
+		/* What this pass read goes to the file now: a kill from here
+		 * on loses at most what the rings hold. */
+		if (!rec->write_err)
+			rec->write_err = perfctr_perfdata_writer__flush(rec->writer);
+		if (rec->write_err)
+			break;	/* a full disk: stop, keep what is written */
+		if (child_exited && command_ended(rec)) {
+			*have_status = command_wait(rec, status);
+			break;
+		}
+		/* 100 ms: a task pinned after its start (taskset execs the
+		 * program) is followed soon even when it samples little.  With
+		 * overwrite rings, only the tracking rings are read here: the
+		 * kernel overwrites the others. */
+		if (rec->overwrite)
+			r = perfctr_ring_poll(forward_rings(rec),
+					      perfctr_sampler__nr_rings(rec->sampler),
+					      100, on_record, rec);
+		else
+			r = perfctr_sampler__poll(rec->sampler, 100, on_record, rec);
+		if (r == -ENODEV) {
+			/* Every ring hung up: the tasks are gone. */
+			*have_status = command_wait(rec, status);
+			break;
+		}
+		if (r < 0 && r != -EINTR) {
+			perfex_error("reading the rings failed: %s", strerror((int)-r));
+			ret = PERFEX_EXIT_INTERNAL;
+			break;
+		}
+	}
+	return ret;
+}
+
+/* The file closed (its close reports what a server refused late) and the
+ * summary line.  Return 0, or PERFEX_EXIT_IO. */
+static int close_file(struct record *rec, const struct perfctr_ring_stats *stats,
+		      uint64_t kernel_lost)
+{
+	struct perfctr_perfdata_writer_stats wst = { .sz = sizeof(wst) };
+	uint64_t bytes, lost;
+	int err, ret = 0;
+
+	err = perfctr_perfdata_writer__flush(rec->writer);
+	perfctr_perfdata_writer__stats(rec->writer, &wst);
+	bytes = wst.bytes_written;
+	if (!rec->write_err)
+		rec->write_err = err;
+	err = perfctr_perfdata_writer__close(rec->writer);
+	rec->writer = NULL;
+	/* close(2) reports what an NFS server refused late. */
+	if (close(rec->out_fd) < 0 && !err)
+		err = -errno;
+	rec->out_fd = -1;
+	if (rec->write_err || err) {
+		perfex_error("cannot write '%s': %s", rec->output,
+			     strerror(-(rec->write_err ? rec->write_err : err)));
+		ret = PERFEX_EXIT_IO;
+	}
+	if (rec->write_err)
+		/* The file is finished with what reached it. */
+		fprintf(stderr, "perfex record: writing stopped: %" PRIu64
+			" samples kept in '%s' (%" PRIu64 " bytes), %" PRIu64
+			" dropped\n", wst.samples_written, rec->output, bytes,
+			wst.samples_dropped);
+	lost = stats->lost + stats->lost_samples;
+	if (kernel_lost > lost)
+		lost = kernel_lost;
+	if (!rec->quiet && !rec->write_err)
+		fprintf(stderr, "perfex record: %" PRIu64 " samples, %" PRIu64
+			" bytes written to '%s'; %" PRIu64 " samples lost%s\n",
+			rec->samples, bytes, rec->output, lost,
+			stop_signal ? " (interrupted)" : "");
+	else if (lost)
+		fprintf(stderr, "perfex record: %" PRIu64 " samples lost\n", lost);
+	return ret;
+}
+
+/*
+ * After the loop (which returned @ret): the rings' rest, the window of
+ * overwrite rings, the build ids and the file finished.
+ * Return @ret, or the exit status of a later failure.
+ */
+static int record_finish(struct record *rec, int ret)
+{
+	struct perfctr_ring_stats stats = { .sz = sizeof(stats) };
+	uint64_t kernel_lost = 0;
+	int err;
+
+	perfctr_sampler__disable(rec->sampler);
+	err = drain(rec);
+	if (err && !ret) {
+		perfex_error("reading the rings failed: %s", strerror(-err));
+		ret = PERFEX_EXIT_INTERNAL;
+	}
+	if (rec->overwrite && !rec->snapshot) {
+		if (write_window(rec))
+			perfex_error("cannot write the window: out of memory");
+	}
+	perfctr_sampler__stats(rec->sampler, &stats, &kernel_lost);
+	add_build_ids(rec);
+	if (rec->first_time)
+		perfctr_perfdata_writer__set_sample_time(rec->writer, rec->first_time,
+							 rec->last_time);
+	err = close_file(rec, &stats, kernel_lost);
+	return err ? err : ret;
+}
+
+/* Everything let go; the exit status: @ret, else the command's. */
+static int record_end(struct record *rec, int ret, int status, bool have_status)
+{
+	if (rec->writer)
+		perfctr_perfdata_writer__close(rec->writer);
+	if (rec->out_fd >= 0)
+		close(rec->out_fd);
+	/* A command never started is killed by the delete. */
+	if (rec->started && rec->child > 0 && !have_status) {
+		if (stop_signal)
+			perfctr_target__kill(rec->command, SIGTERM);
+		have_status = command_wait(rec, &status);
+	}
+	perfctr_sampler__delete(rec->sampler);
+	for (size_t e = 0; rec->event_cgroups && e < rec->plan.nr_events; e++)
+		perfctr_target__delete(rec->event_cgroups[e]);
+	free(rec->event_cgroups);
+	cgroup_plan_free(&rec->plan);
+	free(rec->cgroup_args);
+	free(rec->specs);
+	perfctr_target__delete(rec->target);
+	perfctr_target__delete(rec->command);
+	perfctr_symbols__delete(rec->syms);
+	if (!ret && have_status && !stop_signal) {
+		if (WIFEXITED(status))
+			ret = WEXITSTATUS(status);
+		else if (WIFSIGNALED(status))
+			ret = 128 + WTERMSIG(status);
+	}
+	return ret;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record rec = { .output = "perf.data", .out_fd = -1,
 			      .clockid = -1 };
-	struct perfctr_ring_stats stats = { .sz = sizeof(stats) };
-	uint64_t kernel_lost = 0, lost;
-	int ret, status = 0, err;
+	int ret, status = 0;
 	bool have_status = false;
 
 	ret = parse_args(&rec, argc, argv);
@@ -1130,192 +1300,8 @@ int cmd_record(int argc, char **argv)
 		perfex_error("out of memory");
 		return PERFEX_EXIT_INTERNAL;
 	}
-	ret = make_target(&rec);
-	if (ret)
-		goto out;
-	if (rec.command_argc) {
-		PERFCTR_OPTS(perfctr_command_opts, copts,
-			     .parent_death_signal = rec.kill_child);
-
-		rec.command = perfctr_target__new_command(rec.command_argv, &copts);
-		if (!rec.command) {
-			ret = perfex_command_error(rec.command_argv, errno);
-			goto out;
-		}
-		rec.child = perfctr_target__pid(rec.command);
-	}
-	/* The command is held with our signal mask and handlers reset:
-	 * from here a Ctrl-C stops the recording. */
-	install_handlers();
-	ret = open_events(&rec);
-	if (ret < 0) {
-		report_open_error(&rec, -ret);
-		ret = exit_for_errno(-ret);
-		goto out;
-	}
-	if (ret)
-		goto out;
-	rec.dec = perfctr_sampler__decoder(rec.sampler);
-	rec.ip_word = perfctr_sampler__attr(rec.sampler, 0)->sample_type &
-		      PERF_SAMPLE_IDENTIFIER ? 1 : 0;
-	ret = start_writer(&rec, argc, argv);
-	if (ret)
-		goto out;
-	synth_kernel(&rec);
-	if (rec.pid || rec.tid)
-		synth_process(&rec, rec.pid ? rec.pid : rec.tid);
-	else if (rec.all_cpus || rec.cpus)
-		synth_all_processes(&rec);
-	/* The command's own target starts at its exec (enable_on_exec);
-	 * any other now. */
-	if (rec.target) {
-		err = perfctr_sampler__enable(rec.sampler);
-		if (err) {
-			perfex_error("cannot enable the events: %s", strerror(-err));
-			ret = PERFEX_EXIT_INTERNAL;
-			goto out;
-		}
-	}
-	if (rec.command) {
-		err = perfctr_target__start(rec.command);
-		rec.started = true;
-		if (err) {
-			ret = perfex_command_error(rec.command_argv, -err);
-			/* Its child has exited with 127: collect it. */
-			command_wait(&rec, &status);
-			rec.child = 0;
-			goto out;
-		}
-	}
-
-	if (rec.child > 0 && !rec.all_cpus && !rec.cpus)
-		follow_init(&rec, rec.child);
-	else if (rec.pid || rec.tid)
-		follow_init(&rec, rec.pid ? rec.pid : rec.tid);
-	for (;;) {
-		int64_t r;
-
-		if (stop_signal)
-			break;
-		follow_target_cpus(&rec);
-		while (snapshot_requests > 0 && rec.snapshot) {
-			snapshot_requests--;
-			/* The side-band records up to now first. */
-			drain(&rec);
-			if (write_window(&rec)) {
-				perfex_error("cannot take a snapshot: out of memory");
-				break;
-			}
-		}
-		/* What this pass read goes to the file now: a kill from here
-		 * on loses at most what the rings hold. */
-		if (!rec.write_err)
-			rec.write_err = perfctr_perfdata_writer__flush(rec.writer);
-		if (rec.write_err)
-			break;	/* a full disk: stop, keep what is written */
-		if (child_exited && command_ended(&rec)) {
-			have_status = command_wait(&rec, &status);
-			break;
-		}
-		/* 100 ms: a task pinned after its start (taskset execs the
-		 * program) is followed soon even when it samples little.  With
-		 * overwrite rings, only the tracking rings are read here: the
-		 * kernel overwrites the others. */
-		if (rec.overwrite)
-			r = perfctr_ring_poll(forward_rings(&rec),
-					      perfctr_sampler__nr_rings(rec.sampler),
-					      100, on_record, &rec);
-		else
-			r = perfctr_sampler__poll(rec.sampler, 100, on_record, &rec);
-		if (r == -ENODEV) {
-			/* Every ring hung up: the tasks are gone. */
-			have_status = command_wait(&rec, &status);
-			break;
-		}
-		if (r < 0 && r != -EINTR) {
-			perfex_error("reading the rings failed: %s", strerror((int)-r));
-			ret = PERFEX_EXIT_INTERNAL;
-			break;
-		}
-	}
-	perfctr_sampler__disable(rec.sampler);
-	err = drain(&rec);
-	if (err && !ret) {
-		perfex_error("reading the rings failed: %s", strerror(-err));
-		ret = PERFEX_EXIT_INTERNAL;
-	}
-	if (rec.overwrite && !rec.snapshot) {
-		if (write_window(&rec))
-			perfex_error("cannot write the window: out of memory");
-	}
-	perfctr_sampler__stats(rec.sampler, &stats, &kernel_lost);
-	add_build_ids(&rec);
-	if (rec.first_time)
-		perfctr_perfdata_writer__set_sample_time(rec.writer, rec.first_time,
-							 rec.last_time);
-	{
-		struct perfctr_perfdata_writer_stats wst = { .sz = sizeof(wst) };
-		uint64_t bytes;
-
-		err = perfctr_perfdata_writer__flush(rec.writer);
-		perfctr_perfdata_writer__stats(rec.writer, &wst);
-		bytes = wst.bytes_written;
-		if (!rec.write_err)
-			rec.write_err = err;
-		err = perfctr_perfdata_writer__close(rec.writer);
-		rec.writer = NULL;
-		/* close(2) reports what an NFS server refused late. */
-		if (close(rec.out_fd) < 0 && !err)
-			err = -errno;
-		rec.out_fd = -1;
-		if (rec.write_err || err) {
-			perfex_error("cannot write '%s': %s", rec.output,
-				     strerror(-(rec.write_err ? rec.write_err : err)));
-			ret = PERFEX_EXIT_IO;
-		}
-		if (rec.write_err)
-			/* The file is finished with what reached it. */
-			fprintf(stderr, "perfex record: writing stopped: %" PRIu64
-				" samples kept in '%s' (%" PRIu64 " bytes), %" PRIu64
-				" dropped\n", wst.samples_written, rec.output, bytes,
-				wst.samples_dropped);
-		lost = stats.lost + stats.lost_samples;
-		if (kernel_lost > lost)
-			lost = kernel_lost;
-		if (!rec.quiet && !rec.write_err)
-			fprintf(stderr, "perfex record: %" PRIu64 " samples, %" PRIu64
-				" bytes written to '%s'; %" PRIu64 " samples lost%s\n",
-				rec.samples, bytes, rec.output, lost,
-				stop_signal ? " (interrupted)" : "");
-		else if (lost)
-			fprintf(stderr, "perfex record: %" PRIu64 " samples lost\n", lost);
-	}
-out:
-	if (rec.writer)
-		perfctr_perfdata_writer__close(rec.writer);
-	if (rec.out_fd >= 0)
-		close(rec.out_fd);
-	/* A command never started is killed by the delete. */
-	if (rec.started && rec.child > 0 && !have_status) {
-		if (stop_signal)
-			perfctr_target__kill(rec.command, SIGTERM);
-		have_status = command_wait(&rec, &status);
-	}
-	perfctr_sampler__delete(rec.sampler);
-	for (size_t e = 0; rec.event_cgroups && e < rec.plan.nr_events; e++)
-		perfctr_target__delete(rec.event_cgroups[e]);
-	free(rec.event_cgroups);
-	cgroup_plan_free(&rec.plan);
-	free(rec.cgroup_args);
-	free(rec.specs);
-	perfctr_target__delete(rec.target);
-	perfctr_target__delete(rec.command);
-	perfctr_symbols__delete(rec.syms);
-	if (!ret && have_status && !stop_signal) {
-		if (WIFEXITED(status))
-			ret = WEXITSTATUS(status);
-		else if (WIFSIGNALED(status))
-			ret = 128 + WTERMSIG(status);
-	}
-	return ret;
+	ret = record_start(&rec, argc, argv);
+	if (!ret)
+		ret = record_finish(&rec, record_loop(&rec, &status, &have_status));
+	return record_end(&rec, ret, status, have_status);
 }

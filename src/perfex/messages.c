@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * perfex's messages in git's form (perfex.h), shared by perfex and the
- * perfex-serve program.
+ * perfex-serve program: every subcommand's refusals (permission, events,
+ * tracefs, the access broker) are written here once.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <perfctr/perfctr.h>
 
 #include "perfex.h"
 
@@ -65,4 +70,100 @@ int perfex_cgroup_error(const char *verb, const char *cgroup, int err)
 			    "(see /proc/self/mountinfo), as "
 			    "/proc/PID/cgroup shows it after '0::'");
 	return PERFEX_EXIT_TARGET;
+}
+
+int perfex_paranoid_level(void)
+{
+	PERFCTR_OPTS(perfctr_info_opts, iopts, .no_probe = true);
+	struct perfctr_info info = { .sz = sizeof(info) };
+
+	if (perfctr_info_ext(&iopts, &info, NULL, NULL) < 0)
+		return INT_MIN;
+	return info.paranoid;
+}
+
+void perfex_broker_cure(void)
+{
+	struct perfctr_broker_info b = { .sz = sizeof(b) };
+
+	if (geteuid() == 0 || perfctr_broker_info(&b) < 0)
+		return;
+	/* Answered with a rule (its refusal is said apart), or not asked:
+	 * the user chose. */
+	if (b.status == 0 || b.status == -ECANCELED)
+		return;
+	if (b.status == -EACCES)
+		perfex_hint("the access broker (perfctrd) answers but has no "
+			    "rule for you: an administrator can add one "
+			    "(perfctrd.conf(5))");
+	else
+		perfex_hint("without root: an administrator runs perfctrd, "
+			    "the access broker, with a rule for you "
+			    "(perfctrd(8))");
+}
+
+int perfex_permission_hints(int needed, bool task)
+{
+	int level = perfex_paranoid_level();
+
+	if (level == INT_MIN) {
+		perfex_hint("run as root (perf_event_paranoid is unreadable)");
+	} else if (level > needed) {
+		perfex_hint("perf_event_paranoid is %d; this needs %d or lower "
+			    "(or root / CAP_PERFMON)", level, needed);
+		perfex_hint("as root: sysctl -w kernel.perf_event_paranoid=%d",
+			    needed);
+	} else if (task) {
+		perfex_hint("only your own processes can be watched (ptrace "
+			    "rules); run as root to watch others");
+	} else {
+		perfex_hint("perf_event_paranoid is %d; run as root or with "
+			    "CAP_PERFMON", level);
+	}
+	perfex_broker_cure();
+	return PERFEX_EXIT_PERM;
+}
+
+int perfex_event_error(const char *spec, const struct perfctr_parse_error *err,
+		       int ret)
+{
+	int errnum = err->errnum ? err->errnum : -ret;
+
+	perfex_error("%s", err->message[0] ? err->message : strerror(errnum));
+	if ((errnum == EINVAL || errnum == ENOENT) && err->column >= 0 &&
+	    (size_t)err->column <= strlen(spec))
+		fprintf(stderr, "    %s\n    %*s^\n", spec, err->column, "");
+	if (err->hint[0])
+		perfex_hint("%s", err->hint);
+	if (errnum == ENOTDIR) {
+		if (geteuid() != 0)
+			perfex_hint("tracefs is readable by root only: run as root");
+		else if (!err->hint[0])
+			perfex_hint("as root: mount -t tracefs nodev /sys/kernel/tracing");
+		perfex_broker_cure();
+		return PERFEX_EXIT_TRACEFS;
+	}
+	if (errnum == EACCES) {
+		if (!err->hint[0])
+			perfex_hint("tracefs is readable by root only: run as root");
+		perfex_broker_cure();
+		return PERFEX_EXIT_TRACEFS;
+	}
+	if (errnum == ENOENT && !err->hint[0])
+		perfex_hint("perfex list shows the events this machine offers");
+	return PERFEX_EXIT_EVENT;
+}
+
+int perfex_broker_refusal(const struct perfctr_attach_error *ae,
+			  const char *name)
+{
+	perfex_error("cannot open event '%s': the access broker refused it: %s",
+		     name ? name : "?", ae->broker);
+	/* The library's hint under a tracepoint the broker would not
+	 * name (sys/broker.h), word for word. */
+	perfex_hint("the broker's policy file decides "
+		    "(/etc/perfctr/perfctrd.conf unless perfctrd -c names "
+		    "another; see perfctrd.conf(5))");
+	perfex_hint("perfex info shows what it allows you");
+	return ae->errnum == ESRCH ? PERFEX_EXIT_TARGET : PERFEX_EXIT_PERM;
 }

@@ -12,6 +12,7 @@
 
 #include "options.h"
 #include "perfex.h"
+#include "record.h"
 #include "report.h"
 #include "stat.h"
 
@@ -64,7 +65,8 @@ static const struct perfex_option table[] = {
 	{ STAT, OPT_TID, 't', "tid", "TID", 0, 0,
 	  "count thread TID (with -C: only on those CPUs)" },
 	{ STAT, OPT_ALL_CPUS, 'a', "all-cpus", NULL, 0, 0,
-	  "count everything on every CPU" },
+	  "count everything on every CPU",
+	  STORE_TRUE(struct stat_options, all_cpus) },
 	{ STAT, OPT_CPU, 'C', "cpu", "CPUS", 0, 0,
 	  "count everything on CPUS (\"0-3,6\")" },
 	{ STAT, OPT_CGROUP, 'G', "cgroup", "NAMES", 0, MODE_CPUS,
@@ -84,7 +86,7 @@ static const struct perfex_option table[] = {
 	  "through BPF at context switches (one counter per\n"
 	  "CPU and event), not cgroup events that are\n"
 	  "switched at each one",
-	  STORE_TRUE(struct stat_config, bpf_counters) },
+	  STORE_TRUE(struct stat_options, cfg.bpf_counters) },
 	{ STAT, OPT_NO_AGGR, 'A', "no-aggr", NULL, 0, MODE_CPUS,
 	  "one line per CPU (with -a or -C)" },
 	{ STAT, OPT_PER_SOCKET, 0, "per-socket", NULL, 0, MODE_CPUS,
@@ -104,7 +106,7 @@ static const struct perfex_option table[] = {
 	  MODE_COMMAND | MODE_THREADS,
 	  "the process tree of the command (or of -p):\n"
 	  "each process's own counts and its children's",
-	  STORE_TRUE(struct stat_config, tree) },
+	  STORE_TRUE(struct stat_options, cfg.tree) },
 	{ STAT, OPT_TREE_LIMIT, 0, "tree-limit", "N|P%", 0,
 	  MODE_COMMAND | MODE_THREADS,
 	  "with --per-process: the N processes with the\n"
@@ -122,23 +124,28 @@ static const struct perfex_option table[] = {
 	  "the form of -j: perfex (one document, the\n"
 	  "default) or perf (perf stat -j's JSON lines)" },
 	{ STAT, OPT_OUTPUT, 'o', "output", "FILE", 0, 0,
-	  "write the counts to FILE instead of stderr" },
+	  "write the counts to FILE instead of stderr",
+	  STORE_STRING(struct stat_options, output) },
 	{ STAT, OPT_METRICS, 'M', "metrics", "LIST", 0, 0,
 	  "metrics and metric groups to compute from the\n"
 	  "CPU's tables (perfex list metrics); repeatable" },
 	{ STAT, OPT_METRIC_ONLY, 0, "metric-only", NULL, 0, 0,
-	  "print the metrics, not the counts" },
+	  "print the metrics, not the counts",
+	  STORE_TRUE(struct stat_options, metrics.only) },
 	{ STAT, OPT_METRICS_FILE, 0, "metrics-file", "FILE", 0, 0,
 	  "more metrics, in the pmu-events JSON form;\n"
 	  "repeatable (also PERFCTR_METRICS_PATH)" },
 	{ STAT, OPT_METRIC_NO_MERGE, 0, "metric-no-merge", NULL, 0, 0,
 	  "count the events of each metric in groups of its\n"
-	  "own, also those another metric's group holds" },
+	  "own, also those another metric's group holds",
+	  STORE_TRUE(struct stat_options, metrics.no_merge) },
 	{ STAT, OPT_METRIC_NO_GROUP, 0, "metric-no-group", NULL, 0, 0,
 	  "count the metrics' events ungrouped (each used\n"
-	  "only when it ran all of its time), each once" },
+	  "only when it ran all of its time), each once",
+	  STORE_TRUE(struct stat_options, metrics.no_group) },
 	{ STAT, OPT_TOPDOWN, 0, "topdown", NULL, 0, 0,
-	  "the TopDown metrics of this CPU (level 1)" },
+	  "the TopDown metrics of this CPU (level 1)",
+	  STORE_TRUE(struct stat_options, metrics.topdown) },
 	{ STAT, OPT_TD_LEVEL, 0, "td-level", "N", 0, 0,
 	  "the TopDown metrics of level N" },
 	{ STAT, OPT_SWITCH_INTERVAL, 0, "switch-interval", "MS", 0, 0,
@@ -188,10 +195,12 @@ static const struct perfex_option table[] = {
 	{ RECORD, OPT_MMAP_PAGES, 'm', "mmap-pages", "N", 0, 0,
 	  "data pages per ring, a power of two (default 64)" },
 	{ RECORD, OPT_OUTPUT, 'o', "output", "FILE", 0, 0,
-	  "the file to write (default: perf.data)" },
+	  "the file to write (default: perf.data)",
+	  STORE_STRING(struct record, output) },
 	{ RECORD, OPT_OVERWRITE, 0, "overwrite", NULL, 0, 0,
 	  "overwrite (flight-recorder) rings: the newest\n"
-	  "window is written at the end" },
+	  "window is written at the end",
+	  STORE_TRUE(struct record, overwrite) },
 	{ RECORD, OPT_SNAPSHOT, 0, "snapshot", NULL, 0, 0,
 	  "overwrite rings; each SIGUSR2 writes the window\n"
 	  "recorded since the previous one" },
@@ -200,7 +209,8 @@ static const struct perfex_option table[] = {
 	  "boottime, tai or a clockid_t number (mono for\n"
 	  "perfex inject: jitdump files use it)" },
 	{ RECORD, OPT_QUIET, 'q', "quiet", NULL, 0, 0,
-	  "no summary on stderr" },
+	  "no summary on stderr",
+	  STORE_TRUE(struct record, quiet) },
 	{ STAT | RECORD, OPT_KILL_CHILD, 0, "kill-child", "SIGNAL",
 	  PERFEX_OPT_ARG_OPTIONAL, 0,
 	  "the command gets SIGNAL (default KILL) when\n"
@@ -208,7 +218,8 @@ static const struct perfex_option table[] = {
 	{ RECORD, OPT_NO_INHERIT, 0, "no-inherit", NULL, 0, 0,
 	  "sample the command's (or -p's) threads as they are,\n"
 	  "not the threads and children they start; a\n"
-	  "period (-c) then counts per thread, not per CPU" },
+	  "period (-c) then counts per thread, not per CPU",
+	  STORE_TRUE(struct record, no_inherit) },
 
 	/* -------------------------------------------------------- report */
 	{ REPORT | SCRIPT, OPT_INPUT, 'i', "input", "FILE", 0, 0,

@@ -64,6 +64,35 @@ int perfex_command_error(char *const *argv, int err);
  * PERFEX_EXIT_TARGET. */
 int perfex_cgroup_error(const char *verb, const char *cgroup, int err);
 
+/* perf_event_paranoid, from the library's description of the machine
+ * (procfs only, no probe); INT_MIN when it cannot tell. */
+int perfex_paranoid_level(void);
+/* For a user other than root whom no access broker serves: the hint that
+ * names perfctrd, the administrator's cure (perfex info describes it). */
+void perfex_broker_cure(void);
+/*
+ * The hints under a refusal of the kernel (EACCES, EPERM) to count what
+ * needs perf_event_paranoid @needed or lower (2 a user's own command, 1
+ * a task, 0 CPUs); @task: another's task (ptrace rules).  Then
+ * perfex_broker_cure().  Return PERFEX_EXIT_PERM.
+ */
+int perfex_permission_hints(int needed, bool task);
+struct perfctr_parse_error;
+/*
+ * An event specification the library refused (@ret, @err): its message, a
+ * caret under the column of @spec, the library's hint or perfex's (perfex
+ * list, mounting tracefs), the broker for unreadable tracefs.
+ * Return PERFEX_EXIT_TRACEFS or PERFEX_EXIT_EVENT.
+ */
+int perfex_event_error(const char *spec, const struct perfctr_parse_error *err,
+		       int ret);
+struct perfctr_attach_error;
+/* An open the access broker refused (@ae; @name the event's, or NULL):
+ * its reason and where its policy is.  Return PERFEX_EXIT_TARGET (the
+ * task is gone) or PERFEX_EXIT_PERM. */
+int perfex_broker_refusal(const struct perfctr_attach_error *ae,
+			  const char *name);
+
 struct perfctr_reader;
 struct perfctr_reader_opts;
 /* perfctr_reader__open() of @input that says why it failed: NULL with

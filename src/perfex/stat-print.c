@@ -58,11 +58,7 @@ static double fraction(const struct perfctr_count *c)
 static double scaled_value(const struct stat_event *e,
 			   const struct perfctr_count *c)
 {
-	double v = (double)c->value;
-
-	if (c->time_running && c->time_running < c->time_enabled)
-		v = v * (double)c->time_enabled / (double)c->time_running;
-	return v * e->scale;
+	return stat_scaled(c) * e->scale;
 }
 
 static const char *status_name(const struct perfctr_count *c)

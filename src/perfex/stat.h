@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
- * perfex counting mode — what cmd-stat.c (options, targets, the run loop)
- * and stat-print.c (human, CSV and JSON output) share.
+ * perfex counting mode — what cmd-stat.c (targets, the run loop),
+ * stat-options.c, stat-session.c and stat-print.c (human, CSV and JSON
+ * output) share.
  */
 #ifndef PERFEX_STAT_H
 #define PERFEX_STAT_H
@@ -12,6 +13,8 @@
 
 #include <perfctr/perfctr.h>
 #include <perfctr/set.h>
+
+#include "options.h"
 
 /* Version of the JSON document of `perfex -j` (docs/json.md). */
 #define STAT_JSON_SCHEMA_VERSION 1
@@ -26,6 +29,13 @@ enum stat_aggr {
 	STAT_AGGR_DIE,
 	STAT_AGGR_CORE,
 };
+
+/* The library's estimate over the enabled time (perfctr_count__scaled());
+ * a count that never ran keeps its raw value (a placeholder's 0). */
+static inline double stat_scaled(const struct perfctr_count *c)
+{
+	return c->time_running ? perfctr_count__scaled(c) : (double)c->value;
+}
 
 /* Whether @aggr sums CPUs into groups (--per-socket/-die/-core). */
 static inline bool stat_aggr_groups(enum stat_aggr aggr)
@@ -233,5 +243,95 @@ void stat_metrics_json(const struct stat_report *r, bool with_stats,
  * by @prefix (its interval and unit keys). */
 void stat_metrics_perf_json(const struct stat_report *r, size_t row,
 			    const char *prefix, bool with_stats);
+
+/*
+ * Between the files of perfex stat: cmd-stat.c (the command, the targets
+ * and the run), stat-options.c (the options) and stat-session.c (the
+ * sessions of a run).
+ */
+struct spec {
+	const char *text;
+	const char *filter;	/* --filter after this -e, or NULL */
+	bool is_default;
+	bool is_metric;		/* a group of -M's events */
+	/* -G's cgroup for this event (perf's rule, see cgroup_parts()),
+	 * NULL: none; and its part (the session of its cgroup) when the
+	 * events have different cgroups (cfg.cgroup_per_event). */
+	char *cgroup;
+	size_t part;
+	/* A piece of a -e whose events -G sent to different cgroups: the
+	 * text, which is this spec's own. */
+	char *piece;
+};
+
+struct stat_options {
+	struct stat_config cfg;
+	struct spec *specs;
+	size_t nr_specs;
+	const char *output;
+	bool all_cpus;
+	bool json_perf;			/* --json-format perf */
+	int kill_child;			/* --kill-child's signal, 0 = none */
+	struct perfex_parse parse;
+	struct stat_metric_opts metrics;
+	char *metric_list;		/* the -M lists, joined */
+	const char **metric_files;	/* --metrics-file */
+	/* -G: those given after events, and whether a -G came before any
+	 * -e (one cgroup for every event). */
+	struct cgroup_arg *cgroup_args;
+	size_t nr_cgroup_args;
+	bool cgroup_before_events;
+	bool cgroup_given;
+	/* The aggregation option given (-A, --per-thread, --per-core, ...)
+	 * as spelled, for "exclude each other"; "" before one. */
+	char aggr_opt[48];
+};
+
+struct run {
+	struct stat_options *o;
+	struct stat_report *report;
+	struct perfctr_session *session;
+	struct perfctr_target *watched;	/* what the session is attached to */
+	/* --for-each-cgroup: the sessions of cgroups 1.. (cgroup 0's is
+	 * session) and their targets. */
+	struct perfctr_session **more;
+	struct perfctr_target **more_targets;
+	size_t nr_more;
+	struct perfctr_target *command;	/* the command we run, if any */
+	struct perfctr_bpf_counters *bpf;	/* --bpf-counters, or NULL */
+	struct perfctr_tree *tree;	/* --per-process: the command's tree */
+	struct perfctr_count *counts, *prev, *delta;
+	struct perfctr_count *unit_counts, *unit_prev, *unit_delta;
+	size_t nr_units;	/* the session's */
+	/* --per-socket/-die/-core: the group (report unit) of each of the
+	 * session's units. */
+	size_t *unit_group;
+	double t0, last_tick;
+	int wait_status;
+	bool have_status;
+};
+
+/* stat-options.c.  Return -1 to go on, or the exit status. */
+int stat_add_spec(struct stat_options *o, const char *text, bool is_default);
+int stat_parse_options(int argc, char **argv, struct stat_options *o);
+
+/* stat-session.c: the default events, and the sessions of one run.
+ * Return -1 on success, or perfex's exit status (reported). */
+extern const char stat_default_hardware[];
+extern const char stat_default_software[];
+int stat_build_session(struct stat_options *o, struct stat_report *r,
+		       const struct perfctr_parse_opts *popts,
+		       struct perfctr_session **out);
+int stat_build_more(struct stat_options *o, struct stat_report *r,
+		    const struct perfctr_parse_opts *popts, struct run *run);
+int stat_build_parts(struct stat_options *o, struct stat_report *r,
+		     const struct perfctr_parse_opts *popts, struct run *run,
+		     unsigned int nth);
+struct perfctr_target *stat_part_target(struct run *run,
+					const struct stat_config *cfg,
+					size_t p);
+
+/* cmd-stat.c: the message of a failed attach; perfex's exit status. */
+int stat_target_error(const struct stat_config *cfg, int err);
 
 #endif /* PERFEX_STAT_H */

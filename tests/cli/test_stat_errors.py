@@ -105,6 +105,40 @@ def tracefs_unreadable_or_not_mounted():
 
 
 @case
+def refusals_name_the_broker_where_none_answers():
+    """A user the kernel refuses (tracefs unreadable, CPU-wide counting)
+    whom no access broker serves is told of perfctrd, the administrator's
+    cure, by stat and by record; not when the user turned the broker off."""
+    need_tracepoint()
+    nowhere = tempfile.mkdtemp(prefix="perfex-nobroker-")
+    os.chmod(nowhere, 0o755)
+    saved = dict(os.environ)
+    # No socket there: no broker answers, whatever runs on this machine.
+    os.environ["PERFCTR_BROKER_SOCKET"] = os.path.join(nowhere, "none.sock")
+    try:
+        r = run_as_nobody("-e", TP, "--", "/bin/true")
+        check_error(r, PERF_EXIT["tracefs"], "hint: without root: an administrator "
+                    "runs perfctrd, the access broker")
+        r = run_as_nobody("record", "-o", os.path.join(nowhere, "x.data"),
+                          "-e", TP, "--", "/bin/true")
+        check_error(r, PERF_EXIT["tracefs"], "perfctrd(8)")
+        with open("/proc/sys/kernel/perf_event_paranoid") as f:
+            level = int(f.read())
+        if level > 0:
+            r = run_as_nobody("-a", "-e", "task-clock", "--", "/bin/true")
+            check_error(r, PERF_EXIT["perm"], "cannot count on CPUs",
+                        "perf_event_paranoid is %d" % level, "perfctrd(8)")
+        os.environ["PERFCTR_NO_BROKER"] = "1"
+        r = run_as_nobody("-e", TP, "--", "/bin/true")
+        check_error(r, PERF_EXIT["tracefs"], "hint:")
+        check("perfctrd" not in r.stderr, r.stderr)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        shutil.rmtree(nowhere, ignore_errors=True)
+
+
+@case
 def no_such_targets():
     pid = 4194303  # above the default pid_max; never a live process
     r = perfex("-p", str(pid), "-e", "task-clock")

@@ -126,22 +126,28 @@ TEST(report_rows_store_their_values)
 	CHECK(!perfex_option_given(&p, OPT_STDIO));
 }
 
-TEST(stat_rows_store_into_the_config)
+TEST(stat_rows_store_into_the_options)
 {
 	char *argv[] = { "perfex", "--bpf-counters", "-a", "--per-process",
+			 "-o", "x.txt", "--metric-only", "--topdown",
 			 "-e", "task-clock", "--", "true", NULL };
-	struct stat_config cfg = { 0 };
+	struct stat_options o = { 0 };
 	struct calls calls = { 0 };
 	struct perfex_parse p;
 
-	CHECK_EQ_INT(perfex_options_parse_into(&p, PERFEX_CMD_STAT, 8, argv,
+	CHECK_EQ_INT(perfex_options_parse_into(&p, PERFEX_CMD_STAT, 12, argv,
 					       true, record_calls, &calls,
-					       &cfg), PERFEX_GO_ON);
-	CHECK(cfg.bpf_counters);
-	CHECK(cfg.tree);
-	CHECK_EQ_INT(calls.n, 2);
-	CHECK_EQ_INT(calls.ids[0], OPT_ALL_CPUS);
-	CHECK_EQ_INT(calls.ids[1], OPT_EVENT);
+					       &o), PERFEX_GO_ON);
+	CHECK(o.cfg.bpf_counters);
+	CHECK(o.cfg.tree);
+	CHECK(o.all_cpus);
+	CHECK_STR(o.output, "x.txt");
+	CHECK(o.metrics.only);
+	CHECK(o.metrics.topdown);
+	CHECK(!o.metrics.no_merge);
+	/* Only -e, which needs its case, reached the handler. */
+	CHECK_EQ_INT(calls.n, 1);
+	CHECK_EQ_INT(calls.ids[0], OPT_EVENT);
 	CHECK_STR(argv[optind], "true");
 	/* Modes: --bpf-counters needs -a or -C. */
 	quiet();
@@ -201,19 +207,22 @@ TEST(parse_after_parse)
 	char *bad[] = { "perfex", "-aZ", NULL };
 	char *cmd[] = { "perfex", "-a", "sleep", "-n", NULL };
 	char *rep_argv[] = { "report", "x", "-n", NULL };
+	struct stat_options o = { 0 };
 	struct report rep = { 0 };
 	struct calls calls = { 0 };
 	struct perfex_parse p;
 
 	quiet();
-	CHECK_EQ_INT(perfex_options_parse(&p, PERFEX_CMD_STAT, 2, bad, true,
-					  record_calls, &calls),
+	CHECK_EQ_INT(perfex_options_parse_into(&p, PERFEX_CMD_STAT, 2, bad, true,
+					       record_calls, &calls, &o),
 		     PERFEX_EXIT_USAGE);
 	loud();
-	calls.n = 0;
-	CHECK_EQ_INT(perfex_options_parse(&p, PERFEX_CMD_STAT, 4, cmd, true,
-					  record_calls, &calls), PERFEX_GO_ON);
-	CHECK_EQ_INT(calls.n, 1);
+	o.all_cpus = false;
+	CHECK_EQ_INT(perfex_options_parse_into(&p, PERFEX_CMD_STAT, 4, cmd, true,
+					       record_calls, &calls, &o),
+		     PERFEX_GO_ON);
+	CHECK(o.all_cpus);
+	CHECK_EQ_INT(calls.n, 0);
 	CHECK_STR(cmd[optind], "sleep");
 	/* report permutes: -n after the argument is an option. */
 	CHECK_EQ_INT(perfex_options_parse_into(&p, PERFEX_CMD_REPORT, 3,
@@ -225,5 +234,5 @@ TEST(parse_after_parse)
 }
 
 TEST_MAIN(TEST_CASE(ulong_table), TEST_CASE(report_rows_store_their_values),
-	  TEST_CASE(stat_rows_store_into_the_config),
+	  TEST_CASE(stat_rows_store_into_the_options),
 	  TEST_CASE(errors_by_table), TEST_CASE(parse_after_parse))

@@ -9,6 +9,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "perfctr/session.h"
+
 #include "common/internal.h"
 #include "core/engine.h"
 #include "core/fastread.h"
@@ -123,6 +125,11 @@ bool pc_open_err_is_unsupported(int err)
 	default:
 		return false;
 	}
+}
+
+bool perfctr_errno_unsupported(int errnum)
+{
+	return pc_open_err_is_unsupported(errnum);
 }
 
 /* ------------------------------------------------------------------ */
