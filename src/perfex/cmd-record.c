@@ -389,6 +389,12 @@ static int plan_cgroups(struct record *rec)
 	free(texts);
 	if (ret >= 0)
 		return ret;
+	for (size_t e = 1; e < plan->nr_events; e++) {
+		/* Names that differ, within an -e or between two. */
+		const char *a = plan->names[e], *b = plan->names[0];
+
+		splits |= a != b && (!a || !b || strcmp(a, b));
+	}
 	for (size_t i = 0; i < rec->nr_specs; i++) {
 		/* What perfex stat refuses (a group across cgroups) is
 		 * refused here too. */
@@ -397,7 +403,6 @@ static int plan_cgroups(struct record *rec)
 
 		if (!cgroup_plan_splits(plan, i))
 			continue;
-		splits = true;
 		ret = cgroup_plan_split(plan, i, rec->specs[i].text, NULL,
 					&pieces, &names, &n);
 		if (ret >= 0)

@@ -118,21 +118,29 @@ def samples_by_event_pid(path):
 def cgroup_list_gives_each_event_its_cgroup():
     """-e E1,E2 -G A,B: perf's rule, each name to the next event of the
     expanded list: E1 sampled in A only, E2 in B only, a sample per call
-    of each workload."""
+    of each workload.  The same with -e E1 -G A -e E2 -G B."""
     need_tracepoint()
+    exit_tp = TP.replace("sys_enter_", "sys_exit_")
+    for form in ("one -e", "two -e"):
+        def events(a, b):
+            if form == "one -e":
+                return ["-e", "%s,%s" % (TP, exit_tp), "-G", "%s,%s" % (a, b)]
+            return ["-e", TP, "-G", a, "-e", exit_tp, "-G", b]
+        each_event_its_cgroup(events, exit_tp)
+
+
+def each_event_its_cgroup(events, exit_tp):
     base = exit_baseline()
     cg = Cgroups()
     members = []
     out = tmpfile("cg-list.data")
-    exit_tp = TP.replace("sys_enter_", "sys_exit_")
     try:
         a = cg.make("perfctr-rec-la")
         b = cg.make("perfctr-rec-lb")
         members = [Member(cg, a, 2000), Member(cg, b, 3000)]
         # Rings large enough to hold every sample while the machine is
         # busy and the reader late.
-        p = start_record(out, "-a", "-e", "%s,%s" % (TP, exit_tp),
-                         "-G", "%s,%s" % (a, b), "-c", "1", "-m", "256")
+        p = start_record(out, "-a", *events(a, b), "-c", "1", "-m", "256")
         for m in members:
             m.go()
         for m in members:
