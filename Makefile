@@ -127,6 +127,16 @@ PERFEX_CFLAGS += -DHAVE_TRACEEVENT=1
 PERFEX_EXTRA_LIBS += -ltraceevent
 endif
 
+# The Python module (python/, C extensions over the shared library): built
+# for Debian's interpreter when its headers are there (python3-dev; the
+# `python3` first on PATH may be another one, without Debian's packages),
+# never under SANITIZE (a sanitized library cannot load into an
+# uninstrumented interpreter).  It lands in $(O)/python: PYTHONPATH=$(O)/python.
+PYTHON      ?= $(or $(wildcard /usr/bin/python3),python3)
+HAVE_PYTHON := $(if $(SANITIZE),,$(shell $(PYTHON) -c 'import os, sysconfig, sys; \
+                 sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
+                 2>/dev/null && echo 1))
+
 ALL_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS)
 
 LIB_SRCS    := $(sort $(wildcard src/lib/*/*.c))
@@ -162,7 +172,20 @@ PC_FILE     := $(O)/perfctr.pc
 .SUFFIXES:
 .SECONDARY:
 
-all: lib $(PERFEX) $(PERFEX_SERVE) $(PERFCTRD) $(PC_FILE) pmu-events
+all: lib $(PERFEX) $(PERFEX_SERVE) $(PERFCTRD) $(PC_FILE) pmu-events $(if $(HAVE_PYTHON),python)
+
+# setuptools decides what to rebuild; the extensions link the tree's
+# shared library and find it again through their run path.
+.PHONY: python
+python: $(SHARED_LIB)
+ifeq ($(HAVE_PYTHON),1)
+	cd python && PERFCTR_BUILD_DIR=$(abspath $(O)) PERFCTR_VERSION=$(VERSION) \
+	    CFLAGS="$(if $(filter 1,$(WERROR)),-Werror)" \
+	    $(PYTHON) setup.py -q build --build-base $(abspath $(O))/python-build \
+	    --build-lib $(abspath $(O))/python >/dev/null
+else
+	@echo "note: no Python module: $(if $(SANITIZE),not built under SANITIZE,$(PYTHON) has no headers (scripts/install-deps installs python3-dev))"
+endif
 
 # The kernel tree's PMU event and metric tables (tools/perf/pmu-events/arch,
 # GPL-2.0 data), imported from Debian's linux-source package into the build

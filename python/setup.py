@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+"""perfctr for Python: C extensions over libperfctr's public API.
+
+In the tree, `make` builds them against the tree's headers and shared
+library (PERFCTR_BUILD_DIR names the build folder, found again at run time
+through the extensions' run path).  Outside it, `pip install ./python
+--no-build-isolation` builds them against an installed libperfctr found by
+pkg-config.
+
+Each extension is the set of C files of python/src/ that share its prefix:
+perfctr._core (counting: core*.c) and perfctr._data (recordings: data*.c).
+"""
+import glob
+import os
+import shlex
+import subprocess
+
+from setuptools import Extension, setup
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+VERSION = os.environ.get("PERFCTR_VERSION", "0.1.0")
+
+
+def library_flags():
+    build = os.environ.get("PERFCTR_BUILD_DIR")
+    if build:
+        build = os.path.abspath(build)
+        return dict(include_dirs=[os.path.join(HERE, "..", "include")],
+                    library_dirs=[build], runtime_library_dirs=[build])
+    try:
+        out = subprocess.run(["pkg-config", "--cflags-only-I",
+                              "--libs-only-L", "perfctr"],
+                             capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        raise SystemExit("perfctr: libperfctr not found by pkg-config\n"
+                         "hint: install libperfctr-dev, or build in the "
+                         "tree with `make python`")
+    flags = shlex.split(out)
+    return dict(include_dirs=[f[2:] for f in flags if f.startswith("-I")],
+                library_dirs=[f[2:] for f in flags if f.startswith("-L")])
+
+
+def extension(name, prefix, flags):
+    sources = sorted(glob.glob(os.path.join("src", prefix + "*.c")))
+    if not sources:
+        return None
+    return Extension(name, sources, libraries=["perfctr"],
+                     extra_compile_args=["-std=gnu11", "-Wall", "-Wextra",
+                                         "-Wno-unused-parameter",
+                                         "-Wno-missing-field-initializers"],
+                     **flags)
+
+
+flags = library_flags()
+exts = [e for e in (extension("perfctr._core", "core", flags),
+                    extension("perfctr._data", "data", flags)) if e]
+
+setup(
+    name="perfctr",
+    version=VERSION,
+    description="Exact performance counters, recordings and profiles "
+                "from Python, over libperfctr",
+    license="LGPL-2.1-only OR BSD-2-Clause",
+    packages=["perfctr"],
+    ext_modules=exts,
+    entry_points={"pytest11": ["perfctr = perfctr.pytest"]},
+    python_requires=">=3.9",
+)
