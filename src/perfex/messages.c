@@ -63,13 +63,34 @@ int perfex_cgroup_error(const char *verb, const char *cgroup, int err)
 		     "mounted" : err == ENOENT ? "no such cgroup" :
 		     "not a cgroup v2 directory");
 	if (err == ENOMEDIUM)
-		perfex_hint("as root: mount -t cgroup2 none "
-			    "/sys/fs/cgroup/unified");
+		perfex_cgroup2_hint();
 	else
 		perfex_hint("a name relative to the cgroup2 mount "
 			    "(see /proc/self/mountinfo), as "
 			    "/proc/PID/cgroup shows it after '0::'");
 	return PERFEX_EXIT_TARGET;
+}
+
+void perfex_cgroup2_hint(void)
+{
+	perfex_hint("as root: mount -t cgroup2 none /sys/fs/cgroup/unified");
+}
+
+/* Why an event that parsed cannot count here, in a few words (an errno
+ * perfctr_errno_unsupported() accepts; others as strerror says). */
+const char *perfex_unsupported_reason(int errnum)
+{
+	switch (errnum) {
+	case ENOENT:
+	case EOPNOTSUPP:
+		return "no PMU of this machine counts it";
+	case ENODEV:
+		return "its PMU cannot count on these CPUs";
+	case ENOSPC:
+		return "no counter is free for it";
+	default:
+		return strerror(errnum);
+	}
 }
 
 int perfex_paranoid_level(void)
@@ -127,9 +148,16 @@ int perfex_permission_hints(int needed, bool task)
 int perfex_event_error(const char *spec, const struct perfctr_parse_error *err,
 		       int ret)
 {
+	return perfex_event_error_at(NULL, spec, err, ret);
+}
+
+int perfex_event_error_at(const char *where, const char *spec,
+			  const struct perfctr_parse_error *err, int ret)
+{
 	int errnum = err->errnum ? err->errnum : -ret;
 
-	perfex_error("%s", err->message[0] ? err->message : strerror(errnum));
+	perfex_error("%s%s%s", where ? where : "", where ? ": " : "",
+		     err->message[0] ? err->message : strerror(errnum));
 	if ((errnum == EINVAL || errnum == ENOENT) && err->column >= 0 &&
 	    (size_t)err->column <= strlen(spec))
 		fprintf(stderr, "    %s\n    %*s^\n", spec, err->column, "");

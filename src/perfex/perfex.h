@@ -77,6 +77,11 @@ void perfex_broker_cure(void);
  * perfex_broker_cure().  Return PERFEX_EXIT_PERM.
  */
 int perfex_permission_hints(int needed, bool task);
+/* The hint under ENOMEDIUM: no cgroup2 file system mounted. */
+void perfex_cgroup2_hint(void);
+/* Why an event that parsed cannot count here (an errno of
+ * perfctr_errno_unsupported()), in a few words. */
+const char *perfex_unsupported_reason(int errnum);
 struct perfctr_parse_error;
 /*
  * An event specification the library refused (@ret, @err): its message, a
@@ -86,6 +91,9 @@ struct perfctr_parse_error;
  */
 int perfex_event_error(const char *spec, const struct perfctr_parse_error *err,
 		       int ret);
+/* The same, the message after "@where: " (a configuration file's line). */
+int perfex_event_error_at(const char *where, const char *spec,
+			  const struct perfctr_parse_error *err, int ret);
 struct perfctr_attach_error;
 /* An open the access broker refused (@ae; @name the event's, or NULL):
  * its reason and where its policy is.  Return PERFEX_EXIT_TARGET (the

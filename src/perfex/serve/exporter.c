@@ -238,9 +238,18 @@ void serve_log(const char *fmt, ...)
 
 /* ------------------------------------------------------------- events */
 
+/*
+ * What a parse error means for a configured event: the library's
+ * "cannot count here" errnos (perfctr_errno_unsupported()) but two, which
+ * at parse time say the text is wrong (an unknown name, bad syntax), a
+ * mistake of the configuration; the others (no such PMU on this machine)
+ * leave the event out and serve the rest, so one configuration serves
+ * unlike nodes.
+ */
 static bool lacking(int errnum)
 {
-	return errnum == EOPNOTSUPP || errnum == ENODEV || errnum == ENXIO;
+	return errnum != ENOENT && errnum != EINVAL &&
+	       perfctr_errno_unsupported(errnum);
 }
 
 static void note_unavailable(struct serve_exporter *ex, const char *event,
@@ -300,23 +309,14 @@ static int parse_one(struct serve_exporter *ex, const struct serve_config *cfg,
 				 strerror(errnum));
 		return -1;
 	}
-	if (line)
-		fprintf(stderr, "perfex: config '%s' line %zu: %s\n", cfg->file,
-			line, err.message[0] ? err.message : strerror(errnum));
-	else
-		perfex_error("%s", err.message[0] ? err.message :
-			     strerror(errnum));
-	if (err.hint[0])
-		perfex_hint("%s", err.hint);
-	if (errnum == ENOTDIR || errnum == EACCES) {
-		if (!err.hint[0])
-			perfex_hint("as root: mount -t tracefs nodev "
-				    "/sys/kernel/tracing");
-		return PERFEX_EXIT_TRACEFS;
+	if (line) {
+		char where[PATH_MAX + 32];
+
+		snprintf(where, sizeof(where), "config '%s' line %zu",
+			 cfg->file, line);
+		return perfex_event_error_at(where, spec, &err, ret);
 	}
-	if (errnum == ENOENT && !err.hint[0])
-		perfex_hint("perfex list shows the events this machine offers");
-	return PERFEX_EXIT_EVENT;
+	return perfex_event_error(spec, &err, ret);
 }
 
 static int parse_events(struct serve_exporter *ex, const struct serve_config *cfg)
@@ -341,22 +341,6 @@ static int parse_events(struct serve_exporter *ex, const struct serve_config *cf
 }
 
 /* ------------------------------------------------------------- scopes */
-
-/* Why an event that parsed could not be opened, for the metric. */
-static const char *not_supported(int errnum)
-{
-	switch (errnum) {
-	case ENOENT:
-	case EOPNOTSUPP:
-		return "no PMU of this machine counts it";
-	case ENODEV:
-		return "its PMU cannot count on these CPUs";
-	case ENOSPC:
-		return "no counter is free for it";
-	default:
-		return strerror(errnum);
-	}
-}
 
 static void scope_delete(struct scope *s, size_t nr_events)
 {
@@ -466,7 +450,7 @@ static struct scope *scope_new(struct serve_exporter *ex, const char *cgroup)
 		if (perfctr_session__count(s->session, e, &c) == 0 &&
 		    c.status == PERFCTR_COUNT_NOT_SUPPORTED)
 			note_unavailable(ex, perfctr_session__event_name(s->session, e),
-					 not_supported(c.errnum));
+					 perfex_unsupported_reason(c.errnum));
 	}
 	err = make_series(ex, s);
 	if (err < 0)
@@ -1031,15 +1015,13 @@ static char *label_text(const struct serve_config *cfg)
 static int target_error(const char *what, int err)
 {
 	perfex_error("cannot count %s: %s", what, strerror(err));
-	if (err == ENOMEDIUM)
-		perfex_hint("as root: mount -t cgroup2 none "
-			    "/sys/fs/cgroup/unified");
-	if (err == EACCES || err == EPERM) {
-		perfex_hint("counting a whole CPU needs root or "
-			    "perf_event_paranoid <= 0");
-		return PERFEX_EXIT_PERM;
+	if (err == ENOMEDIUM) {
+		perfex_cgroup2_hint();
+		return PERFEX_EXIT_TARGET;
 	}
-	if (err == EINVAL || err == ENODEV || err == ENOMEDIUM)
+	if (err == EACCES || err == EPERM)
+		return perfex_permission_hints(0, false);
+	if (err == EINVAL || err == ENODEV)
 		return PERFEX_EXIT_TARGET;
 	return PERFEX_EXIT_INTERNAL;
 }
