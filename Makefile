@@ -353,6 +353,12 @@ $(O)/tests/unit/test_perfctrd_%: tests/unit/test_perfctrd_%.c $(TLIB_OBJS) $(PER
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/lib -Isrc/perfctrd $(LDFLAGS) -o $@ $< $(TLIB_OBJS) $(PERFCTRD_PARTS) $(STATIC_LIB) $(LDLIBS)
 
+# Unit tests of perfex serve's parts (text bodies, the families).
+SERVE_PARTS := $(O)/src/perfex/serve/text.o $(O)/src/perfex/serve/metrics.o
+$(O)/tests/unit/test_serve_%: tests/unit/test_serve_%.c $(TLIB_OBJS) $(SERVE_PARTS) $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests/lib -Isrc/perfex -Isrc/perfex/serve $(LDFLAGS) -o $@ $< $(TLIB_OBJS) $(SERVE_PARTS) $(STATIC_LIB) $(LDLIBS)
+
 # Unit tests of perfex's parts (the option parse): its objects, no main().
 PERFEX_PARTS := $(O)/src/perfex/options.o $(O)/src/perfex/messages.o
 $(O)/tests/unit/test_perfex_%: tests/unit/test_perfex_%.c $(TLIB_OBJS) $(PERFEX_PARTS) $(STATIC_LIB)

@@ -48,6 +48,7 @@
 
 #include "perfex.h"
 #include "serve.h"
+#include "text.h"
 
 /* Cgroup trees deeper than this are not followed further (a loop guard;
  * real hierarchies are a handful of levels). */
@@ -114,114 +115,6 @@ struct serve_exporter {
 	long open_fds;			/* as of the last change of scopes */
 	bool last_reload_ok;
 };
-
-/* ------------------------------------------------------------ buffers */
-
-struct buf {
-	char *p;
-	size_t len, cap;
-	bool failed;
-};
-
-static void reserve(struct buf *b, size_t more)
-{
-	char *n;
-	size_t cap;
-
-	if (b->len + more <= b->cap || b->failed)
-		return;
-	cap = b->cap ? b->cap : 4096;
-	while (cap < b->len + more)
-		cap *= 2;
-	n = realloc(b->p, cap);
-	if (!n) {
-		b->failed = true;
-		return;
-	}
-	b->p = n;
-	b->cap = cap;
-}
-
-static void put(struct buf *b, const char *s, size_t len)
-{
-	reserve(b, len + 1);
-	if (b->failed)
-		return;
-	memcpy(b->p + b->len, s, len);
-	b->len += len;
-	b->p[b->len] = '\0';
-}
-
-static void puts_(struct buf *b, const char *s)
-{
-	put(b, s, strlen(s));
-}
-
-static void printf_(struct buf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void printf_(struct buf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	reserve(b, (size_t)n + 1);
-	if (b->failed)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
-}
-
-/* A label value as the text formats quote it: \\, \" and \n escaped. */
-static void put_quoted(struct buf *b, const char *s)
-{
-	put(b, "\"", 1);
-	for (; *s; s++) {
-		if (*s == '\\')
-			put(b, "\\\\", 2);
-		else if (*s == '"')
-			put(b, "\\\"", 2);
-		else if (*s == '\n')
-			put(b, "\\n", 2);
-		else
-			put(b, s, 1);
-	}
-	put(b, "\"", 1);
-}
-
-static void put_u64(struct buf *b, uint64_t v)
-{
-	char tmp[24];
-	size_t i = sizeof(tmp);
-
-	do {
-		tmp[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	put(b, tmp + i, sizeof(tmp) - i);
-}
-
-/* Nanoseconds as seconds, exactly: "12.000000345". */
-static void put_seconds(struct buf *b, uint64_t ns)
-{
-	char frac[11];
-	uint64_t f = ns % 1000000000u;
-
-	put_u64(b, ns / 1000000000u);
-	frac[0] = '.';
-	for (int i = 9; i >= 1; i--) {
-		frac[i] = (char)('0' + f % 10);
-		f /= 10;
-	}
-	put(b, frac, 10);
-}
 
 /* ---------------------------------------------------------------- log */
 
@@ -375,28 +268,25 @@ static int make_series(struct serve_exporter *ex, struct scope *s)
 		return -ENOMEM;
 	for (size_t e = 0; e < n; e++) {
 		for (size_t u = 0; u < s->nr_units; u++) {
-			struct buf b = { 0 };
+			struct serve_text t;
+			bool gz;
 			int cpu = -1;
 
 			perfctr_session__unit(s->session, u, NULL, &cpu);
+			serve_text_init(&t, false);
 			if (s->cgroup) {
-				puts_(&b, "cgroup=");
-				put_quoted(&b, s->cgroup);
-				puts_(&b, ",");
+				serve_text_puts(&t, "cgroup=");
+				serve_text_quoted(&t, s->cgroup);
+				serve_text_puts(&t, ",");
 			}
-			printf_(&b, "cpu=\"%d\",event=", cpu);
-			put_quoted(&b, perfctr_session__event_name(s->session, e));
+			serve_text_printf(&t, "cpu=\"%d\",event=", cpu);
+			serve_text_quoted(&t, perfctr_session__event_name(s->session, e));
 			if (ex->extra)
-				puts_(&b, ex->extra);
-			if (b.failed) {
-				free(b.p);
-				return -ENOMEM;
-			}
-			/* To its size: a buffer starts at 4 kB, and a node
-			 * has tens of thousands of series. */
+				serve_text_puts(&t, ex->extra);
 			s->series[e * s->nr_units + u] =
-				realloc(b.p, b.len + 1) ?: b.p;
-			s->series_len[e * s->nr_units + u] = b.len;
+				serve_text_finish(&t, &s->series_len[e * s->nr_units + u], &gz);
+			if (!s->series[e * s->nr_units + u])
+				return -ENOMEM;
 		}
 	}
 	return 0;
@@ -997,19 +887,18 @@ static void drop_scopes(struct serve_exporter *ex)
 
 static char *label_text(const struct serve_config *cfg)
 {
-	struct buf b = { 0 };
+	struct serve_text t;
+	size_t len;
+	bool gz;
 
 	if (!cfg->nr_labels)
 		return NULL;
+	serve_text_init(&t, false);
 	for (size_t i = 0; i < cfg->nr_labels; i++) {
-		printf_(&b, ",%s=", cfg->labels[i].name);
-		put_quoted(&b, cfg->labels[i].value);
+		serve_text_printf(&t, ",%s=", cfg->labels[i].name);
+		serve_text_quoted(&t, cfg->labels[i].value);
 	}
-	if (b.failed) {
-		free(b.p);
-		return NULL;
-	}
-	return b.p;
+	return serve_text_finish(&t, &len, &gz);
 }
 
 static int target_error(const char *what, int err)
@@ -1263,114 +1152,6 @@ unsigned int serve_exporter_profile_max_seconds(struct serve_exporter *ex)
 
 /* ------------------------------------------------------------- scrape */
 
-struct family {
-	const char *name;	/* without _total */
-	const char *type;	/* counter, gauge */
-	const char *unit;	/* OpenMetrics UNIT, or NULL */
-	const char *help;
-};
-
-static void head(struct buf *b, const struct family *f, enum serve_format fmt)
-{
-	bool counter = !strcmp(f->type, "counter");
-	bool om = fmt == SERVE_FORMAT_OPENMETRICS;
-	/* Prometheus text names the family as its samples (with _total);
-	 * OpenMetrics names it without the suffix. */
-	const char *suffix = counter && !om ? "_total" : "";
-
-	printf_(b, "# HELP %s%s %s\n# TYPE %s%s %s\n", f->name, suffix,
-		f->help, f->name, suffix, f->type);
-	if (om && f->unit)
-		printf_(b, "# UNIT %s %s\n", f->name, f->unit);
-}
-
-static void sample_name(struct buf *b, const struct family *f)
-{
-	puts_(b, f->name);
-	if (!strcmp(f->type, "counter"))
-		puts_(b, "_total");
-}
-
-static const struct family f_events = {
-	"perfex_events", "counter", NULL,
-	"Events counted, raw: as the kernel summed them while the event ran "
-	"on a counter (perfex_time_running_seconds)." };
-static const struct family f_scaled = {
-	"perfex_events_scaled", "gauge", NULL,
-	"Events estimated for the whole enabled time: raw * enabled / running "
-	"(equal to the raw count when the event was never multiplexed; an "
-	"estimate, so it can fall slightly between scrapes)." };
-static const struct family f_enabled = {
-	"perfex_time_enabled_seconds", "counter", "seconds",
-	"Time the event was enabled." };
-static const struct family f_running = {
-	"perfex_time_running_seconds", "counter", "seconds",
-	"Time the event was on a hardware or software counter (less than "
-	"enabled: multiplexed)." };
-
-enum value_kind { V_RAW, V_SCALED, V_ENABLED, V_RUNNING };
-
-static void family_values(struct serve_exporter *ex, struct buf *b,
-			  const struct family *f, enum value_kind kind,
-			  enum serve_format fmt)
-{
-	size_t n = nr_events(ex);
-	char name[128];
-	int name_len;
-
-	if (!ex->nr_scopes)
-		return;
-	head(b, f, fmt);
-	/* "name_total{" once, not a strcmp and three copies a line. */
-	name_len = snprintf(name, sizeof(name), "%s%s{", f->name,
-			    strcmp(f->type, "counter") ? "" : "_total");
-	if (name_len < 0 || (size_t)name_len >= sizeof(name))
-		return;
-	for (size_t i = 0; i < ex->nr_scopes; i++) {
-		struct scope *s = ex->scopes[i];
-
-		for (size_t k = 0; k < n * s->nr_units; k++) {
-			const struct perfctr_count *c = &s->counts[k];
-
-			if (c->status == PERFCTR_COUNT_NOT_SUPPORTED)
-				continue;
-			if (kind == V_SCALED && !c->time_running)
-				continue;
-			reserve(b, (size_t)name_len + s->series_len[k] + 48);
-			put(b, name, (size_t)name_len);
-			put(b, s->series[k], s->series_len[k]);
-			put(b, "} ", 2);
-			switch (kind) {
-			case V_RAW:
-				put_u64(b, c->value);
-				break;
-			case V_SCALED:
-				if (c->time_running == c->time_enabled)
-					put_u64(b, c->value);
-				else
-					printf_(b, "%.17g",
-						perfctr_count__scaled(c));
-				break;
-			case V_ENABLED:
-				put_seconds(b, c->time_enabled);
-				break;
-			case V_RUNNING:
-				put_seconds(b, c->time_running);
-				break;
-			}
-			put(b, "\n", 1);
-		}
-	}
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static long open_fds(void)
 {
 	DIR *d = opendir("/proc/self/fd");
@@ -1386,153 +1167,17 @@ static long open_fds(void)
 	return n - 1;		/* the directory's own fd */
 }
 
-/* A gauge or counter family with one unlabelled sample (but the
- * configured labels). */
-static void single(struct serve_exporter *ex, struct buf *b,
-		   const struct family *f, enum serve_format fmt,
-		   const char *value)
+static uint64_t now_ns(void)
 {
-	head(b, f, fmt);
-	sample_name(b, f);
-	if (ex->extra) {
-		puts_(b, "{");
-		puts_(b, ex->extra + 1);
-		puts_(b, "}");
-	}
-	printf_(b, " %s\n", value);
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void health(struct serve_exporter *ex, struct buf *b,
-		   enum serve_format fmt, uint64_t start)
+/* Read every scope's counters into its counts.  Under the lock. */
+static void read_counts(struct serve_exporter *ex)
 {
-	static const struct family f_unavail = {
-		"perfex_event_unavailable", "gauge", NULL,
-		"1 for each event this machine cannot count, with the reason; "
-		"the other events are served." };
-	static const struct family f_cgroups = {
-		"perfex_cgroups", "gauge", NULL, "Cgroups counted now." };
-	static const struct family f_cgerr = {
-		"perfex_cgroup_errors", "counter", NULL,
-		"Cgroups that could not be counted (the log says why)." };
-	static const struct family f_dropped = {
-		"perfex_series_dropped", "gauge", NULL,
-		"Series not served now because of max-series: those of the "
-		"cgroups left uncounted (4 per event and CPU of each)." };
-	static const struct family f_rderr = {
-		"perfex_read_errors", "counter", NULL,
-		"Failed reads of counters." };
-	static const struct family f_fds = {
-		"perfex_open_fds", "gauge", NULL,
-		"File descriptors the exporter holds open (one per event, CPU "
-		"and cgroup, and its own), as of the last change of cgroups." };
-	static const struct family f_reloads = {
-		"perfex_config_reloads", "counter", NULL,
-		"Configuration reloads (SIGHUP), by result." };
-	static const struct family f_reload_ok = {
-		"perfex_config_last_reload_successful", "gauge", NULL,
-		"1 when the last reload succeeded (or there was none)." };
-	static const struct family f_mode = {
-		"perfex_cgroup_counting_mode", "gauge", NULL,
-		"Cgroups counted through the BPF counters (mode=\"bpf\") and "
-		"with the kernel's cgroup events (mode=\"cgroup-events\", "
-		"reason: why not through BPF)." };
-	static const struct family f_prof_running = {
-		"perfex_profiles_running", "gauge", NULL,
-		"Profiles of /debug/pprof/profile being taken now." };
-	static const struct family f_profiles = {
-		"perfex_profiles", "counter", NULL,
-		"Requests of /debug/pprof/profile, by result: ok, conflict "
-		"(one of the target was running), bad_request, failed." };
-	static const char *const results[SERVE_PROFILE_NR_RESULTS] = {
-		[SERVE_PROFILE_OK] = "ok",
-		[SERVE_PROFILE_CONFLICT] = "conflict",
-		[SERVE_PROFILE_BAD_REQUEST] = "bad_request",
-		[SERVE_PROFILE_FAILED] = "failed",
-	};
-	static const struct family f_duration = {
-		"perfex_scrape_duration_seconds", "gauge", "seconds",
-		"Time this scrape took to read the counters and format them." };
-	char tmp[32];
-
-	head(b, &f_unavail, fmt);
-	for (size_t i = 0; i < ex->nr_unavail; i++) {
-		sample_name(b, &f_unavail);
-		puts_(b, "{event=");
-		put_quoted(b, ex->unavail[i].event);
-		puts_(b, ",reason=");
-		put_quoted(b, ex->unavail[i].reason);
-		if (ex->extra)
-			puts_(b, ex->extra);
-		puts_(b, "} 1\n");
-	}
-	snprintf(tmp, sizeof(tmp), "%zu", ex->nr_scopes ? ex->nr_scopes - 1 : 0);
-	single(ex, b, &f_cgroups, fmt, tmp);
-	if (ex->cfg->nr_cgroups || ex->cfg->nr_roots) {
-		size_t by_bpf = 0, by_events = 0;
-
-		for (size_t i = 1; i < ex->nr_scopes; i++)
-			*(ex->scopes[i]->by_bpf ? &by_bpf : &by_events) += 1;
-		head(b, &f_mode, fmt);
-		sample_name(b, &f_mode);
-		printf_(b, "{mode=\"bpf\"%s} %zu\n", ex->extra ? ex->extra : "",
-			by_bpf);
-		sample_name(b, &f_mode);
-		puts_(b, "{mode=\"cgroup-events\",reason=");
-		/* Sessions fall back one by one for what the BPF counters
-		 * cannot count (event sets, too many events or cgroups). */
-		put_quoted(b, ex->bpf_reason[0] ? ex->bpf_reason :
-			   by_events ? "events or cgroups the BPF counters "
-			   "cannot take (the log names them)" : "");
-		printf_(b, "%s} %zu\n", ex->extra ? ex->extra : "", by_events);
-	}
-	snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)ex->cgroup_errors);
-	single(ex, b, &f_cgerr, fmt, tmp);
-	snprintf(tmp, sizeof(tmp), "%llu",
-		 (unsigned long long)ex->dropped_series);
-	single(ex, b, &f_dropped, fmt, tmp);
-	snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)ex->read_errors);
-	single(ex, b, &f_rderr, fmt, tmp);
-	snprintf(tmp, sizeof(tmp), "%ld", ex->open_fds);
-	single(ex, b, &f_fds, fmt, tmp);
-	head(b, &f_reloads, fmt);
-	for (int ok = 1; ok >= 0; ok--) {
-		sample_name(b, &f_reloads);
-		printf_(b, "{result=\"%s\"%s} %llu\n", ok ? "success" : "failure",
-			ex->extra ? ex->extra : "",
-			(unsigned long long)(ok ? ex->reloads_ok : ex->reloads_failed));
-	}
-	single(ex, b, &f_reload_ok, fmt, ex->last_reload_ok ? "1" : "0");
-	snprintf(tmp, sizeof(tmp), "%u", ex->profiles_running);
-	single(ex, b, &f_prof_running, fmt, tmp);
-	head(b, &f_profiles, fmt);
-	for (size_t i = 0; i < SERVE_PROFILE_NR_RESULTS; i++) {
-		sample_name(b, &f_profiles);
-		printf_(b, "{result=\"%s\"%s} %llu\n", results[i],
-			ex->extra ? ex->extra : "",
-			(unsigned long long)ex->profiles[i]);
-	}
-	/* Last, so that it covers the rest of the scrape. */
-	snprintf(tmp, sizeof(tmp), "%.9f", (double)(now_ns() - start) / 1e9);
-	single(ex, b, &f_duration, fmt, tmp);
-}
-
-char *serve_exporter_scrape(struct serve_exporter *ex, enum serve_format fmt,
-			    size_t *len)
-{
-	uint64_t start = now_ns();
-	struct buf b = { 0 };
-
-	pthread_mutex_lock(&ex->lock);
-	if (ex->inotify_fd < 0)
-		rescan_locked(ex);
-	/* Counted when counters were opened or closed since the last
-	 * scrape, not at each change: listing /proc/self/fd instantiates an
-	 * inode per fd, which with thousands of fds costs more than a
-	 * change, and cgroups change many times a second on a busy node. */
-	if (ex->fds_stale) {
-		ex->open_fds = open_fds();
-		ex->fds_stale = false;
-	}
 	/* One run of the BPF program and one copy of the sums for every
 	 * cgroup, not one each (else reads that fail are counted). */
 	if (ex->bpf && ex->nr_scopes > 1 &&
@@ -1554,20 +1199,103 @@ char *serve_exporter_scrape(struct serve_exporter *ex, enum serve_format fmt,
 			}
 	}
 	perfctr_bpf_counters__thaw(ex->bpf);
-	reserve(&b, 256 * 1024);
-	family_values(ex, &b, &f_events, V_RAW, fmt);
-	family_values(ex, &b, &f_scaled, V_SCALED, fmt);
-	family_values(ex, &b, &f_enabled, V_ENABLED, fmt);
-	family_values(ex, &b, &f_running, V_RUNNING, fmt);
-	health(ex, &b, fmt, start);
+}
+
+/* The four count families of every scope.  Under the lock. */
+static void write_counts(struct serve_exporter *ex, struct serve_text *t,
+			 enum serve_format fmt)
+{
+	struct serve_series *series = calloc(ex->nr_scopes + 1,
+					     sizeof(*series));
+
+	if (!series) {
+		t->failed = true;
+		return;
+	}
+	for (size_t i = 0; i < ex->nr_scopes; i++) {
+		const struct scope *s = ex->scopes[i];
+
+		series[i] = (struct serve_series){
+			.nr = nr_events(ex) * s->nr_units,
+			.labels = s->series,
+			.labels_len = s->series_len,
+			.counts = s->counts,
+		};
+	}
+	serve_metrics_counts(t, fmt, series, ex->nr_scopes);
+	free(series);
+}
+
+/* The health families.  Under the lock. */
+static void write_health(struct serve_exporter *ex, struct serve_text *t,
+			 enum serve_format fmt, uint64_t start)
+{
+	const char **events = calloc(ex->nr_unavail + 1, sizeof(*events));
+	const char **reasons = calloc(ex->nr_unavail + 1, sizeof(*reasons));
+	struct serve_health h = {
+		.extra = ex->extra,
+		.unavail_event = events,
+		.unavail_reason = reasons,
+		.nr_unavail = ex->nr_unavail,
+		.cgroups = ex->nr_scopes ? ex->nr_scopes - 1 : 0,
+		.counts_cgroups = ex->cfg->nr_cgroups || ex->cfg->nr_roots,
+		.bpf_reason = ex->bpf_reason,
+		.cgroup_errors = ex->cgroup_errors,
+		.dropped_series = ex->dropped_series,
+		.read_errors = ex->read_errors,
+		.open_fds = ex->open_fds,
+		.reloads_ok = ex->reloads_ok,
+		.reloads_failed = ex->reloads_failed,
+		.last_reload_ok = ex->last_reload_ok,
+		.profiles_running = ex->profiles_running,
+		.start_ns = start,
+	};
+
+	if (!events || !reasons) {
+		free(events);
+		free(reasons);
+		t->failed = true;
+		return;
+	}
+	for (size_t i = 0; i < ex->nr_unavail; i++) {
+		events[i] = ex->unavail[i].event;
+		reasons[i] = ex->unavail[i].reason;
+	}
+	for (size_t i = 1; i < ex->nr_scopes; i++)
+		*(ex->scopes[i]->by_bpf ? &h.by_bpf : &h.by_events) += 1;
+	for (size_t i = 0; i < SERVE_PROFILE_NR_RESULTS; i++)
+		h.profiles[i] = ex->profiles[i];
+	serve_metrics_health(t, fmt, &h);
+	free(events);
+	free(reasons);
+}
+
+char *serve_exporter_scrape(struct serve_exporter *ex, enum serve_format fmt,
+			    bool gzip, size_t *len, bool *gzipped)
+{
+	uint64_t start = now_ns();
+	struct serve_text t;
+
+	if (serve_text_init(&t, gzip) < 0)
+		return NULL;
+	pthread_mutex_lock(&ex->lock);
+	if (ex->inotify_fd < 0)
+		rescan_locked(ex);
+	/* Counted when counters were opened or closed since the last
+	 * scrape, not at each change: listing /proc/self/fd instantiates an
+	 * inode per fd, which with thousands of fds costs more than a
+	 * change, and cgroups change many times a second on a busy node. */
+	if (ex->fds_stale) {
+		ex->open_fds = open_fds();
+		ex->fds_stale = false;
+	}
+	read_counts(ex);
+	if (!gzip)
+		serve_text_grow(&t, 256 * 1024);
+	write_counts(ex, &t, fmt);
+	write_health(ex, &t, fmt, start);
 	pthread_mutex_unlock(&ex->lock);
 	if (fmt == SERVE_FORMAT_OPENMETRICS)
-		puts_(&b, "# EOF\n");
-	if (b.failed) {
-		free(b.p);
-		errno = ENOMEM;
-		return NULL;
-	}
-	*len = b.len;
-	return b.p;
+		serve_text_puts(&t, "# EOF\n");
+	return serve_text_finish(&t, len, gzipped);
 }

@@ -21,12 +21,10 @@
 
 #include "perfex.h"
 #include "serve.h"
+#include "text.h"
 
 #ifdef HAVE_MICROHTTPD
 #include <microhttpd.h>
-#endif
-#ifdef HAVE_ZLIB
-#include <zlib.h>
 #endif
 
 /* ------------------------------------------------------- negotiation */
@@ -155,44 +153,20 @@ bool serve_accepts_gzip(const char *accept_encoding)
 	return star;
 }
 
-#ifdef HAVE_ZLIB
-/*
- * @reply's body in gzip, in place; false (the body as it was) on any
- * failure.  Level 1: a node's exposition (megabytes of near-identical
- * label text) shrinks 10 to 20 times even so, in a few milliseconds.
- */
+/* @reply's body in gzip, in place; false (the body as it was) on any
+ * failure. */
 static bool gzip_reply(struct serve_reply *reply)
 {
-	z_stream z = { 0 };
-	size_t cap;
 	char *out;
-	int ret;
+	size_t len;
 
-	if (deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK)
+	if (!serve_gzip_buffer(reply->body, reply->len, &out, &len))
 		return false;
-	cap = deflateBound(&z, (uLong)reply->len);
-	out = malloc(cap);
-	if (!out) {
-		deflateEnd(&z);
-		return false;
-	}
-	z.next_in = (Bytef *)reply->body;
-	z.avail_in = (uInt)reply->len;
-	z.next_out = (Bytef *)out;
-	z.avail_out = (uInt)cap;
-	ret = deflate(&z, Z_FINISH);
-	deflateEnd(&z);
-	if (ret != Z_STREAM_END) {
-		free(out);
-		return false;
-	}
 	free(reply->body);
 	reply->body = out;
-	reply->len = cap - z.avail_out;
+	reply->len = len;
 	return true;
 }
-#endif
 
 /* ------------------------------------------------------------ handlers */
 
@@ -318,6 +292,8 @@ answer(void *cls, struct MHD_Connection *conn, const char *url,
 		.path = url,
 		.accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 						      MHD_HTTP_HEADER_ACCEPT),
+		.gzip_ok = serve_accepts_gzip(MHD_lookup_connection_value(conn,
+				MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING)),
 		.conn = conn,
 	};
 	struct MHD_Response *resp;
@@ -365,15 +341,11 @@ answer(void *cls, struct MHD_Connection *conn, const char *url,
 		reply.len = reply.body ? strlen(reply.body) : 0;
 		reply.content_type = "text/plain; charset=utf-8";
 	}
-	if (reply.compressible && reply.status == 200 &&
-	    reply.len >= GZIP_MIN_BYTES && reply.len <= UINT32_MAX &&
-	    serve_accepts_gzip(MHD_lookup_connection_value(conn,
-				MHD_HEADER_KIND,
-				MHD_HTTP_HEADER_ACCEPT_ENCODING))) {
-#ifdef HAVE_ZLIB
+	if (reply.gzipped && reply.status == 200)
+		gzipped = true;
+	else if (reply.compressible && reply.status == 200 &&
+		 reply.len >= GZIP_MIN_BYTES && req.gzip_ok)
 		gzipped = gzip_reply(&reply);
-#endif
-	}
 	resp = MHD_create_response_from_buffer(reply.len, reply.body,
 					       MHD_RESPMEM_MUST_FREE);
 	if (!resp) {

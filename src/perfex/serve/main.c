@@ -117,7 +117,8 @@ static void metrics_handler(const struct serve_request *req,
 {
 	enum serve_format fmt = serve_negotiate(req->accept);
 
-	reply->body = serve_exporter_scrape(arg, fmt, &reply->len);
+	reply->body = serve_exporter_scrape(arg, fmt, req->gzip_ok, &reply->len,
+					    &reply->gzipped);
 	reply->content_type = serve_content_type(fmt);
 	reply->compressible = true;
 	if (!reply->body)
@@ -177,7 +178,9 @@ static void raise_fd_limit(void)
 static int once(struct serve_exporter *ex)
 {
 	size_t len;
-	char *text = serve_exporter_scrape(ex, SERVE_FORMAT_PROMETHEUS, &len);
+	bool gzipped;
+	char *text = serve_exporter_scrape(ex, SERVE_FORMAT_PROMETHEUS, false,
+					   &len, &gzipped);
 	int ret = 0;
 
 	if (!text) {

@@ -4,7 +4,10 @@
  *
  *   config.c    the configuration: file + command line, reloaded on SIGHUP
  *   exporter.c  the counting sessions (whole machine and each cgroup,
- *               cgroups under a root followed) and the text formats
+ *               cgroups under a root followed), read at each scrape
+ *   text.c      text bodies, plain or gzip'd as they are written, and the
+ *               Prometheus / OpenMetrics text of a family (text.h)
+ *   metrics.c   the families served: counts and the exporter's health
  *   http.c      the HTTP server (libmicrohttpd) and its handler table
  *   main.c      perfex-serve's main: options, signals, the main loop
  *   profile.c   /debug/pprof/profile: cpu-clock profiles in pprof format
@@ -132,12 +135,15 @@ int serve_exporter_reload(struct serve_exporter *ex, struct serve_config *cfg);
 void serve_exporter_reload_failed(struct serve_exporter *ex);
 
 /*
- * One scrape in @format: read every counter and format the families.
- * Return: a malloc'd text of *@len bytes, or NULL on ENOMEM.
+ * One scrape in @format: read every counter and format the families,
+ * gzip'd as they are written when @gzip (and zlib is there: *@gzipped
+ * says).
+ * Return: a malloc'd body of *@len bytes (plain: NUL-terminated), or NULL
+ * on ENOMEM.
  * Thread safety: serialised inside (one scrape or rescan at a time).
  */
 char *serve_exporter_scrape(struct serve_exporter *ex, enum serve_format format,
-			    size_t *len);
+			    bool gzip, size_t *len, bool *gzipped);
 
 /* The listen address of the running configuration. */
 const char *serve_exporter_listen(const struct serve_exporter *ex);
@@ -172,6 +178,7 @@ bool serve_accepts_gzip(const char *accept_encoding);
 struct serve_request {
 	const char *path;	/* "/metrics" */
 	const char *accept;	/* the Accept header, or NULL */
+	bool gzip_ok;		/* the client takes gzip (Accept-Encoding) */
 	void *conn;		/* the server's, for serve_request_arg() */
 };
 
@@ -183,6 +190,8 @@ struct serve_reply {
 	/* Sent gzip'd to a client that accepts it (text, not pprof's
 	 * already gzip'd profiles). */
 	bool compressible;
+	/* The handler gzip'd the body itself (a client with gzip_ok). */
+	bool gzipped;
 };
 
 /* A query argument of @req ("seconds" of "?seconds=5"), or NULL. */
