@@ -361,6 +361,11 @@ $(O)/tests/unit/test_serve_%: tests/unit/test_serve_%.c $(TLIB_OBJS) $(SERVE_PAR
 
 # Unit tests of perfex's parts (the option parse): its objects, no main().
 PERFEX_PARTS := $(O)/src/perfex/options.o $(O)/src/perfex/messages.o
+# perfex stat's printing: with the files it prints through.
+STAT_PRINT_PARTS := $(addprefix $(O)/src/perfex/,stat-print.o stat-metrics.o stat-tree.o json-out.o)
+$(O)/tests/unit/test_perfex_stat_print: tests/unit/test_perfex_stat_print.c $(TLIB_OBJS) $(PERFEX_PARTS) $(STAT_PRINT_PARTS) $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests/lib -Isrc/perfex $(LDFLAGS) -o $@ $< $(TLIB_OBJS) $(PERFEX_PARTS) $(STAT_PRINT_PARTS) $(STATIC_LIB) $(LDLIBS)
 $(O)/tests/unit/test_perfex_%: tests/unit/test_perfex_%.c $(TLIB_OBJS) $(PERFEX_PARTS) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/lib -Isrc/perfex $(LDFLAGS) -o $@ $< $(TLIB_OBJS) $(PERFEX_PARTS) $(STATIC_LIB) $(LDLIBS)
