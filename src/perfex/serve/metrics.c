@@ -243,7 +243,8 @@ static const struct health_row health_rows[] = {
 	    "of the target was running), bad_request, failed." },
 	  write_profiles },
 	{ { "perfex_scrape_duration_seconds", false, "seconds",
-	    "Time this scrape took to read the counters and format them." },
+	    "Time this scrape took to read the counters and format them "
+	    "(gzip'd: and to compress all but the last part)." },
 	  write_duration },
 };
 
