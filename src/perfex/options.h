@@ -154,7 +154,7 @@ struct perfex_parse {
 	const struct perfex_option *opt;	/* the option being handled */
 	char name[48];		/* as given: "-I" or "--interval-print" */
 	const char *arg;	/* its argument, or NULL */
-	unsigned char given[128]; /* per row: 0, or 1 + its spelling */
+	unsigned char given[256]; /* per row: 0, or 1 + its spelling */
 };
 
 /* Handle p->opt (with p->arg): PERFEX_GO_ON, or the exit status. */
