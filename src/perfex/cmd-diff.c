@@ -765,7 +765,7 @@ static void diff_cell(const struct diff *d, const struct diff_table *t,
 			snprintf(buf, size, "N/A");
 		else if (d->opt.compute == DIFF_RATIO && r->value[f] > 0)
 			snprintf(buf, size, "%14.6F", r->value[f]);
-		else if (d->opt.compute == DIFF_WDIFF && r->wdiff[f])
+		else if (d->opt.compute == DIFF_WDIFF)
 			snprintf(buf, size, "%14" PRId64, r->wdiff[f]);
 		break;
 	case COL_NOISE:
@@ -783,6 +783,13 @@ static void diff_cell(const struct diff *d, const struct diff_table *t,
 			snprintf(buf, size, "%" PRIu64, r->period[f]);
 		break;
 	}
+}
+
+static bool wdiff_number(const struct diff *d, const struct column *c,
+			 const char *cell)
+{
+	return c->kind == COL_COMPUTE && d->opt.compute == DIFF_WDIFF &&
+	       cell[0] && strcmp(cell, "N/A");
 }
 
 struct key_layout {
@@ -949,7 +956,10 @@ static int print_table(struct diff *d, struct diff_table *t, size_t a,
 		printf(" ");
 		for (c = 0; c < nc; c++) {
 			diff_cell(d, t, r, &cols[c], base_total, buf, sizeof(buf));
-			printf(" %s%*s", c ? " " : "", cols[c].width, buf);
+			/* perf prints a weighted diff 14 wide, left in a
+			 * wider column (of three or more files). */
+			printf(wdiff_number(d, &cols[c], buf) ? " %s%-*s" :
+			       " %s%*s", c ? " " : "", cols[c].width, buf);
 		}
 		for (k = 0; k < d->opt.nr_keys; k++) {
 			bool last = k + 1 == d->opt.nr_keys;
