@@ -16,7 +16,9 @@
 #include <unistd.h>
 
 #include <perfctr/perfctr.h>
+#include <perfctr/perfdata.h>
 #include <perfctr/reader.h>
+#include <perfctr/symbols.h>
 
 #include "diff.h"
 #include "json-out.h"
@@ -64,6 +66,11 @@ struct diff {
 	struct diff_file *files;
 	size_t nr_files;
 	bool need_stacks;
+	/* One machine's symbols for every file: the kernel's table and
+	 * each library are read once (the files are of one machine, as
+	 * perf diff assumes too). */
+	struct perfctr_symbols *syms;
+	char *osrelease;
 };
 
 /* The symbol cell of a DSO's addresses that no symbol covers. */
@@ -149,8 +156,7 @@ static perfex_result diff_option(struct perfex_parse *p, void *ctx)
 static int read_file(struct diff *d, struct diff_file *f)
 {
 	PERFCTR_OPTS(perfctr_reader_opts, ropts, .callchain = d->need_stacks,
-		     .kallsyms = d->opt.kallsyms,
-		     .no_demangle = d->opt.no_demangle);
+		     .symbols = d->syms);
 	struct perfctr_reader_sample rs = { .sz = sizeof(rs) };
 	int ret = 0, r;
 	size_t a;
@@ -161,9 +167,10 @@ static int read_file(struct diff *d, struct diff_file *f)
 	f->nr_profiles = perfctr_reader__nr_events(f->rd);
 	f->profiles = calloc(f->nr_profiles + 1, sizeof(*f->profiles));
 	for (a = 0; f->profiles && a < f->nr_profiles; a++) {
-		/* The frames' strings are the reader's: they stay put. */
+		/* The shared symbols renew names for the next file: the
+		 * profile keeps copies. */
 		PERFCTR_OPTS(perfctr_profile_opts, popts, .keys = d->opt.keys,
-			     .nr_keys = d->opt.nr_keys, .stable_strings = true);
+			     .nr_keys = d->opt.nr_keys);
 
 		f->profiles[a] = perfctr_profile__new(&popts);
 		if (!f->profiles[a])
@@ -1285,6 +1292,30 @@ static int check_options(struct diff *d, int argc, char **argv)
 	return PERFEX_GO_ON;
 }
 
+/* The symbols every file is read with, told the base's kernel release
+ * (for the vDSO, as a reader of its own would be). */
+static int make_symbols(struct diff *d)
+{
+	struct perfctr_perfdata *pd = perfctr_perfdata__open(d->files[0].path,
+							     NULL);
+	PERFCTR_OPTS(perfctr_symbols_opts, sopts, .kallsyms = d->opt.kallsyms,
+		     .no_demangle = d->opt.no_demangle);
+	const char *release;
+
+	if (pd) {
+		release = perfctr_perfdata__string(pd, PERFCTR_FEAT_OSRELEASE);
+		d->osrelease = release ? strdup(release) : NULL;
+		perfctr_perfdata__close(pd);
+	}
+	sopts.osrelease = d->osrelease;
+	d->syms = perfctr_symbols__new(&sopts);
+	if (!d->syms) {
+		perfex_error("out of memory");
+		return PERFEX_EXIT_INTERNAL;
+	}
+	return 0;
+}
+
 static void free_files(struct diff *d)
 {
 	for (size_t f = 0; d->files && f < d->nr_files; f++) {
@@ -1296,6 +1327,8 @@ static void free_files(struct diff *d)
 		perfctr_reader__close(file->rd);
 	}
 	free(d->files);
+	perfctr_symbols__delete(d->syms);
+	free(d->osrelease);
 }
 
 int cmd_diff(int argc, char **argv)
@@ -1318,6 +1351,9 @@ int cmd_diff(int argc, char **argv)
 		return r;
 	ret = check_options(&d, argc, argv);
 	if (ret != PERFEX_GO_ON || perfex_dry_run)
+		goto out;
+	ret = make_symbols(&d);
+	if (ret)
 		goto out;
 	for (size_t f = 0; f < d.nr_files; f++) {
 		ret = read_file(&d, &d.files[f]);
