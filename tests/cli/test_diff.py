@@ -122,8 +122,10 @@ def recordings(name, loops):
 @case
 def tables_as_perf_diff():
     ours, theirs = recordings("two", [20000000, 40000000])
-    for files in (ours, theirs):
-        for args in ARGS:
+    # perf's files with every form; ours (read by both the same way) with
+    # the first few.
+    for files, forms in ((theirs, ARGS), (ours, ARGS[:5])):
+        for args in forms:
             compare(run([PERFEX, "diff", "--no-noise", *args, *files]),
                     run([PERF, "diff", *args, *files]), args)
 
@@ -185,8 +187,14 @@ def flagged(doc):
 def same_workload_pairs_flag_nothing():
     # 100 pairs of profiles drawn from one distribution (8 functions,
     # 20,000 samples each): every difference is sampling noise, and the
-    # noise test is made for 95 % of such pairs to mark nothing.  The
-    # seeds fix the draws, so the count is the same in every run.
+    # noise test is made for at most 5 % of such pairs to mark anything
+    # (Bonferroni over the rows; its exact rate here is 4.6 %, by a
+    # simulation of the same test, and 500 pairs of these files marked
+    # 4.0 %).  The seeds fix the draws, so the count is the same in every
+    # run: 6 of these 100.  The bound is the 99th percentile of
+    # Binomial(100, 0.05), 11: a test made for 5 % passes it, one that
+    # marks more often (no correction for the rows: 32 %; a sigma too
+    # small by a third: 41 %, by the same simulation) does not.
     hits = []
     for i in range(100):
         a = synth("same-a", 2 * i + 1, 20000, WEIGHTS)
@@ -194,7 +202,12 @@ def same_workload_pairs_flag_nothing():
         doc = diff_json(a, b)
         if flagged(doc):
             hits.append((i, flagged(doc)))
-    check(len(hits) <= 5, hits)
+    check(len(hits) <= 11, hits)
+    # No mark, no '*': the table says the same.
+    a = synth("same-a", 1, 20000, WEIGHTS)
+    b = synth("same-b", 2, 20000, WEIGHTS)
+    check("* " not in run([PERFEX, "diff", "--kallsyms", a + ".kallsyms",
+                           a, b]))
 
 
 @case
