@@ -242,7 +242,8 @@ static int write_folded(struct diff_stacks *ds, size_t at, char **path,
 		(*lines)++;
 	}
 	sort_ds = ds;
-	qsort(n->kids, n->nr_kids, sizeof(*n->kids), by_name);
+	if (n->nr_kids > 1)
+		qsort(n->kids, n->nr_kids, sizeof(*n->kids), by_name);
 	for (size_t i = 0; i < n->nr_kids; i++) {
 		const char *name = ds->nodes[n->kids[i]].name;
 		size_t nlen = strlen(name), at_len = len + (len ? 1 : 0);
