@@ -170,10 +170,14 @@ void diff_stacks__delete(struct diff_stacks *ds)
 	free(ds);
 }
 
-static double change_of(const struct diff_stacks *ds, const struct snode *n)
+/* The change of a share of all samples: of those at and under a node
+ * (@self false), or of those that ended at it. */
+static double change_of(const struct diff_stacks *ds, const struct snode *n,
+			bool self)
 {
-	double base = ds->samples[0] ? (double)n->total[0] / ds->samples[0] : 0;
-	double new = ds->samples[1] ? (double)n->total[1] / ds->samples[1] : 0;
+	const uint64_t *count = self ? n->self : n->total;
+	double base = ds->samples[0] ? (double)count[0] / ds->samples[0] : 0;
+	double new = ds->samples[1] ? (double)count[1] / ds->samples[1] : 0;
 
 	return new - base;
 }
@@ -209,7 +213,7 @@ struct diff_stacks *diff_stacks__new(struct perfctr_profile *base,
 		ds->samples[side] = root.total;
 	}
 	for (size_t i = 1; i < ds->nr; i++) {
-		double c = fabs(change_of(ds, &ds->nodes[i]));
+		double c = fabs(change_of(ds, &ds->nodes[i], true));
 
 		if (c > ds->max_change)
 			ds->max_change = c;
@@ -289,9 +293,11 @@ int diff_stacks__write_folded(struct diff_stacks *ds, FILE *out)
 /* ---- differential flame graph ---- */
 
 /*
- * A frame's fill from its change of share: white when unchanged, towards
- * red as it grew and towards blue as it shrank, full colour at the
- * largest change of the graph.
+ * A frame's fill from the change of its own share (the samples that ended
+ * in it, as FlameGraph's differential graphs colour): white when
+ * unchanged, towards red as it grew and towards blue as it shrank, full
+ * colour at the largest change of the graph.  A caller whose callees
+ * changed stays white: the colour is where the time went.
  */
 static void paint(void *arg, size_t depth, const char *name,
 		  const struct perfctr_profile_node *node, char *fill,
@@ -324,7 +330,7 @@ static void paint(void *arg, size_t depth, const char *name,
 		snprintf(fill, fill_size, "rgb(220,220,220)");
 		return;
 	}
-	change = change_of(ds, &ds->nodes[at]);
+	change = change_of(ds, &ds->nodes[at], true);
 	t = ds->max_change > 0 ? fabs(change) / ds->max_change : 0;
 	fade = 255 - (unsigned int)lround(t * 200);
 	if (change > 0)
@@ -336,12 +342,12 @@ static void paint(void *arg, size_t depth, const char *name,
 	if (depth == 0)
 		return;
 	if (!ds->nodes[at].total[0])
-		snprintf(note, note_size, "not in the base, %+.2f%%",
-			 100 * change);
+		snprintf(note, note_size, "not in the base, %+.2f%%; self %+.2f%%",
+			 100 * change_of(ds, &ds->nodes[at], false), 100 * change);
 	else
-		snprintf(note, note_size, "base %.2f%%, %+.2f%%",
+		snprintf(note, note_size, "base %.2f%%, %+.2f%%; self %+.2f%%",
 			 100.0 * ds->nodes[at].total[0] / ds->samples[0],
-			 100 * change);
+			 100 * change_of(ds, &ds->nodes[at], false), 100 * change);
 }
 
 int diff_stacks__write_flame(struct diff_stacks *ds,

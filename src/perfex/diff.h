@@ -61,9 +61,10 @@ int diff_stacks__write_folded(struct diff_stacks *ds, FILE *out);
 /*
  * A differential flame graph: @new's stack tree drawn as perfex report
  * --flame draws it (widths are the new samples), each frame coloured by
- * how its share of all samples changed from @ds's base: red grew, blue
- * shrank, the stronger the more; frames the base lacks are marked in
- * their title.  Returns 0, -ENOMEM or -EIO.
+ * how its own share of all samples (of the samples that ended in it)
+ * changed from @ds's base: red grew, blue shrank, the stronger the more;
+ * titles give the base share and both changes, frames the base lacks
+ * are said so.  Returns 0, -ENOMEM or -EIO.
  */
 int diff_stacks__write_flame(struct diff_stacks *ds,
 			     struct perfctr_profile *new, FILE *out,
