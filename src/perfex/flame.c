@@ -32,7 +32,7 @@ static const char *base_name(const char *path)
 
 /* The name of a frame in stacks: "sym", "[dso]" when unresolved, "_[k]"
  * after a kernel frame; ';' and newlines would split the line. */
-static void stack_name(const struct perfctr_profile_node *n, char *buf,
+void report_stack_name(const struct perfctr_profile_node *n, char *buf,
 		       size_t size)
 {
 	if (n->kind == PERFCTR_PROFILE_NODE_COMM) {
@@ -83,7 +83,7 @@ static int sorted_kids(struct perfctr_profile *prof,
 			free(k);
 			return err;
 		}
-		stack_name(&k[i].node, k[i].name, sizeof(k[i].name));
+		report_stack_name(&k[i].node, k[i].name, sizeof(k[i].name));
 	}
 	qsort(k, n, sizeof(*k), kid_cmp);
 	*kids = k;
@@ -230,6 +230,7 @@ struct flame_ctx {
 	size_t depth;		/* rows */
 	unsigned int height;
 	const char *unit;
+	const struct report_flame_opts *opts;
 };
 
 static int flame_frame(struct flame_ctx *c,
@@ -241,18 +242,27 @@ static int flame_frame(struct flame_ctx *c,
 	struct kid *kids;
 	size_t i, fit;
 	uint64_t off = start;
-	char color[32];
+	char color[32], note[256] = "";
 	int err;
 
 	/* Frames thinner than a tenth of a pixel vanish, with their children. */
 	if (w < 0.1)
 		return 0;
-	frame_color(name, color, sizeof(color));
+	if (c->opts->paint)
+		c->opts->paint(c->opts->paint_arg, depth, name, n, color,
+			       sizeof(color), note, sizeof(note));
+	else
+		frame_color(name, color, sizeof(color));
 	fprintf(c->out, "<g class=\"f\" data-s=\"%" PRIu64 "\" data-e=\"%" PRIu64
 		"\" data-d=\"%zu\"><title>", start, start + n->total, depth);
 	xml_escape(c->out, name);
-	fprintf(c->out, " (%" PRIu64 " %s, %.2f%%)</title>", n->total, c->unit,
+	fprintf(c->out, " (%" PRIu64 " %s, %.2f%%", n->total, c->unit,
 		c->total ? 100.0 * n->total / c->total : 0.0);
+	if (note[0]) {
+		fputs("; ", c->out);
+		xml_escape(c->out, note);
+	}
+	fputs(")</title>", c->out);
 	fprintf(c->out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" "
 		"fill=\"%s\" rx=\"2\" ry=\"2\"/>", x, y, w, FRAME_HEIGHT - 1,
 		color);
@@ -350,6 +360,7 @@ int report_write_flame_svg(struct perfctr_profile *prof, FILE *out,
 	c.prof = prof;
 	c.out = out;
 	c.unit = opts->unit ? opts->unit : "samples";
+	c.opts = opts;
 	c.total = root.total;
 	c.depth = (size_t)depth;
 	c.height = (unsigned)(c.depth * FRAME_HEIGHT + PAD_TOP + PAD_BOTTOM);

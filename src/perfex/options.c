@@ -12,6 +12,7 @@
 
 #include "options.h"
 #include "perfex.h"
+#include "diff.h"
 #include "record.h"
 #include "report.h"
 #include "stat.h"
@@ -25,8 +26,9 @@
 #define REGIONS (1u << PERFEX_CMD_REGIONS)
 #define SERVE (1u << PERFEX_CMD_SERVE)
 #define INJECT (1u << PERFEX_CMD_INJECT)
+#define DIFF (1u << PERFEX_CMD_DIFF)
 #define ALL (STAT | RECORD | REPORT | SCRIPT | LIST | INFO | REGIONS | SERVE | \
-	     INJECT)
+	     INJECT | DIFF)
 
 /*
  * A row that stores its value: the offset of @field in @type (the
@@ -347,6 +349,49 @@ static const struct perfex_option table[] = {
 	  "file per function beside the dump and its MMAP2\n"
 	  "(record with -k mono)" },
 
+	/* ---------------------------------------------------------- diff */
+	{ DIFF, OPT_COMPUTE, 'c', "compute", "HOW", 0, 0,
+	  "the column of each new file: delta (its share\n"
+	  "minus the base's), delta-abs (the same, sorted by\n"
+	  "size; the default), ratio (of periods) or\n"
+	  "wdiff:W1,W2 (new period * W2 - base period * W1)" },
+	{ DIFF, OPT_SORT, 's', "sort", "KEYS", 0, 0,
+	  "the keys rows are matched and shown by, among\n"
+	  "comm, dso, sym (or symbol), pid, tid, cpu\n"
+	  "(default: dso,sym)" },
+	{ DIFF, OPT_ORDER, 'o', "order", "N", 0, 0,
+	  "sort by the column of new file N (default 1); 0:\n"
+	  "by the baseline's share" },
+	{ DIFF, OPT_BASELINE_ONLY, 'b', "baseline-only", NULL, 0, 0,
+	  "only the base's rows that a new file has too",
+	  STORE_TRUE(struct diff_options, baseline_only) },
+	{ DIFF, OPT_PERIOD, 'p', "period", NULL, 0, 0,
+	  "the periods of each file beside",
+	  STORE_TRUE(struct diff_options, period) },
+	{ DIFF, OPT_FORMULA, 'F', "formula", NULL, 0, 0,
+	  "how each value was computed, beside it",
+	  STORE_TRUE(struct diff_options, formula) },
+	{ DIFF, OPT_NO_NOISE, 0, "no-noise", NULL, 0, 0,
+	  "no Noise column: perf diff's columns only",
+	  STORE_TRUE(struct diff_options, no_noise) },
+	{ DIFF, OPT_JSON, 'j', "json", NULL, 0, 0,
+	  "JSON output, with each share's interval\n"
+	  "(docs/json.md)", STORE_TRUE(struct diff_options, json) },
+	{ DIFF, OPT_FOLDED, 0, "folded", NULL, 0, 0,
+	  "the folded stacks of the base and a new file\n"
+	  "(-o), each line with both counts, instead of the\n"
+	  "table", STORE_TRUE(struct diff_options, folded) },
+	{ DIFF, OPT_FLAME, 0, "flame", "FILE", 0, 0,
+	  "write a differential SVG flame graph to FILE:\n"
+	  "widths from the new file, colours from the change",
+	  STORE_STRING(struct diff_options, flame) },
+	{ DIFF, OPT_KALLSYMS, 0, "kallsyms", "FILE", 0, 0,
+	  "kernel symbols from FILE (default: /proc/kallsyms)",
+	  STORE_STRING(struct diff_options, kallsyms) },
+	{ DIFF, OPT_NO_DEMANGLE, 0, "no-demangle", NULL, 0, 0,
+	  "C++ names as the binaries spell them (mangled)",
+	  STORE_TRUE(struct diff_options, no_demangle) },
+
 	/* ---------------------------------------------------- everywhere */
 	{ ALL, OPT_HELP, 'h', "help", NULL, 0, 0,
 	  "this text" },
@@ -445,6 +490,18 @@ static const struct cmd_help cmd_help[PERFEX_CMD_NR] = {
 "that JIT runtimes described in their jitdump files (jit-PID.dump).\n",
 "Exit status: 0, 200 bad option or a recording without -k mono,\n"
 "205 unreadable input, jitdump or output, 206 other failures.\n", 20 },
+	[PERFEX_CMD_DIFF] = { "perfex diff --help",
+"usage: perfex diff [options] [BASE] NEW...\n"
+"\n"
+"Compare the profiles of perf.data files, as perf diff does: rows matched\n"
+"by their keys' names, the base's share of each, and for each new file\n"
+"the value -c computes.  Without files: perf.data.old and perf.data; one\n"
+"file: perf.data.old against it.\n",
+"Noise: the change a same-workload pair shows from sampling alone (two\n"
+"binomial shares, normal approximation; 95 % for the table as a whole);\n"
+"'*' marks a change beyond it.  See perfex-diff(1).\n"
+"Exit status: 0, 200 bad option, 205 missing, unreadable or damaged file,\n"
+"206 other failures.\n", 24 },
 };
 
 bool perfex_dry_run;

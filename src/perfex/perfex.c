@@ -41,6 +41,7 @@ static const struct subcommand subcommands[] = {
 	{ "info",   cmd_info,   "describe the machine's counters, features and limits" },
 	{ "record", cmd_record, "sample a command into a perf.data file" },
 	{ "report", cmd_report, "summarise a perf.data file" },
+	{ "diff",   cmd_diff,   "compare the profiles of perf.data files" },
 	{ "script", cmd_script, "print the samples of a perf.data file" },
 	{ "inject", cmd_inject, "add JIT code's maps and files to a perf.data file" },
 	{ "serve",  cmd_serve,  "export counts to Prometheus over HTTP" },

@@ -60,7 +60,22 @@ struct report_flame_opts {
 	const char *subtitle;	/* NULL: none */
 	unsigned int width;	/* pixels; under 200: 1200 */
 	const char *unit;	/* NULL: "samples" */
+	/* NULL: warm colours from each frame's name.  Otherwise called for
+	 * every frame drawn, parents before children, depth 0 the root
+	 * ("all"), with the frame's name as drawn: it writes the fill
+	 * ("rgb(r,g,b)") and may write a note for the frame's title ("" for
+	 * none); perfex diff colours frames by their change so. */
+	void (*paint)(void *arg, size_t depth, const char *name,
+		      const struct perfctr_profile_node *node, char *fill,
+		      size_t fill_size, char *note, size_t note_size);
+	void *paint_arg;
 };
+
+/* The name of a stack-tree node as the folded stacks and the flame graph
+ * show it: "comm", "sym", "[dso]" when unresolved, "_[k]" after a kernel
+ * frame; ';' and newlines become ':'. */
+void report_stack_name(const struct perfctr_profile_node *n, char *buf,
+		       size_t size);
 
 /*
  * A self-contained SVG flame graph of @prof's stack tree: well-formed XML

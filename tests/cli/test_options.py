@@ -23,6 +23,7 @@ COMMANDS = {
     "regions": (["--regions", "--help"], "perfex.1", ["test_regions.py"]),
     "serve": (["serve", "--help"], "perfex-serve.1", ["test_serve*.py"]),
     "inject": (["inject", "--help"], "perfex-inject.1", ["test_jit.py"]),
+    "diff": (["diff", "--help"], "perfex-diff.1", ["test_diff.py"]),
 }
 
 OPTION_LINE = re.compile(r"^  (?:-(\w)(?:, |  ))?(?:    )?(?:--([a-z][a-z0-9-]*))?")
