@@ -44,7 +44,9 @@ def extension(name, prefix, flags):
     sources = sorted(glob.glob(os.path.join("src", prefix + "*.c")))
     if not sources:
         return None
-    return Extension(name, sources, libraries=["perfctr"],
+    # A change to a shared header rebuilds the extension's files.
+    depends = sorted(glob.glob(os.path.join("src", prefix + "*.h")))
+    return Extension(name, sources, libraries=["perfctr"], depends=depends,
                      extra_compile_args=["-std=gnu11", "-Wall", "-Wextra",
                                          "-Wno-unused-parameter",
                                          "-Wno-missing-field-initializers"],
