@@ -99,6 +99,7 @@ class Plugin:
         self.results = {}       # key -> {event: value}
         self.changes = []       # (key, event, before, now, failed)
         self.sessions = {}
+        self.missing = {}       # id(session) -> its unsupported events
         self.lock = threading.Lock()
 
     def session(self, events, inherit):
@@ -119,7 +120,10 @@ class Plugin:
         self.sessions.clear()
 
     def check_supported(self, s):
-        missing = s.unsupported
+        # What a session can count is settled by its attach: asked once.
+        missing = self.missing.get(id(s))
+        if missing is None:
+            missing = self.missing[id(s)] = s.unsupported
         if missing:
             names = ", ".join("'%s'" % n for n in missing)
             pytest.skip("perfctr: %s cannot be counted on this machine "

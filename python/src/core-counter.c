@@ -20,6 +20,9 @@ typedef struct {
 	unsigned int n;			/* counters */
 	bool tsc;
 	bool running;
+	/* A control or close runs without the GIL: readers then take the
+	 * lock instead of reading at once (set and read under the GIL). */
+	bool busy;
 	PyObject *names;		/* tuple of str */
 	struct perf_event_attr attr[VPERFCTR_NR_PMCS];
 } CounterObject;
@@ -57,9 +60,11 @@ static int control(CounterObject *self, bool on, bool preserve)
 	}
 	if (preserve)
 		c.preserve = (1u << VPERFCTR_NR_PMCS) - 1;
+	self->busy = true;
 	Py_BEGIN_ALLOW_THREADS
 	err = vperfctr_control(self->v, &c);
 	Py_END_ALLOW_THREADS
+	self->busy = false;
 	if (err < 0) {
 		pyc_raise(-err, -err == EOPNOTSUPP && self->tsc ?
 			  "count without tsc=True here" : NULL,
@@ -147,13 +152,17 @@ fail:
 
 static void counter_close(CounterObject *self)
 {
-	if (!self->v)
+	struct vperfctr *v = self->v;
+
+	if (!v)
 		return;
-	Py_BEGIN_ALLOW_THREADS
-	vperfctr_unlink(self->v);
-	vperfctr_close(self->v);
-	Py_END_ALLOW_THREADS
 	self->v = NULL;
+	self->busy = true;
+	Py_BEGIN_ALLOW_THREADS
+	vperfctr_unlink(v);
+	vperfctr_close(v);
+	Py_END_ALLOW_THREADS
+	self->busy = false;
 }
 
 static void counter_dealloc(CounterObject *self)
@@ -210,15 +219,26 @@ static PyObject *counter_read_into(CounterObject *self, PyObject *arg)
 				    "bytes; %u counters need %zu", buf.len,
 				    self->n, self->n * sizeof(uint64_t));
 	}
-	if (!enter(self)) {
+	/*
+	 * No GIL release: the read is one read(2) of a perf fd at most
+	 * (never blocks) or a few loads, cheaper than the GIL's handover.
+	 * Holding the GIL throughout also keeps the other calls out, as
+	 * they change the state only while they hold it or while busy is
+	 * set; only then is the lock needed, to wait for them.
+	 */
+	if (self->busy) {
+		if (!enter(self)) {
+			PyBuffer_Release(&buf);
+			return NULL;
+		}
+		PyThread_release_lock(self->lock);
+	}
+	if (!self->v) {
 		PyBuffer_Release(&buf);
+		PyErr_SetString(PyExc_ValueError, "the ThreadCounter is closed");
 		return NULL;
 	}
-	/* No GIL release: the read is one read(2) of a perf fd at most
-	 * (never blocks) or a few loads, cheaper than the GIL's handover;
-	 * the lock still keeps another thread's control() out. */
 	rc = vperfctr_read_fast(self->v, &sum);
-	PyThread_release_lock(self->lock);
 	if (rc >= 0)
 		memcpy(buf.buf, sum.pmc, self->n * sizeof(uint64_t));
 	PyBuffer_Release(&buf);
