@@ -82,67 +82,86 @@ def test_%d():
 '''
 
 
-# Times the run of the tests alone (collection done, before the summary),
-# without the interpreter's start-up and imports, whose noise on a loaded
-# machine is larger than what is measured.
+# Times each test's whole protocol (setup, call, teardown, reports) in
+# the pytest process itself: medians per kind of test are robust to the
+# load of a shared machine, where whole runs are not.
 CONFTEST = '''
+import json
 import time
 
-def pytest_collection_finish(session):
-    session.config._bench_t0 = time.perf_counter()
+import pytest
+
+TIMES = {"counted": [], "plain": []}
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item):
+    t0 = time.perf_counter_ns()
+    yield
+    kind = "counted" if item.get_closest_marker("perfctr") else "plain"
+    TIMES[kind].append(time.perf_counter_ns() - t0)
+
 
 def pytest_sessionfinish(session):
-    t0 = getattr(session.config, "_bench_t0", None)
-    if t0 is not None:
-        print("\\nBENCH-RUN %.6f" % (time.perf_counter() - t0))
+    print("\\nBENCH-TIMES " + json.dumps(TIMES))
 '''
 
+PROJECT_TEST = '''
+@pytest.mark.perfctr(events="%s")
+def test_counted_%%d():
+    sum(range(100))
 
-def pytest_project(n, marked):
+
+def test_plain_%%d():
+    sum(range(100))
+''' % EVENTS
+
+
+def pytest_project(n):
+    """n counted tests and n plain ones, alternating."""
     d = tempfile.mkdtemp()
     with open(os.path.join(d, "pytest.ini"), "w") as f:
         f.write("[pytest]\nmarkers =\n    perfctr: counted\n")
     with open(os.path.join(d, "conftest.py"), "w") as f:
         f.write(CONFTEST)
-    mark = '@pytest.mark.perfctr(events="%s")' % EVENTS if marked else ""
     with open(os.path.join(d, "test_many.py"), "w") as f:
         f.write("import pytest\n")
         for i in range(n):
-            f.write(PROJECT_TEST % (mark, i))
+            f.write(PROJECT_TEST % (i, i))
     return d
 
 
-def pytest_time(d, plugin):
+def pytest_times(d, plugin):
     cmd = [sys.executable, "-m", "pytest", "-q", "-s", "-p",
            "no:cacheprovider"]
     if plugin:
         cmd += ["-p", "perfctr.pytest"]
-    t0 = time.perf_counter()
     r = subprocess.run(cmd, cwd=d, capture_output=True, text=True)
-    t = time.perf_counter() - t0
     if r.returncode != 0:
         sys.exit("python-count: pytest failed:\n" + r.stdout + r.stderr)
-    run = float(r.stdout.split("BENCH-RUN ")[1].split()[0])
-    return t, run
+    import json
+    return json.loads(r.stdout.split("BENCH-TIMES ")[1].splitlines()[0])
 
 
-def pytest_times(rounds):
-    """pytest runs of 200 tests: without the plugin (marked tests), with
-    it (every test counted); medians of the whole run and of the tests'
-    part (collection to the end of the last test)."""
+def plugin_costs(rounds):
+    """Per test, in ns: what counting adds (counted - plain tests of one
+    run with the plugin), and what the loaded plugin adds to a test it
+    does not count (plain tests with it - without it); medians over
+    every test of every round."""
     n = 200
-    marked = pytest_project(n, True)
-    runs = {"none": [], "counted": []}
+    d = pytest_project(n)
+    counted, plain, bare = [], [], []
     try:
         for _ in range(rounds):
-            runs["none"].append(pytest_time(marked, False))
-            runs["counted"].append(pytest_time(marked, True))
+            t = pytest_times(d, True)
+            counted += t["counted"]
+            plain += t["plain"]
+            bare += pytest_times(d, False)["plain"]
     finally:
         import shutil
-        shutil.rmtree(marked)
-    return n, {k: (statistics.median(a for a, _ in v),
-                   statistics.median(b for _, b in v))
-               for k, v in runs.items()}
+        shutil.rmtree(d)
+    med = statistics.median
+    return n, med(counted), med(plain), med(bare)
 
 
 def main():
@@ -190,13 +209,12 @@ def main():
           "allocated by %d read_into calls"
           % (path, med(c_read), med(p_read), r,
              "met" if r <= 1.2 else "missed", allocated, OPS))
-    n, t = pytest_times(max(5, rounds // 2))
-    per_test = (t["counted"][1] - t["none"][1]) / n * 1e3
-    print("pytest, %d counted tests: the tests' part of the run %.0f ms "
-          "without the plugin, %.0f ms with it: %.3f ms added a test "
-          "(target 0.5 ms: %s); whole runs %.2f s and %.2f s"
-          % (n, t["none"][1] * 1e3, t["counted"][1] * 1e3, per_test,
-             "met" if per_test <= 0.5 else "missed", t["none"][0],
-             t["counted"][0]))
+    n, counted, plain, bare = plugin_costs(max(3, rounds // 3))
+    added = (counted - plain) / 1e6
+    print("pytest, %d counted and %d plain tests a run, medians per test: "
+          "plain %.0f us without the plugin, %.0f us with it; counted %.0f "
+          "us: counting adds %.3f ms a test (target 0.5 ms: %s)"
+          % (n, n, bare / 1e3, plain / 1e3, counted / 1e3, added,
+             "met" if added <= 0.5 else "missed"))
 
 main()
