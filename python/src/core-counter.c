@@ -103,7 +103,9 @@ static int counter_init(CounterObject *self, PyObject *args, PyObject *kwargs)
 			PyErr_NoMemory();
 		return -1;
 	}
+	Py_BEGIN_ALLOW_THREADS
 	n = perfctr_evlist__parse(list, text, NULL, &err);
+	Py_END_ALLOW_THREADS
 	if (n < 0) {
 		pyc_raise_parse(text, &err, n);
 		goto fail;

@@ -495,8 +495,12 @@ static int add_events(SessionObject *self, PyObject *events, int set)
 		Py_DECREF(spec);
 		return -1;
 	}
+	/* A parse reads sysfs and tracefs, and an unknown name's
+	 * did-you-mean reads every tracepoint's: milliseconds. */
+	Py_BEGIN_ALLOW_THREADS
 	n = set ? perfctr_session__add_events_to_set(self->session, set, text, &err)
 		: perfctr_session__add_events(self->session, text, &err);
+	Py_END_ALLOW_THREADS
 	if (n == -EBUSY) {
 		PyErr_SetString(PyExc_RuntimeError,
 				"events are added while the session is detached");

@@ -318,7 +318,9 @@ static PyObject *core_parse(PyObject *self, PyObject *arg)
 		PyErr_NoMemory();
 		goto out;
 	}
+	Py_BEGIN_ALLOW_THREADS
 	n = perfctr_evlist__parse(list, text, NULL, &err);
+	Py_END_ALLOW_THREADS
 	if (n < 0) {
 		pyc_raise_parse(text, &err, n);
 	} else {
