@@ -65,6 +65,8 @@ setup(
     license="LGPL-2.1-only OR BSD-2-Clause",
     packages=["perfctr"],
     ext_modules=exts,
-    entry_points={"pytest11": ["perfctr = perfctr.pytest"]},
+    # Named as the module, so that `-p perfctr.pytest` given to a pytest
+    # that also loads the installed entry point names one plugin, not two.
+    entry_points={"pytest11": ["perfctr.pytest = perfctr.pytest"]},
     python_requires=">=3.9",
 )

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """The pytest plugin (perfctr.pytest) run by Debian's pytest: the demo
 project examples/python passes with its hardware-event test skipped for
-its reason; the marker counts only the test function (not its fixture's
+its reason, also with the package installed by pip (the plugin then
+loads by its entry point, with or without -p); the marker counts only the test function (not its fixture's
 open), budgets fail with the counts; --perfctr-save writes the counts,
 --perfctr-compare fails growth beyond --perfctr-tolerance and prints the
 table of changes; the same under pytest-xdist."""
@@ -95,6 +96,40 @@ def the_demo_project_passes():
         if "skipped" in want:
             check("'instructions:u' cannot be counted on this machine (no "
                   "hardware PMU)" in out, out)
+    finally:
+        shutil.rmtree(tmp)
+
+
+@case
+def installed_by_pip_the_entry_point_loads_it():
+    need_tracepoints()
+    if subprocess.run([sys.executable, "-m", "pip", "--version"],
+                      capture_output=True).returncode != 0:
+        skip("no pip for %s (Debian's python3-pip)" % sys.executable)
+    from pctest import BUILD
+    tmp = tempfile.mkdtemp()
+    try:
+        site = os.path.join(tmp, "site")
+        env = dict(os.environ, PERFCTR_BUILD_DIR=BUILD,
+                   PIP_DISABLE_PIP_VERSION_CHECK="1")
+        r = subprocess.run([sys.executable, "-m", "pip", "install", "-q",
+                            "--no-build-isolation", "--no-deps",
+                            "--no-index", "--target", site,
+                            os.path.join(TOP, "python")],
+                           env=env, capture_output=True, text=True,
+                           timeout=600)
+        check(r.returncode == 0, r.stdout + r.stderr)
+        demo = os.path.join(tmp, "demo")
+        shutil.copytree(os.path.join(TOP, "examples", "python"), demo)
+        env = dict(os.environ, PYTHONPATH=site, PYTHONDONTWRITEBYTECODE="1")
+        for extra in ([], ["-p", "perfctr.pytest"]):
+            r = subprocess.run([sys.executable, "-m", "pytest", "-q",
+                                "-p", "no:cacheprovider"] + extra,
+                               cwd=demo, env=env, capture_output=True,
+                               text=True, timeout=300)
+            out = r.stdout + r.stderr
+            check(r.returncode == 0 and ("3 passed, 1 skipped" in out or
+                                         "4 passed" in out), (extra, out))
     finally:
         shutil.rmtree(tmp)
 
