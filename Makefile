@@ -168,7 +168,7 @@ PERFCTRD    := $(O)/perfctrd
 PERFEX_SERVE := $(O)/perfex-serve
 PC_FILE     := $(O)/perfctr.pc
 
-.PHONY: all lib deps tests check FORCE check-unit check-kernel check-cli demo install clean bench
+.PHONY: all lib deps tests check FORCE check-unit check-kernel check-cli check-python demo install clean bench
 .SUFFIXES:
 .SECONDARY:
 
@@ -392,7 +392,7 @@ deps:
 
 check: deps
 	$(MAKE) tests
-	O=$(O) SANITIZE=$(SANITIZE) tests/run
+	O=$(O) SANITIZE=$(SANITIZE) PYTHON=$(PYTHON) tests/run
 
 check-unit: tests
 	O=$(O) SANITIZE=$(SANITIZE) tests/run unit
@@ -402,6 +402,9 @@ check-kernel: tests
 
 check-cli: tests
 	O=$(O) SANITIZE=$(SANITIZE) tests/run cli
+
+check-python: tests
+	O=$(O) SANITIZE=$(SANITIZE) PYTHON=$(PYTHON) tests/run python
 
 # The library's concurrent paths under ThreadSanitizer (CI builds it with
 # O=build-tsan SANITIZE=thread): region markers from 16 threads, the

@@ -44,7 +44,9 @@ def extension(name, prefix, flags):
     sources = sorted(glob.glob(os.path.join("src", prefix + "*.c")))
     if not sources:
         return None
-    return Extension(name, sources, libraries=["perfctr"],
+    # A change to a shared header rebuilds the extension's files.
+    depends = sorted(glob.glob(os.path.join("src", prefix + "*.h")))
+    return Extension(name, sources, libraries=["perfctr"], depends=depends,
                      extra_compile_args=["-std=gnu11", "-Wall", "-Wextra",
                                          "-Wno-unused-parameter",
                                          "-Wno-missing-field-initializers"],
@@ -63,6 +65,8 @@ setup(
     license="LGPL-2.1-only OR BSD-2-Clause",
     packages=["perfctr"],
     ext_modules=exts,
-    entry_points={"pytest11": ["perfctr = perfctr.pytest"]},
+    # Named as the module, so that `-p perfctr.pytest` given to a pytest
+    # that also loads the installed entry point names one plugin, not two.
+    entry_points={"pytest11": ["perfctr.pytest = perfctr.pytest"]},
     python_requires=">=3.9",
 )
