@@ -8,3 +8,8 @@ The counting side comes from the extension perfctr._core, the recordings
 from perfctr._core import library_version
 
 __version__ = library_version()
+
+try:
+    from perfctr.data import Reader, Sample, open, record
+except ImportError:     # built without perfctr._data: counting only
+    pass
