@@ -108,6 +108,8 @@ enum perfex_opt_id {
 	OPT_CLOCKID,
 	OPT_JIT,
 	OPT_KILL_CHILD,
+	OPT_SCRIPT,
+	OPT_GEN_SCRIPT,
 };
 
 /*
