@@ -177,6 +177,28 @@ def profile_folded_pprof():
 
 
 @case
+def call_graphs():
+    need()
+    path = sampletools.tmpfile("pd-cg.data")
+    res = perfctr.record(path, [work(), "getppid", "200000"],
+                         events="task-clock", period=100000, callgraph=True)
+    check(res["exit_status"] == 0 and res["samples"] > 0, res)
+    p = perfctr.open(path, callchain=True).profile("comm,sym",
+                                                   callgraph="caller")
+    check(p.samples == res["samples"], (p.samples, res))
+    for row in p.rows:
+        # A row's call graph weighs what the row weighs.
+        check(row["callgraph"].total == row["weight"], row)
+    folded = perfctr.open(path, callchain=True).folded()
+    check(sum(int(l.rsplit(" ", 1)[1]) for l in folded) == p.samples,
+          folded)
+    check(any(";main;" in l for l in folded), folded)
+    it = list(perfctr.open(path, callchain=True))
+    check(all(s.callchain and s.callchain[0][0] == s.ip for s in it),
+          it[:2])
+
+
+@case
 def errors_carry_errno():
     need()
     try:
