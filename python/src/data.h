@@ -65,7 +65,6 @@ typedef struct {
 	struct data_trace *trace;
 	PyObject *path;		/* str */
 	PyObject *event_names;	/* tuple of str */
-	PyObject *columns_owner; /* unused slot kept NULL */
 	bool callchain;
 	bool fields;
 	bool done;
