@@ -63,7 +63,10 @@ setup(
     description="Exact performance counters, recordings and profiles "
                 "from Python, over libperfctr",
     license="LGPL-2.1-only OR BSD-2-Clause",
-    packages=["perfctr"],
+    packages=["perfctr", "perfctr.script"],
+    # perf's scripts find their helpers under $PERF_EXEC_PATH/scripts/...
+    package_data={"perfctr.script": [
+        "scripts/python/Perf-Trace-Util/lib/Perf/Trace/*.py"]},
     ext_modules=exts,
     # Named as the module, so that `-p perfctr.pytest` given to a pytest
     # that also loads the installed entry point names one plugin, not two.

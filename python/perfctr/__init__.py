@@ -414,3 +414,10 @@ def parse(events):
     """[(name, pmu, leader index)]: a specification as perfex reads it,
     without opening anything (raises EventError as counting would)."""
     return _core.parse(events)
+
+
+try:
+    from perfctr.data import Reader, Sample, open, record
+    __all__ += ["Reader", "Sample", "open", "record"]
+except ImportError:     # built without perfctr._data: counting only
+    pass

@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
+#include <limits.h>
 
 #include <perfctr/perfctr.h>
 #include <perfctr/reader.h>
@@ -664,7 +666,7 @@ static const char *const perf_only_options[] = {
 	"--show-round-events", "--show-bpf-events", "--show-cgroup-events",
 	"--show-text-poke-events", "--show-info", "--show-kernel-path",
 	"--reltime", "--deltatime", "--ns", "--dump-raw-trace", "-D",
-	"--script", "-s", "--gen-script", "--list", "-l", "--comms",
+	"--list", "-l", "--comms",
 	"--pid", "--tid", "--symbols", "-S", "--time", "--cpu", "-C",
 	"--max-stack", "--inline", "--itrace", "--insn-trace",
 	"--call-trace", "--call-ret-trace", "--graph-function",
@@ -697,6 +699,8 @@ static int refuse_perf_only(int argc, char **argv)
 struct script_opts {
 	struct script sc;
 	const char *input;
+	const char *script;	/* -s: perf's Python script protocol */
+	const char *gen;	/* --gen-script LANG */
 	struct perfctr_reader_opts *ropts;
 };
 
@@ -734,10 +738,123 @@ static perfex_result script_option(struct perfex_parse *p, void *ctx)
 	case OPT_NO_DEMANGLE:
 		so->ropts->no_demangle = true;
 		break;
+	case OPT_SCRIPT:
+		so->script = p->arg;
+		break;
+	case OPT_GEN_SCRIPT:
+		if (strcmp(p->arg, "python") && strcmp(p->arg, "py"))
+			return perfex_opt_error(p, "supports python only (not '%s')",
+						p->arg);
+		so->gen = p->arg;
+		break;
 	default:
 		break;
 	}
 	return -1;
+}
+
+/*
+ * perf's spelling "-g python" (perf script's -g is --gen-script, perfex
+ * script's is --callchain): "-g" followed by a language name is taken as
+ * --gen-script.  Return a copy of @argv to parse (NULL: out of memory).
+ */
+static char **gen_script_spelling(int argc, char **argv)
+{
+	char **copy = calloc((size_t)argc + 1, sizeof(*copy));
+	int n = 0;
+
+	if (!copy)
+		return NULL;
+	for (int i = 0; i < argc; i++) {
+		if (i > 0 && !strcmp(argv[i], "-g") && i + 1 < argc &&
+		    (!strcmp(argv[i + 1], "python") || !strcmp(argv[i + 1], "py"))) {
+			copy[n++] = "--gen-script";
+			continue;
+		}
+		copy[n++] = argv[i];
+		if (!strcmp(argv[i], "--"))
+			while (++i < argc)
+				copy[n++] = argv[i];
+	}
+	copy[n] = NULL;
+	return copy;
+}
+
+/* The folder of perfex's build tree that holds the perfctr package
+ * (O/python beside O/perfex), or NULL when perfex is an installed one. */
+static const char *build_tree_python(char *buf, size_t size)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return NULL;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return NULL;
+	*slash = '\0';
+	if (snprintf(buf, size, "%s/python", exe) >= (int)size)
+		return NULL;
+	if (snprintf(exe + (slash - exe), sizeof(exe) - (size_t)(slash - exe),
+		     "/python/perfctr/script/__init__.py") >= (int)sizeof(exe) -
+		     (slash - exe) || access(exe, R_OK))
+		return NULL;
+	return buf;
+}
+
+/*
+ * -s and -g python: Python runs the script protocol (the perfctr package's
+ * perfctr.script), over the same reader as perfex script.  The Python is
+ * Debian's (or $PERFEX_PYTHON), with the tree's package first on its path
+ * when perfex runs from its build tree.  Returns only when it cannot run.
+ */
+static int run_python(const struct script_opts *so, int nargs, char **args)
+{
+	const char *python = getenv("PERFEX_PYTHON");
+	const char *old = getenv("PYTHONPATH");
+	char dir[PATH_MAX], path[2 * PATH_MAX];
+	char **argv = calloc((size_t)nargs + 10, sizeof(*argv));
+	int n = 0;
+
+	if (!argv) {
+		perfex_error("out of memory");
+		return PERFEX_EXIT_INTERNAL;
+	}
+	if (!python || !*python)
+		python = "/usr/bin/python3";
+	if (build_tree_python(dir, sizeof(dir))) {
+		if (old && *old)
+			snprintf(path, sizeof(path), "%s:%s", dir, old);
+		else
+			snprintf(path, sizeof(path), "%s", dir);
+		setenv("PYTHONPATH", path, 1);
+	}
+	argv[n++] = (char *)python;
+	argv[n++] = "-m";
+	argv[n++] = "perfctr.script";
+	argv[n++] = "-i";
+	argv[n++] = (char *)so->input;
+	if (so->sc.no_callchain)
+		argv[n++] = "--no-callchain";
+	if (so->gen) {
+		argv[n++] = "--gen-script";
+		argv[n++] = (char *)so->gen;
+	} else {
+		argv[n++] = "--";
+		argv[n++] = (char *)so->script;
+		for (int i = 0; i < nargs; i++)
+			argv[n++] = args[i];
+	}
+	argv[n] = NULL;
+	fflush(stdout);
+	execvp(python, argv);
+	perfex_error("cannot run '%s': %s", python, strerror(errno));
+	perfex_hint("perfex script -s needs Python 3 with the perfctr package: "
+		    "install python3, or name one in PERFEX_PYTHON");
+	free(argv);
+	return errno == ENOENT ? PERFEX_EXIT_NOCMD : PERFEX_EXIT_NOEXEC;
 }
 
 int cmd_script(int argc, char **argv)
@@ -749,6 +866,7 @@ int cmd_script(int argc, char **argv)
 	struct script_opts so = { .input = "perf.data", .ropts = &ropts };
 	struct script *sc = &so.sc;
 	struct perfex_parse p;
+	char **args;
 	int ret, r, i;
 
 	for (i = 0; i < T_NR; i++)
@@ -756,10 +874,36 @@ int cmd_script(int argc, char **argv)
 	ret = refuse_perf_only(argc, argv);
 	if (ret >= 0)
 		return ret;
-	ret = perfex_options_parse(&p, PERFEX_CMD_SCRIPT, argc, argv, false,
+	args = gen_script_spelling(argc, argv);
+	if (!args) {
+		perfex_error("out of memory");
+		return PERFEX_EXIT_INTERNAL;
+	}
+	/* With -s, the first argument ends the options: the rest are the
+	 * script's (perf script's order). */
+	ret = perfex_options_parse(&p, PERFEX_CMD_SCRIPT, argc, args, true,
 				   script_option, &so);
-	if (ret >= 0)
+	if (ret >= 0) {
+		free(args);
 		return ret;
+	}
+	if (so.script && so.gen) {
+		free(args);
+		perfex_error("options '-s' and '--gen-script' cannot be combined");
+		return PERFEX_EXIT_USAGE;
+	}
+	if (so.script || so.gen) {
+		if (so.gen && optind < argc) {
+			perfex_error("unexpected argument '%s'", args[optind]);
+			free(args);
+			return PERFEX_EXIT_USAGE;
+		}
+		ret = perfex_dry_run ? 0 : run_python(&so, argc - optind,
+						      args + optind);
+		free(args);
+		return ret;
+	}
+	free(args);
 	if (optind < argc) {
 		perfex_error("unexpected argument '%s'", argv[optind]);
 		perfex_hint("perfex script --help lists the options");

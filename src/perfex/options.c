@@ -279,6 +279,13 @@ static const struct perfex_option table[] = {
 	  "the MMAP and MMAP2 records too" },
 	{ SCRIPT, OPT_SHOW_LOST_EVENTS, 0, "show-lost-events", NULL, 0, 0,
 	  "the LOST records too" },
+	{ SCRIPT, OPT_SCRIPT, 's', "script", "SCRIPT.py", 0, 0,
+	  "run perf's Python script SCRIPT.py on the samples\n"
+	  "(its handlers: perfex-script(1)); the arguments\n"
+	  "after the options are the script's" },
+	{ SCRIPT, OPT_GEN_SCRIPT, 0, "gen-script", "LANG", 0, 0,
+	  "write a starting script perf-script.py for the\n"
+	  "file's events (LANG: python; -g python too)" },
 	{ REPORT | SCRIPT, OPT_KALLSYMS, 0, "kallsyms", "FILE", 0, 0,
 	  "kernel symbols from FILE (default: /proc/kallsyms)" },
 	{ REPORT | SCRIPT, OPT_NO_DEMANGLE, 0, "no-demangle", NULL, 0, 0,
@@ -443,7 +450,8 @@ static const struct cmd_help cmd_help[PERFEX_CMD_NR] = {
 "Exit status: 0, 200 bad option, 205 missing, unreadable or damaged file.\n",
 	  26 },
 	[PERFEX_CMD_SCRIPT] = { "perfex script --help",
-"usage: perfex script [options]\n",
+"usage: perfex script [options]\n"
+"       perfex script [-i FILE] -s SCRIPT.py [ARGS...]\n",
 "Laid out as perf script: comm tid [cpu] time: period event: ip sym+off (dso)\n"
 "Exit status: 0, 200 bad option, 205 missing, unreadable or damaged file.\n",
 	  24 },

@@ -115,6 +115,8 @@ enum perfex_opt_id {
 	OPT_FORMULA,
 	OPT_BASELINE_ONLY,
 	OPT_NO_NOISE,
+	OPT_SCRIPT,
+	OPT_GEN_SCRIPT,
 };
 
 /*

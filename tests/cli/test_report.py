@@ -250,7 +250,8 @@ REPORT_OPTIONS = {"-i", "-s", "-g", "--stdio", "-n", "--folded", "--flame", "--p
                   "--percent-limit", "--kallsyms", "--no-demangle", "-h"}
 SCRIPT_OPTIONS = {"-i", "-F", "-g", "-G", "--no-callchain", "--kallsyms",
                   "--no-demangle", "--header", "--show-task-events",
-                  "--show-mmap-events", "--show-lost-events", "-h"}
+                  "--show-mmap-events", "--show-lost-events", "-s",
+                  "--gen-script", "-h"}
 
 
 @case
@@ -258,7 +259,8 @@ def help_lists_every_option():
     # Each option below is exercised by a case of this file, but
     # --no-demangle by test_symbols.py, --pprof by test_report_pprof.py
     # -n by test_report_compat.py too, and --header and --show-*-events
-    # by test_script_compat.py.
+    # by test_script_compat.py, -s and --gen-script by
+    # test_script_python.py.
     for cmd, want in (("report", REPORT_OPTIONS), ("script", SCRIPT_OPTIONS)):
         r = perfex(cmd, "--help")
         check(r.returncode == 0, r)
