@@ -42,6 +42,7 @@ static const struct subcommand subcommands[] = {
 	{ "record", cmd_record, "sample a command into a perf.data file" },
 	{ "report", cmd_report, "summarise a perf.data file" },
 	{ "script", cmd_script, "print the samples of a perf.data file" },
+	{ "annotate", cmd_annotate, "the instructions and source lines of the sampled functions" },
 	{ "inject", cmd_inject, "add JIT code's maps and files to a perf.data file" },
 	{ "serve",  cmd_serve,  "export counts to Prometheus over HTTP" },
 };
