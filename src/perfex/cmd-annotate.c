@@ -437,7 +437,7 @@ static void print_stdio(struct annotate *an, const struct perfctr_annotation *an
 	printf("         : 3    Disassembly of section .text:\n         :\n");
 	printf("         : 5    %016" PRIx64 " <%s>:\n", sym.start, sym.name);
 	if (perfctr_annotation__nr_lines(ann))
-		printf("         :      %s():\n", sym.name);
+		printf("         :      %s():\n         :\n", sym.name);
 	for (size_t i = 0; i < perfctr_annotation__nr_insns(ann); i++) {
 		struct perfctr_annotation_insn in = { .sz = sizeof(in) };
 

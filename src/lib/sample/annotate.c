@@ -160,7 +160,9 @@ static char *mnemonic_text(const char *m, const char *ops)
 	size_t len = strlen(m);
 
 	if (len > 1 && strchr("bwlq", m[len - 1])) {
-		if (in_list(always_plain, sizeof(always_plain) /
+		if ((len > 5 && !strncmp(m, "cmov", 4) &&
+		     has_register_operand(ops)) ||
+		    in_list(always_plain, sizeof(always_plain) /
 			    sizeof(always_plain[0]), m, len - 1) ||
 		    (has_register_operand(ops) &&
 		     in_list(suffixed, sizeof(suffixed) / sizeof(suffixed[0]),
@@ -172,34 +174,52 @@ static char *mnemonic_text(const char *m, const char *ops)
 
 /*
  * capstone's operands as objdump spells them: no space after a comma,
- * immediates in hex ("$0x1", not "$1"), the scale of an index always
- * written ("(%rdx,%rax,1)").
+ * numbers in hex ("$0x1", "0x8(%rdi)", not "$1", "8(%rdi)"), a negative
+ * immediate as the unsigned value of its @imm_size bytes
+ * ("$0xffffffff"), the scale of an index always written
+ * ("(%rdx,%rax,1)").
  */
-static char *operands_text(const char *in)
+static char *operands_text(const char *in, unsigned int imm_size)
 {
-	size_t cap = strlen(in) * 2 + 32, n = 0;
+	size_t cap = strlen(in) * 4 + 64, n = 0;
 	char *out = malloc(cap);
 	int depth = 0, commas = 0;
+	bool start = true;
 
 	if (!out)
 		return NULL;
-	while (*in && n + 24 < cap) {
+	while (*in && n + 40 < cap) {
+		bool imm = *in == '$';
+		const char *num = in + imm;
+
 		if (*in == ',' && in[1] == ' ') {
 			out[n++] = ',';
 			in += 2;
 			if (depth)
 				commas++;
+			start = true;
 			continue;
 		}
-		if (*in == '$' && in[1] >= '0' && in[1] <= '9' &&
-		    !(in[1] == '0' && in[2] == 'x')) {
+		if (((start && !depth) || imm) && (*num == '-' || (*num >= '0' && *num <= '9'))) {
+			bool neg = *num == '-';
 			char *end;
-			unsigned long long v = strtoull(in + 1, &end, 10);
+			unsigned long long v;
 
-			n += (size_t)snprintf(out + n, cap - n, "$0x%llx", v);
+			v = strtoull(num + neg, &end, 0);
+			if (imm && neg) {
+				if (imm_size && imm_size < 8)
+					v = (0 - v) & ((1ull << (imm_size * 8)) - 1);
+				else
+					v = 0 - v;
+				neg = false;
+			}
+			n += (size_t)snprintf(out + n, cap - n, "%s%s0x%llx",
+					      imm ? "$" : "", neg ? "-" : "", v);
 			in = end;
+			start = false;
 			continue;
 		}
+		start = false;
 		if (*in == '(') {
 			depth++;
 			commas = 0;
@@ -224,11 +244,71 @@ static bool shift_by_one(const uint8_t *b, size_t size)
 	return i < size && (b[i] == 0xd0 || b[i] == 0xd1);
 }
 
+/*
+ * What objdump adds to a memory operand: a displacement of zero that the
+ * encoding holds (ModRM mod 1 or 2) written "0x0(...)", and after a
+ * %rip-relative one the address it reaches, "        # 4010 <sym+0x8>".
+ * Takes @ops (freed) and returns the new text, NULL without memory.
+ */
+static char *memory_operand(struct perfctr_annotation *ann, const cs_insn *ci,
+			    char *ops)
+{
+	const cs_x86 *x86 = &ci->detail->x86;
+	const cs_x86_op *mem = NULL;
+	size_t len = strlen(ops) + 160;
+	char *out, *paren;
+
+	for (int i = 0; i < x86->op_count && !mem; i++)
+		if (x86->operands[i].type == X86_OP_MEM)
+			mem = &x86->operands[i];
+	if (!mem)
+		return ops;
+	out = malloc(len);
+	if (!out) {
+		free(ops);
+		return NULL;
+	}
+	paren = strchr(ops, '(');
+	if (mem->mem.disp == 0 && mem->mem.base != X86_REG_RIP &&
+	    ((x86->modrm >> 6) == 1 || (x86->modrm >> 6) == 2) && paren &&
+	    (paren == ops || paren[-1] == ',' || paren[-1] == '*'))
+		snprintf(out, len, "%.*s0x0%s", (int)(paren - ops), ops, paren);
+	else
+		snprintf(out, len, "%s", ops);
+	if (mem->mem.base == X86_REG_RIP) {
+		uint64_t to = ci->address + ci->size + (uint64_t)mem->mem.disp;
+		struct pc_file_func fn;
+		size_t n = strlen(out);
+
+		n += (size_t)snprintf(out + n, len - n, "        # %" PRIx64, to);
+		if (pc_symbols__file_func(ann->syms, ann->dso, to, NULL, &fn) > 0) {
+			size_t more = strlen(fn.name) + 32;
+			char *longer = realloc(out, n + more);
+
+			if (longer) {
+				out = longer;
+				if (to == fn.start)
+					snprintf(out + n, more, " <%s>", fn.name);
+				else
+					snprintf(out + n, more, " <%s+0x%" PRIx64 ">",
+						 fn.name, to - fn.start);
+			}
+		}
+	}
+	free(ops);
+	return out;
+}
+
 static int insn_text(struct perfctr_annotation *ann, csh cs,
 		     const cs_insn *ci, struct insn *in)
 {
 	const cs_x86 *x86 = &ci->detail->x86;
 	const char *ops = ci->op_str;
+	unsigned int imm_size = 0;
+
+	for (int i = 0; i < x86->op_count; i++)
+		if (x86->operands[i].type == X86_OP_IMM)
+			imm_size = x86->operands[i].size;
 
 	in->mnemonic = mnemonic_text(ci->mnemonic, ops);
 	if ((cs_insn_group(cs, ci, CS_GRP_JUMP) ||
@@ -264,9 +344,11 @@ static int insn_text(struct perfctr_annotation *ann, csh cs,
 			in->operands = strdup(buf);
 		}
 	} else if (shift_by_one(ci->bytes, ci->size) && !strncmp(ops, "$1, ", 4)) {
-		in->operands = operands_text(ops + 4);
+		in->operands = operands_text(ops + 4, imm_size);
 	} else {
-		in->operands = operands_text(ops);
+		in->operands = operands_text(ops, imm_size);
+		if (in->operands)
+			in->operands = memory_operand(ann, ci, in->operands);
 	}
 	return in->mnemonic && in->operands ? 0 : -ENOMEM;
 }
