@@ -75,6 +75,10 @@ struct perfctr_annotation {
 	struct perfctr_annotation_count *insn_counts;
 	struct perfctr_annotation_count *line_counts;
 	struct perfctr_annotation_count *totals;
+	/* Source file names made absolute (the line table's are relative
+	 * to the compilation directory when the compiler was given them so). */
+	char **paths;
+	size_t nr_paths;
 };
 
 bool perfctr_annotation_have_disassembler(void)
@@ -97,6 +101,9 @@ void perfctr_annotation__delete(struct perfctr_annotation *ann)
 		free(ann->insns[i].operands);
 	}
 	free(ann->insns);
+	for (i = 0; i < ann->nr_paths; i++)
+		free(ann->paths[i]);
+	free(ann->paths);
 	free(ann->lines);
 	free(ann->insn_counts);
 	free(ann->line_counts);
@@ -473,6 +480,39 @@ static int add_line(struct perfctr_annotation *ann, struct insn *in,
 	return 0;
 }
 
+/* @file of @cu as a full path: the compilation directory before a
+ * relative name, as objdump and addr2line show it.  NULL: no memory. */
+static const char *full_path(struct perfctr_annotation *ann, Dwarf_Die *cu,
+			     const char *file)
+{
+	Dwarf_Attribute attr;
+	const char *dir;
+	char **paths, *path;
+	size_t i, len;
+
+	if (file[0] == '/' ||
+	    !(dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr))))
+		return file;
+	len = strlen(dir) + strlen(file) + 2;
+	for (i = 0; i < ann->nr_paths; i++)
+		if (!strncmp(ann->paths[i], dir, strlen(dir)) &&
+		    ann->paths[i][strlen(dir)] == '/' &&
+		    !strcmp(ann->paths[i] + strlen(dir) + 1, file))
+			return ann->paths[i];
+	path = malloc(len);
+	paths = realloc(ann->paths, (ann->nr_paths + 1) * sizeof(*paths));
+	if (!path || !paths) {
+		free(path);
+		if (paths)
+			ann->paths = paths;
+		return NULL;
+	}
+	snprintf(path, len, "%s/%s", dir, file);
+	ann->paths = paths;
+	ann->paths[ann->nr_paths++] = path;
+	return path;
+}
+
 static int source_lines(struct perfctr_annotation *ann)
 {
 	Dwarf *dw = pc_symbols__file_dwarf(ann->syms, ann->dso);
@@ -491,6 +531,9 @@ static int source_lines(struct perfctr_annotation *ann)
 		in->file = dwarf_linesrc(row, NULL, NULL);
 		if (!in->file)
 			continue;
+		in->file = full_path(ann, &cu, in->file);
+		if (!in->file)
+			return -ENOMEM;
 		in->line = (uint32_t)lineno;
 		in->inlined = inlined_at(&cu, in->addr);
 		if (add_line(ann, in, &cap))
