@@ -106,6 +106,8 @@ def dry_run_stops_after_the_options():
                      ["--regions", "-o", out, "--", "touch", mark],
                      ["report", "-i", mark], ["script", "-i", mark],
                      ["inject", "-i", mark, "-o", out],
+                     ["annotate", "-i", mark, "hot"],
+                     ["report", "-i", mark, "--annotate", "hot"],
                      ["list"], ["info"], ["serve", "--once"]):
             r = perfex(*args, env=env)
             check(r.returncode == 0 and r.stdout == "" and r.stderr == "",
