@@ -423,31 +423,101 @@ out:
 }
 
 #ifdef HAVE_LIBDW
-/* The innermost inlined function at @addr of @cu, or NULL. */
-static const char *inlined_at(Dwarf_Die *cu, uint64_t addr)
+/* Where code of an inlined function lies, @depth levels of inlining in. */
+struct inline_range {
+	uint64_t lo, hi;
+	int depth;
+	const char *name;
+};
+
+struct inlines {
+	struct inline_range *v;
+	size_t nr, cap;
+};
+
+static const char *inline_name(Dwarf_Die *die)
 {
-	Dwarf_Die *scopes = NULL, origin;
 	Dwarf_Attribute attr;
+	Dwarf_Die origin;
 	const char *name = NULL;
+
+	if (dwarf_attr_integrate(die, DW_AT_abstract_origin, &attr) &&
+	    dwarf_formref_die(&attr, &origin))
+		name = dwarf_diename(&origin);
+	return name ? name : dwarf_diename(die);
+}
+
+/*
+ * The inlined functions under @die (a function's DIE), with their
+ * address ranges: one walk of the function's own DIEs, instead of a
+ * search of the compilation unit's tree for each instruction
+ * (dwarf_getscopes()), which costs as much as the unit is large.
+ */
+static int collect_inlines(Dwarf_Die *die, int depth, struct inlines *in)
+{
+	Dwarf_Die child;
+
+	if (dwarf_child(die, &child) != 0)
+		return 0;
+	do {
+		int tag = dwarf_tag(&child);
+
+		if (tag == DW_TAG_inlined_subroutine) {
+			const char *name = inline_name(&child);
+			Dwarf_Addr base, lo, hi;
+			ptrdiff_t off = 0;
+
+			while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
+				if (in->nr == in->cap) {
+					size_t cap = in->cap ? in->cap * 2 : 32;
+					struct inline_range *v =
+						realloc(in->v, cap * sizeof(*v));
+
+					if (!v)
+						return -ENOMEM;
+					in->v = v;
+					in->cap = cap;
+				}
+				in->v[in->nr++] = (struct inline_range){
+					lo, hi, depth, name };
+			}
+			if (collect_inlines(&child, depth + 1, in))
+				return -ENOMEM;
+		} else if (tag == DW_TAG_lexical_block) {
+			if (collect_inlines(&child, depth, in))
+				return -ENOMEM;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return 0;
+}
+
+/* The function's DIE (the subprogram that holds @addr) in @cu. */
+static bool function_die(Dwarf_Die *cu, uint64_t addr, Dwarf_Die *out)
+{
+	Dwarf_Die *scopes = NULL;
 	int n = dwarf_getscopes(cu, addr, &scopes);
+	bool found = false;
 
-	for (int i = 0; i < n; i++) {
-		int tag = dwarf_tag(&scopes[i]);
-
-		if (tag == DW_TAG_subprogram)
-			break;
-		if (tag != DW_TAG_inlined_subroutine)
-			continue;
-		if (dwarf_attr_integrate(&scopes[i], DW_AT_abstract_origin,
-					 &attr) &&
-		    dwarf_formref_die(&attr, &origin))
-			name = dwarf_diename(&origin);
-		if (!name)
-			name = dwarf_diename(&scopes[i]);
-		break;
+	for (int i = 0; i < n && !found; i++) {
+		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
+			*out = scopes[i];
+			found = true;
+		}
 	}
 	free(scopes);
-	return name;
+	return found;
+}
+
+/* The innermost inlined function at @addr, or NULL. */
+static const char *inlined_at(const struct inlines *in, uint64_t addr)
+{
+	const struct inline_range *best = NULL;
+
+	for (size_t i = 0; i < in->nr; i++)
+		if (addr >= in->v[i].lo && addr < in->v[i].hi &&
+		    (!best || in->v[i].depth > best->depth))
+			best = &in->v[i];
+	return best ? best->name : NULL;
 }
 
 static int add_line(struct perfctr_annotation *ann, struct insn *in,
@@ -516,11 +586,18 @@ static const char *full_path(struct perfctr_annotation *ann, Dwarf_Die *cu,
 static int source_lines(struct perfctr_annotation *ann)
 {
 	Dwarf *dw = pc_symbols__file_dwarf(ann->syms, ann->dso);
-	Dwarf_Die cu;
+	struct inlines inl = { 0 };
+	Dwarf_Die cu, fn;
 	size_t cap = 0;
+	int err = 0;
 
 	if (!dw || !dwarf_addrdie(dw, ann->start, &cu))
 		return 0;
+	if (function_die(&cu, ann->start, &fn) &&
+	    collect_inlines(&fn, 0, &inl)) {
+		free(inl.v);
+		return -ENOMEM;
+	}
 	for (size_t i = 0; i < ann->nr_insns; i++) {
 		struct insn *in = &ann->insns[i];
 		Dwarf_Line *row = dwarf_getsrc_die(&cu, in->addr);
@@ -532,14 +609,15 @@ static int source_lines(struct perfctr_annotation *ann)
 		if (!in->file)
 			continue;
 		in->file = full_path(ann, &cu, in->file);
-		if (!in->file)
-			return -ENOMEM;
 		in->line = (uint32_t)lineno;
-		in->inlined = inlined_at(&cu, in->addr);
-		if (add_line(ann, in, &cap))
-			return -ENOMEM;
+		in->inlined = inlined_at(&inl, in->addr);
+		if (!in->file || add_line(ann, in, &cap)) {
+			err = -ENOMEM;
+			break;
+		}
 	}
-	return 0;
+	free(inl.v);
+	return err;
 }
 #endif
 
