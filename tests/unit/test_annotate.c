@@ -53,13 +53,18 @@ static const struct {
 	{ "ret", "" },
 };
 
+static inline __attribute__((always_inline)) int pc_inlined_square(int x)
+{
+	return x * x;
+}
+
 __attribute__((noinline)) int pc_annotated_c(int n);
 __attribute__((noinline)) int pc_annotated_c(int n)
 {
 	int sum = 0;
 
 	for (int i = 0; i < n; i++)
-		sum += i * i;
+		sum += pc_inlined_square(i);
 	return sum;
 }
 
@@ -139,6 +144,7 @@ TEST(samples_counted_on_instruction_and_line)
 	struct perfctr_annotation_count total;
 	struct perfctr_annotation *ann = annotate("pc_annotated_c", 2);
 	uint64_t line_samples = 0, line_period = 0;
+	bool inlined = false;
 	size_t last;
 
 	REQUIRE(ann);
@@ -171,7 +177,10 @@ TEST(samples_counted_on_instruction_and_line)
 		CHECK(l.nr_insns > 0);
 		line_samples += l.counts[1].samples;
 		line_period += l.counts[1].period;
+		inlined |= l.inlined && !strcmp(l.inlined, "pc_inlined_square");
 	}
+	/* The square's multiplication is named as the inlined function's. */
+	CHECK(inlined);
 	/* Every instruction of a C function has a line: the lines sum it all. */
 	CHECK_EQ_U64(line_samples, 2);
 	CHECK_EQ_U64(line_period, 10);
