@@ -73,6 +73,7 @@ struct annotate {
 	struct source_file *files;
 	size_t nr_files;
 	size_t skipped;		/* functions with no file to disassemble */
+	uint64_t kernel_samples;	/* of unnamed kernel functions */
 	const char *skipped_name;
 	bool json_first;
 };
@@ -153,6 +154,8 @@ static int add_hit(struct annotate *an, const struct perfctr_reader_sample *rs)
 
 	an->event_period[rs->event_idx] += period;
 	an->event_samples[rs->event_idx]++;
+	if (fr->kernel && !fr->sym)
+		an->kernel_samples++;
 	if (!fr->dso || !fr->sym)
 		return 0;
 	idx = func_index(an, fr->dso, fr->sym, fr->kernel);
@@ -728,6 +731,10 @@ static int annotate_all(struct annotate *an)
 		fprintf(stderr, "perfex: note: %zu of %zu functions not annotated "
 			"(no file to disassemble: the kernel, JIT code), e.g. '%s'\n",
 			an->skipped, found, an->skipped_name);
+	if (!an->o.symbol && an->kernel_samples)
+		fprintf(stderr, "perfex: note: %" PRIu64 " samples in the kernel "
+			"not annotated (no vmlinux to disassemble)\n",
+			an->kernel_samples);
 	if (found && !annotated)
 		return an->o.symbol ? PERFEX_EXIT_TARGET : 0;
 	return 0;
@@ -769,7 +776,11 @@ int annotate_run(const struct annotate_opts *opts)
 		perfex_hint("install libcapstone-dev (scripts/install-deps), then rebuild");
 		return PERFEX_EXIT_INTERNAL;
 	}
-	ropts.kallsyms = an.o.kallsyms;
+	/* Kernel functions cannot be annotated (no vmlinux to disassemble):
+	 * their names are read only when asked for, to say which were left
+	 * out; /proc/kallsyms alone takes longer to read than a function of
+	 * libLLVM to annotate. */
+	ropts.kallsyms = an.o.kallsyms ? an.o.kallsyms : "";
 	ropts.no_demangle = an.o.no_demangle;
 	an.rd = perfex_reader_open(an.o.input, &ropts, &ret);
 	if (!an.rd)

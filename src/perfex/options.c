@@ -377,7 +377,8 @@ static const struct perfex_option table[] = {
 	  "one JSON document (fields in docs/json.md)",
 	  STORE_TRUE(struct annotate_opts, json) },
 	{ ANNOTATE, OPT_KALLSYMS, 0, "kallsyms", "FILE", 0, 0,
-	  "kernel symbols from FILE (default: /proc/kallsyms)",
+	  "kernel symbols from FILE, to name the kernel\n"
+	  "functions left out (default: none read)",
 	  STORE_STRING(struct annotate_opts, kallsyms) },
 	{ ANNOTATE, OPT_NO_DEMANGLE, 0, "no-demangle", NULL, 0, 0,
 	  "C++ names as the binaries spell them (mangled)",
