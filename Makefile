@@ -295,6 +295,9 @@ endif
 $(PERFEX_OBJS): ALL_CFLAGS += $(PERFEX_CFLAGS)
 $(PERFEX): $(PERFEX_OBJS) $(STATIC_LIB)
 	$(CC) $(LDFLAGS) -no-pie $(PERFEX_LDFLAGS) -o $@ $(PERFEX_OBJS) $(STATIC_LIB) $(PERFEX_LIBS)
+ifneq ($(HAVE_CAPSTONE),1)
+	@echo "note: libcapstone not found: perfex annotate cannot disassemble; scripts/install-deps installs libcapstone-dev"
+endif
 
 # The access broker (src/perfctrd/): a root daemon on the static library.
 $(PERFCTRD): $(PERFCTRD_OBJS) $(STATIC_LIB)
