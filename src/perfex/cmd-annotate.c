@@ -479,7 +479,8 @@ static void print_stdio2(struct annotate *an, const struct perfctr_annotation *a
 	const char *last_file = NULL;
 	uint32_t last_line = 0;
 	bool *label = calloc(nr ? nr : 1, sizeof(*label));
-	char text[1024];
+	const struct perf_event_attr *attr;
+	char text[1024], count[32];
 	int width;
 
 	perfctr_annotation__symbol(ann, &sym);
@@ -501,10 +502,22 @@ static void print_stdio2(struct annotate *an, const struct perfctr_annotation *a
 				label[j] = true;
 		}
 	}
-	printf("Samples: %" PRIu64 " of event '%s', Event count (approx.): %"
-	       PRIu64 ", [percent: %s]\n", total.samples,
-	       perfctr_reader__event_name(an->rd, event), total.period,
-	       percent_types[an->percent_type].shown);
+	attr = perfctr_reader__event_attr(an->rd, event);
+	/* perf's short count: 1030 is "1K". */
+	if (total.samples < 1000)
+		snprintf(count, sizeof(count), "%" PRIu64, total.samples);
+	else if (total.samples < 1000000)
+		snprintf(count, sizeof(count), "%" PRIu64 "K",
+			 total.samples / 1000);
+	else
+		snprintf(count, sizeof(count), "%" PRIu64 "M",
+			 total.samples / 1000000);
+	printf("Samples: %s of event '%s'", count,
+	       perfctr_reader__event_name(an->rd, event));
+	if (attr && attr->freq)
+		printf(", %" PRIu64 " Hz", (uint64_t)attr->sample_freq);
+	printf(", Event count (approx.): %" PRIu64 ", [percent: %s]\n",
+	       total.period, percent_types[an->percent_type].shown);
 	printf("%s() %s\n", sym.name, f->dso);
 	printf("Percent\n");
 	for (size_t i = 0; i < nr; i++) {
