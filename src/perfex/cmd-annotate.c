@@ -68,7 +68,7 @@ struct annotate {
 	uint64_t *event_samples;
 	struct func *funcs;
 	size_t nr_funcs, cap_funcs;
-	struct func **hash;	/* open addressing by (dso, sym) */
+	size_t *hash;		/* open addressing by (dso, sym): index + 1 */
 	size_t hash_cap;
 	struct source_file *files;
 	size_t nr_files;
@@ -90,20 +90,18 @@ static size_t func_hash(const char *dso, const char *sym)
 static int hash_grow(struct annotate *an)
 {
 	size_t cap = an->hash_cap ? an->hash_cap * 2 : 256;
-	struct func **tab = calloc(cap, sizeof(*tab));
+	size_t *tab = calloc(cap, sizeof(*tab));
 
 	if (!tab)
 		return -ENOMEM;
-	for (size_t i = 0; i < an->hash_cap; i++) {
-		struct func *f = an->hash[i];
+	for (size_t i = 0; i < an->nr_funcs; i++) {
+		const struct func *f = &an->funcs[i];
 		size_t h;
 
-		if (!f)
-			continue;
 		for (h = func_hash(f->dso, f->sym) & (cap - 1); tab[h];
 		     h = (h + 1) & (cap - 1))
 			;
-		tab[h] = f;
+		tab[h] = i + 1;
 	}
 	free(an->hash);
 	an->hash = tab;
@@ -122,13 +120,20 @@ static size_t func_index(struct annotate *an, const char *dso, const char *sym,
 	if ((an->nr_funcs + 1) * 2 > an->hash_cap && hash_grow(an))
 		return SIZE_MAX;
 	for (h = func_hash(dso, sym) & (an->hash_cap - 1); an->hash[h];
-	     h = (h + 1) & (an->hash_cap - 1))
-		if (an->hash[h]->dso == dso && an->hash[h]->sym == sym)
-			return (size_t)(an->hash[h] - an->funcs);
-	/* The table holds pointers into funcs: it cannot move, so it is
-	 * made as large as the hash allows before it is needed. */
-	if (an->nr_funcs == an->cap_funcs)
-		return SIZE_MAX;
+	     h = (h + 1) & (an->hash_cap - 1)) {
+		f = &an->funcs[an->hash[h] - 1];
+		if (f->dso == dso && f->sym == sym)
+			return an->hash[h] - 1;
+	}
+	if (an->nr_funcs == an->cap_funcs) {
+		size_t cap = an->cap_funcs ? an->cap_funcs * 2 : 64;
+		struct func *n = realloc(an->funcs, cap * sizeof(*n));
+
+		if (!n)
+			return SIZE_MAX;
+		an->funcs = n;
+		an->cap_funcs = cap;
+	}
 	f = &an->funcs[an->nr_funcs];
 	memset(f, 0, sizeof(*f));
 	f->dso = dso;
@@ -141,7 +146,7 @@ static size_t func_index(struct annotate *an, const char *dso, const char *sym,
 		free(f->samples);
 		return SIZE_MAX;
 	}
-	an->hash[h] = f;
+	an->hash[h] = an->nr_funcs + 1;
 	return an->nr_funcs++;
 }
 
@@ -185,11 +190,7 @@ static int gather(struct annotate *an)
 	an->nr_events = perfctr_reader__nr_events(an->rd);
 	an->event_period = calloc(an->nr_events, sizeof(uint64_t));
 	an->event_samples = calloc(an->nr_events, sizeof(uint64_t));
-	/* At most one function per two hash slots: room for 2^20 before
-	 * the hash would have to outgrow them. */
-	an->cap_funcs = 1u << 20;
-	an->funcs = malloc(an->cap_funcs * sizeof(*an->funcs));
-	if (!an->event_period || !an->event_samples || !an->funcs) {
+	if (!an->event_period || !an->event_samples) {
 		perfex_error("out of memory");
 		return PERFEX_EXIT_INTERNAL;
 	}
