@@ -90,7 +90,7 @@ static void usage(FILE *out)
 		"       perfex help <subcommand>\n\n"
 		"subcommands:\n");
 	for (i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
-		fprintf(out, "  %-8s %s\n", subcommands[i].name, subcommands[i].summary);
+		fprintf(out, "  %-9s %s\n", subcommands[i].name, subcommands[i].summary);
 	fprintf(out, "\nperfex --help shows the counting options; "
 		     "perfex <subcommand> --help the others.\n");
 }
