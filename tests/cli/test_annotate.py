@@ -131,6 +131,24 @@ def global_percentages():
 
 
 @case
+def one_block_per_event():
+    """Two events: hot() annotated for each, in the order of the file's
+    events, as perf annotates them (without an event group)."""
+    require_root()
+    require_perf()
+    path = tmpfile("two.data")
+    r = record(path, "-e", "cpu-clock", "-e", "task-clock", "-F", "2000",
+               "--", ANNWORK, "40000000")
+    check(r.returncode == 0, r.stderr)
+    mine, theirs = ours(path, "hot"), perf_annotate(path, "hot")
+    check(len(header(mine)) == 2 and header(mine) == header(theirs),
+          (header(mine), header(theirs)))
+    pct = [l.split(":")[0] for l in mine.splitlines() if ROW.match(l)]
+    check(pct == [l.split(":")[0] for l in theirs.splitlines() if ROW.match(l)],
+          "the rows' percentages differ")
+
+
+@case
 def line_summary_equals_perfs():
     for path in files():
         mine = compare(path, "-l")
