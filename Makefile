@@ -63,6 +63,7 @@ HAVE_JSONC  := $(call probe,json-c/json.h,-ljson-c)
 PROTOC_C    ?= protoc-c
 HAVE_PROTOBUFC := $(if $(shell command -v $(PROTOC_C) 2>/dev/null),$(call probe,protobuf-c/protobuf-c.h,-lprotobuf-c))
 HAVE_TRACEEVENT := $(call probe,traceevent/event-parse.h,-ltraceevent)
+HAVE_CAPSTONE := $(call probe,capstone/capstone.h,-lcapstone)
 ifeq ($(HAVE_LIBPFM),1)
 BASE_CFLAGS += -DHAVE_LIBPFM=1
 LDLIBS      += -lpfm
@@ -78,6 +79,13 @@ endif
 ifeq ($(HAVE_ZLIB),1)
 BASE_CFLAGS += -DHAVE_ZLIB=1
 LDLIBS      += -lz
+endif
+# Annotations (src/lib/sample/annotate.c, perfex annotate) disassemble with
+# libcapstone: without it perfctr_annotation__new() says ENOTSUP and
+# perfex annotate says what to install (libcapstone-dev).
+ifeq ($(HAVE_CAPSTONE),1)
+BASE_CFLAGS += -DHAVE_CAPSTONE=1
+LDLIBS      += -lcapstone
 endif
 # The metric tables are JSON (src/lib/metric/): without json-c there are no
 # tables (-M, --topdown, --metrics-file), perfex says so; the generic
@@ -310,6 +318,9 @@ endif
 $(PERFEX_OBJS): ALL_CFLAGS += $(PERFEX_CFLAGS)
 $(PERFEX): $(PERFEX_OBJS) $(STATIC_LIB)
 	$(CC) $(LDFLAGS) -no-pie $(PERFEX_LDFLAGS) -o $@ $(PERFEX_OBJS) $(STATIC_LIB) $(PERFEX_LIBS)
+ifneq ($(HAVE_CAPSTONE),1)
+	@echo "note: libcapstone not found: perfex annotate cannot disassemble; scripts/install-deps installs libcapstone-dev"
+endif
 
 # The access broker (src/perfctrd/): a root daemon on the static library.
 $(PERFCTRD): $(PERFCTRD_OBJS) $(STATIC_LIB)

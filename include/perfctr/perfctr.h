@@ -27,5 +27,6 @@
 #include <perfctr/synth.h>
 #include <perfctr/pprof.h>
 #include <perfctr/tree.h>
+#include <perfctr/annotate.h>
 
 #endif /* PERFCTR_PERFCTR_H */

@@ -107,6 +107,13 @@ static const struct library libraries[] = {
 	  false,
 #endif
 	  "no tracepoint payloads in perfex script (the trace field)" },
+	{ "libcapstone", "libcapstone",
+#ifdef HAVE_CAPSTONE
+	  true,
+#else
+	  false,
+#endif
+	  "no perfex annotate (no disassembler)" },
 };
 
 struct pmu_row {

@@ -15,6 +15,7 @@
 #include <perfctr/perfctr.h>
 #include <perfctr/reader.h>
 
+#include "annotate.h"
 #include "json-out.h"
 #include "options.h"
 #include "perfex.h"
@@ -969,8 +970,20 @@ int cmd_report(int argc, char **argv)
 		perfex_hint("install libprotobuf-c-dev and protobuf-c-compiler (scripts/install-deps), then rebuild");
 		return PERFEX_EXIT_INTERNAL;
 	}
+	if (rep.annotate && (rep.folded || rep.json || rep.pprof || rep.flame)) {
+		perfex_error("--annotate excludes --folded, --json, --pprof and --flame");
+		return PERFEX_EXIT_USAGE;
+	}
 	if (perfex_dry_run)
 		return 0;
+	if (rep.annotate) {
+		struct annotate_opts ao = {
+			.input = rep.input, .symbol = rep.annotate,
+			.kallsyms = rep.kallsyms, .no_demangle = rep.no_demangle,
+		};
+
+		return annotate_run(&ao);
+	}
 
 	ropts.kallsyms = rep.kallsyms;
 	for (a = 0; a < rep.nr_keys; a++)

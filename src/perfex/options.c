@@ -14,6 +14,7 @@
 #include "perfex.h"
 #include "diff.h"
 #include "record.h"
+#include "annotate.h"
 #include "report.h"
 #include "stat.h"
 
@@ -27,8 +28,9 @@
 #define SERVE (1u << PERFEX_CMD_SERVE)
 #define INJECT (1u << PERFEX_CMD_INJECT)
 #define DIFF (1u << PERFEX_CMD_DIFF)
-#define ALL (STAT | RECORD | REPORT | SCRIPT | LIST | INFO | REGIONS | SERVE | \
-	     INJECT | DIFF)
+#define ANNOTATE (1u << PERFEX_CMD_ANNOTATE)
+#define ALL (STAT | RECORD | REPORT | SCRIPT | LIST | INFO | REGIONS | \
+	     SERVE | INJECT | DIFF | ANNOTATE)
 
 /*
  * A row that stores its value: the offset of @field in @type (the
@@ -258,6 +260,9 @@ static const struct perfex_option table[] = {
 	  "JSON output", STORE_TRUE(struct report, json) },
 	{ REPORT, OPT_PERCENT_LIMIT, 0, "percent-limit", "P", 0, 0,
 	  "hide rows under P percent (default: 0)" },
+	{ REPORT, OPT_ANNOTATE, 0, "annotate", "SYMBOL", 0, 0,
+	  "annotate SYMBOL instead of the table (as perfex\n"
+	  "annotate SYMBOL does)", STORE_STRING(struct report, annotate) },
 
 	/* -------------------------------------------------------- script */
 	{ SCRIPT, OPT_FIELDS, 'F', "fields", "FIELDS", 0, 0,
@@ -398,6 +403,37 @@ static const struct perfex_option table[] = {
 	{ DIFF, OPT_NO_DEMANGLE, 0, "no-demangle", NULL, 0, 0,
 	  "C++ names as the binaries spell them (mangled)",
 	  STORE_TRUE(struct diff_options, no_demangle) },
+	/* ------------------------------------------------------ annotate */
+	{ ANNOTATE, OPT_INPUT, 'i', "input", "FILE", 0, 0,
+	  "the perf.data file to read (default: perf.data)",
+	  STORE_STRING(struct annotate_opts, input) },
+	{ ANNOTATE, OPT_SYMBOL, 's', "symbol", "SYMBOL", 0, 0,
+	  "annotate this function only (as the argument)",
+	  STORE_STRING(struct annotate_opts, symbol) },
+	{ ANNOTATE, OPT_STDIO, 0, "stdio", NULL, 0, 0,
+	  "perf annotate --stdio's layout (the default)",
+	  STORE_TRUE(struct annotate_opts, stdio) },
+	{ ANNOTATE, OPT_STDIO2, 0, "stdio2", NULL, 0, 0,
+	  "perf annotate --stdio2's layout: jumps as arrows\n"
+	  "to labelled offsets, percentages only where hit",
+	  STORE_TRUE(struct annotate_opts, stdio2) },
+	{ ANNOTATE, OPT_PRINT_LINE, 'l', "print-line", NULL, 0, 0,
+	  "first a summary of the percentage per source line",
+	  STORE_TRUE(struct annotate_opts, print_line) },
+	{ ANNOTATE, OPT_PERCENT_TYPE, 0, "percent-type", "TYPE", 0, 0,
+	  "local-period (the default), global-period,\n"
+	  "local-hits or global-hits: of the function's or\n"
+	  "the whole file's period or samples" },
+	{ ANNOTATE, OPT_JSON, 'j', "json", NULL, 0, 0,
+	  "one JSON document (fields in docs/json.md)",
+	  STORE_TRUE(struct annotate_opts, json) },
+	{ ANNOTATE, OPT_KALLSYMS, 0, "kallsyms", "FILE", 0, 0,
+	  "kernel symbols from FILE, to name the kernel\n"
+	  "functions left out (default: none read)",
+	  STORE_STRING(struct annotate_opts, kallsyms) },
+	{ ANNOTATE, OPT_NO_DEMANGLE, 0, "no-demangle", NULL, 0, 0,
+	  "C++ names as the binaries spell them (mangled)",
+	  STORE_TRUE(struct annotate_opts, no_demangle) },
 
 	/* ---------------------------------------------------- everywhere */
 	{ ALL, OPT_HELP, 'h', "help", NULL, 0, 0,
@@ -510,6 +546,14 @@ static const struct cmd_help cmd_help[PERFEX_CMD_NR] = {
 "'*' marks a change beyond it.  See perfex-diff(1).\n"
 "Exit status: 0, 200 bad option, 205 missing, unreadable or damaged file,\n"
 "206 other failures.\n", 24 },
+	[PERFEX_CMD_ANNOTATE] = { "perfex annotate --help",
+"usage: perfex annotate [options] [SYMBOL]\n"
+"\n"
+"Show the instructions and source lines of the functions that have samples\n"
+"(or of SYMBOL), each with its share of the samples, as perf annotate.\n",
+"Exit status: 0, 200 bad option, 204 no samples of SYMBOL (or nothing to\n"
+"disassemble), 205 missing, unreadable or damaged file, 206 other failures.\n",
+	  22 },
 };
 
 bool perfex_dry_run;

@@ -43,6 +43,7 @@ static const struct subcommand subcommands[] = {
 	{ "report", cmd_report, "summarise a perf.data file" },
 	{ "diff",   cmd_diff,   "compare the profiles of perf.data files" },
 	{ "script", cmd_script, "print the samples of a perf.data file" },
+	{ "annotate", cmd_annotate, "the instructions and source lines of the sampled functions" },
 	{ "inject", cmd_inject, "add JIT code's maps and files to a perf.data file" },
 	{ "serve",  cmd_serve,  "export counts to Prometheus over HTTP" },
 };
@@ -90,7 +91,7 @@ static void usage(FILE *out)
 		"       perfex help <subcommand>\n\n"
 		"subcommands:\n");
 	for (i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
-		fprintf(out, "  %-8s %s\n", subcommands[i].name, subcommands[i].summary);
+		fprintf(out, "  %-9s %s\n", subcommands[i].name, subcommands[i].summary);
 	fprintf(out, "\nperfex --help shows the counting options; "
 		     "perfex <subcommand> --help the others.\n");
 }

@@ -24,6 +24,7 @@ struct report {
 	const char *pprof;
 	const char *event;	/* of the folded stacks and flame graph */
 	const char *kallsyms;
+	const char *annotate;	/* --annotate SYMBOL */
 	double percent_limit;
 	bool no_demangle;
 	bool show_samples;	/* -n: perf's Samples column */

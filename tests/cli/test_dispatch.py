@@ -7,7 +7,7 @@ import re
 from pctest import EXIT, TOP, case, check, perfex, run_cases, skip
 
 SUBCOMMANDS = ("stat", "list", "info", "record", "report", "script", "serve",
-               "inject")
+               "inject", "annotate")
 
 
 def makefile_version():

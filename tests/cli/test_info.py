@@ -84,7 +84,7 @@ def json_agrees_with_proc_and_sysfs():
     check(doc["permission"]["privileged"] == (os.geteuid() == 0), doc["permission"])
     check(set(doc["libraries"]) == {"libpfm", "libdw", "libelf", "zlib", "json-c",
                                     "protobuf-c", "libbpf", "libtraceevent",
-                                    "libstdcxx"}, doc)
+                                    "libcapstone", "libstdcxx"}, doc)
     # A hint for each missing feature, none for the present ones.
     missing = {k for k, v in doc["features"].items() if not v}
     check(set(doc["hints"]) == missing, (doc["hints"], doc["features"]))

@@ -107,6 +107,8 @@ def dry_run_stops_after_the_options():
                      ["report", "-i", mark], ["script", "-i", mark],
                      ["inject", "-i", mark, "-o", out],
                      ["diff", mark, mark, "--flame", out],
+                     ["annotate", "-i", mark, "hot"],
+                     ["report", "-i", mark, "--annotate", "hot"],
                      ["list"], ["info"], ["serve", "--once"]):
             r = perfex(*args, env=env)
             check(r.returncode == 0 and r.stdout == "" and r.stderr == "",

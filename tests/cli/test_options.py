@@ -15,7 +15,7 @@ COMMANDS = {
     "record": (["record", "--help"], "perfex-record.1",
                ["test_record*.py", "test_symbols.py", "test_jit.py"]),
     "report": (["report", "--help"], "perfex-report.1",
-               ["test_report*.py", "test_symbols.py"]),
+               ["test_report*.py", "test_symbols.py", "test_annotate.py"]),
     "script": (["script", "--help"], "perfex-script.1",
                ["test_report*.py", "test_record*.py", "test_symbols.py",
                 "test_script*.py"]),
@@ -24,7 +24,7 @@ COMMANDS = {
     "regions": (["--regions", "--help"], "perfex.1", ["test_regions.py"]),
     "serve": (["serve", "--help"], "perfex-serve.1", ["test_serve*.py"]),
     "inject": (["inject", "--help"], "perfex-inject.1", ["test_jit.py"]),
-    "diff": (["diff", "--help"], "perfex-diff.1", ["test_diff.py"]),
+               "diff", "--help", "perfex-diff.1", "test_diff.py", "annotate", "perfex-annotate.1", "test_annotate.py"]
 }
 
 OPTION_LINE = re.compile(r"^  (?:-(\w)(?:, |  ))?(?:    )?(?:--([a-z][a-z0-9-]*))?")

@@ -8,6 +8,7 @@
 #define PC_SAMPLE_SYMBOLS_INTERNAL_H
 
 #include <stdint.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 #include "perfctr/symbols.h"
@@ -51,5 +52,35 @@ uint64_t pc_symbols__dso_hits(const struct perfctr_symbols *syms, size_t idx);
  * ("ns::Widget<long>::spin(long) const" -> "ns::Widget<long>::spin").
  */
 void pc_demangled_short(char *name);
+
+/*
+ * For annotations: a function of ELF file @path (as the maps name it; the
+ * root option applied to open it), read through the same tables as the
+ * samples' symbols.
+ */
+struct pc_file_func {
+	const char *name;	/* as resolve() shows it */
+	uint64_t start, end;	/* the file's virtual addresses, end exclusive */
+};
+
+/* The function named @name (as the file spells it, or as shown), or when
+ * @name is NULL the one at @addr.  Return: 1 found, 0 not, -ENOENT when
+ * @path is no readable ELF file. */
+int pc_symbols__file_func(struct perfctr_symbols *syms, const char *path,
+			  uint64_t addr, const char *name,
+			  struct pc_file_func *out);
+
+/* Up to @len bytes of @path's loaded image at virtual address @addr (cut
+ * at the end of its segment).  Return: the bytes read, -ENOENT (no ELF
+ * file), -ENOEXEC (@addr in no segment with file contents), -errno. */
+ssize_t pc_symbols__file_read(struct perfctr_symbols *syms, const char *path,
+			      uint64_t addr, void *buf, size_t len);
+
+#ifdef HAVE_LIBDW
+#include <elfutils/libdw.h>
+/* @path's DWARF (its debug file's by build-id first), owned by @syms;
+ * NULL when it has none. */
+Dwarf *pc_symbols__file_dwarf(struct perfctr_symbols *syms, const char *path);
+#endif
 
 #endif /* PC_SAMPLE_SYMBOLS_INTERNAL_H */

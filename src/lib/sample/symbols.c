@@ -2411,3 +2411,107 @@ done:
 	memcpy(line, &out, line->sz < sizeof(out) ? line->sz : sizeof(out));
 	return out.file ? 1 : 0;
 }
+
+/* ---- a function of a file, for annotations ---- */
+
+/* The file @path's entry, read (symbols, segments); NULL when it is not a
+ * readable ELF file. */
+static struct dso *file_dso(struct perfctr_symbols *syms, const char *path)
+{
+	struct dso *dso;
+
+	if (!path_is_file(path))
+		return NULL;
+	dso = dso_find_or_add(syms, path, false);
+	if (!dso)
+		return NULL;
+	if (!dso->loaded)
+		dso_load(syms, dso, 0);
+	return dso->elf ? dso : NULL;
+}
+
+static void file_func_fill(struct perfctr_symbols *syms, struct dso *dso,
+			   struct sym *s, struct pc_file_func *out)
+{
+	out->name = sym_name(syms, &dso->symtab, s);
+	out->start = s->start;
+	out->end = s->end;
+}
+
+int pc_symbols__file_func(struct perfctr_symbols *syms, const char *path,
+			  uint64_t addr, const char *name,
+			  struct pc_file_func *out)
+{
+	struct dso *dso = file_dso(syms, path);
+	struct sym *s;
+	size_t i;
+
+	if (!dso)
+		return -ENOENT;
+	if (!name) {
+		s = symtab_find(&dso->symtab, addr);
+		if (!s)
+			return 0;
+		file_func_fill(syms, dso, s, out);
+		return 1;
+	}
+	/* The name as the file spells it first: no demangling needed. */
+	for (i = 0; i < dso->symtab.nr; i++) {
+		s = &dso->symtab.syms[i];
+		if (!strcmp(dso->symtab.names + s->name, name)) {
+			file_func_fill(syms, dso, s, out);
+			return 1;
+		}
+	}
+	for (i = 0; syms->demangle && i < dso->symtab.nr; i++) {
+		s = &dso->symtab.syms[i];
+		if (!strcmp(sym_name(syms, &dso->symtab, s), name)) {
+			file_func_fill(syms, dso, s, out);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+ssize_t pc_symbols__file_read(struct perfctr_symbols *syms, const char *path,
+			      uint64_t addr, void *buf, size_t len)
+{
+	struct dso *dso = file_dso(syms, path);
+	char file[4096];
+	ssize_t n;
+	size_t i;
+	int fd;
+
+	if (!dso)
+		return -ENOENT;
+	for (i = 0; i < dso->nr_segs; i++) {
+		const struct segment *seg = &dso->segs[i];
+
+		if (addr >= seg->vaddr && addr < seg->vaddr + seg->filesz)
+			break;
+	}
+	if (i == dso->nr_segs)
+		return -ENOEXEC;
+	if (addr + len > dso->segs[i].vaddr + dso->segs[i].filesz)
+		len = dso->segs[i].vaddr + dso->segs[i].filesz - addr;
+	snprintf(file, sizeof(file), "%s%s", syms->root ? syms->root : "",
+		 dso->path);
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = pread(fd, buf, len,
+		  (off_t)(addr - dso->segs[i].vaddr + dso->segs[i].offset));
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	return n;
+}
+
+#ifdef HAVE_LIBDW
+Dwarf *pc_symbols__file_dwarf(struct perfctr_symbols *syms, const char *path)
+{
+	struct dso *dso = file_dso(syms, path);
+
+	return dso ? dso_dwarf(syms, dso) : NULL;
+}
+#endif
