@@ -24,7 +24,8 @@ COMMANDS = {
     "regions": (["--regions", "--help"], "perfex.1", ["test_regions.py"]),
     "serve": (["serve", "--help"], "perfex-serve.1", ["test_serve*.py"]),
     "inject": (["inject", "--help"], "perfex-inject.1", ["test_jit.py"]),
-               "diff", "--help", "perfex-diff.1", "test_diff.py", "annotate", "perfex-annotate.1", "test_annotate.py"]
+    "diff": (["diff", "--help"], "perfex-diff.1", ["test_diff.py"]),
+    "annotate": (["annotate", "--help"], "perfex-annotate.1", ["test_annotate.py"]),
 }
 
 OPTION_LINE = re.compile(r"^  (?:-(\w)(?:, |  ))?(?:    )?(?:--([a-z][a-z0-9-]*))?")

@@ -153,6 +153,7 @@ bool serve_accepts_gzip(const char *accept_encoding)
 	return star;
 }
 
+#ifdef HAVE_MICROHTTPD
 /* @reply's body in gzip, in place; false (the body as it was) on any
  * failure. */
 static bool gzip_reply(struct serve_reply *reply)
@@ -167,6 +168,7 @@ static bool gzip_reply(struct serve_reply *reply)
 	reply->len = len;
 	return true;
 }
+#endif
 
 /* ------------------------------------------------------------ handlers */
 
