@@ -234,12 +234,18 @@ def slowed_function_is_flagged_in_recordings():
     # a file make the noise about 1.4 points.
     require_root()
     base, new = tmpfile("real-base.data"), tmpfile("real-new.data")
-    for path, n in ((base, 400000000), (new, 440000000)):
-        r = record(path, "-F", "20000", "--", work(), "loop", str(n),
-                   "write", "1600000000")
-        check(r.returncode == 0, r.stderr)
-    doc = json.loads(run([PERFEX, "diff", "-j", base, new]))
-    check("spin_loop" in flagged(doc), doc["events"][0]["rows"][:3])
+    # At 1.7 times the noise one pair misses now and then (and more often
+    # when other work on the machine takes CPU from one recording and not
+    # the other): a new pair is recorded, three pairs at most.
+    for attempt in range(3):
+        for path, n in ((base, 400000000), (new, 440000000)):
+            r = record(path, "-F", "20000", "--", work(), "loop", str(n),
+                       "write", "1600000000")
+            check(r.returncode == 0, r.stderr)
+        doc = json.loads(run([PERFEX, "diff", "-j", base, new]))
+        if "spin_loop" in flagged(doc):
+            return
+    check(False, doc["events"][0]["rows"][:3])
 
 
 @case
