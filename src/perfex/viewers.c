@@ -666,8 +666,10 @@ static void gecko_thread(FILE *out, struct report_viewers *v,
 		g->frame_local[g->frames[i]] = 0;
 }
 
-/* The mean time between samples in ms: the event's frequency when it
- * was sampled by one, else what the samples show (1 for one sample). */
+/* The time between samples in ms: the event's frequency when it was
+ * sampled by one, the period of a clock event (nanoseconds of the
+ * task's or CPU's time), else the mean of what the samples show (1 for
+ * one sample). */
 static double gecko_interval(struct perfctr_reader *rd, size_t event,
 			     uint64_t first, uint64_t last, uint64_t nr)
 {
@@ -675,6 +677,9 @@ static double gecko_interval(struct perfctr_reader *rd, size_t event,
 
 	if (attr && attr->freq && attr->sample_freq)
 		return 1000.0 / (double)attr->sample_freq;
+	if (attr && !attr->freq && attr->sample_period &&
+	    !strcmp(speedscope_unit(rd, event), "nanoseconds"))
+		return (double)attr->sample_period / 1e6;
 	if (nr > 1 && last > first)
 		return (double)(last - first) / 1e6 / (double)(nr - 1);
 	return 1.0;
