@@ -85,7 +85,13 @@ struct report_viewers {
 	struct idtab thread_tab;
 	size_t last_thread;	/* the previous sample's, SIZE_MAX: none */
 	uint64_t ordinal;	/* samples added: their time when untimed */
-	uint32_t leaf[PERFCTR_READER_MAX_FRAMES];
+	/* The previous sample's frames from the outermost in, and the
+	 * stack each depth made: consecutive samples share their outer
+	 * frames, which are then not looked up again. */
+	struct vframe prev[PERFCTR_READER_MAX_FRAMES];
+	uint32_t prev_stack[PERFCTR_READER_MAX_FRAMES];
+	size_t nr_prev;
+	uint32_t chain[PERFCTR_READER_MAX_FRAMES];
 };
 
 static uint64_t mix64(uint64_t x)
@@ -355,15 +361,30 @@ int report_viewers__add(struct report_viewers *v,
 		free(t->comm);
 		t->comm = comm;
 	}
-	for (i = rs->nr_frames; i-- > 0;) {
-		int64_t frame = intern_frame(v, &rs->frames[i]);
-		int64_t stack = frame < 0 ? frame :
-				intern_stack(v, prefix, (uint32_t)frame);
+	for (i = 0; i < rs->nr_frames && i < PERFCTR_READER_MAX_FRAMES; i++) {
+		const struct perfctr_frame *f = &rs->frames[rs->nr_frames - 1 - i];
+		struct vframe *same = &v->prev[i];
+		int64_t frame, stack;
 
+		/* The same strings (the reader's) and address: the same
+		 * frame under the same callers, so the same stack. */
+		if (i < v->nr_prev && same->sym == f->sym &&
+		    same->dso == f->dso && same->kernel == f->kernel &&
+		    (f->sym || same->addr == f->addr)) {
+			prefix = v->prev_stack[i];
+			continue;
+		}
+		v->nr_prev = i;
+		frame = intern_frame(v, f);
+		stack = frame < 0 ? frame : intern_stack(v, prefix, (uint32_t)frame);
 		if (stack < 0)
 			return -ENOMEM;
 		prefix = (uint32_t)stack;
+		*same = (struct vframe){ .sym = f->sym, .dso = f->dso,
+					 .addr = f->addr, .kernel = f->kernel };
+		v->prev_stack[i] = prefix;
 	}
+	v->nr_prev = i;
 	if (t->nr == t->cap &&
 	    grow((void **)&t->samples, &t->cap, sizeof(*t->samples)))
 		return -ENOMEM;
@@ -379,24 +400,82 @@ int report_viewers__add(struct report_viewers *v,
 
 /* ------------------------------------------------------------ output */
 
-static void put_u64(FILE *out, uint64_t x)
+/* The millions of numbers of the sample arrays go through a buffer of
+ * our own: a stdio call per number costs as much as the rest of the
+ * export. */
+struct obuf {
+	FILE *out;
+	size_t len;
+	char buf[1 << 16];
+};
+
+static struct obuf *ob_new(FILE *out)
 {
-	char buf[24], *p = buf + sizeof(buf);
+	struct obuf *ob = malloc(sizeof(*ob));
+
+	if (ob) {
+		ob->out = out;
+		ob->len = 0;
+	}
+	return ob;
+}
+
+static void ob_flush(struct obuf *ob)
+{
+	fwrite(ob->buf, 1, ob->len, ob->out);
+	ob->len = 0;
+}
+
+/* Room for @n more bytes (n <= the buffer). */
+static char *ob_room(struct obuf *ob, size_t n)
+{
+	if (ob->len + n > sizeof(ob->buf))
+		ob_flush(ob);
+	return ob->buf + ob->len;
+}
+
+static void ob_str(struct obuf *ob, const char *s)
+{
+	size_t n = strlen(s);
+
+	memcpy(ob_room(ob, n), s, n);
+	ob->len += n;
+}
+
+static void ob_char(struct obuf *ob, char c)
+{
+	*ob_room(ob, 1) = c;
+	ob->len++;
+}
+
+static void ob_u64(struct obuf *ob, uint64_t x)
+{
+	char tmp[24], *p = tmp + sizeof(tmp);
+	size_t n;
 
 	do
 		*--p = (char)('0' + x % 10);
 	while (x /= 10);
-	fwrite_unlocked(p, 1, (size_t)(buf + sizeof(buf) - p), out);
+	n = (size_t)(tmp + sizeof(tmp) - p);
+	memcpy(ob_room(ob, n), p, n);
+	ob->len += n;
 }
 
 /* @ns as milliseconds with three decimals (microseconds, as perf's gecko
  * script rounds them). */
-static void put_ms(FILE *out, uint64_t ns)
+static void ob_ms(struct obuf *ob, uint64_t ns)
 {
 	uint64_t us = ns / 1000;
+	unsigned frac = (unsigned)(us % 1000);
+	char *p;
 
-	put_u64(out, us / 1000);
-	fprintf(out, ".%03u", (unsigned)(us % 1000));
+	ob_u64(ob, us / 1000);
+	p = ob_room(ob, 4);
+	p[0] = '.';
+	p[1] = (char)('0' + frac / 100);
+	p[2] = (char)('0' + frac / 10 % 10);
+	p[3] = (char)('0' + frac % 10);
+	ob->len += 4;
 }
 
 static const char *frame_name(const struct vframe *f, char *buf, size_t size)
@@ -465,7 +544,7 @@ static void thread_title(FILE *out, struct perfctr_reader *rd,
 }
 
 /* A sample's frames from the outermost in: @stack's chain backwards. */
-static void put_stack_frames(FILE *out, const struct report_viewers *v,
+static void put_stack_frames(struct obuf *ob, const struct report_viewers *v,
 			     uint32_t stack, uint32_t *buf)
 {
 	size_t n = 0;
@@ -473,19 +552,19 @@ static void put_stack_frames(FILE *out, const struct report_viewers *v,
 	for (; stack != NO_STACK && n < PERFCTR_READER_MAX_FRAMES;
 	     stack = v->stacks[stack].prefix)
 		buf[n++] = v->stacks[stack].frame;
-	putc_unlocked('[', out);
+	ob_char(ob, '[');
 	while (n--) {
-		put_u64(out, buf[n]);
+		ob_u64(ob, buf[n]);
 		if (n)
-			putc_unlocked(',', out);
+			ob_char(ob, ',');
 	}
-	putc_unlocked(']', out);
+	ob_char(ob, ']');
 }
 
 /* Speedscope draws consecutive samples of one stack as one: so are they
  * written, their weights added (the views are the same, the file
  * smaller).  @weights: the weights, or the stacks. */
-static void put_speedscope_samples(FILE *out, struct report_viewers *v,
+static void put_speedscope_samples(struct obuf *ob, struct report_viewers *v,
 				   const struct vthread *t, bool weights)
 {
 	size_t i = 0, j, shown = 0;
@@ -495,11 +574,12 @@ static void put_speedscope_samples(FILE *out, struct report_viewers *v,
 
 		for (j = i; j < t->nr && t->samples[j].stack == t->samples[i].stack; j++)
 			w += t->samples[j].weight;
-		fputs(shown++ ? (weights ? "," : ",\n    ") : "", out);
+		if (shown++)
+			ob_str(ob, weights ? "," : ",\n    ");
 		if (weights)
-			put_u64(out, w);
+			ob_u64(ob, w);
 		else
-			put_stack_frames(out, v, t->samples[i].stack, v->leaf);
+			put_stack_frames(ob, v, t->samples[i].stack, v->chain);
 		i = j;
 	}
 }
@@ -507,12 +587,16 @@ static void put_speedscope_samples(FILE *out, struct report_viewers *v,
 int report_write_speedscope(struct report_viewers *v, struct perfctr_reader *rd,
 			    size_t event, const char *name, FILE *out)
 {
+	struct obuf *ob = ob_new(out);
 	char buf[64];
 	size_t *order, nr, i;
+	int err;
 
-	order = threads_of(v, event, &nr);
-	if (!order)
+	order = ob ? threads_of(v, event, &nr) : NULL;
+	if (!order) {
+		free(ob);
 		return -ENOMEM;
+	}
 	fputs("{\"$schema\": \"https://www.speedscope.app/file-format-schema.json\",\n"
 	      " \"exporter\": \"perfex " PERFCTR_VERSION "\",\n \"name\": ", out);
 	jout_str(out, name);
@@ -526,7 +610,7 @@ int report_write_speedscope(struct report_viewers *v, struct perfctr_reader *rd,
 			fputs(", \"file\": ", out);
 			jout_str(out, f->dso);
 		}
-		putc_unlocked('}', out);
+		fputc('}', out);
 	}
 	fputs("]},\n \"profiles\": [", out);
 	for (i = 0; i < nr; i++) {
@@ -537,16 +621,19 @@ int report_write_speedscope(struct report_viewers *v, struct perfctr_reader *rd,
 		thread_title(out, rd, t);
 		fprintf(out, ", \"unit\": \"%s\", \"startValue\": 0, "
 			"\"endValue\": ", speedscope_unit(rd, t->event));
-		put_u64(out, t->weight);
+		fprintf(out, "%" PRIu64, t->weight);
 		fputs(",\n   \"samples\": [\n    ", out);
-		put_speedscope_samples(out, v, t, false);
-		fputs("],\n   \"weights\": [", out);
-		put_speedscope_samples(out, v, t, true);
-		fputs("]}", out);
+		put_speedscope_samples(ob, v, t, false);
+		ob_str(ob, "],\n   \"weights\": [");
+		put_speedscope_samples(ob, v, t, true);
+		ob_str(ob, "]}");
+		ob_flush(ob);
 	}
 	fputs("]}\n", out);
+	err = ferror(out) ? -EIO : 0;
 	free(order);
-	return ferror(out) ? -EIO : 0;
+	free(ob);
+	return err;
 }
 
 /* ------------------------------------------------------------- Gecko */
@@ -590,21 +677,19 @@ static uint32_t gecko_stack(struct gecko_ids *g, const struct report_viewers *v,
 	return g->stack_local[stack] - 1;
 }
 
-static void gecko_thread(FILE *out, struct report_viewers *v,
+static void gecko_thread(struct obuf *ob, struct report_viewers *v,
 			 const struct vthread *t,
 			 struct gecko_ids *g, uint32_t *local, uint64_t t0)
 {
+	FILE *out = ob->out;
 	size_t i;
 	char buf[64];
 
 	g->nr_stacks = g->nr_frames = 0;
 	for (i = 0; i < t->nr; i++)
-		local[i] = gecko_stack(g, v, t->samples[i].stack, v->leaf);
-	fputs("  {\"tid\": ", out);
-	put_u64(out, (uint64_t)(uint32_t)t->tid);
-	fputs(", \"pid\": ", out);
-	put_u64(out, (uint64_t)(uint32_t)t->pid);
-	fputs(", \"name\": ", out);
+		local[i] = gecko_stack(g, v, t->samples[i].stack, v->chain);
+	fprintf(out, "  {\"tid\": %d, \"pid\": %d, \"name\": ",
+		(int)t->tid, (int)t->pid);
 	jout_str(out, t->comm ? t->comm : "[unknown]");
 	fputs(", \"processType\": \"default\", \"registerTime\": 0, "
 	      "\"unregisterTime\": null,\n"
@@ -614,39 +699,41 @@ static void gecko_thread(FILE *out, struct report_viewers *v,
 	      "   \"samples\": {\"schema\": {\"stack\": 0, \"time\": 1, "
 	      "\"responsiveness\": 2}, \"data\": [", out);
 	for (i = 0; i < t->nr; i++) {
-		fputs(i ? ",\n    [" : "\n    [", out);
-		put_u64(out, local[i]);
-		putc_unlocked(',', out);
-		put_ms(out, t->samples[i].time - t0);
-		fputs(",0]", out);
+		ob_str(ob, i ? ",\n    [" : "\n    [");
+		ob_u64(ob, local[i]);
+		ob_char(ob, ',');
+		ob_ms(ob, t->samples[i].time - t0);
+		ob_str(ob, ",0]");
 	}
-	fputs("]},\n   \"frameTable\": {\"schema\": {\"location\": 0, "
-	      "\"relevantForJS\": 1, \"innerWindowID\": 2, "
-	      "\"implementation\": 3, \"optimizations\": 4, \"line\": 5, "
-	      "\"column\": 6, \"category\": 7, \"subcategory\": 8}, "
-	      "\"data\": [", out);
+	ob_str(ob, "]},\n   \"frameTable\": {\"schema\": {\"location\": 0, "
+	       "\"relevantForJS\": 1, \"innerWindowID\": 2, "
+	       "\"implementation\": 3, \"optimizations\": 4, \"line\": 5, "
+	       "\"column\": 6, \"category\": 7, \"subcategory\": 8}, "
+	       "\"data\": [");
 	/* One string per frame: string i names frame i. */
 	for (i = 0; i < g->nr_frames; i++) {
-		fputs(i ? ",\n    [" : "\n    [", out);
-		put_u64(out, i);
-		fprintf(out, ",false,0,null,null,null,null,%d,0]",
-			v->frames[g->frames[i]].kernel ? 1 : 0);
+		ob_str(ob, i ? ",\n    [" : "\n    [");
+		ob_u64(ob, i);
+		ob_str(ob, v->frames[g->frames[i]].kernel ?
+		       ",false,0,null,null,null,null,1,0]" :
+		       ",false,0,null,null,null,null,0,0]");
 	}
-	fputs("]},\n   \"stackTable\": {\"schema\": {\"prefix\": 0, "
-	      "\"frame\": 1}, \"data\": [", out);
+	ob_str(ob, "]},\n   \"stackTable\": {\"schema\": {\"prefix\": 0, "
+	       "\"frame\": 1}, \"data\": [");
 	for (i = 0; i < g->nr_stacks; i++) {
 		const struct vstack *s = &v->stacks[g->stacks[i]];
 
-		fputs(i ? ",\n    [" : "\n    [", out);
+		ob_str(ob, i ? ",\n    [" : "\n    [");
 		if (s->prefix == NO_STACK)
-			fputs("null", out);
+			ob_str(ob, "null");
 		else
-			put_u64(out, g->stack_local[s->prefix] - 1);
-		putc_unlocked(',', out);
-		put_u64(out, g->frame_local[s->frame] - 1);
-		putc_unlocked(']', out);
+			ob_u64(ob, g->stack_local[s->prefix] - 1);
+		ob_char(ob, ',');
+		ob_u64(ob, g->frame_local[s->frame] - 1);
+		ob_char(ob, ']');
 	}
-	fputs("]},\n   \"stringTable\": [", out);
+	ob_str(ob, "]},\n   \"stringTable\": [");
+	ob_flush(ob);
 	for (i = 0; i < g->nr_frames; i++) {
 		const struct vframe *f = &v->frames[g->frames[i]];
 		char text[1024];
@@ -689,6 +776,7 @@ int report_write_gecko(struct report_viewers *v, struct perfctr_reader *rd,
 		       size_t event, FILE *out)
 {
 	struct gecko_ids g = { 0 };
+	struct obuf *ob = ob_new(out);
 	uint32_t *local = NULL;
 	uint64_t first = UINT64_MAX, last = 0, nr_samples = 0;
 	size_t *order, nr, i, most = 1;
@@ -716,14 +804,16 @@ int report_write_gecko(struct report_viewers *v, struct perfctr_reader *rd,
 	g.stacks = malloc((v->nr_stacks + 1) * sizeof(*g.stacks));
 	g.frames = malloc((v->nr_frames + 1) * sizeof(*g.frames));
 	local = malloc(most * sizeof(*local));
-	if (!g.stack_local || !g.frame_local || !g.stacks || !g.frames || !local)
+	if (!g.stack_local || !g.frame_local || !g.stacks || !g.frames ||
+	    !local || !ob)
 		goto out;
 	fprintf(out, "{\"meta\": {\"interval\": %.6g, \"processType\": 0, "
 		"\"product\": \"perfex " PERFCTR_VERSION "\", \"stackwalk\": 1, "
 		"\"debug\": 0, \"gcpoison\": 0, \"asyncstack\": 1, "
 		"\"startTime\": ",
 		gecko_interval(rd, event, first, last, nr_samples));
-	put_ms(out, first);
+	ob_ms(ob, first);
+	ob_flush(ob);
 	fputs(", \"shutdownTime\": null, \"version\": 24, "
 	      "\"presymbolicated\": true,\n"
 	      "  \"categories\": [{\"name\": \"User\", \"color\": \"yellow\", "
@@ -734,7 +824,7 @@ int report_write_gecko(struct report_viewers *v, struct perfctr_reader *rd,
 	for (i = 0; i < nr; i++) {
 		if (i)
 			fputs(",\n", out);
-		gecko_thread(out, v, &v->threads[order[i]], &g, local, first);
+		gecko_thread(ob, v, &v->threads[order[i]], &g, local, first);
 	}
 	fputs("],\n \"processes\": [],\n \"pausedRanges\": []}\n", out);
 	err = ferror(out) ? -EIO : 0;
@@ -745,5 +835,6 @@ out:
 	free(g.frames);
 	free(local);
 	free(order);
+	free(ob);
 	return err;
 }

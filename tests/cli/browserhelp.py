@@ -79,8 +79,11 @@ class WebDriverError(Exception):
 class Browser:
     """One chromium session; the driver and the browser end with it."""
 
-    def __init__(self, width=1400, height=900):
+    def __init__(self, width=1400, height=900, load="normal"):
+        """@load: WebDriver's page load strategy ("normal": open()
+        returns once the page has loaded; "none": at once)."""
         self.size = (width, height)
+        self.load = load
         self.driver = None
         self.session = None
         self.profile_dir = None
@@ -106,7 +109,9 @@ class Browser:
                     "--window-size=%d,%d" % self.size,
                     "--user-data-dir=" + self.profile_dir]
             caps = {"capabilities": {"alwaysMatch": {
-                "browserName": "chrome",
+                "browserName": "chrome", "pageLoadStrategy": self.load,
+                # A page busy loading a large profile answers late.
+                "timeouts": {"script": 300000, "pageLoad": 300000},
                 "goog:chromeOptions": {"binary": CHROMIUM, "args": args},
                 # A page's prompt waits for the test to answer it.
                 "unhandledPromptBehavior": "ignore",
@@ -178,18 +183,20 @@ class Browser:
     def open(self, url):
         self._call("POST", self._s("/url"), {"url": url})
 
-    def js(self, script, *args):
+    def js(self, script, *args, timeout=60):
         """The value of @script (a function body: 'return ...'), run in
-        the page with @args as arguments[]."""
+        the page with @args as arguments[] (once the page's own script
+        lets it: up to @timeout seconds)."""
         return self._call("POST", self._s("/execute/sync"),
-                          {"script": script, "args": list(args)})
+                          {"script": script, "args": list(args)},
+                          timeout=timeout)
 
     def wait_for(self, script, *args, timeout=30):
         """@script's value once it is truthy; WebDriverError after
         @timeout seconds."""
         deadline = time.monotonic() + timeout
         while True:
-            value = self.js(script, *args)
+            value = self.js(script, *args, timeout=timeout + 330)
             if value:
                 return value
             if time.monotonic() > deadline:
