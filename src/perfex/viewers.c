@@ -84,7 +84,7 @@ struct report_viewers {
 	size_t nr_threads, cap_threads;
 	struct idtab thread_tab;
 	size_t last_thread;	/* the previous sample's, SIZE_MAX: none */
-	uint64_t ordinal;	/* samples added: their time when untimed */
+	uint64_t ordinal;	/* samples added (their time when untimed) */
 	/* The previous sample's frames from the outermost in, and the
 	 * stack each depth made: consecutive samples share their outer
 	 * frames, which are then not looked up again. */
@@ -389,7 +389,9 @@ int report_viewers__add(struct report_viewers *v,
 	    grow((void **)&t->samples, &t->cap, sizeof(*t->samples)))
 		return -ENOMEM;
 	t->samples[t->nr++] = (struct vsample){
-		.time = (s->type & PERF_SAMPLE_TIME) ? s->time : v->ordinal,
+		/* A file without times: the samples a millisecond apart. */
+		.time = (s->type & PERF_SAMPLE_TIME) ? s->time :
+			v->ordinal * 1000000,
 		.weight = weight,
 		.stack = prefix,
 	};
@@ -486,9 +488,6 @@ static const char *frame_name(const struct vframe *f, char *buf, size_t size)
 	return buf;
 }
 
-/* The threads of @event (SIZE_MAX: every event), by event, then heaviest
- * first, then by tid: the order of speedscope's profiles and of Gecko's
- * threads.  NULL on ENOMEM; *@nr set. */
 static const struct report_viewers *sort_ctx;
 
 static int by_event_weight(const void *a, const void *b)
@@ -503,6 +502,9 @@ static int by_event_weight(const void *a, const void *b)
 	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
+/* The threads of @event (SIZE_MAX: every event), by event, then heaviest
+ * first, then by tid: the order of speedscope's profiles and of Gecko's
+ * threads.  NULL on ENOMEM; *@nr set. */
 static size_t *threads_of(const struct report_viewers *v, size_t event,
 			  size_t *nr)
 {
