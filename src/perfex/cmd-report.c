@@ -72,7 +72,8 @@ static const char *srcline_text(struct perfctr_reader *rd,
 }
 
 static int add_sample(struct report *rep, struct perfctr_reader *rd,
-		      const struct perfctr_reader_sample *rs)
+		      const struct perfctr_reader_sample *rs,
+		      struct report_viewers *viewers)
 {
 	const struct perfctr_sample *s = rs->sample;
 	char srcline[512];
@@ -93,7 +94,8 @@ static int add_sample(struct report *rep, struct perfctr_reader *rd,
 		ps.srcline = srcline_text(rd, rs, srcline, sizeof(srcline));
 	if (rs->nr_frames > 1)
 		rep->saw_callchain = true;
-	if (perfctr_profile__add(rep->profiles[rs->event_idx], &ps)) {
+	if (perfctr_profile__add(rep->profiles[rs->event_idx], &ps) ||
+	    (viewers && report_viewers__add(viewers, rs, ps.weight))) {
 		perfex_error("out of memory");
 		return PERFEX_EXIT_INTERNAL;
 	}
@@ -803,6 +805,39 @@ static int write_flame(struct perfctr_reader *rd, struct report *rep)
 	return 0;
 }
 
+/* --speedscope and --gecko: each viewer's file of the samples collected
+ * (speedscope: every event unless --event names one; Gecko: the event of
+ * the flame graph). */
+static int write_viewer(struct perfctr_reader *rd, struct report *rep,
+			struct report_viewers *viewers, const char *path,
+			bool gecko)
+{
+	size_t idx = SIZE_MAX;
+	FILE *f;
+	int err;
+
+	if ((gecko || rep->event) && !chosen_profile(rd, rep, &idx))
+		idx = SIZE_MAX - 1;	/* no samples: no thread */
+	f = fopen(path, "we");
+	if (!f) {
+		perfex_error("cannot create '%s': %s", path, strerror(errno));
+		return PERFEX_EXIT_IO;
+	}
+	err = gecko ? report_write_gecko(viewers, rd, idx, f) :
+		      report_write_speedscope(viewers, rd, idx, rep->input, f);
+	if (fclose(f) && !err)
+		err = -errno;
+	if (err == -ENOMEM) {
+		perfex_error("out of memory");
+		return PERFEX_EXIT_INTERNAL;
+	}
+	if (err) {
+		perfex_error("cannot write '%s': %s", path, strerror(-err));
+		return PERFEX_EXIT_IO;
+	}
+	return 0;
+}
+
 /* The whole file as one pprof profile (the table's samples and periods,
  * one value column per event; see perfctr_pprof__add_reader()). */
 static int write_pprof(struct perfctr_reader *rd, const struct report *rep)
@@ -944,6 +979,7 @@ int cmd_report(int argc, char **argv)
 	PERFCTR_OPTS(perfctr_reader_opts, ropts, .callchain = true);
 	struct perfctr_reader_sample rs = { .sz = sizeof(rs) };
 	struct perfctr_reader_stats stats = { .sz = sizeof(stats) };
+	struct report_viewers *viewers = NULL;
 	struct perfctr_reader *rd;
 	struct perfex_parse p;
 	char unwind[512];
@@ -962,6 +998,11 @@ int cmd_report(int argc, char **argv)
 	}
 	if (rep.folded + rep.json + !!rep.pprof > 1) {
 		perfex_error("--folded, --json and --pprof exclude each other");
+		return PERFEX_EXIT_USAGE;
+	}
+	if (rep.pprof && (rep.speedscope || rep.gecko)) {
+		perfex_error("--pprof excludes --speedscope and --gecko");
+		perfex_hint("run perfex report once for each");
 		return PERFEX_EXIT_USAGE;
 	}
 	if (rep.pprof && !perfctr_pprof_available()) {
@@ -1017,8 +1058,13 @@ int cmd_report(int argc, char **argv)
 	ret = check_event(rd, &rep);
 	if (ret)
 		goto out;
+	if ((rep.speedscope || rep.gecko) && !(viewers = report_viewers__new())) {
+		perfex_error("out of memory");
+		ret = PERFEX_EXIT_INTERNAL;
+		goto out;
+	}
 	while ((r = perfctr_reader__next(rd, &rs)) > 0) {
-		ret = add_sample(&rep, rd, &rs);
+		ret = add_sample(&rep, rd, &rs, viewers);
 		if (ret)
 			goto out;
 	}
@@ -1041,6 +1087,11 @@ int cmd_report(int argc, char **argv)
 		if (ret)
 			goto out;
 	}
+	if (rep.speedscope &&
+	    (ret = write_viewer(rd, &rep, viewers, rep.speedscope, false)))
+		goto out;
+	if (rep.gecko && (ret = write_viewer(rd, &rep, viewers, rep.gecko, true)))
+		goto out;
 	if (rep.folded) {
 		size_t idx;
 		struct perfctr_profile *prof = chosen_profile(rd, &rep, &idx);
@@ -1076,6 +1127,7 @@ out:
 	for (a = 0; rep.profiles && a < rep.nr_profiles; a++)
 		perfctr_profile__delete(rep.profiles[a]);
 	free(rep.profiles);
+	report_viewers__delete(viewers);
 	perfctr_reader__close(rd);
 	return ret;
 }

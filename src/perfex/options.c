@@ -252,9 +252,18 @@ static const struct perfex_option table[] = {
 	  "profile.proto) to FILE instead of the table:\n"
 	  "every event, call stacks when recorded",
 	  STORE_STRING(struct report, pprof) },
+	{ REPORT, OPT_SPEEDSCOPE, 0, "speedscope", "FILE", 0, 0,
+	  "write the samples in speedscope's file format to\n"
+	  "FILE: one profile per thread, in time order",
+	  STORE_STRING(struct report, speedscope) },
+	{ REPORT, OPT_GECKO, 0, "gecko", "FILE", 0, 0,
+	  "write the samples of one event (--event) in the\n"
+	  "Firefox Profiler's Gecko format to FILE",
+	  STORE_STRING(struct report, gecko) },
 	{ REPORT, OPT_EVENT, 0, "event", "NAME", 0, 0,
-	  "the event of the folded stacks and the flame graph\n"
-	  "(default: the first event that has samples)",
+	  "the event of the folded stacks, the flame graph and\n"
+	  "the viewers' files (default: the first event that\n"
+	  "has samples; speedscope: every event)",
 	  STORE_STRING(struct report, event) },
 	{ REPORT, OPT_JSON, 'j', "json", NULL, 0, 0,
 	  "JSON output", STORE_TRUE(struct report, json) },

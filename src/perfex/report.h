@@ -2,7 +2,9 @@
 /*
  * The drawings of a profile that `perfex report` makes, from the profile's
  * node iterators (perfctr/profile.h): call-graph text under a row, folded
- * stacks (FlameGraph's format) and an interactive SVG flame graph.
+ * stacks (FlameGraph's format) and an interactive SVG flame graph; and the
+ * files of the browser viewers (speedscope, the Firefox Profiler), from
+ * the samples in time order (viewers.c).
  */
 #ifndef PERFEX_REPORT_H
 #define PERFEX_REPORT_H
@@ -11,6 +13,7 @@
 #include <stdio.h>
 
 #include <perfctr/profile.h>
+#include <perfctr/reader.h>
 
 /* perfex report's options and state (cmd-report.c); the option table
  * (options.c) stores some of its fields. */
@@ -22,6 +25,8 @@ struct report {
 	bool folded, json;
 	const char *flame;
 	const char *pprof;
+	const char *speedscope;	/* --speedscope FILE */
+	const char *gecko;	/* --gecko FILE */
 	const char *event;	/* of the folded stacks and flame graph */
 	const char *kallsyms;
 	const char *annotate;	/* --annotate SYMBOL */
@@ -85,5 +90,41 @@ void report_stack_name(const struct perfctr_profile_node *n, char *buf,
  */
 int report_write_flame_svg(struct perfctr_profile *prof, FILE *out,
 			   const struct report_flame_opts *opts);
+
+/*
+ * The samples of a recording kept for the browser viewers: per event and
+ * thread in the order they are added (the reader's time order), each
+ * naming its stack, stacks and frames interned once.  Frames are told
+ * apart by their text (symbol or address, DSO, kernel or user); their
+ * strings must stay unchanged while the collector lives (the reader's
+ * symbols object keeps them so).
+ */
+struct report_viewers;
+
+struct report_viewers *report_viewers__new(void);
+void report_viewers__delete(struct report_viewers *v);
+/* One sample of weight @weight (the report's: its period).  A sample
+ * without frames is left out.  Returns 0 or -ENOMEM. */
+int report_viewers__add(struct report_viewers *v,
+			const struct perfctr_reader_sample *rs, uint64_t weight);
+
+/*
+ * speedscope's file format (docs/viewers.md): the frames, then one
+ * "sampled" profile per thread of @event (SIZE_MAX: of every event),
+ * by event, heaviest first; weights are the periods, in nanoseconds
+ * for cpu-clock and task-clock.  @name names the file in the app.
+ * Returns 0, -ENOMEM or -EIO.
+ */
+int report_write_speedscope(struct report_viewers *v, struct perfctr_reader *rd,
+			    size_t event, const char *name, FILE *out);
+
+/*
+ * The Gecko profile format of the Firefox Profiler (docs/viewers.md) for
+ * the samples of @event: one thread each with its samples (stack, time
+ * in ms since the first sample), its frame, stack and string tables, the
+ * User and Kernel categories.  Returns 0, -ENOMEM or -EIO.
+ */
+int report_write_gecko(struct report_viewers *v, struct perfctr_reader *rd,
+		       size_t event, FILE *out);
 
 #endif /* PERFEX_REPORT_H */
