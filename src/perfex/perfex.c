@@ -43,6 +43,7 @@ static const struct subcommand subcommands[] = {
 	{ "report", cmd_report, "summarise a perf.data file" },
 	{ "script", cmd_script, "print the samples of a perf.data file" },
 	{ "inject", cmd_inject, "add JIT code's maps and files to a perf.data file" },
+	{ "top",    cmd_top,    "show the hottest functions, live" },
 	{ "serve",  cmd_serve,  "export counts to Prometheus over HTTP" },
 };
 

@@ -49,6 +49,7 @@ int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_script(int argc, char **argv);
 int cmd_inject(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 int cmd_regions(int argc, char **argv);	/* perfex --regions -- cmd */
 
 /* "perfex: <msg>" on stderr, git style: lowercase, no final full stop. */
