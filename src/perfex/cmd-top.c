@@ -208,10 +208,12 @@ static void on_side_band(struct top *t, const struct perf_event_header *hdr)
 		break;
 	case PERF_RECORD_FORK:
 		if (r.task.pid != r.task.ppid) {
+			/* It starts with its parent's maps: the parent's
+			 * read first when it was not seen yet. */
+			if ((int32_t)r.task.ppid > 0)
+				process(t, (pid_t)r.task.ppid);
 			perfctr_symbols__fork(t->syms, (pid_t)r.task.pid,
 					      (pid_t)r.task.ppid);
-			/* It starts with its parent's maps, as the model has
-			 * them: none to read. */
 			k = task_get(t->procs, (pid_t)r.task.pid);
 			if (k)
 				k->maps_read = true;
@@ -756,7 +758,8 @@ static perfex_result top_option(struct perfex_parse *p, void *ctx)
 	}
 }
 
-static int parse_args(struct top *t, int argc, char **argv)
+/* Return PERFEX_GO_ON, or the exit status (0 after --help). */
+static perfex_result parse_args(struct top *t, int argc, char **argv)
 {
 	struct perfex_parse p;
 	const char *bad = NULL;
@@ -765,7 +768,7 @@ static int parse_args(struct top *t, int argc, char **argv)
 	r = perfex_options_parse(&p, PERFEX_CMD_TOP, argc, argv, false,
 				 top_option, t);
 	if (r != PERFEX_GO_ON)
-		return r;
+		return r;	/* 0 after --help */
 	if (optind < argc) {
 		perfex_error("unexpected argument '%s'", argv[optind]);
 		perfex_hint("perfex top watches -p, -t, -u, -C or the whole "
@@ -791,7 +794,7 @@ static int parse_args(struct top *t, int argc, char **argv)
 		return PERFEX_EXIT_USAGE;
 	}
 	t->nr_keys = (size_t)r;
-	return 0;
+	return PERFEX_GO_ON;
 }
 
 /* ---- the loop ---- */
@@ -1013,8 +1016,10 @@ int cmd_top(int argc, char **argv)
 	}
 	t->uid = -1;
 	ret = parse_args(t, argc, argv);
-	if (ret || perfex_dry_run)
+	if (ret != PERFEX_GO_ON || perfex_dry_run) {
+		ret = ret == PERFEX_GO_ON ? 0 : ret;
 		goto out;
+	}
 	/* Batch mode unless both ends are a terminal: the screen is drawn
 	 * on stdout and the keys come from stdin. */
 	t->tty = !t->stdio && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);

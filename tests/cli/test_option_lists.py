@@ -106,7 +106,8 @@ def dry_run_stops_after_the_options():
                      ["--regions", "-o", out, "--", "touch", mark],
                      ["report", "-i", mark], ["script", "-i", mark],
                      ["inject", "-i", mark, "-o", out],
-                     ["list"], ["info"], ["serve", "--once"]):
+                     ["list"], ["info"], ["serve", "--once"],
+                     ["top", "-p", "1", "-n", "1"]):
             r = perfex(*args, env=env)
             check(r.returncode == 0 and r.stdout == "" and r.stderr == "",
                   (args, r))

@@ -23,6 +23,7 @@ COMMANDS = {
     "regions": (["--regions", "--help"], "perfex.1", ["test_regions.py"]),
     "serve": (["serve", "--help"], "perfex-serve.1", ["test_serve*.py"]),
     "inject": (["inject", "--help"], "perfex-inject.1", ["test_jit.py"]),
+    "top": (["top", "--help"], "perfex-top.1", ["test_top.py"]),
 }
 
 OPTION_LINE = re.compile(r"^  (?:-(\w)(?:, |  ))?(?:    )?(?:--([a-z][a-z0-9-]*))?")
@@ -130,7 +131,8 @@ def help_of_every_subcommand():
         check(r.stdout.startswith("usage: perfex"), (sub, r.stdout))
         check(re.search(r"^  -h, --help ", r.stdout, re.M), (sub, r.stdout))
     # perfex help SUB is SUB --help.
-    for sub in ("stat", "record", "report", "script", "list", "info", "serve"):
+    for sub in ("stat", "record", "report", "script", "list", "info", "serve",
+                "top"):
         check(perfex("help", sub).stdout == perfex(sub, "--help").stdout, sub)
 
 
