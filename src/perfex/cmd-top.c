@@ -936,7 +936,7 @@ static int top_loop(struct top *t)
 			return 0;
 		/* A key may have changed the delay. */
 		delay = t->delay_ms ? t->delay_ms : DEFAULT_DELAY_MS;
-		if (now_ns() >= next || all_hup) {
+		if (now_ns() >= next || (all_hup && !t->ended)) {
 			if (refresh(t)) {
 				if (!t->tty)
 					return PERFEX_EXIT_IO;
@@ -946,9 +946,16 @@ static int top_loop(struct top *t)
 			next = now_ns() + (uint64_t)delay * 1000000ull;
 			if (t->iterations && t->refreshes >= t->iterations)
 				return 0;
-			/* The tasks are gone: their last table is shown. */
-			if (all_hup)
+			/* The tasks are gone: their last table is printed,
+			 * or stays on the screen until q. */
+			if (all_hup && !t->tty)
 				return 0;
+			if (all_hup && !t->ended) {
+				t->ended = true;
+				snprintf(t->status, sizeof(t->status),
+					 "the sampled tasks have ended; q quits");
+				top_screen_draw(t);
+			}
 		}
 	}
 }

@@ -185,8 +185,11 @@ void top_render(struct top *t, FILE *out, size_t max_rows)
 
 int top_print_batch(struct top *t)
 {
-	top_render(t, stdout, t->entries);
-	fputc('\n', stdout);
+	for (t->shown = 0; t->shown < t->nr_events; t->shown++) {
+		top_render(t, stdout, t->entries);
+		fputc('\n', stdout);
+	}
+	t->shown = 0;
 	return fflush(stdout) || ferror(stdout) ? -EIO : 0;
 }
 

@@ -69,9 +69,7 @@ struct top {
 	struct perfctr_symbols *syms;
 	bool *hup;		/* per ring: its task ended */
 	size_t nr_events;
-	const char **event_names;
-	uint64_t *event_freq;	/* what each asked for (0: a period) */
-	uint64_t *event_period;
+	bool ended;		/* every ring hung up: the tasks are gone */
 
 	/* ---- the model ---- */
 	struct top_task *procs[TOP_TASK_BUCKETS];
@@ -118,7 +116,7 @@ const char *top_comm(struct top *t, pid_t tid);
  * the rows that pass the filters, at most @max_rows of them (0: no
  * limit), with call graphs under them (-g). */
 void top_render(struct top *t, FILE *out, size_t max_rows);
-/* Batch mode: one table on stdout.  Return 0 or -EIO. */
+/* Batch mode: a table per event on stdout.  Return 0 or -EIO. */
 int top_print_batch(struct top *t);
 /* The interactive screen. */
 int top_screen_enter(struct top *t);

@@ -264,6 +264,60 @@ def terminal_shows_the_hot_function_and_takes_keys():
         finish(w)
 
 
+def rows_shown(text):
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith("Overhead"):
+            return [l for l in lines[i + 1:] if ROW.match(l)]
+    return []
+
+
+@case
+def terminal_keys_change_the_view():
+    """Two events: E shows the next; e limits the rows, U and z are
+    toggled (the samples line says so), F and f ask for their limits, d
+    for the delay; and when the task ends its last table stays, with a
+    line that says so, until q."""
+    require_root()
+    w = start("hot", "4000")
+    tmux = Tmux("%s top -p %d -d 0.3 -e cpu-clock -e task-clock"
+                % (PERFEX, w.pid))
+    try:
+        text = tmux.wait(lambda s: "[cpu-clock, 4000 Hz]" in s and
+                         first_row(s), 5)
+        check("[cpu-clock, 4000 Hz]" in text, text)
+        tmux.keys("E")
+        text = tmux.wait(lambda s: "[task-clock, 4000 Hz]" in s, 5)
+        check("[task-clock, 4000 Hz]" in text, text)
+        tmux.keys("e", "1", "Enter")
+        text = tmux.wait(lambda s: len(rows_shown(s)) == 1, 5)
+        check(len(rows_shown(text)) == 1, text)
+        tmux.keys("U", "z")
+        text = tmux.wait(lambda s: "zeroing  user hidden" in s, 5)
+        check("zeroing  user hidden" in text, text)
+        for key, prompt, answer in (("F", "percentage", "0.5"),
+                                    ("f", "fewer samples", "1"),
+                                    ("d", "delay", "0.2")):
+            tmux.keys(key)
+            text = tmux.wait(lambda s: prompt in s, 5)
+            check(prompt in text, text)
+            tmux.keys(answer, "Enter")
+        tmux.keys("x")
+        text = tmux.wait(lambda s: "keys: d delay" in s, 5)
+        check("keys: d delay" in text, text)
+        text = tmux.wait(lambda s: "have ended" in s, 15)
+        check("the sampled tasks have ended; q quits" in text, text)
+        check(tmux.alive(), text)
+        tmux.keys("Q")
+        deadline = time.time() + 5
+        while tmux.alive() and time.time() < deadline:
+            time.sleep(0.05)
+        check(not tmux.alive(), tmux.screen())
+    finally:
+        tmux.kill()
+        finish(w)
+
+
 @case
 def targets_and_events():
     """-t, -u, -a, -C, -c, -g, -e with the cpu-clock of this machine (no
@@ -281,9 +335,11 @@ def targets_and_events():
                    "pid,sym", timeout=60)
         check(r.returncode == 0 and "%d:topwork" % w.pid in r.stdout, r)
         r = perfex("top", "-a", "-n", "1", "-d", "0.3", "-e", "cpu-clock",
-                   "-c", "100000", timeout=60)
+                   "-e", "task-clock", "-c", "100000", timeout=60)
         check(r.returncode == 0, r)
-        check(tables(r.stdout)[0]["event"] == "cpu-clock", r.stdout)
+        # Batch mode: a table per event at each refresh.
+        check([t["event"] for t in tables(r.stdout)] ==
+              ["cpu-clock", "task-clock"], r.stdout)
         r = perfex("top", "-C", "0", "-n", "1", "-d", "0.3", timeout=60)
         check(r.returncode == 0 and "CPUs 0" in r.stdout, r)
     finally:
