@@ -812,17 +812,19 @@ static void install_handlers(void)
 	sigaction(SIGWINCH, &sa, NULL);
 }
 
+/*
+ * One pass over each ring: what it held when the pass began.  Not until
+ * it is empty: a ring filled as fast as it is read (top watching itself
+ * at a high rate) would keep the loop from its refreshes and keys.
+ */
 static int drain(struct top *t)
 {
 	struct perfctr_ring *const *rings = perfctr_sampler__rings(t->sampler);
 	size_t nr = perfctr_sampler__nr_rings(t->sampler);
 
 	for (size_t i = 0; i < nr; i++) {
-		int64_t r;
+		int64_t r = perfctr_ring__drain(rings[i], on_record, t);
 
-		do
-			r = perfctr_ring__drain(rings[i], on_record, t);
-		while (r > 0);
 		if (r < 0)
 			return (int)r;
 	}

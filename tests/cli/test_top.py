@@ -152,11 +152,12 @@ def batch_counts_every_tracepoint_sample():
 
 @case
 def dlopened_library_is_named():
-    """topwork dlopen()s libtoplib.so 1.5 s after top attached: its
-    toplib_hot() is named from the MMAP2 record read live, and at most 1 %
-    of the samples are in no known map or unnamed."""
+    """topwork dlopen()s libtoplib.so 2.5 s after it started (top attached
+    in between): its toplib_hot() is named from the MMAP2 record read
+    live, and at most 1 % of the samples are in no known map or
+    unnamed."""
     require_root()
-    w = start("hot", "1500", "dlopen", TOPLIB, "2000")
+    w = start("hot", "2500", "dlopen", TOPLIB, "2000")
     try:
         r = perfex("top", "-p", str(w.pid), "-d", "0.5", "--stdio",
                    "--show-nr-samples", "-s", "dso,sym", timeout=60)
@@ -170,9 +171,9 @@ def dlopened_library_is_named():
     names = {row[2].split()[-1]: row for row in last["rows"]}
     check("toplib_hot" in names and "topwork_hot" in names, last)
     check(names["toplib_hot"][2].split()[0] == "libtoplib.so", last)
-    # toplib_hot ran 2 of the 3.5 s: its share, with room for a loaded
+    # toplib_hot ran 2 of the 4.5 s: its share, with room for a loaded
     # machine's scheduling, well above the unknown's.
-    check(names["toplib_hot"][0] > 30.0, last)
+    check(names["toplib_hot"][0] > 25.0, last)
     unnamed = sum(row[1] for row in last["rows"]
                   if row[2].startswith("[unknown]") or
                   re.search(r"\] 0x[0-9a-f]+$", row[2]))
@@ -335,7 +336,7 @@ def targets_and_events():
                    "pid,sym", timeout=60)
         check(r.returncode == 0 and "%d:topwork" % w.pid in r.stdout, r)
         r = perfex("top", "-a", "-n", "1", "-d", "0.3", "-e", "cpu-clock",
-                   "-e", "task-clock", "-c", "100000", timeout=60)
+                   "-e", "task-clock", "-c", "1000000", timeout=60)
         check(r.returncode == 0, r)
         # Batch mode: a table per event at each refresh.
         check([t["event"] for t in tables(r.stdout)] ==
