@@ -7,12 +7,15 @@
  * stdout.
  *
  * The processes are modelled as the rings describe them: their maps are
- * read from /proc on their first sample, and every MMAP2, FORK, COMM and
- * EXIT record after it keeps the model in step, so a library dlopen()ed
- * while top runs is named from its first samples on.  A sample whose user
- * address lies in no known map (its MMAP2 record waits in another CPU's
- * ring, not drained yet) has its process's maps read again from /proc,
- * at most every 100 ms per process, before it is counted as unknown.
+ * read from /proc on their first sample (for CPU targets, every running
+ * process's at the start, through the library's synthesised records),
+ * and every MMAP2, FORK, COMM and EXIT record after it keeps the model in
+ * step, so a library dlopen()ed while top runs is named from its first
+ * samples on.  A sample whose user address lies in no known map (its
+ * MMAP2 record may wait in another CPU's ring, read later in the pass)
+ * has its process's maps read again from /proc, at most every 100 ms per
+ * process, and is tried once more after the next pass over the rings
+ * before it is counted as in no known map.
  *
  * Nothing is dropped on our side: every ring is drained at each wake-up
  * (a quarter full) and at each refresh, and what the kernel could not
@@ -38,6 +41,7 @@
 #include <perfctr/sampler.h>
 #include <perfctr/session.h>
 #include <perfctr/symbols.h>
+#include <perfctr/synth.h>
 #include <perfctr/target.h>
 
 #include "options.h"
@@ -199,9 +203,15 @@ static void on_side_band(struct top *t, const struct perf_event_header *hdr)
 		if (r.misc & PERF_RECORD_MISC_MMAP_DATA)
 			break;
 		/* A process first seen here has its other maps read now:
-		 * they came before the sampling. */
-		if ((int32_t)r.mmap.pid > 0)
+		 * they came before the sampling.  Records made from /proc
+		 * bring them all. */
+		if ((int32_t)r.mmap.pid > 0 && t->synthesizing) {
+			k = task_get(t->procs, (pid_t)r.mmap.pid);
+			if (k)
+				k->maps_read = true;
+		} else if ((int32_t)r.mmap.pid > 0) {
 			process(t, (pid_t)r.mmap.pid);
+		}
 		perfctr_symbols__add_map(t->syms, (pid_t)r.mmap.pid,
 					 r.mmap.addr, r.mmap.len, r.mmap.pgoff,
 					 r.mmap.filename);
@@ -327,7 +337,28 @@ static const char *srcline_of(struct top *t, pid_t pid, uint64_t ip,
 	return buf;
 }
 
-static void on_sample(struct top *t, const struct perf_event_header *hdr)
+/* Keep sample @hdr to be tried again after the next pass. */
+static void defer(struct top *t, const struct perf_event_header *hdr)
+{
+	size_t words = (hdr->size + 7) / 8;
+
+	if (t->pending_len + words > t->pending_cap) {
+		size_t cap = (t->pending_len + words) * 2 + 512;
+		uint64_t *p = realloc(t->pending, cap * sizeof(*p));
+
+		if (!p)
+			return;
+		t->pending = p;
+		t->pending_cap = cap;
+	}
+	memcpy(t->pending + t->pending_len, hdr, hdr->size);
+	t->pending_len += words;
+}
+
+/* @retry: the sample was deferred once; it is counted now, resolved or
+ * not. */
+static void on_sample(struct top *t, const struct perf_event_header *hdr,
+		      bool retry)
 {
 	struct perfctr_frame frames[PERFCTR_READER_MAX_FRAMES];
 	struct perfctr_sample s = { .sz = sizeof(s) };
@@ -348,6 +379,11 @@ static void on_sample(struct top *t, const struct perf_event_header *hdr)
 		process(t, (pid_t)s.pid);
 	ps.nr_frames = sample_frames(t, &s, kernel, frames,
 				     PERFCTR_READER_MAX_FRAMES);
+	if (!retry && !frames[0].dso && !frames[0].kernel &&
+	    (int32_t)s.pid > 0 && hdr->size >= sizeof(*hdr)) {
+		defer(t, hdr);
+		return;
+	}
 	ps.frames = frames;
 	ps.comm = thread_comm(t, (pid_t)s.pid, (pid_t)s.tid);
 	ps.pid = (pid_t)s.pid;
@@ -370,10 +406,49 @@ static int on_record(struct perfctr_ring *ring,
 {
 	(void)ring;
 	if (hdr->type == PERF_RECORD_SAMPLE)
-		on_sample(ctx, hdr);
+		on_sample(ctx, hdr, false);
 	else
 		on_side_band(ctx, hdr);
 	return 0;
+}
+
+/* The deferred samples of the first @words words counted now. */
+static void retry_pending(struct top *t, size_t words)
+{
+	size_t at = 0;
+
+	while (at < words) {
+		const struct perf_event_header *hdr =
+			(const struct perf_event_header *)(t->pending + at);
+
+		on_sample(t, hdr, true);
+		at += (hdr->size + 7) / 8;
+	}
+	memmove(t->pending, t->pending + words,
+		(t->pending_len - words) * sizeof(*t->pending));
+	t->pending_len -= words;
+}
+
+/* Records made from /proc for the processes running before the start
+ * (CPU targets): a process that ends before its first sample is read
+ * would have its samples in no known map. */
+static int on_synth(const struct perf_event_header *hdr, void *ctx)
+{
+	on_side_band(ctx, hdr);
+	return 0;
+}
+
+static void synth_processes(struct top *t)
+{
+	const uint64_t *ids = NULL;
+	size_t nr = perfctr_sampler__ids(t->sampler, 0, &ids);
+	PERFCTR_OPTS(perfctr_synth_opts, o,
+		     .attr = perfctr_sampler__attr(t->sampler, 0),
+		     .id = nr ? ids[0] : 0);
+
+	t->synthesizing = true;
+	perfctr_synth_processes(&o, on_synth, t);
+	t->synthesizing = false;
 }
 
 int top_reset_profiles(struct top *t)
@@ -821,6 +896,7 @@ static int drain(struct top *t)
 {
 	struct perfctr_ring *const *rings = perfctr_sampler__rings(t->sampler);
 	size_t nr = perfctr_sampler__nr_rings(t->sampler);
+	size_t deferred = t->pending_len;
 
 	for (size_t i = 0; i < nr; i++) {
 		int64_t r = perfctr_ring__drain(rings[i], on_record, t);
@@ -828,6 +904,8 @@ static int drain(struct top *t)
 		if (r < 0)
 			return (int)r;
 	}
+	/* Those deferred before this pass have had their chance. */
+	retry_pending(t, deferred);
 	return 0;
 }
 
@@ -852,11 +930,14 @@ static void close_interval(struct top *t)
 	t->refreshes++;
 }
 
-/* Draw (or print) the table; with -z, start the profiles afresh. */
-static int refresh(struct top *t)
+/* Draw (or print) the table; with -z, start the profiles afresh.  @last:
+ * no more passes will come, the deferred samples are counted now. */
+static int refresh(struct top *t, bool last)
 {
 	int err = 0;
 
+	if (last)
+		retry_pending(t, t->pending_len);
 	close_interval(t);
 	if (t->tty)
 		top_screen_draw(t);
@@ -939,7 +1020,11 @@ static int top_loop(struct top *t)
 		/* A key may have changed the delay. */
 		delay = t->delay_ms ? t->delay_ms : DEFAULT_DELAY_MS;
 		if (now_ns() >= next || (all_hup && !t->ended)) {
-			if (refresh(t)) {
+			bool last = all_hup ||
+				    (t->iterations &&
+				     t->refreshes + 1 >= t->iterations);
+
+			if (refresh(t, last)) {
 				if (!t->tty)
 					return PERFEX_EXIT_IO;
 				perfex_error("out of memory");
@@ -995,6 +1080,9 @@ static int top_start(struct top *t)
 		perfex_error("cannot enable the events: %s", strerror(-err));
 		return PERFEX_EXIT_INTERNAL;
 	}
+	/* After the enable: a process started meanwhile is in the rings. */
+	if (!t->pid && !t->tid)
+		synth_processes(t);
 	return 0;
 }
 
@@ -1011,6 +1099,7 @@ static void top_end(struct top *t)
 	perfctr_symbols__delete(t->syms);
 	tasks_free(t->procs);
 	tasks_free(t->threads);
+	free(t->pending);
 	free(t->specs);
 }
 

@@ -70,6 +70,14 @@ struct top {
 	bool *hup;		/* per ring: its task ended */
 	size_t nr_events;
 	bool ended;		/* every ring hung up: the tasks are gone */
+	/* The records made from /proc at the start (CPU targets) are being
+	 * taken in: their processes' maps need no reading. */
+	bool synthesizing;
+	/* Samples whose user address was in no map yet, tried again after
+	 * the next pass over the rings (their MMAP2 may wait in a ring read
+	 * later in the pass); records copied whole, 8-byte aligned. */
+	uint64_t *pending;
+	size_t pending_len, pending_cap;	/* in words */
 
 	/* ---- the model ---- */
 	struct top_task *procs[TOP_TASK_BUCKETS];
