@@ -417,6 +417,8 @@ static void retry_pending(struct top *t, size_t words)
 {
 	size_t at = 0;
 
+	if (!words)
+		return;		/* pending may be NULL: no memmove of it */
 	while (at < words) {
 		const struct perf_event_header *hdr =
 			(const struct perf_event_header *)(t->pending + at);
