@@ -193,7 +193,7 @@ static long process_uid(struct top *t, pid_t pid)
 static void on_side_band(struct top *t, const struct perf_event_header *hdr)
 {
 	struct perfctr_record r = { .sz = sizeof(r) };
-	struct top_task *k;
+	struct top_task *k, *parent;
 
 	if (perfctr_decoder__record(t->dec, hdr, &r))
 		return;
@@ -224,6 +224,12 @@ static void on_side_band(struct top *t, const struct perf_event_header *hdr)
 				process(t, (pid_t)r.task.ppid);
 			perfctr_symbols__fork(t->syms, (pid_t)r.task.pid,
 					      (pid_t)r.task.ppid);
+			/* Its name is its parent's until it execs. */
+			parent = task_find(t->threads, (pid_t)r.task.ptid);
+			k = parent && parent->comm[0] ?
+			    task_get(t->threads, (pid_t)r.task.tid) : NULL;
+			if (k)
+				memcpy(k->comm, parent->comm, sizeof(k->comm));
 			k = task_get(t->procs, (pid_t)r.task.pid);
 			if (k)
 				k->maps_read = true;

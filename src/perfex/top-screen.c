@@ -72,7 +72,10 @@ static const char *cell(struct top *t, const struct perfctr_profile_entry *e,
 	case PERFCTR_SORT_PID:
 	case PERFCTR_SORT_TID:
 		id = t->keys[k] == PERFCTR_SORT_PID ? e->pid : e->tid;
+		/* A process's name is its main thread's, else the name of
+		 * the thread of the row's first sample. */
 		comm = top_comm(t, id);
+		comm = comm ? comm : top_comm(t, e->tid);
 		snprintf(buf, size, "%7d:%s", (int)id, comm ? comm : "");
 		return buf;
 	default:
