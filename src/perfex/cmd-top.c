@@ -9,7 +9,7 @@
  * The processes are modelled as the rings describe them: their maps are
  * read from /proc on their first sample (for CPU targets, every running
  * process's at the start, through the library's synthesised records),
- * and every MMAP2, FORK, COMM and EXIT record after it keeps the model in
+ * and every MMAP2, FORK and COMM record after it keeps the model in
  * step, so a library dlopen()ed while top runs is named from its first
  * samples on.  A sample whose user address lies in no known map (its
  * MMAP2 record may wait in another CPU's ring, read later in the pass)
@@ -97,19 +97,6 @@ static struct top_task *task_get(struct top_task **table, pid_t id)
 	k->next = *b;
 	*b = k;
 	return k;
-}
-
-static void task_forget(struct top_task **table, pid_t id)
-{
-	for (struct top_task **p = bucket(table, id); *p; p = &(*p)->next) {
-		struct top_task *k = *p;
-
-		if (k->id != id)
-			continue;
-		*p = k->next;
-		free(k);
-		return;
-	}
 }
 
 static void tasks_free(struct top_task **table)
@@ -243,7 +230,8 @@ static void on_side_band(struct top *t, const struct perf_event_header *hdr)
 			snprintf(k->comm, sizeof(k->comm), "%s", r.comm.comm);
 		break;
 	case PERF_RECORD_EXIT:
-		task_forget(t->threads, (pid_t)r.task.tid);
+		/* The thread's name stays: its rows still show it.  A tid
+		 * used again is named anew by its FORK or COMM. */
 		break;
 	default:
 		break;
