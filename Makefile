@@ -390,11 +390,17 @@ $(O)/tests/workload/%: tests/workload/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer $(WARN) $(LDFLAGS) -o $@ $< -lpthread
 
+# The library topwork dlopen()s while perfex top watches (test_top.py).
+TOPLIB      := $(O)/tests/workload/libtoplib.so
+$(TOPLIB): tests/workload/lib/toplib.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer -fPIC -shared $(WARN) $(LDFLAGS) -o $@ $<
+
 $(O)/examples/%: examples/%.c $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(STATIC_LIB) $(LDLIBS)
 
-tests: all $(UNIT_BINS) $(KERNEL_BINS) $(WORK_BINS) $(EX_BINS)
+tests: all $(UNIT_BINS) $(KERNEL_BINS) $(WORK_BINS) $(TOPLIB) $(EX_BINS)
 
 # The README's two commands: each installs missing Debian packages first
 # (as root), then re-enters make so optional libraries are detected anew.

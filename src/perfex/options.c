@@ -17,6 +17,7 @@
 #include "annotate.h"
 #include "report.h"
 #include "stat.h"
+#include "top.h"
 
 #define STAT (1u << PERFEX_CMD_STAT)
 #define RECORD (1u << PERFEX_CMD_RECORD)
@@ -29,8 +30,9 @@
 #define INJECT (1u << PERFEX_CMD_INJECT)
 #define DIFF (1u << PERFEX_CMD_DIFF)
 #define ANNOTATE (1u << PERFEX_CMD_ANNOTATE)
+#define TOP (1u << PERFEX_CMD_TOP)
 #define ALL (STAT | RECORD | REPORT | SCRIPT | LIST | INFO | REGIONS | \
-	     SERVE | INJECT | DIFF | ANNOTATE)
+	     SERVE | INJECT | DIFF | ANNOTATE | TOP)
 
 /*
  * A row that stores its value: the offset of @field in @type (the
@@ -443,6 +445,66 @@ static const struct perfex_option table[] = {
 	{ ANNOTATE, OPT_NO_DEMANGLE, 0, "no-demangle", NULL, 0, 0,
 	  "C++ names as the binaries spell them (mangled)",
 	  STORE_TRUE(struct annotate_opts, no_demangle) },
+	/* ----------------------------------------------------------- top */
+	{ TOP, OPT_EVENT, 'e', "event", "EVENTS", 0, 0,
+	  "events to sample; may be repeated, E on the screen\n"
+	  "shows the next (default: cycles where a hardware\n"
+	  "PMU exists, else cpu-clock)" },
+	{ TOP, OPT_FREQ, 'F', "freq", "HZ", 0, 0,
+	  "about HZ samples per second (default 4000;\n"
+	  "tracepoints and breakpoints default to -c 1)" },
+	{ TOP, OPT_COUNT, 'c', "count", "PERIOD", 0, 0,
+	  "one sample every PERIOD events" },
+	{ TOP, OPT_CALL_GRAPH, 'g', NULL, NULL, 0, 0,
+	  "call chains (frame pointers): each row's callers\n"
+	  "under it" },
+	{ TOP, OPT_PID, 'p', "pid", "PID", 0, 0,
+	  "sample process PID, its threads and the threads\n"
+	  "and children it starts" },
+	{ TOP, OPT_TID, 't', "tid", "TID", 0, 0,
+	  "sample thread TID" },
+	{ TOP, OPT_UID, 'u', "uid", "USER", 0, 0,
+	  "sample every CPU, keep the samples of USER's\n"
+	  "processes (a name or a uid)" },
+	{ TOP, OPT_ALL_CPUS, 'a', "all-cpus", NULL, 0, 0,
+	  "sample every task on every CPU (the default)" },
+	{ TOP, OPT_CPU, 'C', "cpu", "CPUS", 0, 0,
+	  "sample every task on the CPUs of the list (0-3,6)" },
+	{ TOP, OPT_SORT, 's', "sort", "KEYS", 0, 0,
+	  "row keys among comm, dso, sym (or symbol), pid,\n"
+	  "tid, cpu, srcline (default: dso,sym); s on the\n"
+	  "screen asks for others",
+	  STORE_STRING(struct top, sort) },
+	{ TOP, OPT_PERCENT_LIMIT, 0, "percent-limit", "P", 0, 0,
+	  "hide rows under P percent (F on the screen)" },
+	{ TOP, OPT_COUNT_FILTER, 'f', "count-filter", "N", 0, 0,
+	  "hide rows of fewer than N samples (f)" },
+	{ TOP, OPT_HIDE_KERNEL, 'K', "hide-kernel-symbols", NULL, 0, 0,
+	  "hide kernel rows (K toggles)",
+	  STORE_TRUE(struct top, hide_kernel) },
+	{ TOP, OPT_HIDE_USER, 'U', "hide-user-symbols", NULL, 0, 0,
+	  "hide user rows (U toggles)",
+	  STORE_TRUE(struct top, hide_user) },
+	{ TOP, OPT_ZERO, 'z', "zero", NULL, 0, 0,
+	  "start the counts afresh at every refresh (z\n"
+	  "toggles)", STORE_TRUE(struct top, zero) },
+	{ TOP, OPT_DELAY, 'd', "delay", "SECS", 0, 0,
+	  "seconds between refreshes, decimals allowed\n"
+	  "(default 2; d on the screen)" },
+	{ TOP, OPT_ENTRIES, 'E', "entries", "N", 0, 0,
+	  "show at most N rows (default: as many as the\n"
+	  "screen has lines; in batch mode all; e)" },
+	{ TOP, OPT_ITERATIONS, 'n', "iterations", "N", 0, 0,
+	  "stop after N refreshes" },
+	{ TOP, OPT_STDIO, 0, "stdio", NULL, 0, 0,
+	  "batch mode: a table on stdout at each refresh\n"
+	  "(also whenever stdout is not a terminal)",
+	  STORE_TRUE(struct top, stdio) },
+	{ TOP, OPT_SHOW_NR_SAMPLES, 0, "show-nr-samples", NULL, 0, 0,
+	  "a column of sample counts",
+	  STORE_TRUE(struct top, show_samples) },
+	{ TOP, OPT_MMAP_PAGES, 'm', "mmap-pages", "N", 0, 0,
+	  "data pages per ring, a power of two (default 64)" },
 
 	/* ---------------------------------------------------- everywhere */
 	{ ALL, OPT_HELP, 'h', "help", NULL, 0, 0,
@@ -563,6 +625,18 @@ static const struct cmd_help cmd_help[PERFEX_CMD_NR] = {
 "Exit status: 0, 200 bad option, 204 no samples of SYMBOL (or nothing to\n"
 "disassemble), 205 missing, unreadable or damaged file, 206 other failures.\n",
 	  22 },
+	[PERFEX_CMD_TOP] = { "perfex top --help",
+"usage: perfex top [options]\n"
+"\n"
+"Sample the whole machine (or -p, -t, -u, -C) and show the hottest\n"
+"functions, refreshed every -d seconds: on the terminal, with perf top's\n"
+"keys, or in batch mode (--stdio, or stdout not a terminal) as a table\n"
+"on stdout at each refresh.\n",
+"Keys: d delay, e rows, E next event, f min samples, F min percent,\n"
+"s sort keys, K hide kernel, U hide user, z zeroing, q quit.\n"
+"Exit status: 0 (q, -n, SIGINT, the target ended), 200 bad option,\n"
+"201 bad event, 202 permission, 204 no such task or CPU, 205 output\n"
+"failure, 206 other failures.\n", 29 },
 };
 
 bool perfex_dry_run;

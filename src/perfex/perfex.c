@@ -45,6 +45,7 @@ static const struct subcommand subcommands[] = {
 	{ "script", cmd_script, "print the samples of a perf.data file" },
 	{ "annotate", cmd_annotate, "the instructions and source lines of the sampled functions" },
 	{ "inject", cmd_inject, "add JIT code's maps and files to a perf.data file" },
+	{ "top",    cmd_top,    "show the hottest functions, live" },
 	{ "serve",  cmd_serve,  "export counts to Prometheus over HTTP" },
 };
 

@@ -51,6 +51,7 @@ int cmd_script(int argc, char **argv);
 int cmd_inject(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_annotate(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 int cmd_regions(int argc, char **argv);	/* perfex --regions -- cmd */
 
 /* "perfex: <msg>" on stderr, git style: lowercase, no final full stop. */

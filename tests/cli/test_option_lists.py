@@ -109,7 +109,8 @@ def dry_run_stops_after_the_options():
                      ["diff", mark, mark, "--flame", out],
                      ["annotate", "-i", mark, "hot"],
                      ["report", "-i", mark, "--annotate", "hot"],
-                     ["list"], ["info"], ["serve", "--once"]):
+                     ["list"], ["info"], ["serve", "--once"],
+                     ["top", "-p", "1", "-n", "1"]):
             r = perfex(*args, env=env)
             check(r.returncode == 0 and r.stdout == "" and r.stderr == "",
                   (args, r))

@@ -26,6 +26,7 @@ COMMANDS = {
     "inject": (["inject", "--help"], "perfex-inject.1", ["test_jit.py"]),
     "diff": (["diff", "--help"], "perfex-diff.1", ["test_diff.py"]),
     "annotate": (["annotate", "--help"], "perfex-annotate.1", ["test_annotate.py"]),
+    "top": (["top", "--help"], "perfex-top.1", ["test_top.py"]),
 }
 
 OPTION_LINE = re.compile(r"^  (?:-(\w)(?:, |  ))?(?:    )?(?:--([a-z][a-z0-9-]*))?")
@@ -133,7 +134,8 @@ def help_of_every_subcommand():
         check(r.stdout.startswith("usage: perfex"), (sub, r.stdout))
         check(re.search(r"^  -h, --help ", r.stdout, re.M), (sub, r.stdout))
     # perfex help SUB is SUB --help.
-    for sub in ("stat", "record", "report", "script", "list", "info", "serve"):
+    for sub in ("stat", "record", "report", "script", "list", "info", "serve",
+                "top"):
         check(perfex("help", sub).stdout == perfex(sub, "--help").stdout, sub)
 
 

@@ -22,7 +22,7 @@ TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CORPUS = os.path.join(TOP, "tests", "fuzz", "corpus", "fuzz_argv")
 DICT = os.path.join(TOP, "tests", "fuzz", "fuzz_argv.dict")
 SUBCOMMANDS = ["stat", "record", "report", "script", "list", "info", "serve",
-               "help", "--regions", "diff"]
+               "help", "--regions", "diff", "top", "annotate"]
 # Values of the kinds the options take, and the hostile ones.
 VALUES = ["0", "1", "-1", "10", "100%", "0-3,6", "a,b", ",", "", "-",
           "--", "18446744073709551616", "4294967296", "1:task-clock",

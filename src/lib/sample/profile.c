@@ -148,6 +148,7 @@ struct node {
 	uint64_t self;		/* samples that ended here */
 	uint64_t samples;
 	uint64_t first_seen;	/* samples added before the node's first */
+	uint32_t parent;	/* NO_NODE for a tree's roots */
 	uint8_t kind;		/* enum node_kind */
 };
 
@@ -162,7 +163,54 @@ struct tree {
 	uint32_t *kid_start;
 	uint32_t *kids;
 	bool indexed;
+	/* Every child by (parent, id), open addressing (node + 1, 0 free):
+	 * a child is found in O(1), not by a walk of its siblings, which
+	 * took most of a live profile's time once a comm had thousands of
+	 * distinct functions under it. */
+	uint32_t *child_slots;
+	size_t nslots, nr_hashed;
 };
+
+static size_t child_slot(uint32_t parent, uint32_t id, size_t nslots)
+{
+	uint64_t k = ((uint64_t)parent << 32 | id) * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)(k ^ (k >> 31)) & (nslots - 1);
+}
+
+/* Hash child @n (a power-of-two table, at most half full). */
+static int tree_hash_child(struct tree *t, uint32_t n)
+{
+	size_t h;
+
+	if ((t->nr_hashed + 1) * 2 > t->nslots) {
+		size_t nslots = t->nslots ? t->nslots * 2 : 256;
+		uint32_t *slots = calloc(nslots, sizeof(*slots));
+
+		if (!slots)
+			return -ENOMEM;
+		for (size_t i = 0; i < t->nslots; i++) {
+			uint32_t c = t->child_slots[i];
+
+			if (!c)
+				continue;
+			h = child_slot(t->nodes[c - 1].parent,
+				       t->nodes[c - 1].id, nslots);
+			while (slots[h])
+				h = (h + 1) & (nslots - 1);
+			slots[h] = c;
+		}
+		free(t->child_slots);
+		t->child_slots = slots;
+		t->nslots = nslots;
+	}
+	h = child_slot(t->nodes[n].parent, t->nodes[n].id, t->nslots);
+	while (t->child_slots[h])
+		h = (h + 1) & (t->nslots - 1);
+	t->child_slots[h] = n + 1;
+	t->nr_hashed++;
+	return 0;
+}
 
 /* @seen: the number of samples added before the one making the node. */
 static int64_t tree_new_node(struct tree *t, uint32_t id, uint64_t seen)
@@ -181,7 +229,7 @@ static int64_t tree_new_node(struct tree *t, uint32_t id, uint64_t seen)
 	n = &t->nodes[t->nr];
 	memset(n, 0, sizeof(*n));
 	n->id = id;
-	n->first_child = n->next_sibling = NO_NODE;
+	n->first_child = n->next_sibling = n->parent = NO_NODE;
 	n->first_seen = seen;
 	n->kind = NODE_FRAME;
 	return (int64_t)t->nr++;
@@ -193,13 +241,18 @@ static int64_t tree_child(struct tree *t, uint32_t parent, uint32_t id,
 	uint32_t c;
 	int64_t n;
 
-	for (c = t->nodes[parent].first_child; c != NO_NODE;
-	     c = t->nodes[c].next_sibling)
-		if (t->nodes[c].id == id)
-			return c;
+	for (size_t h = t->nslots ? child_slot(parent, id, t->nslots) : 0;
+	     t->nslots && (c = t->child_slots[h]); h = (h + 1) & (t->nslots - 1))
+		if (t->nodes[c - 1].id == id && t->nodes[c - 1].parent == parent)
+			return c - 1;
 	n = tree_new_node(t, id, seen);
 	if (n < 0)
 		return n;
+	t->nodes[n].parent = parent;
+	if (tree_hash_child(t, (uint32_t)n)) {
+		t->nr--;	/* not linked anywhere yet */
+		return -ENOMEM;
+	}
 	t->indexed = false;
 	t->nodes[n].next_sibling = t->nodes[parent].first_child;
 	t->nodes[parent].first_child = (uint32_t)n;
@@ -404,6 +457,8 @@ void perfctr_profile__delete(struct perfctr_profile *prof)
 	free(prof->frame_slots);
 	free(prof->fcache);
 	free(prof->graphs.nodes);
+	free(prof->graphs.child_slots);
+	free(prof->stacks.child_slots);
 	free(prof->graphs.kid_start);
 	free(prof->graphs.kids);
 	free(prof->stacks.nodes);
