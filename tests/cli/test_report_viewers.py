@@ -302,12 +302,19 @@ def speedscope_app_shows_exact_counts_of_each_thread():
             check(prof["name"] in title, title)
             want = self_and_total({("c",) + k: w for k, w in
                                    speedscope_stacks(doc, prof).items()})
-            shown = b.wait_for(
-                "return document.querySelectorAll('table tr td').length > 0")
-            shown = sandwich_rows(b)
-            got = {n: [int(s.split(" ")[0].replace(",", "")),
-                       int(t.split(" ")[0].replace(",", ""))]
-                   for n, (t, s) in shown.items()}
+            # The table of the profile before may still be on the page,
+            # or none yet, for a moment after the title changed: read it
+            # until it shows this profile's rows (30 s at most).
+            deadline = time.monotonic() + 30
+            while True:
+                b.wait_for(
+                    "return document.querySelectorAll('table tr td').length > 0")
+                got = {n: [int(s.split(" ")[0].replace(",", "")),
+                           int(t.split(" ")[0].replace(",", ""))]
+                       for n, (t, s) in sandwich_rows(b).items()}
+                if got == want or time.monotonic() > deadline:
+                    break
+                time.sleep(0.2)
             check(got == want, (prof["name"], got, want))
             # And what the workload did: every call one sample.
             check(got["syscall"][0] == CALLS[i], (prof["name"], got))
