@@ -145,6 +145,16 @@ def flame_graph_is_well_formed_svg():
     check(any(t.startswith("all (") for t in titles), titles[:5])
     check(any(t.startswith("spin_loop (") for t in titles), titles[:20])
     check(root.find("s:script", ns) is not None)
+    # Self-contained: nothing fetched from elsewhere (no href, no
+    # src, no URL but the namespace names, which are never fetched).
+    text = open(svg).read()
+    urls = set(re.findall(r"\b(?:https?|ftp)://[^\s\"'<>)]+", text))
+    check(urls <= {"http://www.w3.org/2000/svg",
+                   "http://www.w3.org/1999/xlink"}, urls)
+    for el in root.iter():
+        for attr in el.attrib:
+            check(not attr.endswith("href") and attr != "src", (el.tag, attr))
+    check("@import" not in text and "url(" not in text)
     # The table is still printed with --flame.
     check("spin_loop" in r.stdout)
 
