@@ -27,5 +27,6 @@
 #include <perfctr/synth.h>
 #include <perfctr/pprof.h>
 #include <perfctr/tree.h>
+#include <perfctr/offcpu.h>
 
 #endif /* PERFCTR_PERFCTR_H */

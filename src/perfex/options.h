@@ -108,6 +108,9 @@ enum perfex_opt_id {
 	OPT_CLOCKID,
 	OPT_JIT,
 	OPT_KILL_CHILD,
+	OPT_OFF_CPU,
+	OPT_OFF_CPU_THRESH,
+	OPT_OFF_CPU_RUNNABLE,
 };
 
 /*
