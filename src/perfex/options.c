@@ -265,6 +265,12 @@ static const struct perfex_option table[] = {
 	  "the event of the folded stacks and the flame graph\n"
 	  "(default: the first event that has samples)",
 	  STORE_STRING(struct report, event) },
+	{ REPORT, OPT_WALL, 0, "wall", NULL, 0, 0,
+	  "one wall-clock profile: each stack weighs its\n"
+	  "on-CPU time (cpu-clock or task-clock samples times\n"
+	  "their period) plus its off-CPU time (offcpu-time,\n"
+	  "perfex record --off-cpu), in ns",
+	  STORE_TRUE(struct report, wall) },
 	{ REPORT, OPT_JSON, 'j', "json", NULL, 0, 0,
 	  "JSON output", STORE_TRUE(struct report, json) },
 	{ REPORT, OPT_PERCENT_LIMIT, 0, "percent-limit", "P", 0, 0,

@@ -111,6 +111,7 @@ enum perfex_opt_id {
 	OPT_OFF_CPU,
 	OPT_OFF_CPU_THRESH,
 	OPT_OFF_CPU_RUNNABLE,
+	OPT_WALL,
 };
 
 /*
