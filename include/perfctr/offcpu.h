@@ -28,6 +28,7 @@
 #ifndef PERFCTR_OFFCPU_H
 #define PERFCTR_OFFCPU_H
 
+#include <linux/perf_event.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -150,6 +151,39 @@ struct perfctr_offcpu_stats {
  * -EINVAL for bad @st. */
 PERFCTR_API int perfctr_offcpu__stats(const struct perfctr_offcpu *oc,
 				      struct perfctr_offcpu_stats *st);
+
+/*
+ * In perf.data, off-CPU time is perf record --off-cpu's event: a software
+ * event (PERF_COUNT_SW_BPF_OUTPUT) named PERFCTR_OFFCPU_EVENT whose samples
+ * are IDENTIFIER IP TID TIME CPU PERIOD CALLCHAIN RAW: the period is the
+ * time off the CPU in ns; the callchain the kernel stack after
+ * PERF_CONTEXT_KERNEL, then the user stack after PERF_CONTEXT_USER; the IP
+ * its first frame; RAW a u32, the state's letter.  perf report and perf
+ * script read them as perf's own.
+ */
+#define PERFCTR_OFFCPU_EVENT "offcpu-time"
+
+/* The words of the longest sample perfctr_offcpu_encode() writes. */
+#define PERFCTR_OFFCPU_SAMPLE_WORDS (11 + 2 * 127)
+
+/**
+ * perfctr_offcpu_attr() - the off-CPU event's attr for a file whose other
+ * events are like @like (its clock, sample_id_all, exclude_kernel are
+ * copied; NULL: none), into @out.  Pure.
+ */
+PERFCTR_API void perfctr_offcpu_attr(const struct perf_event_attr *like,
+				     struct perf_event_attr *out);
+
+/**
+ * perfctr_offcpu_encode() - @s as a PERF_RECORD_SAMPLE of the off-CPU
+ * event with sample id @id at @time (in the file's clock), into @buf of
+ * @words 64-bit words (PERFCTR_OFFCPU_SAMPLE_WORDS fit any).  Stacks
+ * deeper than 127 frames are cut.  Pure.
+ * Return: the record's size in bytes, or -ENOSPC when @buf is too small.
+ */
+PERFCTR_API int perfctr_offcpu_encode(const struct perfctr_offcpu_sample *s,
+				      uint64_t id, uint64_t time,
+				      uint64_t *buf, size_t words);
 
 #ifdef __cplusplus
 }

@@ -875,7 +875,8 @@ static int write_pprof(struct perfctr_reader *rd, const struct report *rep)
 	const char *host = perfctr_perfdata__string(pd, PERFCTR_FEAT_HOSTNAME);
 	uint64_t first, last;
 	char comment[512];
-	PERFCTR_OPTS(perfctr_pprof_opts, opts, .comment = comment);
+	PERFCTR_OPTS(perfctr_pprof_opts, opts, .comment = comment,
+		     .wall = rep->wall);
 	struct perfctr_pprof *pp;
 	bool to_stdout = !strcmp(rep->pprof, "-");
 	int64_t n;

@@ -2,16 +2,9 @@
 /*
  * perfex record --off-cpu: the time the recorded tasks spend blocked,
  * summed per stack by the library's BPF program (perfctr_offcpu, offcpu.h)
- * and written at the end as perf's `offcpu-time` event, so that perf
- * report and perf script read it as they read perf record --off-cpu's:
- *
- *   attr     PERF_TYPE_SOFTWARE / PERF_COUNT_SW_BPF_OUTPUT, named
- *            "offcpu-time", sample_period 1;
- *   sample   IDENTIFIER IP TID TIME CPU PERIOD CALLCHAIN RAW: the period
- *            is the time off the CPU in ns, the callchain the kernel
- *            stack after PERF_CONTEXT_KERNEL and the user stack after
- *            PERF_CONTEXT_USER, the IP its first frame; RAW holds the
- *            state the task left the CPU in (a u32: 'S', 'D' or 'R').
+ * and written at the end as perf's `offcpu-time` event (its layout:
+ * offcpu.h), so that perf report and perf script read it as they read
+ * perf record --off-cpu's.
  *
  * A sum's sample is timed at the end of the recording (perf times them
  * past its end); an interval above --off-cpu-thresh at the moment the task
@@ -34,13 +27,6 @@
 #include "perfex.h"
 #include "record.h"
 
-#define OFFCPU_NAME "offcpu-time"
-#define OFFCPU_SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | \
-			    PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
-			    PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | \
-			    PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW)
-/* header, 6 words, the callchain's nr, 2 contexts, the raw word */
-#define MAX_WORDS (1 + 6 + 1 + 2 + 2 * 127 + 1)
 
 static int64_t clock_delta(int clockid)
 {
@@ -104,7 +90,6 @@ int offcpu_open(struct record *rec)
  * IDENTIFIER as the sampler's events, and an id none of theirs has. */
 int offcpu_add_attr(struct record *rec)
 {
-	const struct perf_event_attr *first;
 	struct perf_event_attr attr;
 	size_t i, k, n;
 	uint64_t id = 0;
@@ -112,7 +97,6 @@ int offcpu_add_attr(struct record *rec)
 
 	if (!rec->offcpu)
 		return 0;
-	first = perfctr_sampler__attr(rec->sampler, 0);
 	n = perfctr_sampler__nr_attrs(rec->sampler);
 	for (i = 0; i < n; i++) {
 		const uint64_t *ids = NULL;
@@ -122,18 +106,9 @@ int offcpu_add_attr(struct record *rec)
 			id = ids[k] > id ? ids[k] : id;
 	}
 	rec->offcpu_id = id + 1;
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.config = PERF_COUNT_SW_BPF_OUTPUT;
-	attr.sample_period = 1;
-	attr.sample_type = OFFCPU_SAMPLE_TYPE;
-	attr.disabled = 1;
-	attr.sample_id_all = first->sample_id_all;
-	attr.use_clockid = first->use_clockid;
-	attr.clockid = first->clockid;
-	attr.exclude_kernel = first->exclude_kernel;
-	r = perfctr_perfdata_writer__add_attr(rec->writer, &attr, OFFCPU_NAME,
+	perfctr_offcpu_attr(perfctr_sampler__attr(rec->sampler, 0), &attr);
+	r = perfctr_perfdata_writer__add_attr(rec->writer, &attr,
+					      PERFCTR_OFFCPU_EVENT,
 					      &rec->offcpu_id, 1);
 	if (r < 0) {
 		perfex_error("cannot write '%s': %s", rec->output, strerror(-r));
@@ -151,65 +126,39 @@ void offcpu_enable(struct record *rec)
 struct writing {
 	struct record *rec;
 	uint64_t time;		/* sums' time; 0: each sample's own */
-	uint64_t words[MAX_WORDS];
+	uint64_t words[PERFCTR_OFFCPU_SAMPLE_WORDS];
 };
 
-/* One sample of offcpu-time (layout: the file's comment). */
+/* One sample of offcpu-time into the file. */
 static int write_sample(const struct perfctr_offcpu_sample *s, void *ctx)
 {
 	struct writing *w = ctx;
 	struct record *rec = w->rec;
-	struct perf_event_header *hdr = (struct perf_event_header *)w->words;
-	uint64_t *p = w->words + 1, *ip, *nr;
 	uint64_t time = w->time;
-	size_t i;
-	int err;
+	int size, err;
 
 	if (!time)
 		time = (uint64_t)((int64_t)(s->time + s->off_cpu_ns) +
 				  rec->offcpu_clock_delta);
-	*p++ = rec->offcpu_id;
-	ip = p++;
-	*p++ = (uint64_t)(uint32_t)s->pid | (uint64_t)(uint32_t)s->tid << 32;
-	*p++ = time;
-	*p++ = s->cpu;
-	*p++ = s->off_cpu_ns;
-	nr = p++;
-	*ip = 0;
-	if (s->nr_kernel) {
-		*p++ = PERF_CONTEXT_KERNEL;
-		for (i = 0; i < s->nr_kernel; i++)
-			*p++ = s->kernel[i];
-		*ip = s->kernel[0];
-	}
-	if (s->nr_user) {
-		*p++ = PERF_CONTEXT_USER;
-		for (i = 0; i < s->nr_user; i++) {
-			struct perfctr_symbol_loc loc = { .sz = sizeof(loc) };
+	size = perfctr_offcpu_encode(s, rec->offcpu_id, time, w->words,
+				     PERFCTR_OFFCPU_SAMPLE_WORDS);
+	if (size < 0)
+		return 0;
+	/* The DSOs hit get their build-id in the file. */
+	for (size_t i = 0; i < s->nr_user; i++) {
+		struct perfctr_symbol_loc loc = { .sz = sizeof(loc) };
 
-			*p++ = s->user[i];
-			/* The DSOs hit get their build-id in the file. */
-			perfctr_symbols__resolve(rec->syms, s->pid, s->user[i],
-						 false, PERFCTR_RESOLVE_DSO_ONLY,
-						 &loc);
-		}
-		if (!*ip)
-			*ip = s->user[0];
+		perfctr_symbols__resolve(rec->syms, s->pid, s->user[i], false,
+					 PERFCTR_RESOLVE_DSO_ONLY, &loc);
 	}
-	*nr = (uint64_t)(p - nr - 1);
-	/* RAW: a u32 size, then the state as a u32. */
-	*p++ = (uint64_t)4 | (uint64_t)(uint32_t)s->state << 32;
-	hdr->type = PERF_RECORD_SAMPLE;
-	hdr->misc = s->nr_kernel ? PERF_RECORD_MISC_KERNEL :
-				   PERF_RECORD_MISC_USER;
-	hdr->size = (uint16_t)((p - w->words) * sizeof(uint64_t));
 	rec->offcpu_samples++;
 	rec->offcpu_ns += s->off_cpu_ns;
 	if (time > rec->last_time)
 		rec->last_time = time;
 	if (!rec->first_time || time < rec->first_time)
 		rec->first_time = time;
-	err = perfctr_perfdata_writer__write(rec->writer, w->words, hdr->size);
+	err = perfctr_perfdata_writer__write(rec->writer, w->words,
+					     (size_t)size);
 	if (err && !rec->write_err)
 		rec->write_err = err;
 	return 0;

@@ -14,6 +14,72 @@
 
 #define DEFAULT_BTF "/sys/kernel/btf/vmlinux"
 
+void perfctr_offcpu_attr(const struct perf_event_attr *like,
+			 struct perf_event_attr *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->size = sizeof(*out);
+	out->type = PERF_TYPE_SOFTWARE;
+	out->config = PERF_COUNT_SW_BPF_OUTPUT;
+	out->sample_period = 1;
+	out->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
+			   PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			   PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
+			   PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW;
+	out->disabled = 1;
+	if (like) {
+		out->sample_id_all = like->sample_id_all;
+		out->use_clockid = like->use_clockid;
+		out->clockid = like->clockid;
+		out->exclude_kernel = like->exclude_kernel;
+	}
+}
+
+#define MAX_FRAMES 127
+
+int perfctr_offcpu_encode(const struct perfctr_offcpu_sample *s, uint64_t id,
+			  uint64_t time, uint64_t *buf, size_t words)
+{
+	size_t nk = s->nr_kernel < MAX_FRAMES ? s->nr_kernel : MAX_FRAMES;
+	size_t nu = s->nr_user < MAX_FRAMES ? s->nr_user : MAX_FRAMES;
+	struct perf_event_header *hdr = (struct perf_event_header *)buf;
+	uint64_t *p = buf + 1, *ip, *nr;
+	size_t i;
+
+	/* header, 6 words, nr, the contexts, the frames, RAW */
+	if (words < 1 + 6 + 1 + !!nk + nk + !!nu + nu + 1)
+		return -ENOSPC;
+	*p++ = id;
+	ip = p++;
+	*p++ = (uint64_t)(uint32_t)s->pid | (uint64_t)(uint32_t)s->tid << 32;
+	*p++ = time;
+	*p++ = s->cpu;
+	*p++ = s->off_cpu_ns;
+	nr = p++;
+	*ip = 0;
+	if (nk) {
+		*p++ = PERF_CONTEXT_KERNEL;
+		for (i = 0; i < nk; i++)
+			*p++ = s->kernel[i];
+		*ip = s->kernel[0];
+	}
+	if (nu) {
+		*p++ = PERF_CONTEXT_USER;
+		for (i = 0; i < nu; i++)
+			*p++ = s->user[i];
+		if (!nk)
+			*ip = s->user[0];
+	}
+	*nr = (uint64_t)(p - nr - 1);
+	/* RAW: its u32 size, then the state as a u32 (8 bytes in all, so
+	 * the record stays 8-byte aligned). */
+	*p++ = (uint64_t)4 | (uint64_t)(uint32_t)(unsigned char)s->state << 32;
+	hdr->type = PERF_RECORD_SAMPLE;
+	hdr->misc = nk ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER;
+	hdr->size = (uint16_t)((size_t)(p - buf) * sizeof(uint64_t));
+	return hdr->size;
+}
+
 #ifdef HAVE_BPF
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
