@@ -13,7 +13,9 @@
  *                         holder sleeps in mutex_holder)
  *   offwork all           sleeps 100 10, pipe 500, mutex 200
  *
- * Commands run in order.
+ * Commands run in order.  Each function says on stderr how long its
+ * blocking calls took ("offwork: sleep_loop 1.0213"), CLOCK_MONOTONIC
+ * around them: the truth an off-CPU profile is held to.
  *
  * Each blocking call is made in a helper of its own (block_in_*): a
  * frame-pointer unwind that starts inside a C library function without
@@ -44,6 +46,19 @@ static long num(const char *s)
 	return v;
 }
 
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void say(const char *function, double seconds)
+{
+	dprintf(2, "offwork: %s %.6f\n", function, seconds);
+}
+
 __attribute__((noinline)) static void block_in_sleep(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
@@ -54,14 +69,23 @@ __attribute__((noinline)) static void block_in_sleep(long ms)
 
 __attribute__((noinline)) static void sleep_loop(long n, long ms)
 {
-	for (long i = 0; i < n; i++)
+	double spent = 0;
+
+	for (long i = 0; i < n; i++) {
+		double t = now();
+
 		block_in_sleep(ms);
-	__asm__ volatile("" ::: "memory");	/* not a tail call */
+		spent += now() - t;
+	}
+	say("sleep_loop", spent);
 }
 
 __attribute__((noinline)) static void pipe_child(int fd, long ms)
 {
+	double t = now();
+
 	block_in_sleep(ms);
+	say("pipe_child", now() - t);
 	if (write(fd, "x", 1) != 1)
 		_exit(1);
 	_exit(0);
@@ -76,6 +100,7 @@ __attribute__((noinline)) static void pipe_wait(long ms)
 {
 	int fds[2];
 	pid_t pid;
+	double t;
 	char c;
 
 	if (pipe(fds)) {
@@ -92,11 +117,12 @@ __attribute__((noinline)) static void pipe_wait(long ms)
 		pipe_child(fds[1], ms);
 	}
 	close(fds[1]);
+	t = now();
 	if (block_in_read(fds[0], &c) != 1)
 		fprintf(stderr, "offwork: the child wrote nothing\n");
+	say("pipe_wait", now() - t);
 	close(fds[0]);
 	waitpid(pid, NULL, 0);
-	__asm__ volatile("" ::: "memory");
 }
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -104,11 +130,14 @@ static sem_t held;
 
 __attribute__((noinline)) static void *mutex_holder(void *arg)
 {
+	double t;
+
 	pthread_mutex_lock(&lock);
 	sem_post(&held);
+	t = now();
 	block_in_sleep((long)arg);
+	say("mutex_holder", now() - t);
 	pthread_mutex_unlock(&lock);
-	__asm__ volatile("" ::: "memory");
 	return NULL;
 }
 
@@ -120,6 +149,7 @@ __attribute__((noinline)) static void block_in_lock(void)
 __attribute__((noinline)) static void mutex_wait(long ms)
 {
 	pthread_t t;
+	double t0;
 
 	sem_init(&held, 0, 0);
 	if (pthread_create(&t, NULL, mutex_holder, (void *)ms)) {
@@ -128,10 +158,11 @@ __attribute__((noinline)) static void mutex_wait(long ms)
 	}
 	while (sem_wait(&held) && errno == EINTR)
 		;
+	t0 = now();
 	block_in_lock();
+	say("mutex_wait", now() - t0);
 	pthread_mutex_unlock(&lock);
 	pthread_join(t, NULL);
-	__asm__ volatile("" ::: "memory");
 }
 
 int main(int argc, char **argv)
