@@ -749,6 +749,9 @@ HELP_OPTIONS = {
     "-k": "test_jit.py",
     "--kill-child": "test_record_kill.py",
     "--no-inherit": "period_counts_per_cpu_unless_no_inherit",
+    "--off-cpu": "test_offcpu.py",
+    "--off-cpu-thresh": "test_offcpu.py",
+    "--off-cpu-runnable": "test_offcpu.py",
     "-h": "help_lists_every_option",
 }
 

@@ -247,7 +247,8 @@ def bad_input_is_explained():
 
 
 REPORT_OPTIONS = {"-i", "-s", "-g", "--stdio", "-n", "--folded", "--flame", "--pprof", "--event", "-j",
-                  "--percent-limit", "--kallsyms", "--no-demangle", "-h"}
+                  "--percent-limit", "--kallsyms", "--no-demangle", "--wall",
+                  "-h"}
 SCRIPT_OPTIONS = {"-i", "-F", "-g", "-G", "--no-callchain", "--kallsyms",
                   "--no-demangle", "--header", "--show-task-events",
                   "--show-mmap-events", "--show-lost-events", "-h"}
@@ -257,8 +258,8 @@ SCRIPT_OPTIONS = {"-i", "-F", "-g", "-G", "--no-callchain", "--kallsyms",
 def help_lists_every_option():
     # Each option below is exercised by a case of this file, but
     # --no-demangle by test_symbols.py, --pprof by test_report_pprof.py
-    # -n by test_report_compat.py too, and --header and --show-*-events
-    # by test_script_compat.py.
+    # -n by test_report_compat.py too, --wall by test_offcpu.py, and
+    # --header and --show-*-events by test_script_compat.py.
     for cmd, want in (("report", REPORT_OPTIONS), ("script", SCRIPT_OPTIONS)):
         r = perfex(cmd, "--help")
         check(r.returncode == 0, r)
