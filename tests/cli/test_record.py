@@ -770,7 +770,9 @@ def help_lists_every_option():
                                                          "--quiet",
                                                          "--no-inherit",
                                                          "--all-cpus", "--help",
-                                                         "--kill-child") \
+                                                         "--kill-child",
+                                                         "--off-cpu",
+                                                         "--off-cpu-runnable") \
             else perfex("record", "-e", TP, opt, "1", "--help") \
             if opt == "--filter" \
             else perfex("record", opt, "dwarf", "--help") \
