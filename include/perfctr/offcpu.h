@@ -92,7 +92,8 @@ PERFCTR_API int perfctr_offcpu__disable(struct perfctr_offcpu *oc);
 
 /** perfctr_offcpu__program() - how the program is attached: "tp_btf" or
  * "raw_tp" (the first the kernel takes). */
-PERFCTR_API const char *perfctr_offcpu__program(const struct perfctr_offcpu *oc);
+PERFCTR_API const char *
+perfctr_offcpu__program(const struct perfctr_offcpu *oc);
 
 /* One sum, or one long interval. */
 struct perfctr_offcpu_sample {

@@ -20,7 +20,7 @@
  * The same code runs as tp_btf (where the kernel has BTF for it) or as
  * raw_tp; the loader picks the first that loads.  The kernel stack is
  * taken past the frames of the tracing itself (`kernel_skip`, set by the
- * loader for the kind of program), so that it starts in the scheduler.
+ * loader), so that it starts in the scheduler.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -88,7 +88,7 @@ struct pc_offcpu_stats stats = {};
 /* Cgroup levels looked at from the root for PC_OFFCPU_CGROUP. */
 #define CGROUP_LEVELS 32
 
-static bool profiled(struct task_struct *prev, __u32 pid, __u32 tid)
+static bool profiled(__u32 pid, __u32 tid)
 {
 	__u32 cpu, level;
 	__u8 *on;
@@ -203,7 +203,7 @@ static int on_switch(void *ctx, bool preempt, struct task_struct *prev,
 		return 0;
 	tid = BPF_CORE_READ(prev, pid);
 	pid = BPF_CORE_READ(prev, tgid);
-	if (tid && profiled(prev, pid, tid)) {
+	if (tid && profiled(pid, tid)) {
 		__u32 state = state_of(preempt, prev_state);
 
 		st = bpf_map_lookup_elem(&starts, &tid);

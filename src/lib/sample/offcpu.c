@@ -95,8 +95,7 @@ int perfctr_offcpu_encode(const struct perfctr_offcpu_sample *s, uint64_t id,
  * bpf_trace_run4 (measured on 6.18, for both kinds; a frame more or less
  * changes where a stack starts, not the time it adds up to).
  */
-#define SKIP_TP_BTF 3
-#define SKIP_RAW_TP 3
+#define KERNEL_SKIP 3
 
 struct perfctr_offcpu {
 	struct pc_offcpu *skel;
@@ -217,7 +216,7 @@ static int load(struct perfctr_offcpu *oc, const struct perfctr_target *target,
 	skel->rodata->runnable = PC_OPTS_GET(opts, runnable, false);
 	skel->rodata->threshold_ns = PC_OPTS_GET(opts, threshold_ns, 0);
 	skel->rodata->user_stacks = !PC_OPTS_GET(opts, no_user_stacks, false);
-	skel->rodata->kernel_skip = btf ? SKIP_TP_BTF : SKIP_RAW_TP;
+	skel->rodata->kernel_skip = KERNEL_SKIP;
 	bpf_program__set_autoload(skel->progs.pc_offcpu_btf, btf);
 	bpf_program__set_autoload(skel->progs.pc_offcpu_fork_btf, btf);
 	bpf_program__set_autoload(skel->progs.pc_offcpu_raw, !btf);
@@ -477,9 +476,24 @@ perfctr_offcpu__new(const struct perfctr_target *target,
 }
 
 void perfctr_offcpu__delete(struct perfctr_offcpu *oc) { (void)oc; }
-int perfctr_offcpu__enable(struct perfctr_offcpu *oc) { (void)oc; return -EOPNOTSUPP; }
-int perfctr_offcpu__disable(struct perfctr_offcpu *oc) { (void)oc; return -EOPNOTSUPP; }
-const char *perfctr_offcpu__program(const struct perfctr_offcpu *oc) { (void)oc; return ""; }
+
+int perfctr_offcpu__enable(struct perfctr_offcpu *oc)
+{
+	(void)oc;
+	return -EOPNOTSUPP;
+}
+
+int perfctr_offcpu__disable(struct perfctr_offcpu *oc)
+{
+	(void)oc;
+	return -EOPNOTSUPP;
+}
+
+const char *perfctr_offcpu__program(const struct perfctr_offcpu *oc)
+{
+	(void)oc;
+	return "";
+}
 
 int perfctr_offcpu__read(struct perfctr_offcpu *oc, perfctr_offcpu_fn fn,
 			 void *ctx)
