@@ -3,7 +3,8 @@
 of a workload whose blocking is known (offwork: 100 x 10 ms sleeps in
 sleep_loop, a pipe read that waits 500 ms for a forked child in pipe_wait,
 a mutex held 200 ms by another thread in mutex_wait; each says how long
-its calls took) in 3 runs, with no interval lost; perf 6.1 reads the file
+its calls took) in 3 runs, with no interval lost; the sampled events
+unchanged beside it; perf 6.1 reads the file
 (offcpu-time named, its periods our total, the stacks printed); the
 report's folded stacks, --wall and pprof; --off-cpu-thresh writes the
 long intervals one by one; --off-cpu-runnable adds preempted time; -p and
@@ -15,7 +16,7 @@ import subprocess
 import time
 
 from pctest import (EXIT, BUILD, case, check, perfex, require_root,
-                    run_cases, skip, work)
+                    require_tracefs, run_cases, skip, work)
 from cgrouphelp import Cgroups
 from sampletools import (PERF, cleanup, pprof, require_encoder, require_go,
                          require_perf, tmpfile)
@@ -155,6 +156,22 @@ def wall_merges_cpu_and_off_cpu():
     check(types.split() == ["samples/count", "cpu-clock/nanoseconds",
                             "off_cpu/nanoseconds", "wall/nanoseconds[dflt]"],
           types)
+
+
+@case
+def on_cpu_part_unchanged():
+    """The sampled events of the recording are what they are without
+    --off-cpu: 1,000 getppid with a period of 1 are 1,000 samples of the
+    workload's, beside its off-CPU time."""
+    need_offcpu()
+    require_tracefs()
+    out = tmpfile("oncpu.data")
+    record(out, "-e", "syscalls:sys_enter_getppid", "-c", "1", "--",
+           work(), "getppid", "1000", "sleep", "50")
+    rep = json.loads(perfex("report", "-i", out, "-j").stdout)
+    events = {e["event"]: e for e in rep["events"]}
+    check(events["syscalls:sys_enter_getppid"]["samples"] == 1000, rep)
+    check(events["offcpu-time"]["period"] >= 50e6, rep)
 
 
 @case
