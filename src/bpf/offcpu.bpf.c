@@ -85,6 +85,9 @@ const volatile bool user_stacks = true;
 bool enabled = false;
 struct pc_offcpu_stats stats = {};
 
+/* include/linux/sched.h: the task is a kernel thread. */
+#define PF_KTHREAD 0x00200000
+
 /* Cgroup levels looked at from the root for PC_OFFCPU_CGROUP. */
 #define CGROUP_LEVELS 32
 
@@ -217,13 +220,17 @@ static int on_switch(void *ctx, bool preempt, struct task_struct *prev,
 			start.key.tid = tid;
 			start.key.state = state;
 			start.key.pad = 0;
+			/* Kernel threads have no user stack to take. */
+			bool user = user_stacks &&
+				!(BPF_CORE_READ(prev, flags) & PF_KTHREAD);
+
 			start.key.kernel_stack =
 				bpf_get_stackid(ctx, &stacks, kernel_skip);
-			start.key.user_stack = user_stacks ?
+			start.key.user_stack = user ?
 				bpf_get_stackid(ctx, &stacks,
 						BPF_F_USER_STACK) : -2 /* ENOENT */;
 			if (start.key.kernel_stack < 0 ||
-			    (user_stacks && start.key.user_stack < 0))
+			    (user && start.key.user_stack < 0))
 				__sync_fetch_and_add(&stats.stack_errors, 1);
 			if (bpf_map_update_elem(&starts, &tid, &start,
 						BPF_ANY))
