@@ -55,6 +55,13 @@ struct {
 } stacks SEC(".maps");
 
 struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, PC_OFFCPU_MAX_STACK * sizeof(__u64));
+} stacks2 SEC(".maps");
+
+struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1);
 	__type(key, __u32);
@@ -186,6 +193,24 @@ static void unpaired(struct task_struct *prev, struct pc_offcpu_start *st)
 	}
 }
 
+/*
+ * The current task's stack id.  A stack map keeps one stack per hash
+ * bucket and refuses (EEXIST) a stack whose bucket holds another: such a
+ * stack goes to `stacks2`, whose buckets hold only those, so that both
+ * must collide for a stack to be lost (then counted in stack_errors).
+ */
+static __s32 stack_id(void *ctx, __u64 flags)
+{
+	long id = bpf_get_stackid(ctx, &stacks, flags);
+
+	if (id == -17 /* EEXIST */) {
+		id = bpf_get_stackid(ctx, &stacks2, flags);
+		if (id >= 0)
+			id |= PC_OFFCPU_STACKS2;
+	}
+	return (__s32)id;
+}
+
 static __u32 state_of(bool preempt, unsigned int prev_state)
 {
 	/* TASK_INTERRUPTIBLE 1, TASK_UNINTERRUPTIBLE 2 (TASK_IDLE has
@@ -224,11 +249,10 @@ static int on_switch(void *ctx, bool preempt, struct task_struct *prev,
 			bool user = user_stacks &&
 				!(BPF_CORE_READ(prev, flags) & PF_KTHREAD);
 
-			start.key.kernel_stack =
-				bpf_get_stackid(ctx, &stacks, kernel_skip);
+			start.key.kernel_stack = stack_id(ctx, kernel_skip);
 			start.key.user_stack = user ?
-				bpf_get_stackid(ctx, &stacks,
-						BPF_F_USER_STACK) : -2 /* ENOENT */;
+				stack_id(ctx, BPF_F_USER_STACK) :
+				-2 /* ENOENT */;
 			if (start.key.kernel_stack < 0 ||
 			    (user && start.key.user_stack < 0))
 				__sync_fetch_and_add(&stats.stack_errors, 1);

@@ -11,6 +11,9 @@
  *   sums     HASH, struct pc_offcpu_key -> struct pc_offcpu_sum: blocked
  *            time summed per thread, stacks and state;
  *   stacks   STACK_TRACE: the user and kernel stacks the keys name;
+ *   stacks2  STACK_TRACE: the stacks whose bucket in `stacks` holds
+ *            another stack (a stack map keeps one stack a hash bucket);
+ *            their ids have PC_OFFCPU_STACKS2 set;
  *   filter   HASH, a tgid (or a tid) -> 1: the tasks profiled, when the
  *            target is tasks;
  *   cpus     ARRAY, cpu -> 1: the CPUs profiled, when the target is CPUs;
@@ -35,6 +38,9 @@ enum pc_offcpu_state {
 	PC_OFFCPU_SLEEPING = 1,	/* 'S': interruptible sleep */
 	PC_OFFCPU_DISK = 2,	/* 'D': uninterruptible sleep */
 };
+
+/* A stack id of `stacks2`. */
+#define PC_OFFCPU_STACKS2 (1 << 30)
 
 /* The deepest stack kept (the kernel's perf_event_max_stack default). */
 #define PC_OFFCPU_MAX_STACK 127

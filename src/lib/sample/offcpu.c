@@ -227,6 +227,10 @@ static int load(struct perfctr_offcpu *oc, const struct perfctr_target *target,
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.stacks,
 					       v ? v : 16384);
+	/* The stacks that collide in `stacks`: a few of them. */
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.stacks2,
+					       (v ? v : 16384) / 8);
 	v = PC_OPTS_GET(opts, max_tasks, 0);
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.starts,
@@ -328,12 +332,17 @@ const char *perfctr_offcpu__program(const struct perfctr_offcpu *oc)
 /* Stack @id into @buf: the number of frames, 0 when there is none. */
 static size_t stack_of(struct perfctr_offcpu *oc, __s32 id, uint64_t *buf)
 {
+	struct bpf_map *map = oc->skel->maps.stacks;
 	size_t n = 0;
 
 	if (id < 0)
 		return 0;
+	if (id & PC_OFFCPU_STACKS2) {
+		map = oc->skel->maps.stacks2;
+		id &= ~PC_OFFCPU_STACKS2;
+	}
 	memset(buf, 0, PC_OFFCPU_MAX_STACK * sizeof(*buf));
-	if (bpf_map_lookup_elem(bpf_map__fd(oc->skel->maps.stacks), &id, buf))
+	if (bpf_map_lookup_elem(bpf_map__fd(map), &id, buf))
 		return 0;
 	while (n < PC_OFFCPU_MAX_STACK && buf[n])
 		n++;
