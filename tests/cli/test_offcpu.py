@@ -6,9 +6,10 @@ a mutex held 200 ms by another thread in mutex_wait; each says how long
 its calls took) in 3 runs, with no interval lost; the sampled events
 unchanged beside it; perf 6.1 reads the file
 (offcpu-time named, its periods our total, the stacks printed); the
-report's folded stacks, --wall and pprof; --off-cpu-thresh writes the
-long intervals one by one; --off-cpu-runnable adds preempted time; -p and
--a -G targets; refusals without root or BTF; usage errors."""
+report's folded stacks, --wall and pprof; perfex serve's ?type=off-cpu
+and wall; --off-cpu-thresh writes the long intervals one by one;
+--off-cpu-runnable adds preempted time; -p, -t and -a -G targets;
+refusals without root or BTF; usage errors."""
 import json
 import os
 import re
@@ -20,6 +21,9 @@ from pctest import (EXIT, BUILD, case, check, perfex, require_root,
 from cgrouphelp import Cgroups
 from sampletools import (PERF, cleanup, pprof, require_encoder, require_go,
                          require_perf, tmpfile)
+from servehelp import Serve, need_http
+
+PROFILE = "/debug/pprof/profile"
 
 OFFWORK = os.path.join(BUILD, "tests", "workload", "offwork")
 # Each stack's total off-CPU time against the workload's own clock around
@@ -291,6 +295,40 @@ def process_and_cgroup_targets():
         check("offwork" in comms and "pcwork" not in comms, comms)
     finally:
         cg.close()
+
+
+@case
+def serve_profile_types():
+    """perfex serve's /debug/pprof/profile: ?type=off-cpu has the sample
+    type off_cpu (the default), ?type=wall a default wall type with the
+    blocked workload's sleep_loop in it; a bad type is 400."""
+    need_offcpu()
+    need_http()
+    require_encoder()
+    require_go()
+    s = Serve("-e", "task-clock")
+    p = subprocess.Popen([OFFWORK, "sleeps", "300", "10"],
+                         stderr=subprocess.DEVNULL, env=WORK_ENV)
+    try:
+        status, _, body = s.get(PROFILE + "?seconds=1&type=bogus")
+        check(status == 400 and "cpu, off-cpu or wall" in body, body)
+        for kind, want in (("off-cpu", "off_cpu/nanoseconds[dflt]"),
+                           ("wall", "wall/nanoseconds[dflt]")):
+            status, _, body = s.get(PROFILE + "?seconds=1&type=" + kind,
+                                    timeout=60, binary=True)
+            check(status == 200, (kind, status, body[:300]))
+            pb = tmpfile("serve-%s.pb.gz" % kind)
+            with open(pb, "wb") as f:
+                f.write(body)
+            types = pprof("-raw", pb).split("Samples:\n")[1].splitlines()[0]
+            check(want in types.split(), (kind, types))
+        # The sleeper's blocked stack, by its pid, in the wall profile.
+        top = pprof("-top", "-tagfocus=pid=%d" % p.pid, pb)
+        check("sleep_loop" in top, top[-2000:])
+    finally:
+        p.kill()
+        p.wait()
+        s.close()
 
 
 @case
