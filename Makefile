@@ -249,9 +249,19 @@ $(O)/gen/cgroup_counters.bpf.o: src/bpf/cgroup_counters.bpf.c src/bpf/cgroup_cou
 $(O)/gen/pc_bpfcg.skel.h: $(O)/gen/cgroup_counters.bpf.o
 	$(BPFTOOL) gen skeleton $< name pc_bpfcg > $@.tmp
 	mv $@.tmp $@
+# The off-CPU program (src/bpf/offcpu.bpf.c, loaded by
+# src/lib/sample/offcpu.c), built the same way.
+$(O)/gen/offcpu.bpf.o: src/bpf/offcpu.bpf.c src/bpf/offcpu.h $(O)/gen/vmlinux.h
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) \
+	    -I$(O)/gen -Isrc/bpf -c $< -o $@
+$(O)/gen/pc_offcpu.skel.h: $(O)/gen/offcpu.bpf.o
+	$(BPFTOOL) gen skeleton $< name pc_offcpu > $@.tmp
+	mv $@.tmp $@
 ifeq ($(HAVE_BPF),1)
 $(O)/src/lib/core/bpfcg.o: $(O)/gen/pc_bpfcg.skel.h
 $(O)/src/lib/core/bpfcg.o: ALL_CFLAGS += -I$(O)/gen -Isrc/bpf
+$(O)/src/lib/sample/offcpu.o: $(O)/gen/pc_offcpu.skel.h
+$(O)/src/lib/sample/offcpu.o: ALL_CFLAGS += -I$(O)/gen -Isrc/bpf
 endif
 
 $(O)/%.o: %.c
@@ -508,13 +518,13 @@ FUZZ_CFLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Isrc/lib \
 .PHONY: fuzz fuzz-run
 fuzz: $(FUZZ_BINS)
 
-$(O)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(O)/gen/metric-generic.inc $(PROTO_GEN) $(if $(HAVE_BPF),$(O)/gen/pc_bpfcg.skel.h)
+$(O)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(O)/gen/metric-generic.inc $(PROTO_GEN) $(if $(HAVE_BPF),$(O)/gen/pc_bpfcg.skel.h $(O)/gen/pc_offcpu.skel.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -I$(O)/gen -Isrc/bpf $(filter -DHAVE_%,$(BASE_CFLAGS)) -o $@ $< $(LIB_SRCS) $(PROTO_GEN) $(LDLIBS)
 
 # The command line (tests/fuzz/fuzz_argv.c): perfex's and perfex-serve's
 # sources too, their main()s left out, run in the dry run (options.h).
-$(O)/fuzz/fuzz_argv: tests/fuzz/fuzz_argv.c $(LIB_SRCS) $(PERFEX_SRCS) $(SERVE_SRCS) $(O)/gen/metric-generic.inc $(PROTO_GEN) $(if $(HAVE_BPF),$(O)/gen/pc_bpfcg.skel.h)
+$(O)/fuzz/fuzz_argv: tests/fuzz/fuzz_argv.c $(LIB_SRCS) $(PERFEX_SRCS) $(SERVE_SRCS) $(O)/gen/metric-generic.inc $(PROTO_GEN) $(if $(HAVE_BPF),$(O)/gen/pc_bpfcg.skel.h $(O)/gen/pc_offcpu.skel.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -I$(O)/gen -Isrc/bpf -Isrc/perfex -DPERFEX_NO_MAIN=1 \
 		$(filter -DHAVE_%,$(BASE_CFLAGS)) $(PERFEX_CFLAGS) \

@@ -28,5 +28,6 @@
 #include <perfctr/pprof.h>
 #include <perfctr/tree.h>
 #include <perfctr/annotate.h>
+#include <perfctr/offcpu.h>
 
 #endif /* PERFCTR_PERFCTR_H */

@@ -59,6 +59,11 @@ struct perfctr_pprof_opts {
 	/* Label samples with neither comm, pid nor tid (smaller profiles,
 	 * one stack per call path across all threads). */
 	bool no_thread_labels;
+	/* perfctr_pprof__add_reader() adds a sample type "wall"
+	 * (nanoseconds) after the events', the default: the time of every
+	 * sample of cpu-clock, task-clock and off-CPU time (its period),
+	 * so that one view shows where wall-clock time went. */
+	bool wall;
 	size_t :0;
 };
 
@@ -138,7 +143,8 @@ PERFCTR_API int perfctr_pprof__add(struct perfctr_pprof *pp,
  * When @pp has no sample types yet, they are made from the file: first
  * "samples" (count: one per sample, any event), then one per event of the
  * file, named as the file names it, with the samples' periods (unit
- * "nanoseconds" for cpu-clock and task-clock, "count" otherwise; a sample
+ * "nanoseconds" for cpu-clock and task-clock, "count" otherwise; the
+ * off-CPU event PERFCTR_OFFCPU_EVENT is "off_cpu" in nanoseconds; a sample
  * without a period weighs 1, as perfex report counts it); the default is
  * the first event that had samples.  Each sample is labelled with its
  * event.  Otherwise (types made by the caller), each sample adds 1 to

@@ -74,6 +74,10 @@ struct perfctr_profile_opts {
 	 * stay unchanged while the profile lives (e.g. they come from a
 	 * symbols object): frames are then cached by address. */
 	bool stable_strings;
+	/* The stack tree (folded stacks, flame graphs) adds the samples'
+	 * weights, not their number: for profiles whose samples are
+	 * amounts (off-CPU time, wall-clock time). */
+	bool stacks_by_weight;
 	size_t :0;
 };
 
@@ -157,7 +161,8 @@ PERFCTR_API int perfctr_profile__entry(struct perfctr_profile *prof, size_t idx,
  * - the stack tree (perfctr_profile__stack_root()): a root, under it one
  *   node per comm, under each comm the outermost callers, and so on down
  *   to the sampled frames.  Its weights count samples (not periods), as
- *   FlameGraph's folded stacks do; every profile has one.
+ *   FlameGraph's folded stacks do, or add periods (stacks_by_weight);
+ *   every profile has one.
  * - one call graph per row of the flat profile
  *   (perfctr_profile__callgraph_root()), when the profile was made with a
  *   call-graph order: under the row's root, the sampled frame and its
@@ -196,7 +201,8 @@ struct perfctr_profile_node {
 	 * (then the flat profile shows "[unknown]").  Otherwise NULL. */
 	const char *dso;
 	/* Weight at and under the node, and of the samples that ended at
-	 * it (stack tree: sample counts; call graphs: weights). */
+	 * it (stack tree: sample counts, or weights with the profile's
+	 * stacks_by_weight; call graphs: weights). */
 	uint64_t total;
 	uint64_t self;
 	/* The ordinal (from 1) of the first sample that reached the node

@@ -99,7 +99,8 @@ static const struct library libraries[] = {
 #else
 	  false,
 #endif
-	  "no --bpf-counters: cgroups are counted with cgroup events" },
+	  "no --bpf-counters (cgroups are counted with cgroup events), no "
+	  "--off-cpu" },
 	{ "libtraceevent", "libtraceevent",
 #ifdef HAVE_TRACEEVENT
 	  true,

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include <perfctr/perfctr.h>
+#include <perfctr/offcpu.h>
 #include <perfctr/perfdata.h>
 #include <perfctr/record.h>
 #include <perfctr/ring.h>
@@ -595,6 +596,10 @@ static int add_events(struct record *rec, const char *spec,
 			attr.mmap_data = rec->callgraph == CALLGRAPH_DWARF;
 		}
 		attr.sample_id_all = 1;
+		/* The file holds offcpu-time too: every sample says its
+		 * event. */
+		if (rec->off_cpu)
+			attr.sample_type |= PERF_SAMPLE_IDENTIFIER;
 		if (rec->clockid >= 0) {
 			attr.use_clockid = 1;
 			attr.clockid = rec->clockid;
@@ -822,6 +827,20 @@ static perfex_result pages_option(const struct perfex_parse *p,
 	return PERFEX_GO_ON;
 }
 
+/* --off-cpu-thresh MS: milliseconds, as perf's. */
+static perfex_result off_cpu_thresh_option(const struct perfex_parse *p,
+					   struct record *rec)
+{
+	unsigned long ms;
+	int r = perfex_opt_ulong(p, 1, 86400000, "a number of milliseconds",
+				 &ms);
+
+	if (r >= 0)
+		return r;
+	rec->off_cpu_thresh_ns = (uint64_t)ms * 1000000;
+	return PERFEX_GO_ON;
+}
+
 /*
  * The options that need more than their row's store (-o, -q,
  * --overwrite and --no-inherit are rows that store themselves:
@@ -868,6 +887,8 @@ static perfex_result record_option(struct perfex_parse *p, void *ctx)
 		return PERFEX_GO_ON;
 	case OPT_KILL_CHILD:
 		return perfex_opt_signal(p, &rec->kill_child);
+	case OPT_OFF_CPU_THRESH:
+		return off_cpu_thresh_option(p, rec);
 	default:
 		return PERFEX_GO_ON;
 	}
@@ -897,6 +918,17 @@ static int parse_args(struct record *rec, int argc, char **argv)
 		perfex_hint("a cgroup is sampled on CPUs: perfex record -a -G NAME");
 		return PERFEX_EXIT_USAGE;
 	}
+	if ((rec->off_cpu_thresh_ns || rec->off_cpu_runnable) &&
+	    !rec->off_cpu) {
+		perfex_error("option '--%s' needs --off-cpu",
+			     rec->off_cpu_runnable ? "off-cpu-runnable" :
+			     "off-cpu-thresh");
+		return PERFEX_EXIT_USAGE;
+	}
+	/* The BPF program's clock, so that the times of both kinds of
+	 * samples compare. */
+	if (rec->off_cpu && rec->clockid < 0)
+		rec->clockid = CLOCK_MONOTONIC;
 	rec->command_argv = argv + optind;
 	rec->command_argc = argc - optind;
 	if (!rec->command_argc && !rec->targets) {
@@ -988,7 +1020,7 @@ static int start_writer(struct record *rec, int argc, char **argv)
 			return PERFEX_EXIT_IO;
 		}
 	}
-	return 0;
+	return offcpu_add_attr(rec);
 }
 
 static void add_build_ids(struct record *rec)
@@ -1077,6 +1109,13 @@ static int record_start(struct record *rec, int argc, char **argv)
 	/* The command is held with our signal mask and handlers reset:
 	 * from here a Ctrl-C stops the recording. */
 	install_handlers();
+	if (rec->off_cpu && rec->event_cgroups) {
+		perfex_error("--off-cpu takes one cgroup: -G NAME before the -e");
+		return PERFEX_EXIT_USAGE;
+	}
+	ret = offcpu_open(rec);
+	if (ret)
+		return ret;
 	ret = open_events(rec);
 	if (ret < 0) {
 		report_open_error(rec, -ret);
@@ -1097,6 +1136,7 @@ static int record_start(struct record *rec, int argc, char **argv)
 		synth_all_processes(rec);
 	/* The command's own target starts at its exec (enable_on_exec);
 	 * any other now. */
+	offcpu_enable(rec);
 	if (rec->target) {
 		err = perfctr_sampler__enable(rec->sampler);
 		if (err) {
@@ -1138,6 +1178,7 @@ static int record_loop(struct record *rec, int *status, bool *have_status)
 		if (stop_signal)
 			break;
 		follow_target_cpus(rec);
+		offcpu_poll(rec);
 		while (snapshot_requests > 0 && rec->snapshot) {
 			snapshot_requests--;
 			/* The side-band records up to now first. */
@@ -1247,6 +1288,7 @@ static int record_finish(struct record *rec, int ret)
 			perfex_error("cannot write the window: out of memory");
 	}
 	perfctr_sampler__stats(rec->sampler, &stats, &kernel_lost);
+	offcpu_finish(rec);
 	add_build_ids(rec);
 	if (rec->first_time)
 		perfctr_perfdata_writer__set_sample_time(rec->writer, rec->first_time,
@@ -1268,6 +1310,7 @@ static int record_end(struct record *rec, int ret, int status, bool have_status)
 			perfctr_target__kill(rec->command, SIGTERM);
 		have_status = command_wait(rec, &status);
 	}
+	perfctr_offcpu__delete(rec->offcpu);
 	perfctr_sampler__delete(rec->sampler);
 	for (size_t e = 0; rec->event_cgroups && e < rec->plan.nr_events; e++)
 		perfctr_target__delete(rec->event_cgroups[e]);

@@ -71,6 +71,43 @@ static const char *srcline_text(struct perfctr_reader *rd,
 	return buf;
 }
 
+/* perf's off-CPU event: its period is the time blocked, in ns. */
+static bool offcpu_event(struct perfctr_reader *rd, size_t a)
+{
+	const char *name = a < perfctr_reader__nr_events(rd) ?
+			   perfctr_reader__event_name(rd, a) : NULL;
+
+	return name && !strcmp(name, OFFCPU_EVENT);
+}
+
+/* An event whose periods are nanoseconds of wall-clock time: the clocks
+ * sampled on the CPU, and offcpu-time. */
+static bool time_event(struct perfctr_reader *rd, size_t a)
+{
+	const struct perf_event_attr *attr = a < perfctr_reader__nr_events(rd) ?
+		perfctr_reader__event_attr(rd, a) : NULL;
+
+	return offcpu_event(rd, a) ||
+	       (attr && attr->type == PERF_TYPE_SOFTWARE &&
+		(attr->config == PERF_COUNT_SW_CPU_CLOCK ||
+		 attr->config == PERF_COUNT_SW_TASK_CLOCK));
+}
+
+/* Profile @a's name: its event's, or the --wall profile's. */
+static const char *profile_name(struct perfctr_reader *rd,
+				const struct report *rep, size_t a)
+{
+	if (rep->wall && a == rep->nr_profiles - 1)
+		return WALL_PROFILE;
+	return perfctr_reader__event_name(rd, a);
+}
+
+/* Profile @a is shown: with --wall only the merged one. */
+static bool profile_shown(const struct report *rep, size_t a)
+{
+	return !rep->wall || a == rep->nr_profiles - 1;
+}
+
 static int add_sample(struct report *rep, struct perfctr_reader *rd,
 		      const struct perfctr_reader_sample *rs,
 		      struct report_viewers *viewers)
@@ -95,7 +132,9 @@ static int add_sample(struct report *rep, struct perfctr_reader *rd,
 	if (rs->nr_frames > 1)
 		rep->saw_callchain = true;
 	if (perfctr_profile__add(rep->profiles[rs->event_idx], &ps) ||
-	    (viewers && report_viewers__add(viewers, rs, ps.weight))) {
+	    (viewers && report_viewers__add(viewers, rs, ps.weight)) ||
+	    (rep->wall && time_event(rd, rs->event_idx) &&
+	     perfctr_profile__add(rep->profiles[rep->nr_profiles - 1], &ps))) {
 		perfex_error("out of memory");
 		return PERFEX_EXIT_INTERNAL;
 	}
@@ -311,7 +350,7 @@ static void print_table(struct perfctr_reader *rd, struct report *rep, size_t id
 
 	layout(rd, rep, prof, &lay);
 	print_samples_line(perfctr_profile__samples(prof),
-			   perfctr_reader__event_name(rd, idx));
+			   profile_name(rd, rep, idx));
 	printf("# Event count (approx.): %" PRIu64 "\n#\n", total);
 	printf("# Overhead%s", rep->show_samples ? "       Samples" : "");
 	for (k = 0; k < rep->nr_keys; k++) {
@@ -560,7 +599,7 @@ static int print_proc_tree(struct perfctr_reader *rd, struct report *rep,
 	sort_tree = &t;
 	qsort(roots, nr_roots, sizeof(*roots), by_subtree);
 	print_samples_line(perfctr_profile__samples(prof),
-			   perfctr_reader__event_name(rd, idx));
+			   profile_name(rd, rep, idx));
 	printf("# Event count (approx.): %" PRIu64 "\n#\n", total);
 	printf("# Process tree (%zu processes): self and children (descendants)\n#\n",
 	       t.nr);
@@ -590,7 +629,8 @@ static bool tree_mode(const struct report *rep)
  * as it is no event the user asked for. */
 static bool tracking_only(struct perfctr_reader *rd, const struct report *rep, size_t a)
 {
-	const struct perf_event_attr *attr = perfctr_reader__event_attr(rd, a);
+	const struct perf_event_attr *attr = a < perfctr_reader__nr_events(rd) ?
+		perfctr_reader__event_attr(rd, a) : NULL;
 
 	return attr && attr->type == PERF_TYPE_SOFTWARE &&
 	       attr->config == PERF_COUNT_SW_DUMMY &&
@@ -698,11 +738,13 @@ static int print_json(struct perfctr_reader *rd, struct report *rep)
 		uint64_t total = perfctr_profile__weight(prof);
 		size_t n = perfctr_profile__nr_entries(prof);
 
-		if (tracking_only(rd, rep, a))
+		if (tracking_only(rd, rep, a) || !profile_shown(rep, a))
 			continue;
-		perfctr_reader__stats(rd, a, &ev);
+		ev.lost = 0;
+		if (a < perfctr_reader__nr_events(rd))
+			perfctr_reader__stats(rd, a, &ev);
 		printf("%s\n {\"event\": ", shown++ ? "," : "");
-		jout_str(stdout, perfctr_reader__event_name(rd, a));
+		jout_str(stdout, profile_name(rd, rep, a));
 		printf(", \"samples\": %" PRIu64 ", \"period\": %" PRIu64
 		       ", \"lost\": %" PRIu64 ", \"rows\": [",
 		       perfctr_profile__samples(prof), total, ev.lost);
@@ -742,6 +784,8 @@ static struct perfctr_profile *chosen_profile(struct perfctr_reader *rd, struct 
 	size_t a;
 
 	for (a = 0; a < rep->nr_profiles; a++) {
+		if (!profile_shown(rep, a))
+			continue;
 		if (rep->event ? !strcmp(perfctr_reader__event_name(rd, a), rep->event)
 			       : perfctr_profile__samples(rep->profiles[a]) > 0) {
 			*idx = a;
@@ -772,6 +816,22 @@ static int check_event(struct perfctr_reader *rd, const struct report *rep)
 	return PERFEX_EXIT_USAGE;
 }
 
+/* --wall: the file has time to merge. */
+static int check_wall(struct perfctr_reader *rd, const struct report *rep)
+{
+	size_t a;
+
+	if (!rep->wall)
+		return 0;
+	for (a = 0; a < perfctr_reader__nr_events(rd); a++)
+		if (time_event(rd, a))
+			return 0;
+	perfex_error("--wall: no cpu-clock, task-clock or offcpu-time "
+		     "samples in '%s'", rep->input);
+	perfex_hint("record them with perfex record --off-cpu -e cpu-clock");
+	return PERFEX_EXIT_USAGE;
+}
+
 static int write_flame(struct perfctr_reader *rd, struct report *rep)
 {
 	char subtitle[512];
@@ -787,9 +847,14 @@ static int write_flame(struct perfctr_reader *rd, struct report *rep)
 		return PERFEX_EXIT_IO;
 	}
 	snprintf(subtitle, sizeof(subtitle), "event '%s' in %s",
-		 prof ? perfctr_reader__event_name(rd, idx) : "-", rep->input);
+		 prof ? profile_name(rd, rep, idx) : "-", rep->input);
 	{
-		struct report_flame_opts fopts = { .subtitle = subtitle };
+		/* Off-CPU and wall-clock profiles weigh time. */
+		struct report_flame_opts fopts = {
+			.subtitle = subtitle,
+			.unit = prof && (rep->wall || offcpu_event(rd, idx)) ?
+				"ns" : NULL,
+		};
 		struct perfctr_profile *empty = NULL;
 
 		if (!prof)
@@ -846,7 +911,8 @@ static int write_pprof(struct perfctr_reader *rd, const struct report *rep)
 	const char *host = perfctr_perfdata__string(pd, PERFCTR_FEAT_HOSTNAME);
 	uint64_t first, last;
 	char comment[512];
-	PERFCTR_OPTS(perfctr_pprof_opts, opts, .comment = comment);
+	PERFCTR_OPTS(perfctr_pprof_opts, opts, .comment = comment,
+		     .wall = rep->wall);
 	struct perfctr_pprof *pp;
 	bool to_stdout = !strcmp(rep->pprof, "-");
 	int64_t n;
@@ -996,6 +1062,12 @@ int cmd_report(int argc, char **argv)
 		perfex_hint("perfex report --help lists the options");
 		return PERFEX_EXIT_USAGE;
 	}
+	if (rep.wall && rep.event) {
+		perfex_error("--wall and --event exclude each other");
+		perfex_hint("--wall merges the clocks and offcpu-time; --event "
+			    "shows one event");
+		return PERFEX_EXIT_USAGE;
+	}
 	if (rep.folded + rep.json + !!rep.pprof > 1) {
 		perfex_error("--folded, --json and --pprof exclude each other");
 		return PERFEX_EXIT_USAGE;
@@ -1037,14 +1109,18 @@ int cmd_report(int argc, char **argv)
 		perfctr_reader__close(rd);
 		return ret;
 	}
-	rep.nr_profiles = perfctr_reader__nr_events(rd);
+	rep.nr_profiles = perfctr_reader__nr_events(rd) + rep.wall;
 	rep.profiles = calloc(rep.nr_profiles + 1, sizeof(*rep.profiles));
 	for (a = 0; rep.profiles && a < rep.nr_profiles; a++) {
 		/* Frame strings come from the reader's symbols object:
-		 * they stay put while the profiles live. */
+		 * they stay put while the profiles live.  The stacks of
+		 * time (off-CPU, wall-clock) add up their periods. */
 		PERFCTR_OPTS(perfctr_profile_opts, popts, .keys = rep.keys,
 			     .nr_keys = rep.nr_keys, .callgraph = rep.callgraph,
-			     .stable_strings = true);
+			     .stable_strings = true,
+			     .stacks_by_weight = offcpu_event(rd, a) ||
+						 (rep.wall &&
+						  a == rep.nr_profiles - 1));
 
 		rep.profiles[a] = perfctr_profile__new(&popts);
 		if (!rep.profiles[a])
@@ -1056,6 +1132,8 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	ret = check_event(rd, &rep);
+	if (!ret)
+		ret = check_wall(rd, &rep);
 	if (ret)
 		goto out;
 	if ((rep.speedscope || rep.gecko) && !(viewers = report_viewers__new())) {
@@ -1110,7 +1188,7 @@ int cmd_report(int argc, char **argv)
 	}
 	print_header(rd, &rep);
 	for (a = 0; a < rep.nr_profiles && !ret; a++) {
-		if (tracking_only(rd, &rep, a))
+		if (tracking_only(rd, &rep, a) || !profile_shown(&rep, a))
 			continue;
 		if (tree_mode(&rep))
 			ret = print_proc_tree(rd, &rep, a);

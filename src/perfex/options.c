@@ -226,6 +226,19 @@ static const struct perfex_option table[] = {
 	  "not the threads and children they start; a\n"
 	  "period (-c) then counts per thread, not per CPU",
 	  STORE_TRUE(struct record, no_inherit) },
+	{ RECORD, OPT_OFF_CPU, 0, "off-cpu", NULL, 0, 0,
+	  "also the time the tasks spend blocked, per stack\n"
+	  "(a BPF program at each context switch), written\n"
+	  "as perf's offcpu-time event",
+	  STORE_TRUE(struct record, off_cpu) },
+	{ RECORD, OPT_OFF_CPU_THRESH, 0, "off-cpu-thresh", "MS", 0, 0,
+	  "with --off-cpu: blocked intervals of MS ms or more\n"
+	  "written one by one with their time (the others\n"
+	  "summed)" },
+	{ RECORD, OPT_OFF_CPU_RUNNABLE, 0, "off-cpu-runnable", NULL, 0, 0,
+	  "with --off-cpu: the time preempted while runnable\n"
+	  "too (state R), not only sleeping (S, D)",
+	  STORE_TRUE(struct record, off_cpu_runnable) },
 
 	/* -------------------------------------------------------- report */
 	{ REPORT | SCRIPT, OPT_INPUT, 'i', "input", "FILE", 0, 0,
@@ -267,6 +280,12 @@ static const struct perfex_option table[] = {
 	  "the viewers' files (default: the first event that\n"
 	  "has samples; speedscope: every event)",
 	  STORE_STRING(struct report, event) },
+	{ REPORT, OPT_WALL, 0, "wall", NULL, 0, 0,
+	  "one wall-clock profile: each stack weighs its\n"
+	  "on-CPU time (cpu-clock or task-clock samples times\n"
+	  "their period) plus its off-CPU time (offcpu-time,\n"
+	  "perfex record --off-cpu), in ns",
+	  STORE_TRUE(struct report, wall) },
 	{ REPORT, OPT_JSON, 'j', "json", NULL, 0, 0,
 	  "JSON output", STORE_TRUE(struct report, json) },
 	{ REPORT, OPT_PERCENT_LIMIT, 0, "percent-limit", "P", 0, 0,

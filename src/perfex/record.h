@@ -15,6 +15,7 @@
 #include "cgroup-names.h"
 
 struct perfctr_decoder;
+struct perfctr_offcpu;
 struct perfctr_perfdata_writer;
 struct perfctr_sampler;
 struct perfctr_symbols;
@@ -51,6 +52,8 @@ struct record {
 	int kill_child;		/* --kill-child's signal, 0 = none */
 	bool no_inherit;	/* --no-inherit: one ring per thread, cpu -1 */
 	int targets;		/* of -p, -t, -a and -C */
+	bool off_cpu, off_cpu_runnable;
+	uint64_t off_cpu_thresh_ns;	/* --off-cpu-thresh, 0: none */
 	char **command_argv;
 	int command_argc;
 
@@ -73,11 +76,25 @@ struct record {
 	uint64_t kernel_start;
 	size_t ip_word;		/* index of the IP in a sample's words */
 
+	/* --off-cpu (record-offcpu.c): the program, the id of its event
+	 * in the file, and the file's clock less CLOCK_MONOTONIC. */
+	struct perfctr_offcpu *offcpu;
+	uint64_t offcpu_id;
+	int64_t offcpu_clock_delta;
+	uint64_t offcpu_samples, offcpu_ns;
+
 	/* Reader placement (see follow_target_cpus). */
 	pid_t follow;		/* the task whose CPUs we follow, 0 = none */
 	cpu_set_t own_cpus;	/* ours as we were started */
 	cpu_set_t target_cpus;	/* the task's, as last seen */
 	cpu_set_t reader_cpus;	/* ours as we last set them */
 };
+
+/* record-offcpu.c: --off-cpu. */
+int offcpu_open(struct record *rec);
+int offcpu_add_attr(struct record *rec);
+void offcpu_enable(struct record *rec);
+void offcpu_poll(struct record *rec);
+void offcpu_finish(struct record *rec);
 
 #endif /* PERFEX_RECORD_H */

@@ -15,6 +15,10 @@
 #include <perfctr/profile.h>
 #include <perfctr/reader.h>
 
+/* perf record --off-cpu's event, and the name of --wall's profile. */
+#define OFFCPU_EVENT "offcpu-time"
+#define WALL_PROFILE "wall-clock"
+
 /* perfex report's options and state (cmd-report.c); the option table
  * (options.c) stores some of its fields. */
 struct report {
@@ -28,6 +32,9 @@ struct report {
 	const char *speedscope;	/* --speedscope FILE */
 	const char *gecko;	/* --gecko FILE */
 	const char *event;	/* of the folded stacks and flame graph */
+	/* --wall: one more profile, last, of the on-CPU clocks' and the
+	 * off-CPU samples' time (WALL_PROFILE), shown alone. */
+	bool wall;
 	const char *kallsyms;
 	const char *annotate;	/* --annotate SYMBOL */
 	double percent_limit;

@@ -13,9 +13,11 @@ from pctest import EXIT, TOP, case, check, perfex, run_cases
 COMMANDS = {
     "stat": (["stat", "--help"], "perfex.1", ["test_stat*.py", "test_dispatch.py"]),
     "record": (["record", "--help"], "perfex-record.1",
-               ["test_record*.py", "test_symbols.py", "test_jit.py"]),
+               ["test_record*.py", "test_symbols.py", "test_jit.py",
+                "test_offcpu.py"]),
     "report": (["report", "--help"], "perfex-report.1",
-               ["test_report*.py", "test_symbols.py", "test_annotate.py"]),
+               ["test_report*.py", "test_symbols.py", "test_annotate.py",
+                "test_offcpu.py"]),
     "script": (["script", "--help"], "perfex-script.1",
                ["test_report*.py", "test_record*.py", "test_symbols.py",
                 "test_script*.py"]),

@@ -749,6 +749,9 @@ HELP_OPTIONS = {
     "-k": "test_jit.py",
     "--kill-child": "test_record_kill.py",
     "--no-inherit": "period_counts_per_cpu_unless_no_inherit",
+    "--off-cpu": "test_offcpu.py",
+    "--off-cpu-thresh": "test_offcpu.py",
+    "--off-cpu-runnable": "test_offcpu.py",
     "-h": "help_lists_every_option",
 }
 
@@ -767,7 +770,9 @@ def help_lists_every_option():
                                                          "--quiet",
                                                          "--no-inherit",
                                                          "--all-cpus", "--help",
-                                                         "--kill-child") \
+                                                         "--kill-child",
+                                                         "--off-cpu",
+                                                         "--off-cpu-runnable") \
             else perfex("record", "-e", TP, opt, "1", "--help") \
             if opt == "--filter" \
             else perfex("record", opt, "dwarf", "--help") \

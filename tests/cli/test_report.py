@@ -258,7 +258,7 @@ def bad_input_is_explained():
 
 REPORT_OPTIONS = {"-i", "-s", "-g", "--stdio", "-n", "--folded", "--flame", "--pprof", "--event", "-j",
                   "--percent-limit", "--kallsyms", "--no-demangle", "--annotate",
-                  "--speedscope", "--gecko", "-h"}
+                  "--speedscope", "--gecko", "--wall", "-h"}
 SCRIPT_OPTIONS = {"-i", "-F", "-g", "-G", "--no-callchain", "--kallsyms",
                   "--no-demangle", "--header", "--show-task-events",
                   "--show-mmap-events", "--show-lost-events", "-s",
@@ -270,9 +270,9 @@ def help_lists_every_option():
     # Each option below is exercised by a case of this file, but
     # --no-demangle by test_symbols.py, --pprof by test_report_pprof.py,
     # --speedscope and --gecko by test_report_viewers.py, -n by
-    # test_report_compat.py too, --annotate by test_annotate.py, --header
-    # and --show-*-events by test_script_compat.py, -s and --gen-script by
-    # test_script_python.py.
+    # test_report_compat.py too, --annotate by test_annotate.py, --wall by
+    # test_offcpu.py, --header and --show-*-events by test_script_compat.py,
+    # -s and --gen-script by test_script_python.py.
     for cmd, want in (("report", REPORT_OPTIONS), ("script", SCRIPT_OPTIONS)):
         r = perfex(cmd, "--help")
         check(r.returncode == 0, r)

@@ -19,6 +19,7 @@
 #include "profile.pb-c.h"
 #endif
 
+#include "perfctr/offcpu.h"
 #include "perfctr/pprof.h"
 #include "common/internal.h"
 #include "sample/symbols-internal.h"
@@ -178,6 +179,7 @@ struct perfctr_pprof {
 	int64_t time_nanos, duration_nanos, period;
 	int64_t period_type, period_unit, comment;	/* string ids */
 	bool no_thread_labels;
+	bool wall;
 
 	struct itab strings;	/* id 0 is "" */
 	struct itab mappings;	/* pprof id = index + 1 */
@@ -227,6 +229,7 @@ struct perfctr_pprof *perfctr_pprof__new(const struct perfctr_pprof_opts *opts)
 	pp->duration_nanos = PC_OPTS_GET(opts, duration_nanos, 0);
 	pp->period = PC_OPTS_GET(opts, period, 0);
 	pp->no_thread_labels = PC_OPTS_GET(opts, no_thread_labels, false);
+	pp->wall = PC_OPTS_GET(opts, wall, false);
 	if (itab_intern(&pp->strings, "", 0, NULL) < 0 ||
 	    (pp->period_type = str_id(pp, PC_OPTS_GET(opts, period_type, NULL))) < 0 ||
 	    (pp->period_unit = str_id(pp, PC_OPTS_GET(opts, period_unit, NULL))) < 0 ||
@@ -434,6 +437,14 @@ static bool is_time_event(const struct perf_event_attr *attr)
 		attr->config == PERF_COUNT_SW_TASK_CLOCK);
 }
 
+/* Event @i of @rd is the off-CPU time of perfctr_offcpu (offcpu.h). */
+static bool is_offcpu_event(struct perfctr_reader *rd, size_t i)
+{
+	const char *name = perfctr_reader__event_name(rd, i);
+
+	return name && !strcmp(name, PERFCTR_OFFCPU_EVENT);
+}
+
 static int reader_build_ids(struct perfctr_pprof *pp, struct perfctr_reader *rd)
 {
 	struct perfctr_symbols *syms = perfctr_reader__symbols(rd);
@@ -476,7 +487,7 @@ int64_t perfctr_pprof__add_reader(struct perfctr_pprof *pp,
 				  struct perfctr_reader *rd)
 {
 	struct perfctr_reader_sample rs = { .sz = sizeof(rs) };
-	size_t nr_events, i, first_typed;
+	size_t nr_events, i, first_typed, wall_col = 0;
 	int64_t *values = NULL, count = 0;
 	bool *seen = NULL;
 	int r;
@@ -492,11 +503,24 @@ int64_t perfctr_pprof__add_reader(struct perfctr_pprof *pp,
 			const struct perf_event_attr *attr =
 				perfctr_reader__event_attr(rd, i);
 
-			r = perfctr_pprof__add_sample_type(pp,
-				perfctr_reader__event_name(rd, i),
-				is_time_event(attr) ? "nanoseconds" : "count");
+			if (is_offcpu_event(rd, i))
+				r = perfctr_pprof__add_sample_type(pp,
+					"off_cpu", "nanoseconds");
+			else
+				r = perfctr_pprof__add_sample_type(pp,
+					perfctr_reader__event_name(rd, i),
+					is_time_event(attr) ? "nanoseconds" :
+					"count");
 			if (r < 0)
 				return r;
+		}
+		if (pp->wall) {
+			r = perfctr_pprof__add_sample_type(pp, "wall",
+							   "nanoseconds");
+			if (r < 0)
+				return r;
+			wall_col = (size_t)r;
+			pp->default_type = r;
 		}
 	}
 	values = calloc(pp->nr_types, sizeof(*values));
@@ -511,7 +535,8 @@ int64_t perfctr_pprof__add_reader(struct perfctr_pprof *pp,
 		struct perfctr_pprof_sample ps = {
 			.sz = sizeof(ps),
 			.values = values,
-			.nr_values = col < pp->nr_types ? col + 1 : 1,
+			.nr_values = wall_col ? pp->nr_types :
+				     col < pp->nr_types ? col + 1 : 1,
 			.frames = rs.frames,
 			.nr_frames = rs.nr_frames,
 			.comm = rs.comm,
@@ -523,9 +548,15 @@ int64_t perfctr_pprof__add_reader(struct perfctr_pprof *pp,
 		values[0] = 1;
 		if (col < pp->nr_types)
 			values[col] = s->period ? (int64_t)s->period : 1;
+		if (wall_col && rs.event_idx < nr_events &&
+		    (is_offcpu_event(rd, rs.event_idx) ||
+		     is_time_event(perfctr_reader__event_attr(rd,
+							      rs.event_idx))))
+			values[wall_col] = (int64_t)s->period;
 		r = perfctr_pprof__add(pp, &ps);
 		if (col < pp->nr_types)
 			values[col] = 0;
+		values[wall_col] = 0;
 		if (r < 0)
 			goto out;
 		if (rs.event_idx < nr_events)

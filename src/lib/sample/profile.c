@@ -287,6 +287,7 @@ struct perfctr_profile {
 	enum perfctr_sort_key keys[PERFCTR_SORT_NR];
 	size_t nr_keys;
 	bool srcline_key;		/* PERFCTR_SORT_SRCLINE is one of them */
+	bool stacks_by_weight;
 	enum perfctr_callgraph_order callgraph;
 
 	struct strtab strs;
@@ -424,6 +425,7 @@ struct perfctr_profile *perfctr_profile__new(const struct perfctr_profile_opts *
 		prof->srcline_key |= keys[i] == PERFCTR_SORT_SRCLINE;
 	prof->last_comm_id = -1;
 	prof->callgraph = PC_OPTS_GET(opts, callgraph, PERFCTR_CALLGRAPH_NONE);
+	prof->stacks_by_weight = PC_OPTS_GET(opts, stacks_by_weight, false);
 	if (PC_OPTS_GET(opts, stable_strings, false)) {
 		prof->fcache = calloc(FCACHE_SIZE, sizeof(*prof->fcache));
 		if (!prof->fcache) {
@@ -805,10 +807,12 @@ static int callgraph_add(struct perfctr_profile *prof, struct entry *e,
 }
 
 /* The stack tree: all -> comm -> outermost ... leaf.  It counts
- * samples, as FlameGraph's collapse of perf script does. */
+ * samples, as FlameGraph's collapse of perf script does, or adds their
+ * weights (stacks_by_weight). */
 static int stacks_add(struct perfctr_profile *prof, int64_t comm,
-		      const uint32_t *ids, size_t nr)
+		      const uint32_t *ids, size_t nr, uint64_t weight)
 {
+	uint64_t w = prof->stacks_by_weight ? weight : 1;
 	int64_t node;
 	size_t i;
 
@@ -816,16 +820,16 @@ static int stacks_add(struct perfctr_profile *prof, int64_t comm,
 	if (node < 0)
 		return -ENOMEM;
 	prof->stacks.nodes[node].kind = NODE_COMM;
-	prof->stacks.nodes[0].weight++;
-	prof->stacks.nodes[node].weight++;
+	prof->stacks.nodes[0].weight += w;
+	prof->stacks.nodes[node].weight += w;
 	for (i = nr; i-- > 0;) {
 		node = tree_child(&prof->stacks, (uint32_t)node, ids[i],
 				  prof->samples);
 		if (node < 0)
 			return -ENOMEM;
-		prof->stacks.nodes[node].weight++;
+		prof->stacks.nodes[node].weight += w;
 	}
-	prof->stacks.nodes[node].self++;
+	prof->stacks.nodes[node].self += w;
 	prof->stacks.nodes[node].samples++;
 	return 0;
 }
@@ -879,7 +883,7 @@ int perfctr_profile__add(struct perfctr_profile *prof,
 	if (prof->callgraph != PERFCTR_CALLGRAPH_NONE &&
 	    callgraph_add(prof, e, ids, nr, sample->weight))
 		return pc_err(ENOMEM);
-	if (stacks_add(prof, row.comm, ids, nr))
+	if (stacks_add(prof, row.comm, ids, nr, sample->weight))
 		return pc_err(ENOMEM);
 	return 0;
 }

@@ -12,6 +12,12 @@
  * memfd, which the library's reader resolves and its pprof encoder
  * turns into the reply.
  *
+ * ?type=off-cpu adds the time the target's tasks spend blocked (the
+ * library's off-CPU program, as `perfex record --off-cpu`), the sample
+ * type off_cpu/nanoseconds and the default; ?type=wall adds the same and
+ * a wall/nanoseconds type, the default, where a stack weighs its on-CPU
+ * and its off-CPU time: the names Pyroscope and Parca ask with.
+ *
  * Each request runs in its connection's thread (http.c), so a profile of
  * 30 s holds up nothing else; one profile of a target at a time (409
  * Conflict for the second), as two samplers of one target would only
@@ -31,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <perfctr/offcpu.h>
 #include <perfctr/perfctr.h>
 #include <perfctr/perfdata.h>
 #include <perfctr/pprof.h>
@@ -70,8 +77,14 @@ struct profiler {
 	uint64_t symbols_born;
 };
 
+/* What ?type= asks for. */
+enum profile_type { TYPE_CPU, TYPE_OFF_CPU, TYPE_WALL };
+
 /* One profile in the making. */
 struct run {
+	enum profile_type type;
+	struct perfctr_offcpu *offcpu;	/* off-cpu and wall */
+	uint64_t offcpu_id;		/* its sample id in the file */
 	struct perfctr_sampler *sampler;
 	struct perfctr_perfdata_writer *writer;
 	int fd;			/* the memfd holding the perf.data */
@@ -207,6 +220,14 @@ static int open_sampler(struct run *run, const struct perfctr_target *target)
 	};
 	int err;
 
+	/* Beside off-CPU samples: each says its event, and both kinds
+	 * are timed by the off-CPU program's clock. */
+	if (run->type != TYPE_CPU) {
+		attr.sample_type |= PERF_SAMPLE_IDENTIFIER;
+		attr.use_clockid = 1;
+		attr.clockid = CLOCK_MONOTONIC;
+	}
+
 	/* 16 pages a CPU hold ~25 s of samples with deep stacks at 99 Hz:
 	 * the ring is read each second (see profile()), so none is lost. */
 	run->sampler = perfctr_sampler__new(&sopts);
@@ -237,7 +258,38 @@ static int start_writer(struct run *run)
 	err = perfctr_perfdata_writer__add_attr(run->writer,
 			perfctr_sampler__attr(run->sampler, 0),
 			perfctr_sampler__name(run->sampler, 0), ids, nr);
+	if (err >= 0 && run->offcpu) {
+		struct perf_event_attr attr;
+
+		/* An id that no sampler fd has. */
+		for (size_t i = 0; i < nr; i++)
+			run->offcpu_id = ids[i] > run->offcpu_id ?
+					 ids[i] : run->offcpu_id;
+		run->offcpu_id++;
+		perfctr_offcpu_attr(perfctr_sampler__attr(run->sampler, 0),
+				    &attr);
+		err = perfctr_perfdata_writer__add_attr(run->writer, &attr,
+				PERFCTR_OFFCPU_EVENT, &run->offcpu_id, 1);
+	}
 	return err < 0 ? err : 0;
+}
+
+/* One off-CPU sum into the file, timed at the end. */
+static int write_offcpu(const struct perfctr_offcpu_sample *s, void *ctx)
+{
+	uint64_t words[PERFCTR_OFFCPU_SAMPLE_WORDS];
+	struct run *run = ctx;
+	struct timespec ts;
+	int size;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	size = perfctr_offcpu_encode(s, run->offcpu_id,
+				     (uint64_t)ts.tv_sec * 1000000000u +
+				     (uint64_t)ts.tv_nsec, words,
+				     PERFCTR_OFFCPU_SAMPLE_WORDS);
+	if (size > 0)
+		on_record(NULL, (const struct perf_event_header *)words, run);
+	return 0;
 }
 
 /* The processes and the kernel that ran before the profile started, so
@@ -274,6 +326,8 @@ static int sample(struct profiler *pr, struct run *run, unsigned int seconds)
 	err = perfctr_sampler__enable(run->sampler);
 	if (err)
 		return err;
+	if (run->offcpu)
+		perfctr_offcpu__enable(run->offcpu);
 	/* While sampling, so that the reply comes @seconds after the start
 	 * and not later: these records carry time 0 and the reader takes
 	 * them first. */
@@ -301,6 +355,12 @@ static int sample(struct profiler *pr, struct run *run, unsigned int seconds)
 		}
 	}
 	perfctr_sampler__disable(run->sampler);
+	if (run->offcpu) {
+		perfctr_offcpu__disable(run->offcpu);
+		if (!err)
+			err = perfctr_offcpu__read(run->offcpu, write_offcpu,
+						   run);
+	}
 	run->duration_ns = now_ns(CLOCK_MONOTONIC) - t0;
 	/* What is left under the wake-up mark. */
 	rings = perfctr_sampler__rings(run->sampler);
@@ -337,7 +397,8 @@ static int encode(struct profiler *pr, struct run *run, void **buf,
 		     .time_nanos = (int64_t)run->start_ns,
 		     .duration_nanos = (int64_t)run->duration_ns,
 		     .period_type = "cpu", .period_unit = "nanoseconds",
-		     .period = 1000000000 / PROFILE_HZ);
+		     .period = 1000000000 / PROFILE_HZ,
+		     .wall = run->type == TYPE_WALL);
 	struct perfctr_reader *rd;
 	struct perfctr_pprof *pp;
 	char path[64];
@@ -359,6 +420,9 @@ static int encode(struct profiler *pr, struct run *run, void **buf,
 		goto out;
 	}
 	n = perfctr_pprof__add_reader(pp, rd);
+	/* off_cpu: after samples and cpu-clock (the file's events). */
+	if (n >= 0 && run->type == TYPE_OFF_CPU)
+		perfctr_pprof__set_default_sample_type(pp, 2);
 	err = n < 0 ? (int)n : perfctr_pprof__encode(pp, buf, size);
 	perfctr_pprof__delete(pp);
 	perfctr_reader__close(rd);
@@ -374,6 +438,7 @@ static void run_free(struct run *run)
 	if (run->fd >= 0)
 		close(run->fd);
 	perfctr_sampler__delete(run->sampler);
+	perfctr_offcpu__delete(run->offcpu);
 }
 
 /* What a failed profile replies: the cause, and its cure when known. */
@@ -390,14 +455,41 @@ static void failed(struct serve_reply *reply, const char *what, int err)
 	serve_log("profile: cannot %s: %s", what, strerror(-err));
 }
 
-static void profile(struct profiler *pr, const struct perfctr_target *target,
-		    unsigned int seconds, struct serve_reply *reply)
+/* The off-CPU program for ?type=off-cpu and wall.  Return 0, or -1 with
+ * the reply set. */
+static int open_offcpu(struct run *run, const struct perfctr_target *target,
+		       struct serve_reply *reply)
 {
-	struct run run = { .fd = -1 };
+	int err;
+
+	if (run->type == TYPE_CPU)
+		return 0;
+	run->offcpu = perfctr_offcpu__new(target, NULL);
+	if (run->offcpu)
+		return 0;
+	err = errno;
+	if (err == EOPNOTSUPP)
+		set_text(reply, 501, "cannot profile off-CPU time: perfex was "
+			 "built without BPF\n");
+	else if (err == ENOENT)
+		set_text(reply, 501, "cannot profile off-CPU time: no BTF for "
+			 "this kernel (/sys/kernel/btf/vmlinux)\n");
+	else
+		failed(reply, "load the off-CPU program", -err);
+	return -1;
+}
+
+static void profile(struct profiler *pr, const struct perfctr_target *target,
+		    enum profile_type type, unsigned int seconds,
+		    struct serve_reply *reply)
+{
+	struct run run = { .fd = -1, .type = type };
 	void *buf = NULL;
 	size_t size = 0;
 	int err;
 
+	if (open_offcpu(&run, target, reply))
+		goto out;
 	err = open_sampler(&run, target);
 	if (err) {
 		failed(reply, "open the sampling events", err);
@@ -447,6 +539,8 @@ static void handle(struct profiler *pr, const struct serve_request *req,
 		   struct serve_reply *reply)
 {
 	const char *cgroup = serve_request_arg(req, "cgroup");
+	const char *type_arg = serve_request_arg(req, "type");
+	enum profile_type type = TYPE_CPU;
 	unsigned int max = serve_exporter_profile_max_seconds(pr->ex);
 	unsigned int seconds = parse_seconds(serve_request_arg(req, "seconds"),
 					     max, reply);
@@ -455,6 +549,15 @@ static void handle(struct profiler *pr, const struct serve_request *req,
 
 	if (!seconds)
 		return;
+	if (type_arg && !strcmp(type_arg, "off-cpu")) {
+		type = TYPE_OFF_CPU;
+	} else if (type_arg && !strcmp(type_arg, "wall")) {
+		type = TYPE_WALL;
+	} else if (type_arg && strcmp(type_arg, "cpu")) {
+		set_text(reply, 400, "bad type '%s': cpu, off-cpu or wall is "
+			 "wanted\n", type_arg);
+		return;
+	}
 	if (!perfctr_pprof_available()) {
 		set_text(reply, 501, "cannot make profiles: perfex was built "
 			 "without protobuf-c\n");
@@ -498,7 +601,7 @@ static void handle(struct profiler *pr, const struct serve_request *req,
 		return;
 	}
 	serve_exporter_count_profile(pr->ex, 1, SERVE_PROFILE_NR_RESULTS);
-	profile(pr, target, seconds, reply);
+	profile(pr, target, type, seconds, reply);
 	serve_exporter_count_profile(pr->ex, -1, SERVE_PROFILE_NR_RESULTS);
 	release(pr, key);
 	perfctr_target__delete(target);
