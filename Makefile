@@ -5,7 +5,9 @@
 #   make check           everything, then the whole test suite
 #   make check-stress    make check 3 times beside two CPU hogs
 #   make demo            perfex on the bundled demo workload
-#   make install         PREFIX=/usr/local DESTDIR=
+#   make install         PREFIX=/usr/local DESTDIR= (make uninstall undoes it)
+#   make installcheck    the installed tree: examples, perfex, perfctrd, man
+#   make dist            perfctr-VERSION.tar.gz of the commit (distcheck: built)
 #   make SANITIZE=address,undefined check
 #   make WERROR=1        warnings are errors (CI)
 #
@@ -16,12 +18,20 @@
 VERSION     := 0.1.0
 SOVERSION   := 0
 PREFIX      ?= /usr/local
-LIBDIR      ?= $(PREFIX)/lib
+# Debian's multiarch library directory (lib/x86_64-linux-gnu) where
+# dpkg-architecture says which; ld.so searches it under /usr and
+# /usr/local alike.
+MULTIARCH   ?= $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null)
+LIBDIR      ?= $(PREFIX)/lib$(if $(MULTIARCH),/$(MULTIARCH))
 INCLUDEDIR  ?= $(PREFIX)/include
 BINDIR      ?= $(PREFIX)/bin
 SBINDIR     ?= $(PREFIX)/sbin
 MANDIR      ?= $(PREFIX)/share/man
 DATADIR     ?= $(PREFIX)/share
+# /etc whatever the prefix: perfctrd reads /etc/perfctr/perfctrd.conf.
+SYSCONFDIR  ?= /etc
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
 DESTDIR     ?=
 O           ?= build
 
@@ -162,7 +172,7 @@ PC_FILE     := $(O)/perfctr.pc
 .SUFFIXES:
 .SECONDARY:
 
-all: lib $(PERFEX) $(PERFEX_SERVE) $(PERFCTRD) $(PC_FILE) pmu-events
+all: lib $(PERFEX) $(PERFEX_SERVE) $(PERFCTRD) $(PC_FILE) $(O)/perfex.bash pmu-events
 
 # The kernel tree's PMU event and metric tables (tools/perf/pmu-events/arch,
 # GPL-2.0 data), imported from Debian's linux-source package into the build
@@ -306,6 +316,18 @@ ifneq ($(HAVE_MICROHTTPD),1)
 	@echo "note: libmicrohttpd not found: perfex serve can only print its metrics (--once); scripts/install-deps installs libmicrohttpd-dev"
 endif
 
+# perfex's bash completion: its tables printed from the option table by a
+# program linked with it (scripts/gen-completion.c), so that they never
+# drift from perfex, then the part that completes with them.
+COMPLETION_GEN := $(O)/gen/gen-completion
+$(COMPLETION_GEN): scripts/gen-completion.c $(SERVE_SHARED) $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Isrc/perfex $(LDFLAGS) -o $@ $< $(SERVE_SHARED) $(STATIC_LIB) $(LDLIBS)
+$(O)/perfex.bash: $(COMPLETION_GEN) scripts/perfex-completion.bash
+	$(COMPLETION_GEN) > $@.tmp
+	cat scripts/perfex-completion.bash >> $@.tmp
+	mv $@.tmp $@
+
 # License: is read by pkgconf 1.9 and later (`pkgconf --license perfctr`);
 # older pkg-config and pkgconf ignore fields they do not know.
 pc_text = printf 'prefix=%s\nlibdir=%s\nincludedir=%s\n\nName: perfctr\nDescription: performance-monitoring counters on perf_event_open\nVersion: %s\nLicense: LGPL-2.1 OR BSD-2-Clause\nLibs: -L$${libdir} -lperfctr\nLibs.private: %s\nCflags: -I$${includedir}\n' \
@@ -417,28 +439,27 @@ demo: deps
 bench: all $(WORK_BINS)
 	O=$(O) bench/run
 
+# make install: scripts/install copies, and lists what it put where in
+# $(DATADIR)/perfctr/install-manifest, which make uninstall removes; a
+# configuration file under $(SYSCONFDIR) that exists is never overwritten.
+INSTALL_VARS = O='$(O)' DESTDIR='$(DESTDIR)' PREFIX='$(PREFIX)' \
+	BINDIR='$(BINDIR)' SBINDIR='$(SBINDIR)' LIBDIR='$(LIBDIR)' \
+	INCLUDEDIR='$(INCLUDEDIR)' MANDIR='$(MANDIR)' DATADIR='$(DATADIR)' \
+	SYSCONFDIR='$(SYSCONFDIR)' SYSTEMDUNITDIR='$(SYSTEMDUNITDIR)' \
+	BASHCOMPDIR='$(BASHCOMPDIR)' VERSION='$(VERSION)' \
+	SOVERSION='$(SOVERSION)' MAKE='$(MAKE)'
+.PHONY: uninstall installcheck
 install: all
-	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/perfctr \
-	    $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
-	install -m 644 $(STATIC_LIB) $(DESTDIR)$(LIBDIR)/
-	install -m 755 $(SHARED_LIB) $(DESTDIR)$(LIBDIR)/
-	ln -sf libperfctr.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libperfctr.so.$(SOVERSION)
-	ln -sf libperfctr.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libperfctr.so
-	install -m 644 include/perfctr/*.h $(DESTDIR)$(INCLUDEDIR)/perfctr/
-	install -m 644 $(PC_FILE) $(DESTDIR)$(LIBDIR)/pkgconfig/
-	install -m 755 $(PERFEX) $(DESTDIR)$(BINDIR)/
-	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
-	install -m 755 $(PERFCTRD) $(DESTDIR)$(SBINDIR)/
-	for f in docs/*.5; do [ -e "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(MANDIR)/man5/ || true; done
-	for f in docs/*.8; do [ -e "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(MANDIR)/man8/ || true; done
-	install -m 755 $(PERFEX) $(PERFEX_SERVE) $(DESTDIR)$(BINDIR)/
-	for f in docs/*.1; do [ -e "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(MANDIR)/man1/ || true; done
-	for f in docs/*.3; do [ -e "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(MANDIR)/man3/ || true; done
-	if [ -d $(PMU_EVENTS) ]; then \
-		install -d $(DESTDIR)$(DATADIR)/perfctr && \
-		rm -rf $(DESTDIR)$(DATADIR)/perfctr/pmu-events && \
-		cp -R $(PMU_EVENTS) $(DESTDIR)$(DATADIR)/perfctr/; \
-	fi
+	$(INSTALL_VARS) scripts/install install
+
+uninstall:
+	$(INSTALL_VARS) scripts/install uninstall
+
+# The installed tree as its users meet it: the examples built against
+# `pkg-config perfctr` (shared and static) count exactly, so do the
+# installed perfex and, as root, perfctrd for a user; man finds the pages.
+installcheck:
+	$(INSTALL_VARS) CC='$(CC)' scripts/installcheck
 
 # Fuzzers (libFuzzer, clang): each target is built with the library's
 # sources instrumented alongside.  `make fuzz-run` runs each one for

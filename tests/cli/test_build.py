@@ -11,6 +11,15 @@ import tempfile
 from pctest import BUILD, TOP, case, check, run_cases, skip
 
 
+def libdir():
+    """The library directory under the prefix: Debian's multiarch one
+    where dpkg-architecture names it (the Makefile's LIBDIR)."""
+    r = subprocess.run(["dpkg-architecture", "-qDEB_HOST_MULTIARCH"],
+                       capture_output=True, text=True) \
+        if shutil.which("dpkg-architecture") else None
+    return "lib/" + r.stdout.strip() if r and r.returncode == 0 else "lib"
+
+
 def make(*args, **kw):
     return subprocess.run(["make", "-s", "-C", TOP, "O=" + BUILD] + list(args),
                           capture_output=True, text=True, timeout=600, **kw)
@@ -22,12 +31,14 @@ def install_honours_prefix_and_destdir():
         r = make("install", "PREFIX=/opt/pc", "DESTDIR=" + dest)
         check(r.returncode == 0, r.stderr)
         root = os.path.join(dest, "opt/pc")
-        for rel in ("bin/perfex", "bin/perfex-serve", "lib/libperfctr.a", "lib/libperfctr.so",
-                    "lib/libperfctr.so.0", "include/perfctr/perfctr.h",
-                    "include/perfctr/session.h", "lib/pkgconfig/perfctr.pc"):
+        lib = libdir()
+        for rel in ("bin/perfex", "bin/perfex-serve", lib + "/libperfctr.a",
+                    lib + "/libperfctr.so", lib + "/libperfctr.so.0",
+                    "include/perfctr/perfctr.h",
+                    "include/perfctr/session.h", lib + "/pkgconfig/perfctr.pc"):
             check(os.path.exists(os.path.join(root, rel)), "missing " + rel)
-        pc = open(os.path.join(root, "lib/pkgconfig/perfctr.pc")).read()
-        check("prefix=/opt/pc" in pc, pc)
+        pc = open(os.path.join(root, lib, "pkgconfig/perfctr.pc")).read()
+        check("prefix=/opt/pc" in pc and "libdir=/opt/pc/" + lib in pc, pc)
         # DESTDIR is a staging root: nothing of it leaks into the .pc file.
         check(dest not in pc, pc)
 
@@ -65,7 +76,7 @@ def program_builds_against_installed_tree():
                     'int main(void){ puts(perfctr_version()); return 0; }\n')
         env = dict(os.environ,
                    PKG_CONFIG_SYSROOT_DIR=dest,
-                   PKG_CONFIG_PATH=os.path.join(dest, "usr/lib/pkgconfig"))
+                   PKG_CONFIG_PATH=os.path.join(dest, "usr", libdir(), "pkgconfig"))
         flags = subprocess.run(["pkg-config", "--cflags", "--libs", "perfctr"],
                                capture_output=True, text=True, env=env)
         if flags.returncode != 0:
@@ -78,7 +89,7 @@ def program_builds_against_installed_tree():
                            capture_output=True, text=True)
         check(r.returncode == 0, r.stderr)
         r = subprocess.run([exe], capture_output=True, text=True,
-                           env=dict(env, LD_LIBRARY_PATH=os.path.join(dest, "usr/lib")))
+                           env=dict(env, LD_LIBRARY_PATH=os.path.join(dest, "usr", libdir())))
         check(r.returncode == 0 and r.stdout.strip(), r)
 
 
