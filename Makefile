@@ -277,6 +277,12 @@ ifneq ($(filter -static,$(LDFLAGS)),)
 LDLIBS      += $(if $(DW_STATIC),$(DW_DEPS))
 endif
 PERFEX_LIBS := $(call static_or_l,$(PERFEX_EXTRA_LIBS) $(filter-out -lm $(PERFEX_DYN),$(LDLIBS)) $(if $(DW_STATIC),$(DW_DEPS)) -lm) $(PERFEX_DYN)
+# PERFEX_SHARED=1: the other libraries shared, as every program of a
+# distribution links them (the Debian package: a fix in zlib or libdw
+# reaches perfex without a rebuild), at the start-up cost above.
+ifeq ($(PERFEX_SHARED),1)
+PERFEX_LIBS := $(PERFEX_EXTRA_LIBS) $(LDLIBS)
+endif
 
 # And with every library an archive, perfex is linked static when the C
 # library's archive is there and no sanitizer is asked for (their runtimes
@@ -288,7 +294,7 @@ PERFEX_LIBS := $(call static_or_l,$(PERFEX_EXTRA_LIBS) $(filter-out -lm $(PERFEX
 # a weak reference and never loads anything in a static program; the
 # static link still prints glibc's warning about the library's dlopen
 # fallback, which is for dynamic programs without the C++ runtime).
-PERFEX_STATIC := $(if $(SANITIZE),,$(if $(and $(call has_archive,-lc),$(call has_archive,-lstdc++),$(if $(filter-out -lpthread,$(filter -l%,$(PERFEX_LIBS))),,1)),1))
+PERFEX_STATIC := $(if $(SANITIZE)$(filter 1,$(PERFEX_SHARED)),,$(if $(and $(call has_archive,-lc),$(call has_archive,-lstdc++),$(if $(filter-out -lpthread,$(filter -l%,$(PERFEX_LIBS))),,1)),1))
 ifeq ($(PERFEX_STATIC),1)
 PERFEX_LDFLAGS := -static
 PERFEX_LIBS += $(call archive_of,stdc++)
