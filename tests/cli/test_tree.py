@@ -29,6 +29,9 @@ EXEMPT = [
     ("tests/fuzz/corpus/*", "binary fuzzer seeds"),
     (".gitignore", "a list of build products"),
     ("src/lib/metric/*.json", "metric tables: JSON has no comments"),
+    ("debian/changelog", "Debian's changelog format has no comments"),
+    ("debian/copyright", "the licences, stated in Debian's format"),
+    ("debian/source/format", "one line of Debian's format"),
 ]
 
 # The comment each kind of source file writes its SPDX line in.
