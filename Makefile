@@ -467,6 +467,19 @@ uninstall:
 installcheck:
 	$(INSTALL_VARS) CC='$(CC)' scripts/installcheck
 
+# The release tarball: perfctr-$(VERSION).tar.gz of the commit (HEAD),
+# reproducible (scripts/dist).  distcheck builds it in a directory of its
+# own and runs DISTCHECK_TARGETS there (the whole suite), then install,
+# installcheck and uninstall into a staging root.
+DIST_TARBALL := $(O)/perfctr-$(VERSION).tar.gz
+DISTCHECK_TARGETS ?= check
+.PHONY: dist distcheck
+dist:
+	scripts/dist $(VERSION) $(O)
+
+distcheck: dist
+	MAKE='$(MAKE)' scripts/distcheck $(DIST_TARBALL) '$(DISTCHECK_TARGETS)'
+
 # Fuzzers (libFuzzer, clang): each target is built with the library's
 # sources instrumented alongside.  `make fuzz-run` runs each one for
 # FUZZ_TIME seconds from the seeds in tests/fuzz/corpus/<target>/.
