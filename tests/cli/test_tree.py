@@ -24,6 +24,7 @@ EXEMPT = [
     ("LICENSE", "the licence statement itself"),
     ("LICENSES/*", "licence texts, reproduced verbatim"),
     ("*.md", "prose documentation"),
+    ("NEWS", "prose: the changelog"),
     ("docs/*.[1-8]", "man pages (roff prose)"),
     ("tests/fixtures/*", "copies of kernel files (/proc, sysfs, tracefs)"),
     ("tests/fuzz/corpus/*", "binary fuzzer seeds"),
