@@ -280,8 +280,12 @@ PERFEX_LIBS := $(call static_or_l,$(PERFEX_EXTRA_LIBS) $(filter-out -lm $(PERFEX
 # PERFEX_SHARED=1: the other libraries shared, as every program of a
 # distribution links them (the Debian package: a fix in zlib or libdw
 # reaches perfex without a rebuild), at the start-up cost above.
+# A PIE then, as the distribution's hardening asks: libpfm's tables are
+# relocated at every start whether perfex is one or not.
+PERFEX_PIE  := -no-pie
 ifeq ($(PERFEX_SHARED),1)
 PERFEX_LIBS := $(PERFEX_EXTRA_LIBS) $(LDLIBS)
+PERFEX_PIE  :=
 endif
 
 # And with every library an archive, perfex is linked static when the C
@@ -302,7 +306,7 @@ $(PERFEX_OBJS): ALL_CFLAGS += -DPERFEX_LINKS_DEMANGLER=1
 endif
 $(PERFEX_OBJS): ALL_CFLAGS += $(PERFEX_CFLAGS)
 $(PERFEX): $(PERFEX_OBJS) $(STATIC_LIB)
-	$(CC) $(LDFLAGS) -no-pie $(PERFEX_LDFLAGS) -o $@ $(PERFEX_OBJS) $(STATIC_LIB) $(PERFEX_LIBS)
+	$(CC) $(LDFLAGS) $(PERFEX_PIE) $(PERFEX_LDFLAGS) -o $@ $(PERFEX_OBJS) $(STATIC_LIB) $(PERFEX_LIBS)
 
 # The access broker (src/perfctrd/): a root daemon on the static library.
 $(PERFCTRD): $(PERFCTRD_OBJS) $(STATIC_LIB)

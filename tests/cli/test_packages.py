@@ -120,6 +120,11 @@ def built():
         raise Build.error
     if Build.debs:
         return Build.debs
+    r = subprocess.run(["dpkg-checkbuilddeps", os.path.join(TOP, "debian/control")],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        skip("the build dependencies are not installed (scripts/install-deps): "
+             + r.stderr.strip().replace("\n", " "))
     Build.dir = tempfile.mkdtemp(prefix="perfctr-deb-")
     src = os.path.join(Build.dir, "perfctr")
     os.mkdir(src)
