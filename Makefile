@@ -32,6 +32,9 @@ DATADIR     ?= $(PREFIX)/share
 SYSCONFDIR  ?= /etc
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+# Where make install puts the Python module ($(O)/python); empty: not
+# installed (scripts/install says what is left to wire).
+PYTHONDIR   ?=
 DESTDIR     ?=
 O           ?= build
 
@@ -456,7 +459,7 @@ INSTALL_VARS = O='$(O)' DESTDIR='$(DESTDIR)' PREFIX='$(PREFIX)' \
 	BINDIR='$(BINDIR)' SBINDIR='$(SBINDIR)' LIBDIR='$(LIBDIR)' \
 	INCLUDEDIR='$(INCLUDEDIR)' MANDIR='$(MANDIR)' DATADIR='$(DATADIR)' \
 	SYSCONFDIR='$(SYSCONFDIR)' SYSTEMDUNITDIR='$(SYSTEMDUNITDIR)' \
-	BASHCOMPDIR='$(BASHCOMPDIR)' VERSION='$(VERSION)' \
+	BASHCOMPDIR='$(BASHCOMPDIR)' PYTHONDIR='$(PYTHONDIR)' VERSION='$(VERSION)' \
 	SOVERSION='$(SOVERSION)' MAKE='$(MAKE)'
 .PHONY: uninstall installcheck
 install: all
