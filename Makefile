@@ -5,7 +5,9 @@
 #   make check           everything, then the whole test suite
 #   make check-stress    make check 3 times beside two CPU hogs
 #   make demo            perfex on the bundled demo workload
-#   make install         PREFIX=/usr/local DESTDIR=
+#   make install         PREFIX=/usr/local DESTDIR= (make uninstall undoes it)
+#   make installcheck    the installed tree: examples, perfex, perfctrd, man
+#   make dist            perfctr-VERSION.tar.gz of the commit (distcheck: built)
 #   make SANITIZE=address,undefined check
 #   make WERROR=1        warnings are errors (CI)
 #
@@ -16,12 +18,23 @@
 VERSION     := 0.1.0
 SOVERSION   := 0
 PREFIX      ?= /usr/local
-LIBDIR      ?= $(PREFIX)/lib
+# Debian's multiarch library directory (lib/x86_64-linux-gnu) where
+# dpkg-architecture says which; ld.so searches it under /usr and
+# /usr/local alike.
+MULTIARCH   ?= $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null)
+LIBDIR      ?= $(PREFIX)/lib$(if $(MULTIARCH),/$(MULTIARCH))
 INCLUDEDIR  ?= $(PREFIX)/include
 BINDIR      ?= $(PREFIX)/bin
 SBINDIR     ?= $(PREFIX)/sbin
 MANDIR      ?= $(PREFIX)/share/man
 DATADIR     ?= $(PREFIX)/share
+# /etc whatever the prefix: perfctrd reads /etc/perfctr/perfctrd.conf.
+SYSCONFDIR  ?= /etc
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+# Where make install puts the Python module ($(O)/python); empty: not
+# installed (scripts/install says what is left to wire).
+PYTHONDIR   ?=
 DESTDIR     ?=
 O           ?= build
 
@@ -180,7 +193,7 @@ PC_FILE     := $(O)/perfctr.pc
 .SUFFIXES:
 .SECONDARY:
 
-all: lib $(PERFEX) $(PERFEX_SERVE) $(PERFCTRD) $(PC_FILE) pmu-events $(if $(HAVE_PYTHON),python)
+all: lib $(PERFEX) $(PERFEX_SERVE) $(PERFCTRD) $(PC_FILE) $(O)/perfex.bash pmu-events $(if $(HAVE_PYTHON),python)
 
 # setuptools decides what to rebuild; the extensions link the tree's
 # shared library and find it again through their run path.
@@ -308,6 +321,16 @@ ifneq ($(filter -static,$(LDFLAGS)),)
 LDLIBS      += $(if $(DW_STATIC),$(DW_DEPS))
 endif
 PERFEX_LIBS := $(call static_or_l,$(PERFEX_EXTRA_LIBS) $(filter-out -lm $(PERFEX_DYN),$(LDLIBS)) $(if $(DW_STATIC),$(DW_DEPS)) -lm) $(PERFEX_DYN)
+# PERFEX_SHARED=1: the other libraries shared, as every program of a
+# distribution links them (the Debian package: a fix in zlib or libdw
+# reaches perfex without a rebuild), at the start-up cost above.
+# A PIE then, as the distribution's hardening asks: libpfm's tables are
+# relocated at every start whether perfex is one or not.
+PERFEX_PIE  := -no-pie
+ifeq ($(PERFEX_SHARED),1)
+PERFEX_LIBS := $(PERFEX_EXTRA_LIBS) $(LDLIBS)
+PERFEX_PIE  :=
+endif
 
 # And with every library an archive, perfex is linked static when the C
 # library's archive is there and no sanitizer is asked for (their runtimes
@@ -319,7 +342,7 @@ PERFEX_LIBS := $(call static_or_l,$(PERFEX_EXTRA_LIBS) $(filter-out -lm $(PERFEX
 # a weak reference and never loads anything in a static program; the
 # static link still prints glibc's warning about the library's dlopen
 # fallback, which is for dynamic programs without the C++ runtime).
-PERFEX_STATIC := $(if $(SANITIZE),,$(if $(and $(call has_archive,-lc),$(call has_archive,-lstdc++),$(if $(filter-out -lpthread,$(filter -l%,$(PERFEX_LIBS))),,1)),1))
+PERFEX_STATIC := $(if $(SANITIZE)$(filter 1,$(PERFEX_SHARED)),,$(if $(and $(call has_archive,-lc),$(call has_archive,-lstdc++),$(if $(filter-out -lpthread,$(filter -l%,$(PERFEX_LIBS))),,1)),1))
 ifeq ($(PERFEX_STATIC),1)
 PERFEX_LDFLAGS := -static
 PERFEX_LIBS += $(call archive_of,stdc++)
@@ -327,7 +350,7 @@ $(PERFEX_OBJS): ALL_CFLAGS += -DPERFEX_LINKS_DEMANGLER=1
 endif
 $(PERFEX_OBJS): ALL_CFLAGS += $(PERFEX_CFLAGS)
 $(PERFEX): $(PERFEX_OBJS) $(STATIC_LIB)
-	$(CC) $(LDFLAGS) -no-pie $(PERFEX_LDFLAGS) -o $@ $(PERFEX_OBJS) $(STATIC_LIB) $(PERFEX_LIBS)
+	$(CC) $(LDFLAGS) $(PERFEX_PIE) $(PERFEX_LDFLAGS) -o $@ $(PERFEX_OBJS) $(STATIC_LIB) $(PERFEX_LIBS)
 ifneq ($(HAVE_CAPSTONE),1)
 	@echo "note: libcapstone not found: perfex annotate cannot disassemble; scripts/install-deps installs libcapstone-dev"
 endif
@@ -349,6 +372,18 @@ $(PERFEX_SERVE): $(SERVE_OBJS) $(SERVE_SHARED) $(STATIC_LIB)
 ifneq ($(HAVE_MICROHTTPD),1)
 	@echo "note: libmicrohttpd not found: perfex serve can only print its metrics (--once); scripts/install-deps installs libmicrohttpd-dev"
 endif
+
+# perfex's bash completion: its tables printed from the option table by a
+# program linked with it (scripts/gen-completion.c), so that they never
+# drift from perfex, then the part that completes with them.
+COMPLETION_GEN := $(O)/gen/gen-completion
+$(COMPLETION_GEN): scripts/gen-completion.c $(SERVE_SHARED) $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Isrc/perfex $(LDFLAGS) -o $@ $< $(SERVE_SHARED) $(STATIC_LIB) $(LDLIBS)
+$(O)/perfex.bash: $(COMPLETION_GEN) scripts/perfex-completion.bash
+	$(COMPLETION_GEN) > $@.tmp
+	cat scripts/perfex-completion.bash >> $@.tmp
+	mv $@.tmp $@
 
 # License: is read by pkgconf 1.9 and later (`pkgconf --license perfctr`);
 # older pkg-config and pkgconf ignore fields they do not know.
@@ -481,28 +516,40 @@ demo: deps
 bench: all $(WORK_BINS)
 	O=$(O) bench/run
 
+# make install: scripts/install copies, and lists what it put where in
+# $(DATADIR)/perfctr/install-manifest, which make uninstall removes; a
+# configuration file under $(SYSCONFDIR) that exists is never overwritten.
+INSTALL_VARS = O='$(O)' DESTDIR='$(DESTDIR)' PREFIX='$(PREFIX)' \
+	BINDIR='$(BINDIR)' SBINDIR='$(SBINDIR)' LIBDIR='$(LIBDIR)' \
+	INCLUDEDIR='$(INCLUDEDIR)' MANDIR='$(MANDIR)' DATADIR='$(DATADIR)' \
+	SYSCONFDIR='$(SYSCONFDIR)' SYSTEMDUNITDIR='$(SYSTEMDUNITDIR)' \
+	BASHCOMPDIR='$(BASHCOMPDIR)' PYTHONDIR='$(PYTHONDIR)' VERSION='$(VERSION)' \
+	SOVERSION='$(SOVERSION)' MAKE='$(MAKE)'
+.PHONY: uninstall installcheck
 install: all
-	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/perfctr \
-	    $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
-	install -m 644 $(STATIC_LIB) $(DESTDIR)$(LIBDIR)/
-	install -m 755 $(SHARED_LIB) $(DESTDIR)$(LIBDIR)/
-	ln -sf libperfctr.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libperfctr.so.$(SOVERSION)
-	ln -sf libperfctr.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libperfctr.so
-	install -m 644 include/perfctr/*.h $(DESTDIR)$(INCLUDEDIR)/perfctr/
-	install -m 644 $(PC_FILE) $(DESTDIR)$(LIBDIR)/pkgconfig/
-	install -m 755 $(PERFEX) $(DESTDIR)$(BINDIR)/
-	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
-	install -m 755 $(PERFCTRD) $(DESTDIR)$(SBINDIR)/
-	for f in docs/*.5; do [ -e "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(MANDIR)/man5/ || true; done
-	for f in docs/*.8; do [ -e "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(MANDIR)/man8/ || true; done
-	install -m 755 $(PERFEX) $(PERFEX_SERVE) $(DESTDIR)$(BINDIR)/
-	for f in docs/*.1; do [ -e "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(MANDIR)/man1/ || true; done
-	for f in docs/*.3; do [ -e "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(MANDIR)/man3/ || true; done
-	if [ -d $(PMU_EVENTS) ]; then \
-		install -d $(DESTDIR)$(DATADIR)/perfctr && \
-		rm -rf $(DESTDIR)$(DATADIR)/perfctr/pmu-events && \
-		cp -R $(PMU_EVENTS) $(DESTDIR)$(DATADIR)/perfctr/; \
-	fi
+	$(INSTALL_VARS) scripts/install install
+
+uninstall:
+	$(INSTALL_VARS) scripts/install uninstall
+
+# The installed tree as its users meet it: the examples built against
+# `pkg-config perfctr` (shared and static) count exactly, so do the
+# installed perfex and, as root, perfctrd for a user; man finds the pages.
+installcheck:
+	$(INSTALL_VARS) CC='$(CC)' scripts/installcheck
+
+# The release tarball: perfctr-$(VERSION).tar.gz of the commit (HEAD),
+# reproducible (scripts/dist).  distcheck builds it in a directory of its
+# own and runs DISTCHECK_TARGETS there (the whole suite), then install,
+# installcheck and uninstall into a staging root.
+DIST_TARBALL := $(O)/perfctr-$(VERSION).tar.gz
+DISTCHECK_TARGETS ?= check
+.PHONY: dist distcheck
+dist:
+	scripts/dist $(VERSION) $(O)
+
+distcheck: dist
+	MAKE='$(MAKE)' scripts/distcheck $(DIST_TARBALL) '$(DISTCHECK_TARGETS)'
 
 # Fuzzers (libFuzzer, clang): each target is built with the library's
 # sources instrumented alongside.  `make fuzz-run` runs each one for

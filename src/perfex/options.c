@@ -975,3 +975,14 @@ int perfex_json_options(enum perfex_cmd cmd, int argc, char **argv, bool *json)
 	return perfex_options_parse(&p, cmd, argc, argv, false, json_option,
 				    json);
 }
+
+const struct perfex_option *perfex_options_table(size_t *nr)
+{
+	*nr = NR_ROWS;
+	return table;
+}
+
+const char *perfex_options_help_hint(enum perfex_cmd cmd)
+{
+	return cmd_help[cmd].hint;
+}

@@ -253,6 +253,14 @@ int perfex_json_options(enum perfex_cmd cmd, int argc, char **argv, bool *json);
 void perfex_options_help(enum perfex_cmd cmd, FILE *out);
 
 /*
+ * For the programs generated from the table (scripts/gen-completion.c,
+ * the bash completion): its rows (*@nr of them), and how @cmd's help is
+ * asked for ("perfex record --help"), which names the subcommand.
+ */
+const struct perfex_option *perfex_options_table(size_t *nr);
+const char *perfex_options_help_hint(enum perfex_cmd cmd);
+
+/*
  * The dry run of the argv fuzzer (tests/fuzz/fuzz_argv.c) and of the
  * tests: each subcommand returns 0 as soon as its options are parsed and
  * checked, before it reads a file, opens an event or starts a command.

@@ -11,6 +11,15 @@ import tempfile
 from pctest import BUILD, TOP, case, check, run_cases, skip
 
 
+def libdir():
+    """The library directory under the prefix: Debian's multiarch one
+    where dpkg-architecture names it (the Makefile's LIBDIR)."""
+    r = subprocess.run(["dpkg-architecture", "-qDEB_HOST_MULTIARCH"],
+                       capture_output=True, text=True) \
+        if shutil.which("dpkg-architecture") else None
+    return "lib/" + r.stdout.strip() if r and r.returncode == 0 else "lib"
+
+
 def make(*args, **kw):
     return subprocess.run(["make", "-s", "-C", TOP, "O=" + BUILD] + list(args),
                           capture_output=True, text=True, timeout=600, **kw)
@@ -22,14 +31,68 @@ def install_honours_prefix_and_destdir():
         r = make("install", "PREFIX=/opt/pc", "DESTDIR=" + dest)
         check(r.returncode == 0, r.stderr)
         root = os.path.join(dest, "opt/pc")
-        for rel in ("bin/perfex", "bin/perfex-serve", "lib/libperfctr.a", "lib/libperfctr.so",
-                    "lib/libperfctr.so.0", "include/perfctr/perfctr.h",
-                    "include/perfctr/session.h", "lib/pkgconfig/perfctr.pc"):
+        lib = libdir()
+        for rel in ("bin/perfex", "bin/perfex-serve", lib + "/libperfctr.a",
+                    lib + "/libperfctr.so", lib + "/libperfctr.so.0",
+                    "include/perfctr/perfctr.h",
+                    "include/perfctr/session.h", lib + "/pkgconfig/perfctr.pc"):
             check(os.path.exists(os.path.join(root, rel)), "missing " + rel)
-        pc = open(os.path.join(root, "lib/pkgconfig/perfctr.pc")).read()
-        check("prefix=/opt/pc" in pc, pc)
+        pc = open(os.path.join(root, lib, "pkgconfig/perfctr.pc")).read()
+        check("prefix=/opt/pc" in pc and "libdir=/opt/pc/" + lib in pc, pc)
         # DESTDIR is a staging root: nothing of it leaks into the .pc file.
         check(dest not in pc, pc)
+
+
+def files_in(root):
+    return {os.path.relpath(os.path.join(d, n), root)
+            for d, _, names in os.walk(root) for n in names}
+
+
+@case
+def uninstall_removes_exactly_what_install_put_there():
+    with tempfile.TemporaryDirectory() as dest:
+        # An administrator's policy, there before: kept, never listed.
+        os.makedirs(os.path.join(dest, "etc/perfctr"))
+        mine = os.path.join(dest, "etc/perfctr/perfctrd.conf")
+        with open(mine, "w") as f:
+            f.write("# mine\n")
+        other = os.path.join(dest, "usr/bin/someone-else")
+        os.makedirs(os.path.dirname(other))
+        open(other, "w").close()
+        before = files_in(dest)
+        r = make("install", "PREFIX=/usr", "DESTDIR=" + dest)
+        check(r.returncode == 0, r.stderr)
+        check("keeping" in r.stdout and open(mine).read() == "# mine\n", r.stdout)
+        with open(os.path.join(dest, "usr/share/perfctr/install-manifest")) as f:
+            listed = {l.split()[-1].lstrip("/") for l in f if l[0] in "flc"}
+        check(listed == files_in(dest) - before,
+              "installed but not listed: %s; listed but not installed: %s"
+              % (sorted(files_in(dest) - before - listed)[:5],
+                 sorted(listed - (files_in(dest) - before))[:5]))
+        for rel in ("lib/systemd/system/perfctrd.socket",
+                    "share/bash-completion/completions/perfex", "sbin/perfctrd"):
+            check(os.path.exists(os.path.join(dest, "usr", rel)), "missing " + rel)
+        unit = open(os.path.join(dest, "usr/lib/systemd/system/perfctrd.service")).read()
+        check("ExecStart=/usr/sbin/perfctrd\n" in unit, unit)
+        check(os.path.exists(os.path.join(dest, "etc/perfex/serve.conf")))
+        # Installing again replaces the install; an edited default stays.
+        with open(os.path.join(dest, "etc/perfex/serve.conf"), "a") as f:
+            f.write("# edited\n")
+        r = make("install", "PREFIX=/usr", "DESTDIR=" + dest)
+        check(r.returncode == 0, r.stderr)
+        r = make("uninstall", "PREFIX=/usr", "DESTDIR=" + dest)
+        check(r.returncode == 0, r.stderr)
+        left = files_in(dest) - before
+        check(left == {"etc/perfex/serve.conf"}, "left behind: %s" % sorted(left)[:10])
+        check(open(os.path.join(dest, "etc/perfex/serve.conf")).read().endswith(
+            "# edited\n"), "the edited configuration is not the one kept")
+        os.unlink(os.path.join(dest, "etc/perfex/serve.conf"))
+        os.rmdir(os.path.join(dest, "etc/perfex"))
+        dirs = [d for d, sub, names in os.walk(dest) if not sub and not names]
+        check(not dirs, "empty directories left: %s" % dirs[:5])
+        # Nothing installed: uninstall says so.
+        r = make("uninstall", "PREFIX=/usr", "DESTDIR=" + dest)
+        check(r.returncode != 0 and "no install at" in r.stderr, r)
 
 
 @case
@@ -65,7 +128,7 @@ def program_builds_against_installed_tree():
                     'int main(void){ puts(perfctr_version()); return 0; }\n')
         env = dict(os.environ,
                    PKG_CONFIG_SYSROOT_DIR=dest,
-                   PKG_CONFIG_PATH=os.path.join(dest, "usr/lib/pkgconfig"))
+                   PKG_CONFIG_PATH=os.path.join(dest, "usr", libdir(), "pkgconfig"))
         flags = subprocess.run(["pkg-config", "--cflags", "--libs", "perfctr"],
                                capture_output=True, text=True, env=env)
         if flags.returncode != 0:
@@ -78,7 +141,7 @@ def program_builds_against_installed_tree():
                            capture_output=True, text=True)
         check(r.returncode == 0, r.stderr)
         r = subprocess.run([exe], capture_output=True, text=True,
-                           env=dict(env, LD_LIBRARY_PATH=os.path.join(dest, "usr/lib")))
+                           env=dict(env, LD_LIBRARY_PATH=os.path.join(dest, "usr", libdir())))
         check(r.returncode == 0 and r.stdout.strip(), r)
 
 

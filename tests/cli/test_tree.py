@@ -24,6 +24,7 @@ EXEMPT = [
     ("LICENSE", "the licence statement itself"),
     ("LICENSES/*", "licence texts, reproduced verbatim"),
     ("*.md", "prose documentation"),
+    ("NEWS", "prose: the changelog"),
     ("docs/*.[1-8]", "man pages (roff prose)"),
     ("tests/fixtures/*", "copies of kernel files (/proc, sysfs, tracefs)"),
     ("tests/fuzz/corpus/*", "binary fuzzer seeds"),
@@ -31,6 +32,9 @@ EXEMPT = [
     ("src/lib/metric/*.json", "metric tables: JSON has no comments"),
     ("tests/browser/package*.json",
      "npm's manifest and lock: JSON has no comments (\"license\" says it)"),
+    ("debian/changelog", "Debian's changelog format has no comments"),
+    ("debian/copyright", "the licences, stated in Debian's format"),
+    ("debian/source/format", "one line of Debian's format"),
 ]
 
 # The comment each kind of source file writes its SPDX line in.
