@@ -32,9 +32,6 @@ DATADIR     ?= $(PREFIX)/share
 SYSCONFDIR  ?= /etc
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
-# Where make install puts the Python module ($(O)/python); empty: not
-# installed (scripts/install says what is left to wire).
-PYTHONDIR   ?=
 DESTDIR     ?=
 O           ?= build
 
@@ -158,6 +155,12 @@ HAVE_PYTHON := $(if $(SANITIZE),,$(shell $(PYTHON) -c 'import os, sysconfig, sys
                  sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
                  2>/dev/null && echo 1))
 
+# Where make install puts the Python package: the dist-packages folder
+# Debian's python3 reads for PREFIX (/usr: /usr/lib/python3/dist-packages,
+# else PREFIX/lib/python3.N/dist-packages); empty: not installed.
+PYTHON_VERSION := $(if $(HAVE_PYTHON),$(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])'))
+PYTHONDIR   ?= $(if $(HAVE_PYTHON),$(if $(filter /usr,$(PREFIX)),/usr/lib/python3/dist-packages,$(PREFIX)/lib/python$(PYTHON_VERSION)/dist-packages))
+
 ALL_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS)
 
 LIB_SRCS    := $(sort $(wildcard src/lib/*/*.c))
@@ -206,6 +209,17 @@ ifeq ($(HAVE_PYTHON),1)
 	    --build-lib $(abspath $(O))/python >/dev/null
 else
 	@echo "note: no Python module: $(if $(SANITIZE),not built under SANITIZE,$(PYTHON) has no headers (scripts/install-deps installs python3-dev))"
+endif
+
+# The copy make install installs ($(O)/python-inst): the same package
+# without the build folder as its run path.
+.PHONY: python-inst
+python-inst: $(SHARED_LIB)
+ifeq ($(HAVE_PYTHON),1)
+	cd python && PERFCTR_BUILD_DIR=$(abspath $(O)) PERFCTR_RPATH= \
+	    PERFCTR_VERSION=$(VERSION) \
+	    $(PYTHON) setup.py -q build --build-base $(abspath $(O))/python-inst-build \
+	    --build-lib $(abspath $(O))/python-inst >/dev/null
 endif
 
 # The kernel tree's PMU event and metric tables (tools/perf/pmu-events/arch,
@@ -526,7 +540,7 @@ INSTALL_VARS = O='$(O)' DESTDIR='$(DESTDIR)' PREFIX='$(PREFIX)' \
 	BASHCOMPDIR='$(BASHCOMPDIR)' PYTHONDIR='$(PYTHONDIR)' VERSION='$(VERSION)' \
 	SOVERSION='$(SOVERSION)' MAKE='$(MAKE)'
 .PHONY: uninstall installcheck
-install: all
+install: all python-inst
 	$(INSTALL_VARS) scripts/install install
 
 uninstall:

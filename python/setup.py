@@ -25,8 +25,13 @@ def library_flags():
     build = os.environ.get("PERFCTR_BUILD_DIR")
     if build:
         build = os.path.abspath(build)
+        # The run path: the build folder (the tree's own use), or what
+        # PERFCTR_RPATH says ("" for none: make install's copy, whose
+        # library is where the system looks).
+        rpath = os.environ.get("PERFCTR_RPATH", build)
         return dict(include_dirs=[os.path.join(HERE, "..", "include")],
-                    library_dirs=[build], runtime_library_dirs=[build])
+                    library_dirs=[build],
+                    runtime_library_dirs=[rpath] if rpath else [])
     try:
         out = subprocess.run(["pkg-config", "--cflags-only-I",
                               "--libs-only-L", "perfctr"],

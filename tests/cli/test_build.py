@@ -49,6 +49,45 @@ def files_in(root):
 
 
 @case
+def python_package_installed_where_python_finds_it():
+    # make install puts the package (its extensions without the build
+    # folder as their run path) into the dist-packages Debian's python3
+    # reads for the prefix; imported from there it counts, and make
+    # uninstall takes it away with the bytecode its import wrote.
+    pkg = os.path.join(BUILD, "python", "perfctr")
+    if not os.path.isdir(pkg) or not any(n.startswith("_core")
+                                         for n in os.listdir(pkg)):
+        skip("the Python module is not built (python3-dev; make python)")
+    py = "/usr/bin/python3"
+    ver = subprocess.run([py, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                         capture_output=True, text=True).stdout.strip()
+    with tempfile.TemporaryDirectory() as dest:
+        r = make("install", "PREFIX=/usr/local", "DESTDIR=" + dest)
+        check(r.returncode == 0, r.stderr)
+        site = os.path.join(dest, "usr/local/lib/python%s/dist-packages" % ver)
+        core = [n for n in os.listdir(os.path.join(site, "perfctr"))
+                if n.startswith("_core") and n.endswith(".so")]
+        check(len(core) == 1, os.listdir(os.path.join(site, "perfctr")))
+        dyn = subprocess.run(["readelf", "-d", os.path.join(site, "perfctr", core[0])],
+                             capture_output=True, text=True).stdout
+        check("RPATH" not in dyn and "RUNPATH" not in dyn, dyn)
+        env = dict(os.environ, PYTHONPATH=site,
+                   LD_LIBRARY_PATH=os.path.join(dest, "usr/local", libdir()))
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        r = subprocess.run([py, "-c", "import perfctr, perfctr.data, perfctr.pytest\n"
+                            "c = perfctr.count('page-faults')\n"
+                            "with c: bytearray(1 << 20)\n"
+                            "print(perfctr.__file__, c['page-faults'] >= 0)"],
+                           capture_output=True, text=True, env=env, timeout=120)
+        check(r.returncode == 0 and r.stdout.startswith(site) and
+              r.stdout.strip().endswith("True"), r)
+        r = make("uninstall", "PREFIX=/usr/local", "DESTDIR=" + dest)
+        check(r.returncode == 0, r.stderr)
+        left = files_in(dest)
+        check(not left, "left behind: %s" % sorted(left)[:10])
+
+
+@case
 def uninstall_removes_exactly_what_install_put_there():
     with tempfile.TemporaryDirectory() as dest:
         # An administrator's policy, there before: kept, never listed.
