@@ -22,7 +22,8 @@ import tempfile
 
 from pctest import BUILD, TOP, case, check, run_cases, skip, work
 
-PACKAGES = ("libperfctr0", "libperfctr-dev", "perfex", "perfctrd")
+PACKAGES = ("libperfctr0", "libperfctr-dev", "perfex", "perfctrd",
+            "python3-perfctr")
 
 
 def version():
@@ -192,6 +193,8 @@ def packages_hold_their_files():
                      "/lib/systemd/system/perfctrd.service",
                      "/usr/share/man/man8/perfctrd.8.gz",
                      "/usr/share/man/man5/perfctrd.conf.5.gz"],
+        "python3-perfctr": ["/usr/lib/python3/dist-packages/perfctr/__init__.py",
+                            "/usr/lib/python3/dist-packages/perfctr/pytest.py"],
     }
     for p, paths in want.items():
         have = contents(debs[p])
@@ -209,9 +212,25 @@ def packages_hold_their_files():
 
 
 def dpkg_root(root, *args):
-    return subprocess.run(["dpkg", "--root=" + root, "--force-script-chrootless",
-                           "--force-depends", "--log=/dev/null"] + list(args),
-                          capture_output=True, text=True, timeout=300)
+    # python3-perfctr's scripts (dh_python3's) run py3compile and py3clean
+    # on the package's files as the host's dpkg database lists them: run
+    # chrootless for another root they would fail or touch the host.
+    # Here they are no-ops, first on PATH; the import below writes no
+    # bytecode either.
+    bindir = os.path.join(root + ".bin")
+    os.makedirs(bindir, exist_ok=True)
+    for tool in ("py3compile", "py3clean"):
+        with open(os.path.join(bindir, tool), "w") as f:
+            f.write("#!/bin/sh\nexit 0\n")
+        os.chmod(os.path.join(bindir, tool), 0o755)
+    env = dict(os.environ, PATH=bindir + ":" + os.environ.get("PATH", ""))
+    try:
+        return subprocess.run(["dpkg", "--root=" + root, "--force-script-chrootless",
+                               "--force-depends", "--log=/dev/null"] + list(args),
+                              capture_output=True, text=True, timeout=300,
+                              env=env)
+    finally:
+        shutil.rmtree(bindir, ignore_errors=True)
 
 
 def files_under(root):
@@ -243,7 +262,7 @@ def install_run_and_purge_in_a_throwaway_root():
         # The system's own libraries (libc, libpfm...) are the machine's:
         # the root holds only ours, hence --force-depends.
         r = dpkg_root(root, "-i", *[debs[p] for p in PACKAGES])
-        check(r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:])
+        check(r.returncode == 0, r.stdout[-1000:] + r.stderr[-1000:])
         with open(os.path.join(root, "etc/group")) as f:
             check(any(l.startswith("perf:") for l in f), "no group perf")
         check(os.path.islink(os.path.join(
@@ -279,6 +298,17 @@ def install_run_and_purge_in_a_throwaway_root():
                                env=env, timeout=60)
             check(r.returncode == 0 and ": 1234 " in r.stdout, r)
         os.unlink(exe)
+        # The Python package, from the root's dist-packages, counts.
+        py = dict(env, PYTHONPATH=os.path.join(root, "usr/lib/python3/dist-packages"),
+                  PYTHONDONTWRITEBYTECODE="1")
+        r = subprocess.run(["/usr/bin/python3", "-c",
+                            "import perfctr, perfctr.data\n"
+                            "c = perfctr.count('page-faults')\n"
+                            "with c: bytearray(1 << 20)\n"
+                            "print(perfctr.__file__, c['page-faults'] >= 0)"],
+                           capture_output=True, text=True, env=py, timeout=120)
+        check(r.returncode == 0 and r.stdout.startswith(root) and
+              r.stdout.strip().endswith("True"), r)
 
         r = dpkg_root(root, "--purge", *reversed(PACKAGES))
         check(r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:])
