@@ -338,31 +338,6 @@ static void follow_target_cpus(struct record *rec)
 
 /* ---- setup ---- */
 
-/* Counting in kernel mode needs root, CAP_PERFMON or a paranoid level of
- * 1 or lower. */
-static bool kernel_forbidden(void)
-{
-	return geteuid() != 0 && perfex_paranoid_level() > 1;
-}
-
-static int exit_for_errno(int err)
-{
-	switch (err) {
-	case EACCES:
-	case EPERM:
-		return PERFEX_EXIT_PERM;
-	case ESRCH:
-	case ENODEV:
-		return PERFEX_EXIT_TARGET;
-	case ENOENT:
-	case EOPNOTSUPP:
-	case EINVAL:
-		return PERFEX_EXIT_EVENT;
-	default:
-		return PERFEX_EXIT_INTERNAL;
-	}
-}
-
 /*
  * -G lists after the -e: each event's name (perf's rule).  One name for
  * every event is rec->cgroup as before; names that differ make a cgroup
@@ -523,7 +498,7 @@ static int open_sampler(struct record *rec)
 static int add_events(struct record *rec, const char *spec,
 		      const char *filter, size_t *index)
 {
-	PERFCTR_OPTS(perfctr_parse_opts, popts, .exclude_kernel = kernel_forbidden());
+	PERFCTR_OPTS(perfctr_parse_opts, popts, .exclude_kernel = perfex_kernel_forbidden());
 	struct perfctr_parse_error perr = { .sz = sizeof(perr), .column = -1 };
 	struct perfctr_evlist *list = perfctr_evlist__new();
 	size_t i, n;
@@ -1119,7 +1094,7 @@ static int record_start(struct record *rec, int argc, char **argv)
 	ret = open_events(rec);
 	if (ret < 0) {
 		report_open_error(rec, -ret);
-		return exit_for_errno(-ret);
+		return perfex_exit_for_errno(-ret);
 	}
 	if (ret)
 		return ret;

@@ -470,29 +470,6 @@ int top_reset_profiles(struct top *t)
 
 /* ---- the events ---- */
 
-static bool kernel_forbidden(void)
-{
-	return geteuid() != 0 && perfex_paranoid_level() > 1;
-}
-
-static int exit_for_errno(int err)
-{
-	switch (err) {
-	case EACCES:
-	case EPERM:
-		return PERFEX_EXIT_PERM;
-	case ESRCH:
-	case ENODEV:
-		return PERFEX_EXIT_TARGET;
-	case ENOENT:
-	case EOPNOTSUPP:
-	case EINVAL:
-		return PERFEX_EXIT_EVENT;
-	default:
-		return PERFEX_EXIT_INTERNAL;
-	}
-}
-
 static int open_sampler(struct top *t)
 {
 	size_t pages = t->pages ? t->pages : 64;
@@ -515,7 +492,7 @@ static int open_sampler(struct top *t)
 static int add_events(struct top *t, const char *spec, size_t *index)
 {
 	PERFCTR_OPTS(perfctr_parse_opts, popts,
-		     .exclude_kernel = kernel_forbidden());
+		     .exclude_kernel = perfex_kernel_forbidden());
 	struct perfctr_parse_error perr = { .sz = sizeof(perr), .column = -1 };
 	struct perfctr_evlist *list = perfctr_evlist__new();
 	size_t n;
@@ -1054,7 +1031,7 @@ static int top_start(struct top *t)
 	ret = open_events(t);
 	if (ret < 0) {
 		report_open_error(t, -ret);
-		return exit_for_errno(-ret);
+		return perfex_exit_for_errno(-ret);
 	}
 	if (ret)
 		return ret;

@@ -93,6 +93,29 @@ const char *perfex_unsupported_reason(int errnum)
 	}
 }
 
+bool perfex_kernel_forbidden(void)
+{
+	return geteuid() != 0 && perfex_paranoid_level() > 1;
+}
+
+int perfex_exit_for_errno(int err)
+{
+	switch (err) {
+	case EACCES:
+	case EPERM:
+		return PERFEX_EXIT_PERM;
+	case ESRCH:
+	case ENODEV:
+		return PERFEX_EXIT_TARGET;
+	case ENOENT:
+	case EOPNOTSUPP:
+	case EINVAL:
+		return PERFEX_EXIT_EVENT;
+	default:
+		return PERFEX_EXIT_INTERNAL;
+	}
+}
+
 int perfex_paranoid_level(void)
 {
 	PERFCTR_OPTS(perfctr_info_opts, iopts, .no_probe = true);

@@ -70,6 +70,12 @@ int perfex_cgroup_error(const char *verb, const char *cgroup, int err);
 /* perf_event_paranoid, from the library's description of the machine
  * (procfs only, no probe); INT_MIN when it cannot tell. */
 int perfex_paranoid_level(void);
+/* Whether counting in kernel mode is refused here: not root, and a
+ * paranoid level above 1 (root, CAP_PERFMON or 1 or lower may). */
+bool perfex_kernel_forbidden(void);
+/* perfex's exit status for an errno of opening a sampler or a session:
+ * permission, target, event, or internal. */
+int perfex_exit_for_errno(int err);
 /* For a user other than root whom no access broker serves: the hint that
  * names perfctrd, the administrator's cure (perfex info describes it). */
 void perfex_broker_cure(void);
