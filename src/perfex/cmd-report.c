@@ -1035,6 +1035,67 @@ static perfex_result report_option(struct perfex_parse *p, void *ctx)
 	return -1;
 }
 
+/* The outputs asked for go together.  Return -1, or an exit status. */
+static int check_outputs(const struct report *rep)
+{
+	if (rep->wall && rep->event) {
+		perfex_error("--wall and --event exclude each other");
+		perfex_hint("--wall merges the clocks and offcpu-time; --event "
+			    "shows one event");
+		return PERFEX_EXIT_USAGE;
+	}
+	if (rep->folded + rep->json + !!rep->pprof > 1) {
+		perfex_error("--folded, --json and --pprof exclude each other");
+		return PERFEX_EXIT_USAGE;
+	}
+	if (rep->pprof && (rep->speedscope || rep->gecko)) {
+		perfex_error("--pprof excludes --speedscope and --gecko");
+		perfex_hint("run perfex report once for each");
+		return PERFEX_EXIT_USAGE;
+	}
+	if (rep->pprof && !perfctr_pprof_available()) {
+		perfex_error("cannot write '%s': perfex was built without protobuf-c",
+			     rep->pprof);
+		perfex_hint("install libprotobuf-c-dev and protobuf-c-compiler (scripts/install-deps), then rebuild");
+		return PERFEX_EXIT_INTERNAL;
+	}
+	if (rep->annotate && (rep->folded || rep->json || rep->pprof || rep->flame)) {
+		perfex_error("--annotate excludes --folded, --json, --pprof and --flame");
+		return PERFEX_EXIT_USAGE;
+	}
+	return -1;
+}
+
+/* A profile per event of the file (and the --wall one).  Return 0, or an
+ * exit status; rep->profiles is freed by the caller either way. */
+static int make_profiles(struct perfctr_reader *rd, struct report *rep)
+{
+	size_t a;
+
+	rep->nr_profiles = perfctr_reader__nr_events(rd) + rep->wall;
+	rep->profiles = calloc(rep->nr_profiles + 1, sizeof(*rep->profiles));
+	for (a = 0; rep->profiles && a < rep->nr_profiles; a++) {
+		/* Frame strings come from the reader's symbols object:
+		 * they stay put while the profiles live.  The stacks of
+		 * time (off-CPU, wall-clock) add up their periods. */
+		PERFCTR_OPTS(perfctr_profile_opts, popts, .keys = rep->keys,
+			     .nr_keys = rep->nr_keys, .callgraph = rep->callgraph,
+			     .stable_strings = true,
+			     .stacks_by_weight = offcpu_event(rd, a) ||
+						 (rep->wall &&
+						  a == rep->nr_profiles - 1));
+
+		rep->profiles[a] = perfctr_profile__new(&popts);
+		if (!rep->profiles[a])
+			break;
+	}
+	if (!rep->profiles || a < rep->nr_profiles) {
+		perfex_error("out of memory");
+		return PERFEX_EXIT_INTERNAL;
+	}
+	return 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct report rep = {
@@ -1062,31 +1123,9 @@ int cmd_report(int argc, char **argv)
 		perfex_hint("perfex report --help lists the options");
 		return PERFEX_EXIT_USAGE;
 	}
-	if (rep.wall && rep.event) {
-		perfex_error("--wall and --event exclude each other");
-		perfex_hint("--wall merges the clocks and offcpu-time; --event "
-			    "shows one event");
-		return PERFEX_EXIT_USAGE;
-	}
-	if (rep.folded + rep.json + !!rep.pprof > 1) {
-		perfex_error("--folded, --json and --pprof exclude each other");
-		return PERFEX_EXIT_USAGE;
-	}
-	if (rep.pprof && (rep.speedscope || rep.gecko)) {
-		perfex_error("--pprof excludes --speedscope and --gecko");
-		perfex_hint("run perfex report once for each");
-		return PERFEX_EXIT_USAGE;
-	}
-	if (rep.pprof && !perfctr_pprof_available()) {
-		perfex_error("cannot write '%s': perfex was built without protobuf-c",
-			     rep.pprof);
-		perfex_hint("install libprotobuf-c-dev and protobuf-c-compiler (scripts/install-deps), then rebuild");
-		return PERFEX_EXIT_INTERNAL;
-	}
-	if (rep.annotate && (rep.folded || rep.json || rep.pprof || rep.flame)) {
-		perfex_error("--annotate excludes --folded, --json, --pprof and --flame");
-		return PERFEX_EXIT_USAGE;
-	}
+	r = check_outputs(&rep);
+	if (r >= 0)
+		return r;
 	if (perfex_dry_run)
 		return 0;
 	if (rep.annotate) {
@@ -1109,28 +1148,9 @@ int cmd_report(int argc, char **argv)
 		perfctr_reader__close(rd);
 		return ret;
 	}
-	rep.nr_profiles = perfctr_reader__nr_events(rd) + rep.wall;
-	rep.profiles = calloc(rep.nr_profiles + 1, sizeof(*rep.profiles));
-	for (a = 0; rep.profiles && a < rep.nr_profiles; a++) {
-		/* Frame strings come from the reader's symbols object:
-		 * they stay put while the profiles live.  The stacks of
-		 * time (off-CPU, wall-clock) add up their periods. */
-		PERFCTR_OPTS(perfctr_profile_opts, popts, .keys = rep.keys,
-			     .nr_keys = rep.nr_keys, .callgraph = rep.callgraph,
-			     .stable_strings = true,
-			     .stacks_by_weight = offcpu_event(rd, a) ||
-						 (rep.wall &&
-						  a == rep.nr_profiles - 1));
-
-		rep.profiles[a] = perfctr_profile__new(&popts);
-		if (!rep.profiles[a])
-			break;
-	}
-	if (!rep.profiles || a < rep.nr_profiles) {
-		perfex_error("out of memory");
-		ret = PERFEX_EXIT_INTERNAL;
+	ret = make_profiles(rd, &rep);
+	if (ret)
 		goto out;
-	}
 	ret = check_event(rd, &rep);
 	if (!ret)
 		ret = check_wall(rd, &rep);
