@@ -37,6 +37,7 @@ Allowed differences, each with its reason:
 - For a file of tracepoints only, perf's default sort key is "trace" (the
   payload as text), which perfex report does not offer: tracepoint files
   are compared with explicit sort keys."""
+import os
 import re
 import subprocess
 
@@ -187,14 +188,18 @@ def compare(path, args):
 
 @case
 def cpu_clock_tables():
+    # A sanitizer build's leak checker would take a good part of the run
+    # at the workload's exit (sched_yield while it stops the threads),
+    # more of it the busier the machine: the workload runs without it.
+    os.environ["ASAN_OPTIONS"] = ":".join(
+        filter(None, [os.environ.get("ASAN_OPTIONS"), "detect_leaks=0"]))
     for path in both_files("cc", "-e", "cpu-clock", "-F", "999", "--",
                            work(), "spin", "300"):
         for args in SORTS:
             tables = compare(path, args)
-        # The workload's source lines: spin_loop's are there (a sanitizer
-        # build's leak checker takes a good part of the run at its exit).
+        # The workload's source lines: spin_loop's are most of the run.
         rows = compare(path, ["--sort", "srcline"])[0][3]
-        check(sum(p for p, c in rows if c[0].startswith("pcwork.c:")) > 25,
+        check(sum(p for p, c in rows if c[0].startswith("pcwork.c:")) > 50,
               rows[:5])
         check(tables)
 
