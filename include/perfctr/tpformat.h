@@ -74,6 +74,11 @@ struct perfctr_tp_field {
 	uint32_t nr_elems;	/* N of "name[N]"; 0 when not a fixed array */
 };
 
+/* The members a caller reads stay where they are; new ones go after. */
+_Static_assert(offsetof(struct perfctr_tp_field, offset) == 2 * sizeof(void *) &&
+	       offsetof(struct perfctr_tp_field, nr_elems) ==
+	       2 * sizeof(void *) + 12, "ABI: perfctr_tp_field");
+
 /**
  * perfctr_tp_formats__new() - parse a tracing-data section (@size bytes
  * at @data, as HEADER_TRACING_DATA holds it: magic, version, byte order,
