@@ -22,6 +22,7 @@
 #include <perfctr/ring.h>
 #include <perfctr/record.h>
 #include <perfctr/perfdata.h>
+#include <perfctr/tpformat.h>
 #include <perfctr/sampler.h>
 #include <perfctr/reader.h>
 #include <perfctr/synth.h>

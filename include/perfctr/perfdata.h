@@ -334,6 +334,19 @@ PERFCTR_API int perfctr_perfdata__feature(const struct perfctr_perfdata *pd,
 					  unsigned int feat, const void **data,
 					  size_t *size);
 
+struct perfctr_tp_formats;
+
+/**
+ * perfctr_perfdata__tp_formats() - the tracepoint formats of the file:
+ * its tracing data (perfctr_perfdata__feature()'s TRACING_DATA) parsed
+ * on the first call into events and fields (perfctr_tpformat(3)), owned
+ * by the reader until perfctr_perfdata__close().
+ * Return: the formats, or NULL + errno: ENOENT (the file has no tracing
+ * data), EINVAL (malformed), EOPNOTSUPP (another byte order), ENOMEM.
+ */
+PERFCTR_API const struct perfctr_tp_formats *
+perfctr_perfdata__tp_formats(struct perfctr_perfdata *pd);
+
 /**
  * perfctr_perfdata__string() - a string feature (HOSTNAME, OSRELEASE,
  * VERSION, ARCH, CPUDESC, CPUID), NULL when absent or malformed.

@@ -32,16 +32,7 @@ static PyObject *path_user, *path_syscall;
 
 static PyObject *counter_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
-	CounterObject *self = (CounterObject *)type->tp_alloc(type, 0);
-
-	if (!self)
-		return NULL;
-	self->lock = PyThread_allocate_lock();
-	if (!self->lock) {
-		Py_DECREF(self);
-		return PyErr_NoMemory();
-	}
-	return (PyObject *)self;
+	return PYC_NEW_LOCKED(type, CounterObject);
 }
 
 /* Install the counters (all of them) with sums preserved or not. */
@@ -76,13 +67,16 @@ static int control(CounterObject *self, bool on, bool preserve)
 	return 0;
 }
 
+static PyObject *event_name(const void *list, size_t i)
+{
+	return PyUnicode_FromString(perfctr_evlist__name(list, i));
+}
+
 static int counter_init(CounterObject *self, PyObject *args, PyObject *kwargs)
 {
 	static char *kwlist[] = { "events", "tid", "tsc", NULL };
-	struct perfctr_parse_error err = { .sz = sizeof(err) };
 	struct perfctr_evlist *list;
-	PyObject *events, *spec;
-	const char *text;
+	PyObject *events;
 	int tid = 0, tsc = 0, n, errnum;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|i$p", kwlist,
@@ -92,24 +86,9 @@ static int counter_init(CounterObject *self, PyObject *args, PyObject *kwargs)
 		PyErr_SetString(PyExc_RuntimeError, "ThreadCounter already made");
 		return -1;
 	}
-	spec = pyc_spec(events);
-	if (!spec)
+	list = pyc_parse_events(events, &n);
+	if (!list)
 		return -1;
-	text = PyUnicode_AsUTF8(spec);
-	list = text ? perfctr_evlist__new() : NULL;
-	if (!list) {
-		Py_DECREF(spec);
-		if (!PyErr_Occurred())
-			PyErr_NoMemory();
-		return -1;
-	}
-	Py_BEGIN_ALLOW_THREADS
-	n = perfctr_evlist__parse(list, text, NULL, &err);
-	Py_END_ALLOW_THREADS
-	if (n < 0) {
-		pyc_raise_parse(text, &err, n);
-		goto fail;
-	}
 	if (n == 0 || n > VPERFCTR_NR_PMCS) {
 		PyErr_Format(PyExc_ValueError, "a ThreadCounter counts 1 to %d "
 			     "events, not %d", VPERFCTR_NR_PMCS, n);
@@ -117,13 +96,10 @@ static int counter_init(CounterObject *self, PyObject *args, PyObject *kwargs)
 	}
 	self->n = n;
 	self->tsc = tsc;
-	self->names = PyTuple_New(n);
-	for (int i = 0; self->names && i < n; i++) {
+	for (int i = 0; i < n; i++)
 		self->attr[i] = *perfctr_evlist__attr(list, i);
-		PyTuple_SET_ITEM(self->names, i,
-				 PyUnicode_FromString(perfctr_evlist__name(list, i)));
-	}
-	if (!self->names || PyErr_Occurred())
+	self->names = pyc_tuple(n, event_name, list);
+	if (!self->names)
 		goto fail;
 	self->v = vperfctr_open(tid, 1);
 	errnum = errno;
@@ -144,11 +120,9 @@ static int counter_init(CounterObject *self, PyObject *args, PyObject *kwargs)
 		goto fail;
 	}
 	perfctr_evlist__delete(list);
-	Py_DECREF(spec);
 	return 0;
 fail:
 	perfctr_evlist__delete(list);
-	Py_DECREF(spec);
 	return -1;
 }
 
@@ -171,9 +145,7 @@ static void counter_dealloc(CounterObject *self)
 {
 	counter_close(self);
 	Py_CLEAR(self->names);
-	if (self->lock)
-		PyThread_free_lock(self->lock);
-	Py_TYPE(self)->tp_free((PyObject *)self);
+	pyc_free_locked((PyObject *)self, self->lock);
 }
 
 static bool enter(CounterObject *self)
@@ -255,10 +227,14 @@ static PyObject *counter_read_into(CounterObject *self, PyObject *arg)
 	return path_syscall;
 }
 
+static PyObject *sum_item(const void *sums, size_t i)
+{
+	return PyLong_FromUnsignedLongLong(((const uint64_t *)sums)[i]);
+}
+
 static PyObject *counter_read(CounterObject *self, PyObject *unused)
 {
 	struct perfctr_sum_ctrs sum;
-	PyObject *out;
 	int rc;
 
 	if (!enter(self))
@@ -268,10 +244,7 @@ static PyObject *counter_read(CounterObject *self, PyObject *unused)
 	if (rc < 0)
 		return pyc_raise(-rc, NULL, "cannot read the thread's counters: "
 				 "%s", strerror(-rc));
-	out = PyTuple_New(self->n);
-	for (unsigned int i = 0; out && i < self->n; i++)
-		PyTuple_SET_ITEM(out, i, PyLong_FromUnsignedLongLong(sum.pmc[i]));
-	return out;
+	return pyc_tuple(self->n, sum_item, sum.pmc);
 }
 
 static PyObject *counter_read_tsc(CounterObject *self, PyObject *unused)
@@ -291,10 +264,14 @@ static PyObject *counter_read_tsc(CounterObject *self, PyObject *unused)
 	return PyLong_FromUnsignedLongLong(sum.tsc);
 }
 
+static PyObject *count_item(const void *counts, size_t i)
+{
+	return pyc_count_tuple(&((const struct perfctr_count *)counts)[i]);
+}
+
 static PyObject *counter_read_counts(CounterObject *self, PyObject *unused)
 {
 	struct perfctr_count c[VPERFCTR_NR_PMCS];
-	PyObject *out;
 	int n;
 
 	if (!enter(self))
@@ -304,17 +281,7 @@ static PyObject *counter_read_counts(CounterObject *self, PyObject *unused)
 	if (n < 0)
 		return pyc_raise(-n, NULL, "cannot read the thread's counters: "
 				 "%s", strerror(-n));
-	out = PyList_New(n);
-	for (int i = 0; out && i < n; i++) {
-		PyObject *t = pyc_count_tuple(&c[i]);
-
-		if (!t) {
-			Py_CLEAR(out);
-			break;
-		}
-		PyList_SET_ITEM(out, i, t);
-	}
-	return out;
+	return pyc_list(n, count_item, c);
 }
 
 static PyObject *toggle(CounterObject *self, bool on, bool preserve)
@@ -361,9 +328,7 @@ static PyObject *counter_enter(CounterObject *self, PyObject *unused)
 
 static PyObject *counter_exit(CounterObject *self, PyObject *args)
 {
-	pyc_lock(self->lock);
-	counter_close(self);
-	PyThread_release_lock(self->lock);
+	Py_DECREF(counter_close_m(self, NULL));
 	Py_RETURN_FALSE;
 }
 

@@ -68,29 +68,42 @@ fail:
 	return NULL;
 }
 
+/* The arguments of a compute: (rows, wall_ns), the rows as inputs. */
+static struct perfctr_metric_input *compute_args(PyObject *args, Py_ssize_t *n,
+						 double *wall_ns)
+{
+	PyObject *rows;
+
+	if (!PyArg_ParseTuple(args, "Od", &rows, wall_ns))
+		return NULL;
+	return inputs_of(rows, n);
+}
+
+static PyObject *generic_item(const void *values, size_t i)
+{
+	const struct perfctr_metric *v = &((const struct perfctr_metric *)values)[i];
+
+	return Py_BuildValue("(ssdn)", v->name, v->unit, v->value,
+			     (Py_ssize_t)v->event);
+}
+
 PyObject *pyc_generic_metrics(PyObject *module, PyObject *args)
 {
 	struct perfctr_metric_input *in;
 	struct perfctr_metric *out;
-	PyObject *rows, *list = NULL;
+	PyObject *list = NULL;
 	double wall_ns;
 	Py_ssize_t n;
 	int nr;
 
-	if (!PyArg_ParseTuple(args, "Od", &rows, &wall_ns))
-		return NULL;
-	in = inputs_of(rows, &n);
+	in = compute_args(args, &n, &wall_ns);
 	if (!in)
 		return NULL;
 	nr = perfctr_metric__compute(in, n, wall_ns, NULL, 0);
 	out = PyMem_Calloc(nr > 0 ? nr : 1, sizeof(*out));
 	if (nr >= 0 && out) {
 		perfctr_metric__compute(in, n, wall_ns, out, nr);
-		list = PyList_New(nr);
-		for (int i = 0; list && i < nr; i++)
-			PyList_SET_ITEM(list, i, Py_BuildValue(
-				"(ssdn)", out[i].name, out[i].unit, out[i].value,
-				(Py_ssize_t)out[i].event));
+		list = pyc_list(nr, generic_item, out);
 	} else if (!out) {
 		PyErr_NoMemory();
 	} else {
@@ -103,16 +116,7 @@ PyObject *pyc_generic_metrics(PyObject *module, PyObject *args)
 
 static PyObject *metrics_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
-	MetricsObject *self = (MetricsObject *)type->tp_alloc(type, 0);
-
-	if (!self)
-		return NULL;
-	self->lock = PyThread_allocate_lock();
-	if (!self->lock) {
-		Py_DECREF(self);
-		return PyErr_NoMemory();
-	}
-	return (PyObject *)self;
+	return PYC_NEW_LOCKED(type, MetricsObject);
 }
 
 static int metrics_init(MetricsObject *self, PyObject *args, PyObject *kwargs)
@@ -187,9 +191,7 @@ static int metrics_init(MetricsObject *self, PyObject *args, PyObject *kwargs)
 static void metrics_dealloc(MetricsObject *self)
 {
 	perfctr_metrics__delete(self->m);
-	if (self->lock)
-		PyThread_free_lock(self->lock);
-	Py_TYPE(self)->tp_free((PyObject *)self);
+	pyc_free_locked((PyObject *)self, self->lock);
 }
 
 static PyObject *def_dict(const struct perfctr_metric_def *d)
@@ -201,26 +203,20 @@ static PyObject *def_dict(const struct perfctr_metric_def *d)
 			     "threshold", d->threshold, "source", d->source);
 }
 
+static PyObject *metric_item(const void *m, size_t i)
+{
+	struct perfctr_metric_def d;
+
+	perfctr_metrics__def(m, i, &d);
+	return def_dict(&d);
+}
+
 static PyObject *metrics_list(MetricsObject *self, PyObject *unused)
 {
-	size_t n;
 	PyObject *list;
 
 	pyc_lock(self->lock);
-	n = perfctr_metrics__nr(self->m);
-	list = PyList_New(n);
-	for (size_t i = 0; list && i < n; i++) {
-		struct perfctr_metric_def d;
-		PyObject *row;
-
-		perfctr_metrics__def(self->m, i, &d);
-		row = def_dict(&d);
-		if (!row) {
-			Py_CLEAR(list);
-			break;
-		}
-		PyList_SET_ITEM(list, i, row);
-	}
+	list = pyc_list(perfctr_metrics__nr(self->m), metric_item, self->m);
 	PyThread_release_lock(self->lock);
 	return list;
 }
@@ -324,46 +320,47 @@ static void plan_dealloc(PlanObject *self)
 	PyObject_Free(self);
 }
 
+static PyObject *group_item(const void *plan, size_t g)
+{
+	return PyUnicode_FromString(perfctr_metric_plan__group(plan, g));
+}
+
 static PyObject *plan_get_groups(PlanObject *self, void *unused)
 {
-	size_t n = perfctr_metric_plan__nr_groups(self->plan);
-	PyObject *list = PyList_New(n);
+	return pyc_list(perfctr_metric_plan__nr_groups(self->plan), group_item,
+			self->plan);
+}
 
-	for (size_t g = 0; list && g < n; g++)
-		PyList_SET_ITEM(list, g, PyUnicode_FromString(
-			perfctr_metric_plan__group(self->plan, g)));
-	return list;
+/* A planned metric's definition, with why it cannot be computed. */
+static PyObject *planned_item(const void *plan, size_t i)
+{
+	struct perfctr_metric_def d;
+	const char *missing = perfctr_metric_plan__missing(plan, i);
+	PyObject *row, *s;
+
+	perfctr_metric_plan__def(plan, i, &d);
+	row = def_dict(&d);
+	if (!row || !missing)
+		return row;
+	s = PyUnicode_FromString(missing);
+	if (!s || PyDict_SetItemString(row, "missing", s) < 0)
+		Py_CLEAR(row);
+	Py_XDECREF(s);
+	return row;
 }
 
 static PyObject *plan_get_metrics(PlanObject *self, void *unused)
 {
-	size_t n = perfctr_metric_plan__nr_metrics(self->plan);
-	PyObject *list = PyList_New(n);
-
-	for (size_t i = 0; list && i < n; i++) {
-		struct perfctr_metric_def d;
-		const char *missing = perfctr_metric_plan__missing(self->plan, i);
-		PyObject *row;
-
-		perfctr_metric_plan__def(self->plan, i, &d);
-		row = def_dict(&d);
-		if (row && missing) {
-			PyObject *s = PyUnicode_FromString(missing);
-
-			if (!s || PyDict_SetItemString(row, "missing", s) < 0)
-				Py_CLEAR(row);
-			Py_XDECREF(s);
-		}
-		if (!row) {
-			Py_CLEAR(list);
-			break;
-		}
-		PyList_SET_ITEM(list, i, row);
-	}
-	return list;
+	return pyc_list(perfctr_metric_plan__nr_metrics(self->plan),
+			planned_item, self->plan);
 }
 
-static PyObject *plan_compute(PlanObject *self, PyObject *args)
+struct computed {
+	const struct perfctr_metric_plan *plan;
+	const struct perfctr_metric_value *values;
+};
+
+static PyObject *computed_item(const void *ctx, size_t i)
 {
 	static const char *const status[] = {
 		[PERFCTR_METRIC_OK] = "ok",
@@ -372,17 +369,29 @@ static PyObject *plan_compute(PlanObject *self, PyObject *args)
 		[PERFCTR_METRIC_NOT_TOGETHER] = "not-together",
 		[PERFCTR_METRIC_UNDEFINED] = "undefined",
 	};
+	const struct computed *c = ctx;
+	const struct perfctr_metric_value *v = &c->values[i];
+	struct perfctr_metric_def d;
+
+	perfctr_metric_plan__def(c->plan, v->metric, &d);
+	return Py_BuildValue("(ssdsiOz)", d.name,
+			     (unsigned)v->status <= PERFCTR_METRIC_UNDEFINED ?
+			     status[v->status] : "?", v->value, d.unit,
+			     v->threshold, v->multiplexed ? Py_True : Py_False,
+			     v->event);
+}
+
+static PyObject *plan_compute(PlanObject *self, PyObject *args)
+{
 	struct perfctr_metric_input *in;
 	struct perfctr_metric_value *out;
 	MetricsObject *m = (MetricsObject *)self->metrics;
-	PyObject *rows, *list = NULL;
 	size_t nr = perfctr_metric_plan__nr_metrics(self->plan);
+	PyObject *list;
 	double wall_ns;
 	Py_ssize_t n;
 
-	if (!PyArg_ParseTuple(args, "Od", &rows, &wall_ns))
-		return NULL;
-	in = inputs_of(rows, &n);
+	in = compute_args(args, &n, &wall_ns);
 	if (!in)
 		return NULL;
 	out = PyMem_Calloc(nr ? nr : 1, sizeof(*out));
@@ -393,19 +402,8 @@ static PyObject *plan_compute(PlanObject *self, PyObject *args)
 	pyc_lock(m->lock);
 	perfctr_metric_plan__compute(self->plan, in, n, wall_ns, out, nr);
 	PyThread_release_lock(m->lock);
-	list = PyList_New(nr);
-	for (size_t i = 0; list && i < nr; i++) {
-		struct perfctr_metric_def d;
-
-		perfctr_metric_plan__def(self->plan, out[i].metric, &d);
-		PyList_SET_ITEM(list, i, Py_BuildValue(
-			"(ssdsiOz)", d.name,
-			(unsigned)out[i].status <= PERFCTR_METRIC_UNDEFINED ?
-			status[out[i].status] : "?", out[i].value, d.unit,
-			out[i].threshold,
-			out[i].multiplexed ? Py_True : Py_False,
-			out[i].event));
-	}
+	list = pyc_list(nr, computed_item,
+			&(struct computed){ self->plan, out });
 	PyMem_Free(out);
 	PyMem_Free(in);
 	return list;

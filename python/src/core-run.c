@@ -25,25 +25,28 @@ static uint64_t now_ns(void)
 typedef int (*tree_count_fn)(const struct perfctr_tree *, size_t, size_t,
 			     struct perfctr_count *);
 
-static PyObject *tree_counts(const struct perfctr_tree *tree, size_t proc,
-			     tree_count_fn fn)
+/* The counts of one process (self or subtree) or of one of its threads. */
+struct tree_counts {
+	const struct perfctr_tree *tree;
+	size_t proc, thread;
+	tree_count_fn fn;	/* NULL: thread's */
+};
+
+static PyObject *tree_count_item(const void *ctx, size_t e)
 {
-	size_t n = perfctr_tree__nr_events(tree);
-	PyObject *list = PyList_New(n);
+	const struct tree_counts *tc = ctx;
+	struct perfctr_count c;
 
-	for (size_t e = 0; list && e < n; e++) {
-		struct perfctr_count c;
-		PyObject *t;
+	if (tc->fn)
+		tc->fn(tc->tree, tc->proc, e, &c);
+	else
+		perfctr_tree__thread_count(tc->tree, tc->proc, tc->thread, e, &c);
+	return pyc_count_tuple(&c);
+}
 
-		fn(tree, proc, e, &c);
-		t = pyc_count_tuple(&c);
-		if (!t) {
-			Py_CLEAR(list);
-			break;
-		}
-		PyList_SET_ITEM(list, e, t);
-	}
-	return list;
+static PyObject *tree_counts(const struct tree_counts *tc)
+{
+	return pyc_list(perfctr_tree__nr_events(tc->tree), tree_count_item, tc);
 }
 
 static PyObject *node_dict(const struct perfctr_tree_node *n)
@@ -60,81 +63,59 @@ static PyObject *node_dict(const struct perfctr_tree_node *n)
 			     "running", n->running ? Py_True : Py_False);
 }
 
-static PyObject *thread_rows(const struct perfctr_tree *tree, size_t p)
+/* @row (a new reference, or NULL) with @key set to @value (a new
+ * reference, or NULL: then the row is dropped). */
+static PyObject *with_item(PyObject *row, const char *key, PyObject *value)
 {
-	size_t nt = perfctr_tree__nr_threads(tree, p);
-	size_t ne = perfctr_tree__nr_events(tree);
-	PyObject *list = PyList_New(nt);
+	if (row && (!value || PyDict_SetItemString(row, key, value) < 0))
+		Py_CLEAR(row);
+	Py_XDECREF(value);
+	return row;
+}
 
-	for (size_t t = 0; list && t < nt; t++) {
-		struct perfctr_tree_node node = { .sz = sizeof(node) };
-		PyObject *row, *counts = PyList_New(ne);
+static PyObject *thread_item(const void *ctx, size_t t)
+{
+	const struct tree_counts *proc = ctx;
+	struct tree_counts tc = { proc->tree, proc->proc, t, NULL };
+	struct perfctr_tree_node node = { .sz = sizeof(node) };
 
-		for (size_t e = 0; counts && e < ne; e++) {
-			struct perfctr_count c;
+	perfctr_tree__thread(proc->tree, proc->proc, t, &node);
+	return with_item(node_dict(&node), "counts", tree_counts(&tc));
+}
 
-			perfctr_tree__thread_count(tree, p, t, e, &c);
-			PyList_SET_ITEM(counts, e, pyc_count_tuple(&c));
-		}
-		perfctr_tree__thread(tree, p, t, &node);
-		row = counts ? node_dict(&node) : NULL;
-		if (!row || PyDict_SetItemString(row, "counts", counts) < 0) {
-			Py_XDECREF(row);
-			Py_XDECREF(counts);
-			Py_CLEAR(list);
-			break;
-		}
-		Py_DECREF(counts);
-		PyList_SET_ITEM(list, t, row);
-	}
-	return list;
+static PyObject *process_item(const void *tree, size_t p)
+{
+	struct perfctr_tree_node node = { .sz = sizeof(node) };
+	struct tree_counts self = { tree, p, 0, perfctr_tree__self };
+	struct tree_counts sub = { tree, p, 0, perfctr_tree__subtree };
+	PyObject *row;
+
+	perfctr_tree__process(tree, p, &node);
+	row = with_item(node_dict(&node), "self", tree_counts(&self));
+	row = with_item(row, "subtree", tree_counts(&sub));
+	return with_item(row, "threads",
+			 pyc_list(perfctr_tree__nr_threads(tree, p),
+				  thread_item, &self));
 }
 
 static PyObject *tree_rows(const struct perfctr_tree *tree)
 {
-	size_t np = perfctr_tree__nr_processes(tree);
-	PyObject *list = PyList_New(np);
+	return pyc_list(perfctr_tree__nr_processes(tree), process_item, tree);
+}
 
-	for (size_t p = 0; list && p < np; p++) {
-		struct perfctr_tree_node node = { .sz = sizeof(node) };
-		PyObject *row, *self, *sub, *threads;
+static PyObject *session_row(const void *s, size_t e)
+{
+	struct perfctr_count c;
 
-		perfctr_tree__process(tree, p, &node);
-		row = node_dict(&node);
-		self = tree_counts(tree, p, perfctr_tree__self);
-		sub = tree_counts(tree, p, perfctr_tree__subtree);
-		threads = thread_rows(tree, p);
-		if (!row || !self || !sub || !threads ||
-		    PyDict_SetItemString(row, "self", self) < 0 ||
-		    PyDict_SetItemString(row, "subtree", sub) < 0 ||
-		    PyDict_SetItemString(row, "threads", threads) < 0) {
-			Py_XDECREF(row);
-			Py_CLEAR(list);
-		} else {
-			PyList_SET_ITEM(list, p, row);
-		}
-		Py_XDECREF(self);
-		Py_XDECREF(sub);
-		Py_XDECREF(threads);
-	}
-	return list;
+	perfctr_session__count(s, e, &c);
+	return Py_BuildValue("(snN)", perfctr_session__event_name(s, e),
+			     (Py_ssize_t)perfctr_session__event_leader(s, e),
+			     pyc_count_tuple(&c));
 }
 
 static PyObject *session_rows(const struct perfctr_session *s)
 {
-	size_t n = perfctr_session__nr_events(s);
-	PyObject *list = PyList_New(n);
-
-	for (size_t e = 0; list && e < n; e++) {
-		struct perfctr_count c;
-
-		perfctr_session__count(s, e, &c);
-		PyList_SET_ITEM(list, e, Py_BuildValue(
-			"(snN)", perfctr_session__event_name(s, e),
-			(Py_ssize_t)perfctr_session__event_leader(s, e),
-			pyc_count_tuple(&c)));
-	}
-	return list;
+	return pyc_list(perfctr_session__nr_events(s), session_row, s);
 }
 
 /* Wait for the command (through the tree when there is one), letting
@@ -167,7 +148,7 @@ static int wait_for(PyObject *target, struct perfctr_target *t,
 PyObject *pyc_run(PyObject *module, PyObject *args, PyObject *kwargs)
 {
 	static char *kwlist[] = { "target", "events", "tree", NULL };
-	PyObject *target, *events, *spec = NULL, *out = NULL;
+	PyObject *target, *events, *keep = NULL, *out = NULL;
 	struct perfctr_parse_error perr = { .sz = sizeof(perr) };
 	struct perfctr_session *s = NULL;
 	struct perfctr_tree *tree = NULL;
@@ -184,8 +165,7 @@ PyObject *pyc_run(PyObject *module, PyObject *args, PyObject *kwargs)
 	if (!t || perfctr_target__kind(t) != PERFCTR_TARGET_COMMAND)
 		return PyErr_Format(PyExc_ValueError, "run() needs a command "
 				    "target not started yet");
-	spec = pyc_spec(events);
-	text = spec ? PyUnicode_AsUTF8(spec) : NULL;
+	text = pyc_events_text(events, &keep);
 	if (!text)
 		goto out;
 	s = perfctr_session__new(NULL);
@@ -247,6 +227,6 @@ out:
 	perfctr_tree__delete(tree);
 	perfctr_session__delete(s);
 	Py_END_ALLOW_THREADS
-	Py_XDECREF(spec);
+	Py_XDECREF(keep);
 	return out;
 }

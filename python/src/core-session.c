@@ -235,25 +235,17 @@ static int target_init(TargetObject *self, PyObject *args, PyObject *kwargs)
 
 static PyObject *target_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
-	TargetObject *self = (TargetObject *)type->tp_alloc(type, 0);
+	TargetObject *self = (TargetObject *)PYC_NEW_LOCKED(type, TargetObject);
 
-	if (!self)
-		return NULL;
-	self->status = -1;
-	self->lock = PyThread_allocate_lock();
-	if (!self->lock) {
-		Py_DECREF(self);
-		return PyErr_NoMemory();
-	}
+	if (self)
+		self->status = -1;
 	return (PyObject *)self;
 }
 
 static void target_dealloc(TargetObject *self)
 {
 	perfctr_target__delete(self->target);
-	if (self->lock)
-		PyThread_free_lock(self->lock);
-	Py_TYPE(self)->tp_free((PyObject *)self);
+	pyc_free_locked((PyObject *)self, self->lock);
 }
 
 static bool target_ready(TargetObject *self)
@@ -346,29 +338,21 @@ static PyObject *target_get_kind(TargetObject *self, void *unused)
 	return PyUnicode_FromString(kinds[perfctr_target__kind(self->target)]);
 }
 
+static PyObject *unit_item(const void *target, size_t i)
+{
+	pid_t tid = -1;
+	int cpu = -1;
+
+	perfctr_target__unit(target, i, &tid, &cpu);
+	return Py_BuildValue("(ii)", (int)tid, cpu);
+}
+
 static PyObject *target_get_units(TargetObject *self, void *unused)
 {
-	size_t n;
-	PyObject *list;
-
 	if (!target_ready(self))
 		return NULL;
-	n = perfctr_target__nr_units(self->target);
-	list = PyList_New(n);
-	for (size_t i = 0; list && i < n; i++) {
-		pid_t tid = -1;
-		int cpu = -1;
-		PyObject *row;
-
-		perfctr_target__unit(self->target, i, &tid, &cpu);
-		row = Py_BuildValue("(ii)", (int)tid, cpu);
-		if (!row) {
-			Py_CLEAR(list);
-			break;
-		}
-		PyList_SET_ITEM(list, i, row);
-	}
-	return list;
+	return pyc_list(perfctr_target__nr_units(self->target), unit_item,
+			self->target);
 }
 
 static PyMethodDef target_methods[] = {
@@ -468,33 +452,19 @@ PyTypeObject pyc_estimate_type, pyc_set_info_type;
 static PyObject *session_new(PyTypeObject *type, PyObject *args,
 			     PyObject *kwargs)
 {
-	SessionObject *self = (SessionObject *)type->tp_alloc(type, 0);
-
-	if (!self)
-		return NULL;
-	self->lock = PyThread_allocate_lock();
-	if (!self->lock) {
-		Py_DECREF(self);
-		return PyErr_NoMemory();
-	}
-	return (PyObject *)self;
+	return PYC_NEW_LOCKED(type, SessionObject);
 }
 
 /* Add @events (str or list) to set @set; with the lock held. */
 static int add_events(SessionObject *self, PyObject *events, int set)
 {
 	struct perfctr_parse_error err = { .sz = sizeof(err) };
-	PyObject *spec = pyc_spec(events);
-	const char *text;
+	PyObject *keep;
+	const char *text = pyc_events_text(events, &keep);
 	int n;
 
-	if (!spec)
+	if (!text)
 		return -1;
-	text = PyUnicode_AsUTF8(spec);
-	if (!text) {
-		Py_DECREF(spec);
-		return -1;
-	}
 	/* A parse reads sysfs and tracefs, and an unknown name's
 	 * did-you-mean reads every tracepoint's: milliseconds. */
 	Py_BEGIN_ALLOW_THREADS
@@ -510,7 +480,7 @@ static int add_events(SessionObject *self, PyObject *events, int set)
 	} else if (n < 0) {
 		pyc_raise_parse(text, &err, n);
 	}
-	Py_DECREF(spec);
+	Py_DECREF(keep);
 	Py_CLEAR(self->names);
 	return n;
 }
@@ -581,9 +551,7 @@ static void session_dealloc(SessionObject *self)
 		PyObject_ClearWeakRefs((PyObject *)self);
 	session_close(self);
 	Py_CLEAR(self->names);
-	if (self->lock)
-		PyThread_free_lock(self->lock);
-	Py_TYPE(self)->tp_free((PyObject *)self);
+	pyc_free_locked((PyObject *)self, self->lock);
 }
 
 /* Enter a call: the lock taken, the session open.  false + exception. */
@@ -848,75 +816,78 @@ static bool event_index(SessionObject *self, PyObject *arg, size_t *idx)
 	return false;
 }
 
+/* Enter a call on event @arg (its name or index), *@idx set.  false +
+ * exception, the lock not held. */
+static bool enter_event(SessionObject *self, PyObject *arg, size_t *idx)
+{
+	if (!enter(self))
+		return false;
+	if (event_index(self, arg, idx))
+		return true;
+	leave(self);
+	return false;
+}
+
 static PyObject *session_count(SessionObject *self, PyObject *arg)
 {
 	struct perfctr_count c;
 	size_t idx;
 
-	if (!enter(self))
+	if (!enter_event(self, arg, &idx))
 		return NULL;
-	if (!event_index(self, arg, &idx)) {
-		leave(self);
-		return NULL;
-	}
 	perfctr_session__count(self->session, idx, &c);
 	leave(self);
+	return pyc_count_tuple(&c);
+}
+
+static PyObject *count_item(const void *session, size_t i)
+{
+	struct perfctr_count c;
+
+	perfctr_session__count(session, i, &c);
 	return pyc_count_tuple(&c);
 }
 
 static PyObject *session_counts(SessionObject *self, PyObject *unused)
 {
 	PyObject *list;
-	size_t n;
 
 	if (!enter(self))
 		return NULL;
-	n = perfctr_session__nr_events(self->session);
-	list = PyList_New(n);
-	for (size_t i = 0; list && i < n; i++) {
-		struct perfctr_count c;
-		PyObject *t;
-
-		perfctr_session__count(self->session, i, &c);
-		t = pyc_count_tuple(&c);
-		if (!t) {
-			Py_CLEAR(list);
-			break;
-		}
-		PyList_SET_ITEM(list, i, t);
-	}
+	list = pyc_list(perfctr_session__nr_events(self->session), count_item,
+			self->session);
 	leave(self);
 	return list;
+}
+
+/* An event's count on each unit. */
+struct unit_counts {
+	const struct perfctr_session *session;
+	size_t event;
+};
+
+static PyObject *unit_count_item(const void *ctx, size_t u)
+{
+	const struct unit_counts *uc = ctx;
+	struct perfctr_count c;
+	pid_t tid = -1;
+	int cpu = -1;
+
+	perfctr_session__unit(uc->session, u, &tid, &cpu);
+	perfctr_session__unit_count(uc->session, uc->event, u, &c);
+	return Py_BuildValue("(iiN)", (int)tid, cpu, pyc_count_tuple(&c));
 }
 
 static PyObject *session_unit_counts(SessionObject *self, PyObject *arg)
 {
 	PyObject *list;
-	size_t idx, n;
+	size_t idx;
 
-	if (!enter(self))
+	if (!enter_event(self, arg, &idx))
 		return NULL;
-	if (!event_index(self, arg, &idx)) {
-		leave(self);
-		return NULL;
-	}
-	n = perfctr_session__nr_units(self->session);
-	list = PyList_New(n);
-	for (size_t u = 0; list && u < n; u++) {
-		struct perfctr_count c;
-		pid_t tid = -1;
-		int cpu = -1;
-		PyObject *t;
-
-		perfctr_session__unit(self->session, u, &tid, &cpu);
-		perfctr_session__unit_count(self->session, idx, u, &c);
-		t = Py_BuildValue("(iiN)", (int)tid, cpu, pyc_count_tuple(&c));
-		if (!t) {
-			Py_CLEAR(list);
-			break;
-		}
-		PyList_SET_ITEM(list, u, t);
-	}
+	list = pyc_list(perfctr_session__nr_units(self->session),
+			unit_count_item,
+			&(struct unit_counts){ self->session, idx });
 	leave(self);
 	return list;
 }
@@ -930,35 +901,20 @@ static PyObject *session_estimate(SessionObject *self, PyObject *arg)
 		[PERFCTR_ESTIMATE_NOT_COUNTED] = "not-counted",
 	};
 	struct perfctr_estimate est = { .sz = sizeof(est) };
-	PyObject *out;
 	size_t idx;
 
-	if (!enter(self))
+	if (!enter_event(self, arg, &idx))
 		return NULL;
-	if (!event_index(self, arg, &idx)) {
-		leave(self);
-		return NULL;
-	}
 	perfctr_session__estimate(self->session, idx, &est);
 	leave(self);
-	out = PyStructSequence_New(&pyc_estimate_type);
-	if (!out)
-		return NULL;
-	PyStructSequence_SET_ITEM(out, 0, PyFloat_FromDouble(est.value));
-	PyStructSequence_SET_ITEM(out, 1, PyFloat_FromDouble(est.error));
-	PyStructSequence_SET_ITEM(out, 2, PyFloat_FromDouble(est.fraction));
-	PyStructSequence_SET_ITEM(out, 3, PyUnicode_FromString(
-		(unsigned)est.status <= PERFCTR_ESTIMATE_NOT_COUNTED ?
-		status[est.status] : "?"));
-	PyStructSequence_SET_ITEM(out, 4, PyLong_FromUnsignedLongLong(est.counted));
-	PyStructSequence_SET_ITEM(out, 5, PyLong_FromUnsignedLongLong(est.time_counted));
-	PyStructSequence_SET_ITEM(out, 6, PyLong_FromUnsignedLongLong(est.time_total));
-	PyStructSequence_SET_ITEM(out, 7, PyLong_FromUnsignedLongLong(est.nr_slices));
-	if (PyErr_Occurred()) {
-		Py_DECREF(out);
-		return NULL;
-	}
-	return out;
+	return pyc_struct_seq(&pyc_estimate_type, "dddsKKKK", est.value,
+			      est.error, est.fraction,
+			      (unsigned)est.status <= PERFCTR_ESTIMATE_NOT_COUNTED ?
+			      status[est.status] : "?",
+			      (unsigned long long)est.counted,
+			      (unsigned long long)est.time_counted,
+			      (unsigned long long)est.time_total,
+			      (unsigned long long)est.nr_slices);
 }
 
 static PyObject *session_create_set(SessionObject *self, PyObject *args,
@@ -1014,12 +970,9 @@ static PyObject *session_switch_after(SessionObject *self, PyObject *args)
 	size_t idx;
 	int err;
 
-	if (!PyArg_ParseTuple(args, "OKK", &ev, &period, &n) || !enter(self))
+	if (!PyArg_ParseTuple(args, "OKK", &ev, &period, &n) ||
+	    !enter_event(self, ev, &idx))
 		return NULL;
-	if (!event_index(self, ev, &idx)) {
-		leave(self);
-		return NULL;
-	}
 	err = perfctr_session__switch_after(self->session, idx, period, n);
 	leave(self);
 	if (err < 0)
@@ -1036,12 +989,9 @@ static PyObject *session_set_filter(SessionObject *self, PyObject *args)
 	size_t idx;
 	int err;
 
-	if (!PyArg_ParseTuple(args, "Oz", &ev, &filter) || !enter(self))
+	if (!PyArg_ParseTuple(args, "Oz", &ev, &filter) ||
+	    !enter_event(self, ev, &idx))
 		return NULL;
-	if (!event_index(self, ev, &idx)) {
-		leave(self);
-		return NULL;
-	}
 	err = perfctr_session__set_filter(self->session, idx, filter);
 	leave(self);
 	if (err < 0)
@@ -1053,7 +1003,6 @@ static PyObject *session_set_filter(SessionObject *self, PyObject *args)
 static PyObject *session_set_info(SessionObject *self, PyObject *args)
 {
 	struct perfctr_set_info info = { .sz = sizeof(info) };
-	PyObject *out;
 	int id, err;
 
 	if (!PyArg_ParseTuple(args, "i", &id) || !enter(self))
@@ -1062,87 +1011,67 @@ static PyObject *session_set_info(SessionObject *self, PyObject *args)
 	leave(self);
 	if (err < 0)
 		return PyErr_Format(PyExc_ValueError, "no event set %d", id);
-	out = PyStructSequence_New(&pyc_set_info_type);
-	if (!out)
-		return NULL;
-	PyStructSequence_SET_ITEM(out, 0, PyLong_FromLong(info.id));
-	PyStructSequence_SET_ITEM(out, 1, PyLong_FromUnsignedLongLong(info.timeout_ns));
-	PyStructSequence_SET_ITEM(out, 2, PyLong_FromUnsignedLongLong(info.runs));
-	PyStructSequence_SET_ITEM(out, 3, PyLong_FromUnsignedLongLong(info.active_ns));
-	PyStructSequence_SET_ITEM(out, 4, PyLong_FromUnsignedLongLong(info.overflows));
-	PyStructSequence_SET_ITEM(out, 5, PyLong_FromUnsignedLongLong(info.nr_events));
-	PyStructSequence_SET_ITEM(out, 6, PyLong_FromUnsignedLongLong(info.nr_groups));
-	PyStructSequence_SET_ITEM(out, 7, PyLong_FromUnsignedLongLong(info.missed_switches));
-	if (PyErr_Occurred()) {
-		Py_DECREF(out);
-		return NULL;
-	}
-	return out;
+	return pyc_struct_seq(&pyc_set_info_type, "lKKKKKKK", (long)info.id,
+			      (unsigned long long)info.timeout_ns,
+			      (unsigned long long)info.runs,
+			      (unsigned long long)info.active_ns,
+			      (unsigned long long)info.overflows,
+			      (unsigned long long)info.nr_events,
+			      (unsigned long long)info.nr_groups,
+			      (unsigned long long)info.missed_switches);
+}
+
+static PyObject *name_item(const void *session, size_t i)
+{
+	return PyUnicode_FromString(perfctr_session__event_name(session, i));
 }
 
 static PyObject *session_get_events(SessionObject *self, void *unused)
 {
-	size_t n;
-
 	if (!enter(self))
 		return NULL;
-	if (!self->names) {
-		n = perfctr_session__nr_events(self->session);
-		self->names = PyTuple_New(n);
-		for (size_t i = 0; self->names && i < n; i++) {
-			PyObject *s = PyUnicode_FromString(
-				perfctr_session__event_name(self->session, i));
-
-			if (!s) {
-				Py_CLEAR(self->names);
-				break;
-			}
-			PyTuple_SET_ITEM(self->names, i, s);
-		}
-	}
+	if (!self->names)
+		self->names = pyc_tuple(perfctr_session__nr_events(self->session),
+					name_item, self->session);
 	leave(self);
 	Py_XINCREF(self->names);
 	return self->names;
 }
 
+static PyObject *layout_item(const void *session, size_t i)
+{
+	return Py_BuildValue("(nisd)",
+			     (Py_ssize_t)perfctr_session__event_leader(session, i),
+			     perfctr_session__event_set(session, i),
+			     perfctr_session__event_unit(session, i),
+			     perfctr_session__event_scale(session, i));
+}
+
 static PyObject *session_get_layout(SessionObject *self, void *unused)
 {
 	PyObject *list;
-	size_t n;
 
 	if (!enter(self))
 		return NULL;
-	n = perfctr_session__nr_events(self->session);
-	list = PyList_New(n);
-	for (size_t i = 0; list && i < n; i++) {
-		PyObject *row = Py_BuildValue(
-			"(nisd)", (Py_ssize_t)perfctr_session__event_leader(self->session, i),
-			perfctr_session__event_set(self->session, i),
-			perfctr_session__event_unit(self->session, i),
-			perfctr_session__event_scale(self->session, i));
-
-		if (!row) {
-			Py_CLEAR(list);
-			break;
-		}
-		PyList_SET_ITEM(list, i, row);
-	}
+	list = pyc_list(perfctr_session__nr_events(self->session), layout_item,
+			self->session);
 	leave(self);
 	return list;
+}
+
+static PyObject *set_item(const void *session, size_t i)
+{
+	return PyLong_FromLong(perfctr_session__set_id(session, i));
 }
 
 static PyObject *session_get_sets(SessionObject *self, void *unused)
 {
 	PyObject *list;
-	size_t n;
 
 	if (!enter(self))
 		return NULL;
-	n = perfctr_session__nr_sets(self->session);
-	list = PyList_New(n);
-	for (size_t i = 0; list && i < n; i++)
-		PyList_SET_ITEM(list, i, PyLong_FromLong(
-			perfctr_session__set_id(self->session, i)));
+	list = pyc_list(perfctr_session__nr_sets(self->session), set_item,
+			self->session);
 	leave(self);
 	return list;
 }

@@ -23,24 +23,134 @@ PyObject *pyc_count_tuple(const struct perfctr_count *c)
 			     (int)c->status, (int)c->errnum);
 }
 
-PyObject *pyc_spec(PyObject *events)
+PyObject *pyc_new_locked(PyTypeObject *type, size_t lock_offset)
 {
+	PyObject *self = type->tp_alloc(type, 0);
+	PyThread_type_lock lock;
+
+	if (!self)
+		return NULL;
+	lock = PyThread_allocate_lock();
+	if (!lock) {
+		Py_DECREF(self);
+		return PyErr_NoMemory();
+	}
+	memcpy((char *)self + lock_offset, &lock, sizeof(lock));
+	return self;
+}
+
+void pyc_free_locked(PyObject *self, PyThread_type_lock lock)
+{
+	if (lock)
+		PyThread_free_lock(lock);
+	Py_TYPE(self)->tp_free(self);
+}
+
+const char *pyc_events_text(PyObject *events, PyObject **keep)
+{
+	const char *text;
+
+	*keep = NULL;
 	if (PyUnicode_Check(events)) {
 		Py_INCREF(events);
-		return events;
-	}
-	if (PyList_Check(events) || PyTuple_Check(events)) {
-		PyObject *comma = PyUnicode_FromString(","), *joined;
+		*keep = events;
+	} else if (PyList_Check(events) || PyTuple_Check(events)) {
+		PyObject *comma = PyUnicode_FromString(",");
 
 		if (!comma)
 			return NULL;
-		joined = PyUnicode_Join(comma, events);
+		*keep = PyUnicode_Join(comma, events);
 		Py_DECREF(comma);
-		return joined;
+	} else {
+		PyErr_Format(PyExc_TypeError, "events must be a str or a list "
+			     "of str, not %.100s", Py_TYPE(events)->tp_name);
 	}
-	PyErr_Format(PyExc_TypeError, "events must be a str or a list of str, "
-		     "not %.100s", Py_TYPE(events)->tp_name);
-	return NULL;
+	if (!*keep)
+		return NULL;
+	text = PyUnicode_AsUTF8(*keep);
+	if (!text)
+		Py_CLEAR(*keep);
+	return text;
+}
+
+struct perfctr_evlist *pyc_parse_events(PyObject *events, int *n)
+{
+	struct perfctr_parse_error err = { .sz = sizeof(err) };
+	struct perfctr_evlist *list;
+	PyObject *keep;
+	const char *text = pyc_events_text(events, &keep);
+
+	if (!text)
+		return NULL;
+	list = perfctr_evlist__new();
+	if (!list) {
+		Py_DECREF(keep);
+		PyErr_NoMemory();
+		return NULL;
+	}
+	Py_BEGIN_ALLOW_THREADS
+	*n = perfctr_evlist__parse(list, text, NULL, &err);
+	Py_END_ALLOW_THREADS
+	if (*n < 0) {
+		pyc_raise_parse(text, &err, *n);
+		perfctr_evlist__delete(list);
+		list = NULL;
+	}
+	Py_DECREF(keep);
+	return list;
+}
+
+static PyObject *sequence(bool tuple, size_t n, pyc_item_fn item,
+			  const void *ctx)
+{
+	PyObject *seq = tuple ? PyTuple_New(n) : PyList_New(n);
+
+	for (size_t i = 0; seq && i < n; i++) {
+		PyObject *v = item(ctx, i);
+
+		if (!v) {
+			Py_CLEAR(seq);
+			break;
+		}
+		if (tuple)
+			PyTuple_SET_ITEM(seq, i, v);
+		else
+			PyList_SET_ITEM(seq, i, v);
+	}
+	return seq;
+}
+
+PyObject *pyc_list(size_t n, pyc_item_fn item, const void *ctx)
+{
+	return sequence(false, n, item, ctx);
+}
+
+PyObject *pyc_tuple(size_t n, pyc_item_fn item, const void *ctx)
+{
+	return sequence(true, n, item, ctx);
+}
+
+PyObject *pyc_struct_seq(PyTypeObject *type, const char *fmt, ...)
+{
+	char tuple_fmt[64];
+	PyObject *values, *out;
+	va_list ap;
+
+	snprintf(tuple_fmt, sizeof(tuple_fmt), "(%s)", fmt);
+	va_start(ap, fmt);
+	values = Py_VaBuildValue(tuple_fmt, ap);
+	va_end(ap);
+	if (!values)
+		return NULL;
+	out = PyStructSequence_New(type);
+	for (Py_ssize_t i = 0; out && i < PyTuple_GET_SIZE(values); i++) {
+		PyObject *v = PyTuple_GET_ITEM(values, i);
+
+		Py_INCREF(v);
+		PyStructSequence_SET_ITEM(out, i, v);
+	}
+	Py_DECREF(values);
+	return out;
 }
 
 static PyObject *raise_v(PyObject *cls, int errnum, const char *hint,
@@ -299,48 +409,24 @@ static PyObject *core_info(PyObject *self, PyObject *unused)
 		"core_pmu", info.core_pmu, "tracefs", info.tracefs);
 }
 
+static PyObject *parsed_event(const void *list, size_t i)
+{
+	return Py_BuildValue("(ssn)", perfctr_evlist__name(list, i),
+			     perfctr_evlist__pmu(list, i),
+			     (Py_ssize_t)perfctr_evlist__leader(list, i));
+}
+
 static PyObject *core_parse(PyObject *self, PyObject *arg)
 {
-	struct perfctr_parse_error err = { .sz = sizeof(err) };
 	struct perfctr_evlist *list;
-	PyObject *spec, *out = NULL;
-	const char *text;
+	PyObject *out;
 	int n;
 
-	spec = pyc_spec(arg);
-	if (!spec)
+	list = pyc_parse_events(arg, &n);
+	if (!list)
 		return NULL;
-	text = PyUnicode_AsUTF8(spec);
-	if (!text)
-		goto out;
-	list = perfctr_evlist__new();
-	if (!list) {
-		PyErr_NoMemory();
-		goto out;
-	}
-	Py_BEGIN_ALLOW_THREADS
-	n = perfctr_evlist__parse(list, text, NULL, &err);
-	Py_END_ALLOW_THREADS
-	if (n < 0) {
-		pyc_raise_parse(text, &err, n);
-	} else {
-		out = PyList_New(n);
-		for (int i = 0; out && i < n; i++) {
-			PyObject *row = Py_BuildValue(
-				"(ssn)", perfctr_evlist__name(list, i),
-				perfctr_evlist__pmu(list, i),
-				(Py_ssize_t)perfctr_evlist__leader(list, i));
-
-			if (!row) {
-				Py_CLEAR(out);
-				break;
-			}
-			PyList_SET_ITEM(out, i, row);
-		}
-	}
+	out = pyc_list(n, parsed_event, list);
 	perfctr_evlist__delete(list);
-out:
-	Py_DECREF(spec);
 	return out;
 }
 

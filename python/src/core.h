@@ -60,9 +60,36 @@ static inline void pyc_lock(PyThread_type_lock lock)
 	}
 }
 
-/* Events of a specification as a string argument: "a,b" or ["a", "b"]
- * (joined with commas); a new reference to a str, or NULL + TypeError. */
-PyObject *pyc_spec(PyObject *events);
+/* ---- what the types' methods share (core.c) ---- */
+
+/* A new object of @type whose lock (at @lock_offset in its struct) is
+ * made: every type here has one.  NULL + MemoryError. */
+PyObject *pyc_new_locked(PyTypeObject *type, size_t lock_offset);
+#define PYC_NEW_LOCKED(type, TYPE) pyc_new_locked(type, offsetof(TYPE, lock))
+/* Free @self (a tp_dealloc's last step) and @lock when it was made. */
+void pyc_free_locked(PyObject *self, PyThread_type_lock lock);
+
+/* The events argument of a call as perfex's event syntax: a str "a,b",
+ * or a list or tuple of str joined with commas.  *@keep is set to the
+ * str that owns the text (Py_XDECREF it when done, also after a
+ * failure).  NULL + TypeError (or UnicodeError). */
+const char *pyc_events_text(PyObject *events, PyObject **keep);
+
+/* The events argument parsed into a new event list (without the GIL:
+ * a parse reads sysfs and tracefs), *@n its events.  NULL with the
+ * parse's error raised as perfex reports it. */
+struct perfctr_evlist *pyc_parse_events(PyObject *events, int *n);
+
+/* A list or tuple of @n items, item i made by @item(@ctx, i) (a new
+ * reference, or NULL with an exception set: then the whole is dropped).
+ * NULL + exception. */
+typedef PyObject *(*pyc_item_fn)(const void *ctx, size_t i);
+PyObject *pyc_list(size_t n, pyc_item_fn item, const void *ctx);
+PyObject *pyc_tuple(size_t n, pyc_item_fn item, const void *ctx);
+
+/* A struct sequence of @type, its fields in order from Py_BuildValue's
+ * @fmt (one format unit per field, no parentheses).  NULL + exception. */
+PyObject *pyc_struct_seq(PyTypeObject *type, const char *fmt, ...);
 
 extern PyTypeObject pyc_session_type;
 extern PyTypeObject pyc_target_type;

@@ -120,7 +120,7 @@ static PyObject *fields_dict(ReaderObject *r, const struct perfctr_reader_sample
 {
 	const struct perf_event_attr *attr =
 		perfctr_reader__event_attr(r->rd, rs->event_idx);
-	const struct data_tp *tp;
+	const struct perfctr_tp_format *tp;
 	PyObject *d;
 
 	if (!attr || attr->type != PERF_TYPE_TRACEPOINT || !rs->sample->raw)
@@ -192,10 +192,10 @@ static PyObject *make_sample(ReaderObject *r)
 
 /* ---- Reader ---- */
 
-const struct data_trace *reader_trace(ReaderObject *r)
+const struct perfctr_tp_formats *reader_trace(ReaderObject *r)
 {
 	if (!r->trace && r->rd)
-		r->trace = data_trace_new(r->rd);
+		r->trace = perfctr_perfdata__tp_formats(perfctr_reader__perfdata(r->rd));
 	return r->trace;
 }
 
@@ -282,7 +282,6 @@ static int reader_init(ReaderObject *self, PyObject *args, PyObject *kwargs)
 
 static void reader_close_now(ReaderObject *self)
 {
-	data_trace_free(self->trace);
 	self->trace = NULL;
 	perfctr_reader__close(self->rd);
 	self->rd = NULL;

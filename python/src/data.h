@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * perfctr._data: what its C files share.  data.c holds the module and the
- * Reader type, data_trace.c the tracepoint formats of a file, data_record.c
+ * Reader type, data_trace.c the fields of a tracepoint payload, data_record.c
  * perfctr.record(), data_profile.c the profiles and exports, data_script.c
  * the handler loop of `perfex script -s`.
  */
@@ -22,39 +22,30 @@
 PyObject *data_error(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* ---- the tracepoint formats of a file (data_trace.c) ---- */
+/* ---- the fields of a tracepoint payload (data_trace.c) ---- */
 
-struct data_trace;
-struct data_tp;
-
-/* The formats of @rd's file (its TRACING_DATA); NULL when it has none or
- * they cannot be read (then tracepoint samples have no fields). */
-struct data_trace *data_trace_new(struct perfctr_reader *rd);
-void data_trace_free(struct data_trace *t);
-
-/* The format of tracepoint id @id, NULL when the file has none. */
-const struct data_tp *data_trace_find(const struct data_trace *t, uint64_t id);
-
-/* Its subsystem and name, as the handler name "sys__name" joins them. */
-const char *data_tp_system(const struct data_tp *tp);
-const char *data_tp_name(const struct data_tp *tp);
+/* The format of tracepoint id @id in @t (a file's formats, NULL when it
+ * has none), NULL when there is none. */
+const struct perfctr_tp_format *data_trace_find(const struct perfctr_tp_formats *t,
+						uint64_t id);
 
 /* Its fields (not the common_* ones), in format order. */
-size_t data_tp_nr_fields(const struct data_tp *tp);
-const char *data_tp_field_name(const struct data_tp *tp, size_t i);
+size_t data_tp_nr_fields(const struct perfctr_tp_format *tp);
+const char *data_tp_field_name(const struct perfctr_tp_format *tp, size_t i);
 
 /* Field @i of payload @raw as a Python object, as perf's scripting
  * hands it over (new reference; NULL with an exception set). */
-PyObject *data_tp_field(const struct data_tp *tp, size_t i,
+PyObject *data_tp_field(const struct perfctr_tp_format *tp, size_t i,
 			const void *raw, size_t size);
 
 /* The payload's common_pid, -1 when the format has none or the payload
  * is too short. */
-long data_tp_common_pid(const struct data_tp *tp, const void *raw, size_t size);
+long data_tp_common_pid(const struct perfctr_tp_format *tp, const void *raw,
+			size_t size);
 
 /* Common field @name ("common_flags", "common_preempt_count"...) as a
  * number, -1 when absent. */
-long data_tp_common(const struct data_tp *tp, const char *name,
+long data_tp_common(const struct perfctr_tp_format *tp, const char *name,
 		    const void *raw, size_t size);
 
 /* ---- the Reader type (data.c) ---- */
@@ -62,7 +53,7 @@ long data_tp_common(const struct data_tp *tp, const char *name,
 typedef struct {
 	PyObject_HEAD
 	struct perfctr_reader *rd;
-	struct data_trace *trace;
+	const struct perfctr_tp_formats *trace;	/* the reader's */
 	PyObject *path;		/* str */
 	PyObject *event_names;	/* tuple of str */
 	bool callchain;
@@ -79,7 +70,7 @@ extern PyTypeObject ReaderType;
 int reader_next(ReaderObject *r);
 
 /* The tracepoint formats of @r, read at the first call (NULL: none). */
-const struct data_trace *reader_trace(ReaderObject *r);
+const struct perfctr_tp_formats *reader_trace(ReaderObject *r);
 
 /* "perfctr: cannot read 'PATH': ..." for a failed perfctr_reader__next(). */
 PyObject *reader_error(ReaderObject *r, int err);

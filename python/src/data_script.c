@@ -31,7 +31,7 @@ struct handler {
 	PyObject *fn;		/* borrowed from the table */
 	PyObject *name;		/* "sys__event", borrowed */
 	bool sample_dict;
-	const struct data_tp *tp;
+	const struct perfctr_tp_format *tp;
 	PyObject **field_names;	/* interned str, per field */
 };
 
@@ -343,7 +343,7 @@ PyObject *data_tracepoint_fields(PyObject *self, PyObject *args)
 	ReaderObject *r;
 	Py_ssize_t idx;
 	const struct perf_event_attr *attr;
-	const struct data_tp *tp;
+	const struct perfctr_tp_format *tp;
 	PyObject *names;
 
 	if (!PyArg_ParseTuple(args, "O!n", &ReaderType, &r, &idx))
@@ -368,7 +368,8 @@ PyObject *data_tracepoint_fields(PyObject *self, PyObject *args)
 	}
 	if (!names)
 		return NULL;
-	return Py_BuildValue("(ssN)", data_tp_system(tp), data_tp_name(tp), names);
+	return Py_BuildValue("(ssN)", perfctr_tp_format__system(tp),
+			     perfctr_tp_format__name(tp), names);
 }
 
 /* perf_trace_context's common_pc() etc.: a common field of the payload of
@@ -378,7 +379,7 @@ static PyObject *data_context_common(PyObject *self, PyObject *args)
 	ReaderObject *r;
 	const char *name;
 	const struct perf_event_attr *attr;
-	const struct data_tp *tp;
+	const struct perfctr_tp_format *tp;
 
 	if (!PyArg_ParseTuple(args, "O!s", &ReaderType, &r, &name))
 		return NULL;

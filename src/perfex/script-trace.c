@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * perfex script — tracepoint payloads, printed from the formats the file
- * carries (HEADER_TRACING_DATA) by libtraceevent, the parser of the
+ * carries (HEADER_TRACING_DATA, parsed by the library:
+ * perfctr_perfdata__tp_formats()) by libtraceevent, the parser of the
  * kernel's print formats that perf's own output comes from: the same text
  * as perf script's trace field.  Without libtraceevent the payloads are
  * not printed (script_trace_available() says so).
@@ -21,122 +22,52 @@ struct script_trace {
 	struct tep_handle *tep;
 };
 
-/* A cursor over the section, every read bounded by its end. */
-struct cursor {
-	const char *p, *end;
-};
-
-static int take(struct cursor *c, void *out, size_t n)
-{
-	if ((size_t)(c->end - c->p) < n)
-		return -EINVAL;
-	if (out)
-		memcpy(out, c->p, n);
-	c->p += n;
-	return 0;
-}
-
-static const char *take_string(struct cursor *c)
-{
-	const char *s = c->p;
-	const char *nul = memchr(c->p, '\0', (size_t)(c->end - c->p));
-
-	if (!nul)
-		return NULL;
-	c->p = nul + 1;
-	return s;
-}
-
-/* A block of @size bytes, sized by a u64 (or u32 when @size32). */
-static int take_block(struct cursor *c, bool size32, const char **data,
-		      size_t *size)
-{
-	uint64_t n64 = 0;
-	uint32_t n32 = 0;
-
-	if (size32 ? take(c, &n32, 4) : take(c, &n64, 8))
-		return -EINVAL;
-	*size = size32 ? n32 : n64;
-	*data = c->p;
-	return take(c, NULL, *size);
-}
-
 /*
- * The section as perf writes it (and perfdata.c): magic, version, file
- * endianness, sizeof(long), page size, header_page, header_event, the
- * ftrace formats, the event formats by subsystem, then kallsyms, printk
- * formats and saved cmdlines, which the payloads need no more of.  Only
- * files of this machine's byte order are read.
+ * The formats as the library parsed them, handed to libtraceevent with
+ * the recording machine's long size, page size and byte order (the
+ * library reads only this machine's).  A format libtraceevent cannot
+ * parse leaves its event without a payload, as in perf.
  */
-static int parse(struct tep_handle *tep, const void *data, size_t size)
+static void load(struct tep_handle *tep, const struct perfctr_tp_formats *f)
 {
-	struct cursor c = { data, (const char *)data + size };
-	const char *name, *block;
-	uint8_t big, long_size;
-	uint32_t page_size, n, nsys;
+	bool big = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
+	unsigned int long_size = perfctr_tp_formats__long_size(f);
+	const char *header_page;
 	size_t len;
 
-	if (take(&c, NULL, 10) || !take_string(&c) || take(&c, &big, 1) ||
-	    take(&c, &long_size, 1) || take(&c, &page_size, 4))
-		return -EINVAL;
-	if (big != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__))
-		return -ENOTSUP;
 	tep_set_file_bigendian(tep, big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
 	tep_set_local_bigendian(tep, big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
-	tep_set_long_size(tep, long_size);
-	tep_set_page_size(tep, (int)page_size);
-	name = take_string(&c);
-	if (!name || strcmp(name, "header_page") ||
-	    take_block(&c, false, &block, &len))
-		return -EINVAL;
-	tep_parse_header_page(tep, (char *)block, len, long_size);
-	name = take_string(&c);
-	if (!name || strcmp(name, "header_event") ||
-	    take_block(&c, false, &block, &len))
-		return -EINVAL;
-	if (take(&c, &n, 4))
-		return -EINVAL;
-	for (uint32_t i = 0; i < n; i++) {
-		if (take_block(&c, false, &block, &len))
-			return -EINVAL;
-		tep_parse_event(tep, block, len, "ftrace");
-	}
-	if (take(&c, &nsys, 4))
-		return -EINVAL;
-	for (uint32_t s = 0; s < nsys; s++) {
-		const char *sys = take_string(&c);
+	tep_set_long_size(tep, (int)long_size);
+	tep_set_page_size(tep, (int)perfctr_tp_formats__page_size(f));
+	header_page = perfctr_tp_formats__header_page(f, &len);
+	tep_parse_header_page(tep, (char *)header_page, (unsigned long)len,
+			      (int)long_size);
+	for (size_t i = 0; i < perfctr_tp_formats__nr(f); i++) {
+		const struct perfctr_tp_format *fmt = perfctr_tp_formats__at(f, i);
+		const char *text = perfctr_tp_format__text(fmt, &len);
 
-		if (!sys || take(&c, &n, 4))
-			return -EINVAL;
-		for (uint32_t i = 0; i < n; i++) {
-			if (take_block(&c, false, &block, &len))
-				return -EINVAL;
-			/* One format perf's parser cannot read leaves its
-			 * event without a payload, as in perf. */
-			tep_parse_event(tep, block, len, sys);
-		}
+		tep_parse_event(tep, text, len, perfctr_tp_format__system(fmt));
 	}
-	return 0;
 }
 
 struct script_trace *script_trace_new(struct perfctr_reader *rd)
 {
 	struct perfctr_perfdata *pd = perfctr_reader__perfdata(rd);
+	const struct perfctr_tp_formats *f;
 	struct script_trace *t;
-	const void *data;
-	size_t size;
 
-	if (!pd || perfctr_perfdata__feature(pd, PERFCTR_FEAT_TRACING_DATA,
-					     &data, &size))
+	f = pd ? perfctr_perfdata__tp_formats(pd) : NULL;
+	if (!f)
 		return NULL;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
 	t->tep = tep_alloc();
-	if (!t->tep || parse(t->tep, data, size)) {
+	if (!t->tep) {
 		script_trace_free(t);
 		return NULL;
 	}
+	load(t->tep, f);
 	return t;
 }
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "perfctr/perfdata.h"
+#include "perfctr/tpformat.h"
 
 /* The records of @mem's data section, read again from a file of the same
  * bytes: identical, and the same end (or the same error). */
@@ -108,6 +109,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			sink += strlen(b.filename) + b.id[b.size ? b.size - 1 : 0];
 	}
 	perfctr_perfdata__sample_time(pd, &first, &last);
+	{
+		/* The tracing data's formats; every field read from a
+		 * payload of a third of the file's bytes. */
+		const struct perfctr_tp_formats *tf = perfctr_perfdata__tp_formats(pd);
+
+		for (size_t i = 0; tf && i < perfctr_tp_formats__nr(tf); i++) {
+			const struct perfctr_tp_format *fmt =
+				perfctr_tp_formats__at(tf, i);
+
+			sink += strlen(perfctr_tp_format__name(fmt));
+			for (size_t k = 0; k < perfctr_tp_format__nr_fields(fmt); k++) {
+				const struct perfctr_tp_field *fl =
+					perfctr_tp_format__field(fmt, k);
+				const void *arr;
+				size_t len;
+				uint64_t v;
+
+				if (perfctr_tp_field__number(fl, data, size / 3, &v) == 0)
+					sink += v;
+				if (perfctr_tp_field__array(fl, data, size / 3,
+							    &arr, &len) == 0 && len)
+					sink += ((const unsigned char *)arr)[len - 1];
+			}
+		}
+	}
 	{
 		struct perfctr_perfdata_recovery rec = { .sz = sizeof(rec) };
 

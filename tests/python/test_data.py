@@ -106,6 +106,23 @@ def samples_of_perfex_and_perf_files():
 
 
 @case
+def dynamic_string_fields_by_name():
+    # sched_process_exec's filename is a __data_loc char[] (declared
+    # "__data_loc char[] filename": the brackets before the name).
+    need()
+    path = sampletools.tmpfile("pd-exec.data")
+    res = perfctr.record(path, [work(), "exit", "0"],
+                         events="sched:sched_process_exec")
+    check(res["exit_status"] == 0, res)
+    # The command's one exec, counted from before it.
+    samples = list(perfctr.open(path))
+    check(len(samples) == 1, samples)
+    f = samples[0].fields
+    check(list(f) == ["filename", "pid", "old_pid"], f)
+    check(f["filename"] == work() and f["pid"] == samples[0].pid, f)
+
+
+@case
 def columns_equal_iteration():
     need()
     strings = ("ip", "pid", "tid", "cpu", "time", "period", "event", "comm",

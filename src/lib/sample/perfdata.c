@@ -43,6 +43,7 @@
 
 #include "common/internal.h"
 #include "perfctr/perfdata.h"
+#include "perfctr/tpformat.h"
 #include "sys/tracefs.h"
 
 #define PERF_MAGIC2	0x32454c4946524550ULL	/* "PERFILE2" little-endian */
@@ -1302,6 +1303,8 @@ struct perfctr_perfdata {
 	/* The payload of a HEADER_TRACING_DATA record at the start of the
 	 * data section (see w_put_meta), size 0 = none. */
 	struct file_section meta_tracing;
+	/* The tracing data parsed, once it was asked for. */
+	struct perfctr_tp_formats *tp_formats;
 };
 
 static bool in_file(const struct perfctr_perfdata *pd, uint64_t off, uint64_t len)
@@ -1449,72 +1452,6 @@ static int parse_meta(struct perfctr_perfdata *pd)
 	return 0;
 }
 
-/* A cursor over a tracing-data section, every step bounded. */
-struct td_cursor {
-	const unsigned char *p, *end;
-};
-
-static bool td_skip(struct td_cursor *c, uint64_t n)
-{
-	if ((uint64_t)(c->end - c->p) < n)
-		return false;
-	c->p += n;
-	return true;
-}
-
-static const char *td_string(struct td_cursor *c)
-{
-	const char *s = (const char *)c->p;
-	const unsigned char *nul = memchr(c->p, '\0', (size_t)(c->end - c->p));
-
-	if (!nul)
-		return NULL;
-	c->p = nul + 1;
-	return s;
-}
-
-static bool td_u32(struct td_cursor *c, uint32_t *v)
-{
-	if (c->end - c->p < 4)
-		return false;
-	memcpy(v, c->p, 4);
-	c->p += 4;
-	return true;
-}
-
-/* A block sized by a u64: its bytes. */
-static bool td_block(struct td_cursor *c, const char **data, size_t *len)
-{
-	uint64_t n;
-
-	if (c->end - c->p < 8)
-		return false;
-	memcpy(&n, c->p, 8);
-	c->p += 8;
-	*data = (const char *)c->p;
-	*len = (size_t)n;
-	return td_skip(c, n);
-}
-
-/* The value of "KEY: value" at the start of a line of @fmt[0, len). */
-static const char *fmt_field(const char *fmt, size_t len, const char *key,
-			     size_t *vlen)
-{
-	size_t klen = strlen(key);
-
-	for (const char *l = fmt; l < fmt + len;) {
-		const char *nl = memchr(l, '\n', (size_t)(fmt + len - l));
-		size_t n = nl ? (size_t)(nl - l) : (size_t)(fmt + len - l);
-
-		if (n > klen && !memcmp(l, key, klen)) {
-			*vlen = n - klen;
-			return l + klen;
-		}
-		l += n + 1;
-	}
-	return NULL;
-}
-
 /*
  * Tracepoints without a name are named as perf names them: "sys:name" of
  * the format whose ID is their config, from the file's tracing data (the
@@ -1522,65 +1459,32 @@ static const char *fmt_field(const char *fmt, size_t len, const char *key,
  */
 static int name_tracepoints(struct perfctr_perfdata *pd)
 {
-	struct td_cursor c;
-	const void *data;
-	size_t size, len;
-	const char *block;
-	uint32_t n, nsys;
+	const struct perfctr_tp_formats *f;
 	bool unnamed = false;
 
 	for (size_t i = 0; i < pd->nr_attrs; i++)
 		unnamed |= pd->attrs[i].attr.type == PERF_TYPE_TRACEPOINT &&
 			   !pd->attrs[i].name;
-	if (!unnamed ||
-	    perfctr_perfdata__feature(pd, PERFCTR_FEAT_TRACING_DATA, &data, &size))
+	if (!unnamed)
 		return 0;
-	c.p = data;
-	c.end = c.p + size;
-	/* magic, version, endianness, long size, page size */
-	if (!td_skip(&c, 10) || !td_string(&c) || !td_skip(&c, 6) ||
-	    !td_string(&c) || !td_block(&c, &block, &len) ||
-	    !td_string(&c) || !td_block(&c, &block, &len) || !td_u32(&c, &n))
-		return 0;
-	for (uint32_t i = 0; i < n; i++)
-		if (!td_block(&c, &block, &len))
-			return 0;
-	if (!td_u32(&c, &nsys))
-		return 0;
-	for (uint32_t s = 0; s < nsys; s++) {
-		const char *sys = td_string(&c);
+	f = perfctr_perfdata__tp_formats(pd);
+	if (!f)
+		return errno == ENOMEM ? -ENOMEM : 0;
+	for (size_t i = 0; i < pd->nr_attrs; i++) {
+		struct r_attr *a = &pd->attrs[i];
+		const struct perfctr_tp_format *fmt;
+		char full[512];
 
-		if (!sys || !td_u32(&c, &n))
-			return 0;
-		for (uint32_t e = 0; e < n; e++) {
-			const char *name, *id;
-			size_t nlen, idlen;
-			char idbuf[24], full[512];
-			unsigned long long v;
-			char *endp;
-
-			if (!td_block(&c, &block, &len))
-				return 0;
-			name = fmt_field(block, len, "name: ", &nlen);
-			id = fmt_field(block, len, "ID: ", &idlen);
-			if (!name || !id || idlen >= sizeof(idbuf))
-				continue;
-			memcpy(idbuf, id, idlen);
-			idbuf[idlen] = '\0';
-			errno = 0;
-			v = strtoull(idbuf, &endp, 10);
-			if (errno || endp == idbuf)
-				continue;
-			snprintf(full, sizeof(full), "%s:%.*s", sys, (int)nlen, name);
-			for (size_t i = 0; i < pd->nr_attrs; i++) {
-				struct r_attr *a = &pd->attrs[i];
-
-				if (a->attr.type == PERF_TYPE_TRACEPOINT &&
-				    a->attr.config == v &&
-				    set_name(a, full, strlen(full)))
-					return -ENOMEM;
-			}
-		}
+		if (a->attr.type != PERF_TYPE_TRACEPOINT || a->name)
+			continue;
+		fmt = perfctr_tp_formats__find(f, a->attr.config);
+		if (!fmt)
+			continue;
+		snprintf(full, sizeof(full), "%s:%s",
+			 perfctr_tp_format__system(fmt),
+			 perfctr_tp_format__name(fmt));
+		if (set_name(a, full, strlen(full)))
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -1650,6 +1554,7 @@ void perfctr_perfdata__close(struct perfctr_perfdata *pd)
 	free(pd->bounce);
 	free(pd->win);
 	free(pd->local_tracing.buf);
+	perfctr_tp_formats__delete(pd->tp_formats);
 	if (pd->fd >= 0)
 		close(pd->fd);
 	if (pd->mapped)
@@ -2124,6 +2029,27 @@ int perfctr_perfdata__feature(const struct perfctr_perfdata *pd,
 	if (size)
 		*size = pd->feat[feat].size;
 	return 0;
+}
+
+const struct perfctr_tp_formats *
+perfctr_perfdata__tp_formats(struct perfctr_perfdata *pd)
+{
+	const void *data;
+	size_t size;
+	int err;
+
+	/* A failure is not kept: an unfinished file's formats may come
+	 * from this machine's tracefs later in its open. */
+	if (pd->tp_formats)
+		return pd->tp_formats;
+	err = perfctr_perfdata__feature(pd, PERFCTR_FEAT_TRACING_DATA, &data,
+					&size);
+	if (err < 0) {
+		errno = -err;
+		return NULL;
+	}
+	pd->tp_formats = perfctr_tp_formats__new(data, size);
+	return pd->tp_formats;
 }
 
 const char *perfctr_perfdata__string(const struct perfctr_perfdata *pd,
