@@ -1072,6 +1072,51 @@ static int make_profiles(struct perfctr_reader *rd, struct report *rep)
 	return 0;
 }
 
+/*
+ * The outputs asked for, from the profiles made (@samples of them): the
+ * files first (flame graph, viewers), then stdout's one (the folded
+ * stacks, the JSON, or the tables).  Return 0 or an exit status.
+ */
+static int write_outputs(struct perfctr_reader *rd, struct report *rep,
+			 struct report_viewers *viewers, uint64_t samples)
+{
+	int ret = 0, r;
+
+	if (rep->flame && (ret = write_flame(rd, rep)))
+		return ret;
+	if (rep->speedscope &&
+	    (ret = write_viewer(rd, rep, viewers, rep->speedscope, false)))
+		return ret;
+	if (rep->gecko && (ret = write_viewer(rd, rep, viewers, rep->gecko, true)))
+		return ret;
+	if (rep->folded) {
+		size_t idx;
+		struct perfctr_profile *prof = chosen_profile(rd, rep, &idx);
+
+		r = prof ? report_write_folded(prof, stdout) : 0;
+		if (r < 0) {
+			perfex_error("cannot write the folded stacks: %s",
+				     strerror(-r));
+			return PERFEX_EXIT_IO;
+		}
+		return 0;
+	}
+	if (rep->json)
+		return print_json(rd, rep);
+	print_header(rd, rep);
+	for (size_t a = 0; a < rep->nr_profiles && !ret; a++) {
+		if (tracking_only(rd, rep, a) || !profile_shown(rep, a))
+			continue;
+		if (tree_mode(rep))
+			ret = print_proc_tree(rd, rep, a);
+		else
+			print_table(rd, rep, a);
+	}
+	if (!samples)
+		printf("# no samples\n");
+	return ret;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct report rep = {
@@ -1156,43 +1201,7 @@ int cmd_report(int argc, char **argv)
 	    stats.samples)
 		fprintf(stderr, "perfex: note: '%s' has no callchains (record with -g)\n",
 			rep.input);
-	if (rep.flame) {
-		ret = write_flame(rd, &rep);
-		if (ret)
-			goto out;
-	}
-	if (rep.speedscope &&
-	    (ret = write_viewer(rd, &rep, viewers, rep.speedscope, false)))
-		goto out;
-	if (rep.gecko && (ret = write_viewer(rd, &rep, viewers, rep.gecko, true)))
-		goto out;
-	if (rep.folded) {
-		size_t idx;
-		struct perfctr_profile *prof = chosen_profile(rd, &rep, &idx);
-
-		r = prof ? report_write_folded(prof, stdout) : 0;
-		if (r < 0) {
-			perfex_error("cannot write the folded stacks: %s",
-				     strerror(-r));
-			ret = PERFEX_EXIT_IO;
-		}
-		goto out;
-	}
-	if (rep.json) {
-		ret = print_json(rd, &rep);
-		goto out;
-	}
-	print_header(rd, &rep);
-	for (a = 0; a < rep.nr_profiles && !ret; a++) {
-		if (tracking_only(rd, &rep, a) || !profile_shown(&rep, a))
-			continue;
-		if (tree_mode(&rep))
-			ret = print_proc_tree(rd, &rep, a);
-		else
-			print_table(rd, &rep, a);
-	}
-	if (!stats.samples)
-		printf("# no samples\n");
+	ret = write_outputs(rd, &rep, viewers, stats.samples);
 out:
 	if (fflush(stdout) && !ret) {
 		perfex_error("cannot write the report: %s", strerror(errno));
