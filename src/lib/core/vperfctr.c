@@ -829,6 +829,22 @@ static int reopen_events(struct vstate *st, const struct vcfg *ncfg,
 	return 0;
 }
 
+/* The control in force, as vperfctr_read() returns it, after @c: @c
+ * with the event strings @copies (@made of them, now the state's), or,
+ * on a restart by the opening control's names (@restart), that control
+ * with @c's preserve mask, no copy made (st->lock held). */
+static void set_control(struct vstate *st, const struct vperfctr_control *c,
+			char **copies, unsigned int made, bool restart)
+{
+	if (restart) {
+		st->control_is_start = true;
+		st->start_preserve = c->preserve;
+		return;
+	}
+	keep_control(st, c, copies, made);
+	st->control_is_start = false;
+}
+
 /* Step 2 of a control: @old, the sums of the open events that the new
  * control @ncfg keeps (@keep: its preserve mask; @same: its events are
  * the open ones), sampled only where needed (st->lock held).  Return 0
@@ -935,23 +951,15 @@ int vperfctr_control(struct vperfctr *h, const struct vperfctr_control *c)
 		goto restart_old;
 	reopened = !same;
 	count_from(st, ncfg, keep, &old);
-	if (same && by_names && st->copy_is_spec && !made) {
-		/* A restart by names: the control in force is the opening
-		 * one with this preserve mask; no copy of it here. */
-		st->control_is_start = true;
-		st->start_preserve = c->preserve;
-	} else {
-		keep_control(st, c, copies, made);
-		st->control_is_start = false;
-	}
+	set_control(st, c, copies, made,
+		    same && by_names && st->copy_is_spec && !made);
 	made = 0;
 	if (reopened)
 		st->copy_is_spec = true;	/* both are c's strings now */
 	rc = pc_engine__enable(st->eng);
 	goto unlock;
 done:
-	keep_control(st, c, copies, made);
-	st->control_is_start = false;
+	set_control(st, c, copies, made, false);
 	made = 0;
 	rc = 0;
 unlock:
