@@ -60,24 +60,14 @@ static uint64_t hash_mem(const void *key, size_t len)
 	return h ^ (h >> 29);
 }
 
+static uint64_t itab_hash(const void *t, size_t i)
+{
+	return ((const struct itab *)t)->ents[i].hash;
+}
+
 static int itab_rehash(struct itab *t)
 {
-	size_t n = t->nslots ? t->nslots * 2 : 256, i;
-	uint32_t *slots = calloc(n, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (i = 0; i < t->nr; i++) {
-		size_t h = t->ents[i].hash & (n - 1);
-
-		while (slots[h])
-			h = (h + 1) & (n - 1);
-		slots[h] = (uint32_t)i + 1;
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->nslots = n;
-	return 0;
+	return pc_slots_grow(&t->slots, &t->nslots, t->nr, itab_hash, t);
 }
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem)

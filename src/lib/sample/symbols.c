@@ -183,15 +183,6 @@ static bool dso_stat(struct dso *dso, int fd, const char *path)
 	       st.st_mtim.tv_nsec == dso->st_mtim.tv_nsec;
 }
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-	return h;
-}
-
 static uint64_t hash_pid(pid_t pid)
 {
 	return (uint64_t)(uint32_t)pid * 0x9E3779B97F4A7C15ULL;
@@ -1627,7 +1618,7 @@ static int dso_hash_grow(struct perfctr_symbols *syms)
 	if (!tab)
 		return -ENOMEM;
 	for (i = 0; i < syms->nr_dsos; i++) {
-		size_t h = hash_str(syms->dsos[i]->path) & (cap - 1);
+		size_t h = pc_hash_str(syms->dsos[i]->path) & (cap - 1);
 
 		while (tab[h])
 			h = (h + 1) & (cap - 1);
@@ -1646,7 +1637,7 @@ static struct dso *dso_find_or_add(struct perfctr_symbols *syms,
 	size_t h;
 
 	if (syms->dso_hash_cap) {
-		h = hash_str(path) & (syms->dso_hash_cap - 1);
+		h = pc_hash_str(path) & (syms->dso_hash_cap - 1);
 		while (syms->dso_hash[h]) {
 			if (!strcmp(syms->dso_hash[h]->path, path))
 				return syms->dso_hash[h];
@@ -1676,7 +1667,7 @@ static struct dso *dso_find_or_add(struct perfctr_symbols *syms,
 	dso->kernel = kernel;
 	dso->vdso = !kernel && !strcmp(path, VDSO_DSO);
 	syms->dsos[syms->nr_dsos++] = dso;
-	h = hash_str(path) & (syms->dso_hash_cap - 1);
+	h = pc_hash_str(path) & (syms->dso_hash_cap - 1);
 	while (syms->dso_hash[h])
 		h = (h + 1) & (syms->dso_hash_cap - 1);
 	syms->dso_hash[h] = dso;
