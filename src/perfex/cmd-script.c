@@ -796,21 +796,16 @@ static char **gen_script_spelling(int argc, char **argv)
 static const char *build_tree_python(char *buf, size_t size)
 {
 	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *slash;
+	size_t len;
 
-	if (n <= 0)
+	if (perfex_self_dir(exe, sizeof(exe)))
 		return NULL;
-	exe[n] = '\0';
-	slash = strrchr(exe, '/');
-	if (!slash)
-		return NULL;
-	*slash = '\0';
 	if (snprintf(buf, size, "%s/python", exe) >= (int)size)
 		return NULL;
-	if (snprintf(exe + (slash - exe), sizeof(exe) - (size_t)(slash - exe),
-		     "/python/perfctr/script/__init__.py") >= (int)sizeof(exe) -
-		     (slash - exe) || access(exe, R_OK))
+	len = strlen(exe);
+	if (snprintf(exe + len, sizeof(exe) - len,
+		     "/python/perfctr/script/__init__.py") >= (int)(sizeof(exe) - len) ||
+	    access(exe, R_OK))
 		return NULL;
 	return buf;
 }
