@@ -1937,7 +1937,7 @@ bool pc_metrics_generic_event(const char *name)
 	return pc_symbol_find(name, len) || pc_cache_decode(name, len, &config);
 }
 
-static bool is_modifiers(const char *s)
+bool pc_metrics_is_modifiers(const char *s)
 {
 	if (!*s)
 		return false;
@@ -1951,7 +1951,7 @@ const char *pc_metrics_strip_mods(char *name)
 {
 	char *colon = strrchr(name, ':');
 
-	if (colon && is_modifiers(colon + 1)) {
+	if (colon && pc_metrics_is_modifiers(colon + 1)) {
 		*colon = '\0';
 		return colon + 1;
 	}
