@@ -459,15 +459,36 @@ static int make_target(struct record *rec)
 	return errno == ENODEV ? PERFEX_EXIT_TARGET : PERFEX_EXIT_INTERNAL;
 }
 
-/* The sampler of the events (sample_events_open() makes it). */
-static int new_sampler(void *ctx)
+/*
+ * Add the events and open them.  Without -e: perf's choice, cycles where
+ * the machine can count them, else cpu-clock; the open is the probe.
+ */
+static int open_events(struct record *rec)
 {
-	struct record *rec = ctx;
 	PERFCTR_OPTS(perfctr_sampler_opts, sopts,
 		     .target = rec->target ? rec->target : rec->command,
 		     .data_pages = rec->pages,
 		     .overwrite = rec->overwrite);
 	size_t pages = rec->pages ? rec->pages : 64;
+	struct sample_events se = {
+		.specs = rec->specs,
+		.nr_specs = rec->nr_specs,
+		.sampler = &rec->sampler,
+		.sampler_opts = &sopts,
+		.period = rec->period,
+		.freq = rec->freq,
+		.callchain = rec->callgraph != CALLGRAPH_NONE,
+		.dwarf = rec->callgraph == CALLGRAPH_DWARF,
+		.stack_size = rec->stack_size,
+		.raw = true,
+		/* The file holds offcpu-time too: every sample says its
+		 * event. */
+		.identifier = rec->off_cpu,
+		.clockid = rec->clockid,
+		.event_cgroups = rec->event_cgroups,
+		.nr_event_cgroups = rec->plan.nr_events,
+		.say_fallback = !rec->quiet,
+	};
 
 	/* Wake up when a quarter of the ring is full, not half (the
 	 * kernel's default): more room left while we drain. */
@@ -486,41 +507,6 @@ static int new_sampler(void *ctx)
 	 * one event per thread on any CPU, whose count follows the thread,
 	 * and gives exactly calls / period, for those threads only. */
 	sopts.per_thread = rec->no_inherit;
-	rec->sampler = perfctr_sampler__new(&sopts);
-	if (!rec->sampler) {
-		perfex_error("cannot set up sampling: %s", strerror(errno));
-		return PERFEX_EXIT_INTERNAL;
-	}
-	return 0;
-}
-
-/*
- * Add the events and open them.  Without -e: perf's choice, cycles where
- * the machine can count them, else cpu-clock; the open is the probe.
- */
-static int open_events(struct record *rec)
-{
-	struct sample_events se = {
-		.specs = rec->specs,
-		.nr_specs = rec->nr_specs,
-		.sampler = &rec->sampler,
-		.new_sampler = new_sampler,
-		.ctx = rec,
-		.period = rec->period,
-		.freq = rec->freq,
-		.callchain = rec->callgraph != CALLGRAPH_NONE,
-		.dwarf = rec->callgraph == CALLGRAPH_DWARF,
-		.stack_size = rec->stack_size,
-		.raw = true,
-		/* The file holds offcpu-time too: every sample says its
-		 * event. */
-		.identifier = rec->off_cpu,
-		.clockid = rec->clockid,
-		.event_cgroups = rec->event_cgroups,
-		.nr_event_cgroups = rec->plan.nr_events,
-		.say_fallback = !rec->quiet,
-	};
-
 	return sample_events_open(&se);
 }
 

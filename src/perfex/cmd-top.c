@@ -470,42 +470,28 @@ int top_reset_profiles(struct top *t)
 
 /* ---- the events ---- */
 
-/* The sampler of the events (sample_events_open() makes it). */
-static int new_sampler(void *ctx)
-{
-	struct top *t = ctx;
-	size_t pages = t->pages ? t->pages : 64;
-	PERFCTR_OPTS(perfctr_sampler_opts, sopts, .target = t->target,
-		     .data_pages = pages);
-
-	/* Wake up when a quarter of a ring is full (not half, the kernel's
-	 * default): room left while the others are drained. */
-	sopts.wakeup_watermark =
-		(uint32_t)(pages * (size_t)sysconf(_SC_PAGESIZE) / 4);
-	t->sampler = perfctr_sampler__new(&sopts);
-	if (!t->sampler) {
-		perfex_error("cannot set up sampling: %s", strerror(errno));
-		return PERFEX_EXIT_INTERNAL;
-	}
-	return 0;
-}
-
 /* Without -e: cycles where the machine counts them, else cpu-clock, as
  * perf top chooses; the open is the probe. */
 static int open_events(struct top *t)
 {
+	size_t pages = t->pages ? t->pages : 64;
+	PERFCTR_OPTS(perfctr_sampler_opts, sopts, .target = t->target,
+		     .data_pages = pages);
 	struct sample_events se = {
 		.specs = t->specs,
 		.nr_specs = t->nr_specs,
 		.sampler = &t->sampler,
-		.new_sampler = new_sampler,
-		.ctx = t,
+		.sampler_opts = &sopts,
 		.period = t->period,
 		.freq = t->freq,
 		.callchain = t->callgraph,
 		.clockid = -1,
 	};
 
+	/* Wake up when a quarter of a ring is full (not half, the kernel's
+	 * default): room left while the others are drained. */
+	sopts.wakeup_watermark =
+		(uint32_t)(pages * (size_t)sysconf(_SC_PAGESIZE) / 4);
 	return sample_events_open(&se);
 }
 

@@ -136,10 +136,11 @@ static int add_events(const struct sample_events *se, const char *spec,
 		return perfex_event_error(spec, &perr, r);
 	}
 	/* The events are valid: now the sampler that will open them. */
-	r = *se->sampler ? 0 : se->new_sampler(se->ctx);
-	if (r) {
+	if (!*se->sampler &&
+	    !(*se->sampler = perfctr_sampler__new(se->sampler_opts))) {
+		perfex_error("cannot set up sampling: %s", strerror(errno));
 		perfctr_evlist__delete(list);
-		return r;
+		return PERFEX_EXIT_INTERNAL;
 	}
 	n = perfctr_evlist__nr_events(list);
 	for (size_t i = 0; i < n; i++) {

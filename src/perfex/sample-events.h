@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 struct perfctr_sampler;
+struct perfctr_sampler_opts;
 struct perfctr_target;
 
 /* One -e: its events and the --filter that followed it (NULL: none). */
@@ -26,12 +27,11 @@ struct sample_events {
 	/* The -e's in order; none: cycles, else cpu-clock (perf's choice). */
 	const struct sample_spec *specs;
 	size_t nr_specs;
-	/* The subcommand's sampler, made by new_sampler(ctx) (0 or an exit
-	 * status) once the first -e has parsed, so that a bad event is said
-	 * before any failure of the sampler's. */
+	/* The subcommand's sampler, made with @sampler_opts once the first
+	 * -e has parsed, so that a bad event is said before any failure of
+	 * the sampler's. */
 	struct perfctr_sampler **sampler;
-	int (*new_sampler)(void *ctx);
-	void *ctx;
+	const struct perfctr_sampler_opts *sampler_opts;
 	uint64_t period;	/* -c; 0: none */
 	uint64_t freq;		/* -F; 0: none */
 	bool callchain;		/* the kernel's callchain in each sample */
