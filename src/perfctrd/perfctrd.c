@@ -946,6 +946,60 @@ static void usage(FILE *f)
 		"      --check         validate the policy file and exit\n");
 }
 
+/* Serve until a signal other than SIGHUP (which reloads the policy):
+ * the signals on @sfd, clients connecting on @lfd and their requests.
+ * Return 0, or 1 when poll() fails. */
+static int serve(int lfd, int sfd)
+{
+	struct pollfd pfds[MAX_CLIENTS + 2];
+	size_t i;
+
+	for (;;) {
+		size_t nfds = 0;
+
+		pfds[nfds++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+		pfds[nfds++] = (struct pollfd){ .fd = lfd, .events = POLLIN };
+		for (i = 0; i < d.nr_clients; i++)
+			pfds[nfds++] = (struct pollfd){
+				.fd = d.clients[i].fd,
+				.events = POLLIN | POLLRDHUP };
+		if (poll(pfds, nfds, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			logmsg(LOG_ERR, "poll: %s", strerror(errno));
+			return 1;
+		}
+		if (pfds[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+				if (si.ssi_signo == SIGHUP) {
+					reload();
+				} else {
+					logmsg(LOG_INFO, "exiting on signal %u",
+					       si.ssi_signo);
+					return 0;
+				}
+			}
+		}
+		/* Clients from the end, so a dropped one's slot (refilled
+		 * from the end) is not skipped. */
+		for (i = nfds; i-- > 2;) {
+			size_t ci = i - 2;
+
+			if (!pfds[i].revents || ci >= d.nr_clients ||
+			    d.clients[ci].fd != pfds[i].fd)
+				continue;
+			if ((pfds[i].revents & (POLLERR | POLLNVAL)) ||
+			    handle_client(&d.clients[ci], pfds[i].revents &
+					  (POLLHUP | POLLRDHUP)))
+				drop_client(ci);
+		}
+		if (pfds[1].revents & POLLIN)
+			accept_client(lfd);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -957,7 +1011,6 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct pollfd pfds[MAX_CLIENTS + 2];
 	bool check_only = false;
 	sigset_t mask;
 	int opt, lfd, sfd;
@@ -1006,50 +1059,8 @@ int main(int argc, char **argv)
 		return 1;
 	logmsg(LOG_INFO, "listening on %s, policy %s: %zu rules",
 	       d.socket_path, d.config, d.policy->nr_rules);
-	for (;;) {
-		size_t nfds = 0;
-
-		pfds[nfds++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
-		pfds[nfds++] = (struct pollfd){ .fd = lfd, .events = POLLIN };
-		for (i = 0; i < d.nr_clients; i++)
-			pfds[nfds++] = (struct pollfd){
-				.fd = d.clients[i].fd,
-				.events = POLLIN | POLLRDHUP };
-		if (poll(pfds, nfds, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			logmsg(LOG_ERR, "poll: %s", strerror(errno));
-			return 1;
-		}
-		if (pfds[0].revents & POLLIN) {
-			struct signalfd_siginfo si;
-
-			if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-				if (si.ssi_signo == SIGHUP) {
-					reload();
-				} else {
-					logmsg(LOG_INFO, "exiting on signal %u",
-					       si.ssi_signo);
-					break;
-				}
-			}
-		}
-		/* Clients from the end, so a dropped one's slot (refilled
-		 * from the end) is not skipped. */
-		for (i = nfds; i-- > 2;) {
-			size_t ci = i - 2;
-
-			if (!pfds[i].revents || ci >= d.nr_clients ||
-			    d.clients[ci].fd != pfds[i].fd)
-				continue;
-			if ((pfds[i].revents & (POLLERR | POLLNVAL)) ||
-			    handle_client(&d.clients[ci], pfds[i].revents &
-					  (POLLHUP | POLLRDHUP)))
-				drop_client(ci);
-		}
-		if (pfds[1].revents & POLLIN)
-			accept_client(lfd);
-	}
+	if (serve(lfd, sfd))
+		return 1;
 	if (lfd != 3)
 		unlink(d.socket_path);
 	for (i = d.nr_clients; i-- > 0;)

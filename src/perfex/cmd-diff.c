@@ -24,6 +24,7 @@
 #include "json-out.h"
 #include "options.h"
 #include "perfex.h"
+#include "report.h"
 
 /* One file: its reader (which owns the frames' strings) and a profile
  * per event. */
@@ -119,7 +120,6 @@ bad_weights:
 static perfex_result diff_option(struct perfex_parse *p, void *ctx)
 {
 	struct diff *d = ctx;
-	const char *bad = NULL;
 	int r;
 
 	switch (p->opt->id) {
@@ -129,17 +129,9 @@ static perfex_result diff_option(struct perfex_parse *p, void *ctx)
 		return perfex_opt_ulong(p, 0, 1000, "a file's number, 0 to "
 					"the number of new files", &d->opt.order);
 	case OPT_SORT:
-		r = perfctr_sort_keys_parse(p->arg, d->opt.keys,
-					    PERFCTR_SORT_NR, &bad);
-		if (r < 0) {
-			perfex_error("option '%s': unknown or repeated sort key "
-				     "'%.*s' in '%s'", p->name,
-				     bad ? (int)strcspn(bad, ",") : 0,
-				     bad ? bad : "", p->arg);
-			perfex_hint("sort keys are comm, dso, sym (symbol), pid, tid, cpu");
-			return PERFEX_EXIT_USAGE;
-		}
-		d->opt.nr_keys = (size_t)r;
+		r = report_sort_option(p, d->opt.keys, &d->opt.nr_keys, false);
+		if (r != PERFEX_GO_ON)
+			return r;
 		for (size_t k = 0; k < d->opt.nr_keys; k++)
 			if (d->opt.keys[k] == PERFCTR_SORT_SRCLINE)
 				return perfex_opt_error(p, "does not take srcline "
@@ -231,19 +223,6 @@ static bool tracking_only(const struct diff_file *f, size_t a)
 }
 
 /* ---- the table's rows ---- */
-
-static const char *column_title(enum perfctr_sort_key key)
-{
-	switch (key) {
-	case PERFCTR_SORT_COMM: return "Command";
-	case PERFCTR_SORT_DSO: return "Shared Object";
-	case PERFCTR_SORT_SYM: return "Symbol";
-	case PERFCTR_SORT_PID: return "Pid:Command";
-	case PERFCTR_SORT_TID: return "Tid:Command";
-	case PERFCTR_SORT_CPU: return "CPU";
-	default: return "?";
-	}
-}
 
 /* Key @k of entry @e as the table shows it (without padding): the DSO by
  * its base name (perf matches DSOs by it), a perf map's JIT code as
@@ -858,7 +837,7 @@ static void key_layout(const struct diff *d, struct diff_row **rows,
 	int comm = (int)strlen("Command");
 
 	for (size_t k = 0; k < d->opt.nr_keys; k++)
-		lay->width[k] = (int)strlen(column_title(d->opt.keys[k]));
+		lay->width[k] = (int)strlen(report_key_title(d->opt.keys[k]));
 	for (size_t i = 0; i < nr; i++) {
 		for (size_t k = 0; k < d->opt.nr_keys; k++) {
 			const char *text = rows[i]->cell[k];
@@ -985,7 +964,7 @@ static int print_table(struct diff *d, struct diff_table *t, size_t a,
 			     d->opt.keys[k] == PERFCTR_SORT_TID;
 
 		printf(right ? "  %*s" : "  %-*s", lay.width[k],
-		       column_title(d->opt.keys[k]));
+		       report_key_title(d->opt.keys[k]));
 	}
 	printf("\n#");
 	for (c = 0; c < nc; c++) {

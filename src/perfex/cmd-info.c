@@ -376,6 +376,54 @@ static void print_broker(const struct perfctr_broker_info *b)
 	}
 }
 
+static void print_pmus(const struct machine *m)
+{
+	const struct perfctr_info *info = &m->info;
+
+	printf("\nPMUs (%zu)\n", m->nr_pmus);
+	printf("  %-20s %6s %9s %7s  %s\n", "name", "type", "counters", "events", "cpus");
+	for (size_t i = 0; i < m->nr_pmus; i++) {
+		const struct pmu_row *p = &m->pmus[i];
+		char counters[16];
+
+		if (p->core)
+			snprintf(counters, sizeof(counters), "%u", p->counters);
+		else
+			snprintf(counters, sizeof(counters), "-");
+		printf("  %-20s %6u %9s %7u  %s%s\n", p->name, p->type, counters,
+		       p->events, p->has_cpus ? p->cpus : "all",
+		       p->core ? "  (core)" : "");
+	}
+	if (info->core_pmu[0])
+		printf("  core PMU: %s, %u programmable counters in one group\n",
+		       info->core_pmu, info->nr_hw_counters);
+	else
+		printf("  core PMU: none (no hardware counters: software, tracepoint and\n"
+		       "  breakpoint events count; cycles and instructions do not)\n");
+}
+
+static void print_libraries(void)
+{
+	printf("\nOptional libraries\n");
+	for (size_t i = 0; i < sizeof(libraries) / sizeof(libraries[0]); i++) {
+		const struct library *l = &libraries[i];
+
+		printf("  %-3s %-9s %s\n", l->built_in ? "yes" : "no", l->name,
+		       l->built_in ? "built in" : l->without);
+	}
+	/* Linked into a static perfex, else looked for at run time, as
+	 * reports do. */
+	printf("  %-3s %-9s %s\n", perfctr_symbols_have_demangler() ? "yes" : "no",
+	       "libstdc++", !perfctr_symbols_have_demangler() ?
+	       "libstdc++.so.6 not found: C++ names stay mangled in reports" :
+#ifdef PERFEX_LINKS_DEMANGLER
+	       "its demangler built in: C++ names demangled in reports"
+#else
+	       "found at run time: C++ names demangled in reports"
+#endif
+	       );
+}
+
 static void print_text(const struct machine *m)
 {
 	const struct perfctr_info *info = &m->info;
@@ -394,26 +442,7 @@ static void print_text(const struct machine *m)
 	printf("  cannot count on   %s%s\n", list,
 	       any_forbidden ? " (offline, or not served by the core PMU)" : "");
 
-	printf("\nPMUs (%zu)\n", m->nr_pmus);
-	printf("  %-20s %6s %9s %7s  %s\n", "name", "type", "counters", "events", "cpus");
-	for (i = 0; i < m->nr_pmus; i++) {
-		const struct pmu_row *p = &m->pmus[i];
-		char counters[16];
-
-		if (p->core)
-			snprintf(counters, sizeof(counters), "%u", p->counters);
-		else
-			snprintf(counters, sizeof(counters), "-");
-		printf("  %-20s %6u %9s %7u  %s%s\n", p->name, p->type, counters,
-		       p->events, p->has_cpus ? p->cpus : "all",
-		       p->core ? "  (core)" : "");
-	}
-	if (info->core_pmu[0])
-		printf("  core PMU: %s, %u programmable counters in one group\n",
-		       info->core_pmu, info->nr_hw_counters);
-	else
-		printf("  core PMU: none (no hardware counters: software, tracepoint and\n"
-		       "  breakpoint events count; cycles and instructions do not)\n");
+	print_pmus(m);
 
 	printf("\nFeatures\n");
 	for (i = 0; i < sizeof(features) / sizeof(features[0]); i++) {
@@ -460,24 +489,7 @@ static void print_text(const struct machine *m)
 	printf("  max stack         %u frames in call chains (kernel.perf_event_max_stack)\n",
 	       info->max_stack);
 
-	printf("\nOptional libraries\n");
-	for (i = 0; i < sizeof(libraries) / sizeof(libraries[0]); i++) {
-		const struct library *l = &libraries[i];
-
-		printf("  %-3s %-9s %s\n", l->built_in ? "yes" : "no", l->name,
-		       l->built_in ? "built in" : l->without);
-	}
-	/* Linked into a static perfex, else looked for at run time, as
-	 * reports do. */
-	printf("  %-3s %-9s %s\n", perfctr_symbols_have_demangler() ? "yes" : "no",
-	       "libstdc++", !perfctr_symbols_have_demangler() ?
-	       "libstdc++.so.6 not found: C++ names stay mangled in reports" :
-#ifdef PERFEX_LINKS_DEMANGLER
-	       "its demangler built in: C++ names demangled in reports"
-#else
-	       "found at run time: C++ names demangled in reports"
-#endif
-	       );
+	print_libraries();
 }
 
 /* Why no broker answers, or NULL when one does. */
@@ -589,6 +601,53 @@ static void json_cpu_array(FILE *out, const struct perfctr_cpu_mask *mask)
 	fputc(']', out);
 }
 
+static void json_pmus(FILE *out, const struct machine *m)
+{
+	fputc('[', out);
+	for (size_t i = 0; i < m->nr_pmus; i++) {
+		const struct pmu_row *p = &m->pmus[i];
+
+		fprintf(out, "%s\n    {", i ? "," : "");
+		jout_str(out, "name");
+		fputs(": ", out);
+		jout_str(out, p->name);
+		fprintf(out, ", \"type\": %u, \"core\": %s, \"counters\": %u, \"events\": %u, \"cpus\": ",
+			p->type, p->core ? "true" : "false", p->counters, p->events);
+		jout_str(out, p->has_cpus ? p->cpus : NULL);
+		fputc('}', out);
+	}
+	fputs(m->nr_pmus ? "\n  ]" : "]", out);
+}
+
+/* "features", and "hints": why each missing feature is missing, and the
+ * cure when known. */
+static void json_features(FILE *out, const struct machine *m)
+{
+	bool first = true;
+	size_t i;
+
+	jout_key(out, 2, false, "features");
+	fputc('{', out);
+	for (i = 0; i < sizeof(features) / sizeof(features[0]); i++) {
+		jout_key(out, 4, i == 0, features[i].key);
+		fputs(m->info.features & features[i].bit ? "true" : "false", out);
+	}
+	fputs("\n  }", out);
+
+	jout_key(out, 2, false, "hints");
+	fputc('{', out);
+	for (i = 0; i < sizeof(features) / sizeof(features[0]); i++) {
+		const char *hint = feature_hint(m, features[i].bit);
+
+		if (!hint)
+			continue;
+		jout_key(out, 4, first, features[i].key);
+		jout_str(out, hint);
+		first = false;
+	}
+	fputs(first ? "}" : "\n  }", out);
+}
+
 static void print_json(const struct machine *m)
 {
 	const struct perfctr_info *info = &m->info;
@@ -620,46 +679,8 @@ static void print_json(const struct machine *m)
 	jout_key(out, 2, false, "nr_hw_counters");
 	fprintf(out, "%u", info->nr_hw_counters);
 	jout_key(out, 2, false, "pmus");
-	fputc('[', out);
-	for (i = 0; i < m->nr_pmus; i++) {
-		const struct pmu_row *p = &m->pmus[i];
-
-		fprintf(out, "%s\n    {", i ? "," : "");
-		jout_str(out, "name");
-		fputs(": ", out);
-		jout_str(out, p->name);
-		fprintf(out, ", \"type\": %u, \"core\": %s, \"counters\": %u, \"events\": %u, \"cpus\": ",
-			p->type, p->core ? "true" : "false", p->counters, p->events);
-		jout_str(out, p->has_cpus ? p->cpus : NULL);
-		fputc('}', out);
-	}
-	fputs(m->nr_pmus ? "\n  ]" : "]", out);
-
-	jout_key(out, 2, false, "features");
-	fputc('{', out);
-	for (i = 0; i < sizeof(features) / sizeof(features[0]); i++) {
-		jout_key(out, 4, i == 0, features[i].key);
-		fputs(info->features & features[i].bit ? "true" : "false", out);
-	}
-	fputs("\n  }", out);
-
-	/* Why each missing feature is missing, and the cure when known. */
-	jout_key(out, 2, false, "hints");
-	fputc('{', out);
-	{
-		bool first = true;
-
-		for (i = 0; i < sizeof(features) / sizeof(features[0]); i++) {
-			const char *hint = feature_hint(m, features[i].bit);
-
-			if (!hint)
-				continue;
-			jout_key(out, 4, first, features[i].key);
-			jout_str(out, hint);
-			first = false;
-		}
-		fputs(first ? "}" : "\n  }", out);
-	}
+	json_pmus(out, m);
+	json_features(out, m);
 
 	jout_key(out, 2, false, "permission");
 	fputc('{', out);

@@ -45,6 +45,7 @@
 #include "options.h"
 #include "perfex.h"
 #include "record.h"
+#include "sample-events.h"
 
 static volatile sig_atomic_t stop_signal;
 static volatile sig_atomic_t snapshot_requests;
@@ -458,13 +459,36 @@ static int make_target(struct record *rec)
 	return errno == ENODEV ? PERFEX_EXIT_TARGET : PERFEX_EXIT_INTERNAL;
 }
 
-static int open_sampler(struct record *rec)
+/*
+ * Add the events and open them.  Without -e: perf's choice, cycles where
+ * the machine can count them, else cpu-clock; the open is the probe.
+ */
+static int open_events(struct record *rec)
 {
 	PERFCTR_OPTS(perfctr_sampler_opts, sopts,
 		     .target = rec->target ? rec->target : rec->command,
 		     .data_pages = rec->pages,
 		     .overwrite = rec->overwrite);
 	size_t pages = rec->pages ? rec->pages : 64;
+	struct sample_events se = {
+		.specs = rec->specs,
+		.nr_specs = rec->nr_specs,
+		.sampler = &rec->sampler,
+		.sampler_opts = &sopts,
+		.period = rec->period,
+		.freq = rec->freq,
+		.callchain = rec->callgraph != CALLGRAPH_NONE,
+		.dwarf = rec->callgraph == CALLGRAPH_DWARF,
+		.stack_size = rec->stack_size,
+		.raw = true,
+		/* The file holds offcpu-time too: every sample says its
+		 * event. */
+		.identifier = rec->off_cpu,
+		.clockid = rec->clockid,
+		.event_cgroups = rec->event_cgroups,
+		.nr_event_cgroups = rec->plan.nr_events,
+		.say_fallback = !rec->quiet,
+	};
 
 	/* Wake up when a quarter of the ring is full, not half (the
 	 * kernel's default): more room left while we drain. */
@@ -483,153 +507,7 @@ static int open_sampler(struct record *rec)
 	 * one event per thread on any CPU, whose count follows the thread,
 	 * and gives exactly calls / period, for those threads only. */
 	sopts.per_thread = rec->no_inherit;
-	rec->sampler = perfctr_sampler__new(&sopts);
-	if (!rec->sampler) {
-		perfex_error("cannot set up sampling: %s", strerror(errno));
-		return PERFEX_EXIT_INTERNAL;
-	}
-	return 0;
-}
-
-/*
- * Add the events of @spec (and its @filter) to the sampler, made at the
- * first call; @index counts the events added so far, of every -e.
- */
-static int add_events(struct record *rec, const char *spec,
-		      const char *filter, size_t *index)
-{
-	PERFCTR_OPTS(perfctr_parse_opts, popts, .exclude_kernel = perfex_kernel_forbidden());
-	struct perfctr_parse_error perr = { .sz = sizeof(perr), .column = -1 };
-	struct perfctr_evlist *list = perfctr_evlist__new();
-	size_t i, n;
-	int r;
-
-	if (!list) {
-		perfex_error("out of memory");
-		return PERFEX_EXIT_INTERNAL;
-	}
-	r = perfctr_evlist__parse(list, spec, &popts, &perr);
-	if (r < 0) {
-		perfctr_evlist__delete(list);
-		return perfex_event_error(spec, &perr, r);
-	}
-	/* The events are valid: now the sampler that will open them. */
-	r = rec->sampler ? 0 : open_sampler(rec);
-	if (r) {
-		perfctr_evlist__delete(list);
-		return r;
-	}
-	n = perfctr_evlist__nr_events(list);
-	for (i = 0; i < n; i++) {
-		struct perf_event_attr attr = *perfctr_evlist__attr(list, i);
-		const char *pmu = perfctr_evlist__pmu(list, i);
-		bool exact = attr.type == PERF_TYPE_TRACEPOINT ||
-			     attr.type == PERF_TYPE_BREAKPOINT ||
-			     (pmu && !strcmp(pmu, "uprobe"));
-
-		if (rec->period) {
-			attr.sample_period = rec->period;
-		} else if (rec->freq) {
-			attr.freq = 1;
-			attr.sample_freq = rec->freq;
-		} else if (exact) {
-			attr.sample_period = 1;
-		} else {
-			attr.freq = 1;
-			attr.sample_freq = 4000;
-		}
-		/* PERIOD is dropped by the sampler where it would make every
-		 * event a sample (docs/kernel-notes.md 2). */
-		attr.sample_type |= PERF_SAMPLE_IP | PERF_SAMPLE_TID |
-				    PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
-				    PERF_SAMPLE_PERIOD;
-		/* DWARF as perf records it: the kernel's callchain for the
-		 * kernel frames only, the user frames unwound later from a
-		 * copy of the registers and the top of the stack. */
-		if (rec->callgraph)
-			attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
-		if (rec->callgraph == CALLGRAPH_DWARF) {
-			attr.sample_type |= PERF_SAMPLE_REGS_USER |
-					    PERF_SAMPLE_STACK_USER;
-			attr.sample_regs_user = perfctr_user_regs_mask();
-			attr.sample_stack_user = rec->stack_size;
-			attr.exclude_callchain_user = 1;
-		}
-		/* The tracepoint's fields, as perf records them: perf report
-		 * sorts tracepoint-only files by them by default. */
-		if (attr.type == PERF_TYPE_TRACEPOINT)
-			attr.sample_type |= PERF_SAMPLE_RAW;
-		if (*index + i == 0) {
-			/* One event carries the side-band records. */
-			attr.mmap = 1;
-			attr.mmap2 = 1;
-			attr.comm = 1;
-			attr.comm_exec = 1;
-			attr.task = 1;
-			/* Unwinders find a binary's CFI index (.eh_frame_hdr)
-			 * in its read-only mapping, not the executable one. */
-			attr.mmap_data = rec->callgraph == CALLGRAPH_DWARF;
-		}
-		attr.sample_id_all = 1;
-		/* The file holds offcpu-time too: every sample says its
-		 * event. */
-		if (rec->off_cpu)
-			attr.sample_type |= PERF_SAMPLE_IDENTIFIER;
-		if (rec->clockid >= 0) {
-			attr.use_clockid = 1;
-			attr.clockid = rec->clockid;
-		}
-		r = perfctr_sampler__add_attr(rec->sampler, &attr,
-					      perfctr_evlist__name(list, i));
-		if (r >= 0 && filter)
-			r = perfctr_sampler__set_filter(rec->sampler, (size_t)r,
-							filter);
-		if (r >= 0 && rec->event_cgroups &&
-		    *index + i < rec->plan.nr_events)
-			r = perfctr_sampler__set_cgroup(rec->sampler, (size_t)r,
-							rec->event_cgroups[*index + i]);
-		if (r < 0) {
-			perfex_error("cannot add event '%s': %s",
-				     perfctr_evlist__name(list, i), strerror(-r));
-			perfctr_evlist__delete(list);
-			return PERFEX_EXIT_EVENT;
-		}
-	}
-	*index += n;
-	perfctr_evlist__delete(list);
-	return 0;
-}
-
-/*
- * Add the events and open them.  Without -e: perf's choice, cycles where
- * the machine can count them, else cpu-clock; the open is the probe.
- */
-static int open_events(struct record *rec)
-{
-	size_t index = 0;
-	int r, err;
-
-	for (size_t i = 0; i < rec->nr_specs; i++) {
-		r = add_events(rec, rec->specs[i].text, rec->specs[i].filter,
-			       &index);
-		if (r)
-			return r;
-	}
-	if (!rec->nr_specs && (r = add_events(rec, "cycles", NULL, &index)))
-		return r;
-	err = perfctr_sampler__open(rec->sampler);
-	if (!rec->nr_specs && err < 0 && perfctr_errno_unsupported(-err)) {
-		perfctr_sampler__delete(rec->sampler);
-		rec->sampler = NULL;
-		if (!rec->quiet)
-			fprintf(stderr, "perfex: no hardware 'cycles' event here; sampling 'cpu-clock' instead\n");
-		index = 0;
-		r = add_events(rec, "cpu-clock", NULL, &index);
-		if (r)
-			return r;
-		err = perfctr_sampler__open(rec->sampler);
-	}
-	return err;
+	return sample_events_open(&se);
 }
 
 /* -k: perf's names of the clocks, or a number. */
@@ -776,13 +654,13 @@ static perfex_result cgroup_option(const struct perfex_parse *p,
 static perfex_result event_option(const struct perfex_parse *p,
 				  struct record *rec)
 {
-	struct record_spec *n = realloc(rec->specs,
+	struct sample_spec *n = realloc(rec->specs,
 					(rec->nr_specs + 1) * sizeof(*n));
 
 	if (!n)
 		return PERFEX_EXIT_INTERNAL;
 	rec->specs = n;
-	n[rec->nr_specs++] = (struct record_spec){ .text = p->arg };
+	n[rec->nr_specs++] = (struct sample_spec){ .text = p->arg };
 	return PERFEX_GO_ON;
 }
 

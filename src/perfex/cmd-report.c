@@ -144,22 +144,9 @@ static int add_sample(struct report *rep, struct perfctr_reader *rd,
 /*
  * The table is laid out as perf report --stdio lays out its own, so that
  * tools and eyes used to perf's read ours: the same preamble, the same
- * column titles, the same widths (perf's rules, data dependent) and the
- * same padding.
+ * column titles (report_key_title()), the same widths (perf's rules, data
+ * dependent) and the same padding.
  */
-static const char *column_title(enum perfctr_sort_key key)
-{
-	switch (key) {
-	case PERFCTR_SORT_COMM: return "Command";
-	case PERFCTR_SORT_DSO: return "Shared Object";
-	case PERFCTR_SORT_SYM: return "Symbol";
-	case PERFCTR_SORT_PID: return "Pid:Command";
-	case PERFCTR_SORT_TID: return "Tid:Command";
-	case PERFCTR_SORT_CPU: return "CPU";
-	case PERFCTR_SORT_SRCLINE: return "Source:Line";
-	default: return "?";
-	}
-}
 
 /* The comm perf gives a row: its thread's, as the file last named it
  * (NULL when never named). */
@@ -194,7 +181,7 @@ static void layout(struct perfctr_reader *rd, const struct report *rep,
 	bool unresolved = false;
 
 	for (k = 0; k < rep->nr_keys; k++)
-		lay->width[k] = strlen(column_title(rep->keys[k]));
+		lay->width[k] = strlen(report_key_title(rep->keys[k]));
 	for (i = 0; i < n; i++) {
 		struct perfctr_profile_entry e = { .sz = sizeof(e) };
 		const char *c;
@@ -359,7 +346,7 @@ static void print_table(struct perfctr_reader *rd, struct report *rep, size_t id
 			     rep->keys[k] == PERFCTR_SORT_TID;
 
 		printf(right ? "  %*s" : "  %-*s", (int)lay.width[k],
-		       column_title(rep->keys[k]));
+		       report_key_title(rep->keys[k]));
 	}
 	if (lay.ipc)
 		printf("  %s", ipc_title);
@@ -984,23 +971,12 @@ static perfex_result report_option(struct perfex_parse *p, void *ctx)
 	case OPT_INPUT:
 		rep->input = p->arg;
 		break;
-	case OPT_SORT: {
-		const char *bad = NULL;
-
-		r = perfctr_sort_keys_parse(p->arg, rep->keys, PERFCTR_SORT_NR,
-					    &bad);
-		if (r < 0) {
-			perfex_error("option '%s': unknown or repeated sort key "
-				     "'%.*s' in '%s'", p->name,
-				     bad ? (int)strcspn(bad, ",") : 0,
-				     bad ? bad : "", p->arg);
-			perfex_hint("sort keys are comm, dso, sym (symbol), pid, tid, cpu, srcline");
-			return PERFEX_EXIT_USAGE;
-		}
-		rep->nr_keys = (size_t)r;
+	case OPT_SORT:
+		r = report_sort_option(p, rep->keys, &rep->nr_keys, true);
+		if (r != PERFEX_GO_ON)
+			return r;
 		rep->ipc_column = has_word(p->arg, "symbol");
 		break;
-	}
 	case OPT_CALL_GRAPH:
 		if (!strcmp(p->arg, "caller"))
 			rep->callgraph = PERFCTR_CALLGRAPH_CALLER;
@@ -1096,6 +1072,51 @@ static int make_profiles(struct perfctr_reader *rd, struct report *rep)
 	return 0;
 }
 
+/*
+ * The outputs asked for, from the profiles made (@samples of them): the
+ * files first (flame graph, viewers), then stdout's one (the folded
+ * stacks, the JSON, or the tables).  Return 0 or an exit status.
+ */
+static int write_outputs(struct perfctr_reader *rd, struct report *rep,
+			 struct report_viewers *viewers, uint64_t samples)
+{
+	int ret = 0, r;
+
+	if (rep->flame && (ret = write_flame(rd, rep)))
+		return ret;
+	if (rep->speedscope &&
+	    (ret = write_viewer(rd, rep, viewers, rep->speedscope, false)))
+		return ret;
+	if (rep->gecko && (ret = write_viewer(rd, rep, viewers, rep->gecko, true)))
+		return ret;
+	if (rep->folded) {
+		size_t idx;
+		struct perfctr_profile *prof = chosen_profile(rd, rep, &idx);
+
+		r = prof ? report_write_folded(prof, stdout) : 0;
+		if (r < 0) {
+			perfex_error("cannot write the folded stacks: %s",
+				     strerror(-r));
+			return PERFEX_EXIT_IO;
+		}
+		return 0;
+	}
+	if (rep->json)
+		return print_json(rd, rep);
+	print_header(rd, rep);
+	for (size_t a = 0; a < rep->nr_profiles && !ret; a++) {
+		if (tracking_only(rd, rep, a) || !profile_shown(rep, a))
+			continue;
+		if (tree_mode(rep))
+			ret = print_proc_tree(rd, rep, a);
+		else
+			print_table(rd, rep, a);
+	}
+	if (!samples)
+		printf("# no samples\n");
+	return ret;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct report rep = {
@@ -1180,43 +1201,7 @@ int cmd_report(int argc, char **argv)
 	    stats.samples)
 		fprintf(stderr, "perfex: note: '%s' has no callchains (record with -g)\n",
 			rep.input);
-	if (rep.flame) {
-		ret = write_flame(rd, &rep);
-		if (ret)
-			goto out;
-	}
-	if (rep.speedscope &&
-	    (ret = write_viewer(rd, &rep, viewers, rep.speedscope, false)))
-		goto out;
-	if (rep.gecko && (ret = write_viewer(rd, &rep, viewers, rep.gecko, true)))
-		goto out;
-	if (rep.folded) {
-		size_t idx;
-		struct perfctr_profile *prof = chosen_profile(rd, &rep, &idx);
-
-		r = prof ? report_write_folded(prof, stdout) : 0;
-		if (r < 0) {
-			perfex_error("cannot write the folded stacks: %s",
-				     strerror(-r));
-			ret = PERFEX_EXIT_IO;
-		}
-		goto out;
-	}
-	if (rep.json) {
-		ret = print_json(rd, &rep);
-		goto out;
-	}
-	print_header(rd, &rep);
-	for (a = 0; a < rep.nr_profiles && !ret; a++) {
-		if (tracking_only(rd, &rep, a) || !profile_shown(&rep, a))
-			continue;
-		if (tree_mode(&rep))
-			ret = print_proc_tree(rd, &rep, a);
-		else
-			print_table(rd, &rep, a);
-	}
-	if (!stats.samples)
-		printf("# no samples\n");
+	ret = write_outputs(rd, &rep, viewers, stats.samples);
 out:
 	if (fflush(stdout) && !ret) {
 		perfex_error("cannot write the report: %s", strerror(errno));

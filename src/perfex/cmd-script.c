@@ -339,6 +339,70 @@ static const char *comm_of(struct script *sc, int64_t tid)
 	return th.comm;
 }
 
+/* The text of side-band record @rec after the line's start, as perf
+ * prints it, in @line of @size bytes.  Return snprintf()'s length. */
+static int side_text(const struct perfctr_record *rec, char *line, size_t size)
+{
+	char prot[5];
+	int len = 0;
+
+	switch (rec->type) {
+	case PERF_RECORD_COMM:
+		len = snprintf(line, size, "PERF_RECORD_COMM%s: %s:%d/%d\n",
+			       rec->misc & PERF_RECORD_MISC_COMM_EXEC ? " exec" : "",
+			       rec->comm.comm, (int)rec->comm.pid,
+			       (int)rec->comm.tid);
+		break;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		len = snprintf(line, size, "PERF_RECORD_%s(%d:%d):(%d:%d)\n",
+			       rec->type == PERF_RECORD_FORK ? "FORK" : "EXIT",
+			       (int)rec->task.pid, (int)rec->task.tid,
+			       (int)rec->task.ppid, (int)rec->task.ptid);
+		break;
+	case PERF_RECORD_MMAP:
+		len = snprintf(line, size, "PERF_RECORD_MMAP %d/%d: [%#"
+			       PRIx64 "(%#" PRIx64 ") @ %#" PRIx64 "]: %c %s\n",
+			       (int)rec->mmap.pid, (int)rec->mmap.tid,
+			       rec->mmap.addr, rec->mmap.len, rec->mmap.pgoff,
+			       rec->misc & PERF_RECORD_MISC_MMAP_DATA ? 'r' : 'x',
+			       rec->mmap.filename);
+		break;
+	case PERF_RECORD_MMAP2:
+		snprintf(prot, sizeof(prot), "%c%c%c%c",
+			 rec->mmap.prot & PROT_READ ? 'r' : '-',
+			 rec->mmap.prot & PROT_WRITE ? 'w' : '-',
+			 rec->mmap.prot & PROT_EXEC ? 'x' : '-',
+			 rec->mmap.flags & MAP_SHARED ? 's' : 'p');
+		len = snprintf(line, size, "PERF_RECORD_MMAP2 %d/%d: [%#"
+			       PRIx64 "(%#" PRIx64 ") @ %#" PRIx64,
+			       (int)rec->mmap.pid, (int)rec->mmap.tid,
+			       rec->mmap.addr, rec->mmap.len, rec->mmap.pgoff);
+		if (rec->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+			len += snprintf(line + len, size - len, " <");
+			for (unsigned int i = 0; i < rec->mmap.build_id_size; i++)
+				len += snprintf(line + len, size - len,
+						"%02x", rec->mmap.build_id[i]);
+			len += snprintf(line + len, size - len, ">");
+		} else {
+			len += snprintf(line + len, size - len,
+					" %02x:%02x %" PRIu64 " %" PRIu64,
+					rec->mmap.maj, rec->mmap.min,
+					rec->mmap.ino, rec->mmap.ino_generation);
+		}
+		len += snprintf(line + len, size - len, "]: %s %s\n",
+				prot, rec->mmap.filename);
+		break;
+	case PERF_RECORD_LOST:
+		len = snprintf(line, size, "PERF_RECORD_LOST lost %" PRIu64
+			       "\n", rec->lost.lost);
+		break;
+	default:
+		break;
+	}
+	return len;
+}
+
 /*
  * A side-band record as perf script --show-*-events prints it.  The line
  * starts as a sample's, with the thread the record is about (the child of
@@ -358,8 +422,8 @@ static void print_side(struct script *sc, const struct perfctr_reader_sample *ws
 	int64_t pid = -1, tid = -1, who = -1;
 	uint64_t time = 0;
 	uint32_t cpu = 0;
-	char line[8192], prot[5];
-	int len = 0;
+	char line[8192];
+	int len;
 
 	switch (rec->type) {
 	case PERF_RECORD_COMM:
@@ -402,60 +466,7 @@ static void print_side(struct script *sc, const struct perfctr_reader_sample *ws
 		cpu = id->cpu;
 	print_start(sc, t, chain, comm_of(sc, who), (int)pid, (int)tid, cpu,
 		    time);
-	switch (rec->type) {
-	case PERF_RECORD_COMM:
-		len = snprintf(line, sizeof(line), "PERF_RECORD_COMM%s: %s:%d/%d\n",
-			       rec->misc & PERF_RECORD_MISC_COMM_EXEC ? " exec" : "",
-			       rec->comm.comm, (int)rec->comm.pid,
-			       (int)rec->comm.tid);
-		break;
-	case PERF_RECORD_FORK:
-	case PERF_RECORD_EXIT:
-		len = snprintf(line, sizeof(line), "PERF_RECORD_%s(%d:%d):(%d:%d)\n",
-			       rec->type == PERF_RECORD_FORK ? "FORK" : "EXIT",
-			       (int)rec->task.pid, (int)rec->task.tid,
-			       (int)rec->task.ppid, (int)rec->task.ptid);
-		break;
-	case PERF_RECORD_MMAP:
-		len = snprintf(line, sizeof(line), "PERF_RECORD_MMAP %d/%d: [%#"
-			       PRIx64 "(%#" PRIx64 ") @ %#" PRIx64 "]: %c %s\n",
-			       (int)rec->mmap.pid, (int)rec->mmap.tid,
-			       rec->mmap.addr, rec->mmap.len, rec->mmap.pgoff,
-			       rec->misc & PERF_RECORD_MISC_MMAP_DATA ? 'r' : 'x',
-			       rec->mmap.filename);
-		break;
-	case PERF_RECORD_MMAP2:
-		snprintf(prot, sizeof(prot), "%c%c%c%c",
-			 rec->mmap.prot & PROT_READ ? 'r' : '-',
-			 rec->mmap.prot & PROT_WRITE ? 'w' : '-',
-			 rec->mmap.prot & PROT_EXEC ? 'x' : '-',
-			 rec->mmap.flags & MAP_SHARED ? 's' : 'p');
-		len = snprintf(line, sizeof(line), "PERF_RECORD_MMAP2 %d/%d: [%#"
-			       PRIx64 "(%#" PRIx64 ") @ %#" PRIx64,
-			       (int)rec->mmap.pid, (int)rec->mmap.tid,
-			       rec->mmap.addr, rec->mmap.len, rec->mmap.pgoff);
-		if (rec->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
-			len += snprintf(line + len, sizeof(line) - len, " <");
-			for (unsigned int i = 0; i < rec->mmap.build_id_size; i++)
-				len += snprintf(line + len, sizeof(line) - len,
-						"%02x", rec->mmap.build_id[i]);
-			len += snprintf(line + len, sizeof(line) - len, ">");
-		} else {
-			len += snprintf(line + len, sizeof(line) - len,
-					" %02x:%02x %" PRIu64 " %" PRIu64,
-					rec->mmap.maj, rec->mmap.min,
-					rec->mmap.ino, rec->mmap.ino_generation);
-		}
-		len += snprintf(line + len, sizeof(line) - len, "]: %s %s\n",
-				prot, rec->mmap.filename);
-		break;
-	case PERF_RECORD_LOST:
-		len = snprintf(line, sizeof(line), "PERF_RECORD_LOST lost %" PRIu64
-			       "\n", rec->lost.lost);
-		break;
-	default:
-		break;
-	}
+	len = side_text(rec, line, sizeof(line));
 	if (len > (int)sizeof(line) - 1)
 		len = (int)sizeof(line) - 1;
 	out_bytes(line, (size_t)len);
@@ -785,21 +796,16 @@ static char **gen_script_spelling(int argc, char **argv)
 static const char *build_tree_python(char *buf, size_t size)
 {
 	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *slash;
+	size_t len;
 
-	if (n <= 0)
+	if (perfex_self_dir(exe, sizeof(exe)))
 		return NULL;
-	exe[n] = '\0';
-	slash = strrchr(exe, '/');
-	if (!slash)
-		return NULL;
-	*slash = '\0';
 	if (snprintf(buf, size, "%s/python", exe) >= (int)size)
 		return NULL;
-	if (snprintf(exe + (slash - exe), sizeof(exe) - (size_t)(slash - exe),
-		     "/python/perfctr/script/__init__.py") >= (int)sizeof(exe) -
-		     (slash - exe) || access(exe, R_OK))
+	len = strlen(exe);
+	if (snprintf(exe + len, sizeof(exe) - len,
+		     "/python/perfctr/script/__init__.py") >= (int)(sizeof(exe) - len) ||
+	    access(exe, R_OK))
 		return NULL;
 	return buf;
 }

@@ -46,9 +46,9 @@
 
 #include "options.h"
 #include "perfex.h"
+#include "sample-events.h"
 #include "top.h"
 
-#define DEFAULT_FREQ 4000
 #define DEFAULT_DELAY_MS 2000
 /* How often a process's maps may be read again for an unknown address. */
 #define MAPS_REREAD_NS (100 * 1000000ull)
@@ -470,121 +470,29 @@ int top_reset_profiles(struct top *t)
 
 /* ---- the events ---- */
 
-static int open_sampler(struct top *t)
+/* Without -e: cycles where the machine counts them, else cpu-clock, as
+ * perf top chooses; the open is the probe. */
+static int open_events(struct top *t)
 {
 	size_t pages = t->pages ? t->pages : 64;
 	PERFCTR_OPTS(perfctr_sampler_opts, sopts, .target = t->target,
 		     .data_pages = pages);
+	struct sample_events se = {
+		.specs = t->specs,
+		.nr_specs = t->nr_specs,
+		.sampler = &t->sampler,
+		.sampler_opts = &sopts,
+		.period = t->period,
+		.freq = t->freq,
+		.callchain = t->callgraph,
+		.clockid = -1,
+	};
 
 	/* Wake up when a quarter of a ring is full (not half, the kernel's
 	 * default): room left while the others are drained. */
 	sopts.wakeup_watermark =
 		(uint32_t)(pages * (size_t)sysconf(_SC_PAGESIZE) / 4);
-	t->sampler = perfctr_sampler__new(&sopts);
-	if (!t->sampler) {
-		perfex_error("cannot set up sampling: %s", strerror(errno));
-		return PERFEX_EXIT_INTERNAL;
-	}
-	return 0;
-}
-
-/* The events of @spec added to the sampler (made at the first call). */
-static int add_events(struct top *t, const char *spec, size_t *index)
-{
-	PERFCTR_OPTS(perfctr_parse_opts, popts,
-		     .exclude_kernel = perfex_kernel_forbidden());
-	struct perfctr_parse_error perr = { .sz = sizeof(perr), .column = -1 };
-	struct perfctr_evlist *list = perfctr_evlist__new();
-	size_t n;
-	int r;
-
-	if (!list) {
-		perfex_error("out of memory");
-		return PERFEX_EXIT_INTERNAL;
-	}
-	r = perfctr_evlist__parse(list, spec, &popts, &perr);
-	if (r < 0) {
-		perfctr_evlist__delete(list);
-		return perfex_event_error(spec, &perr, r);
-	}
-	r = t->sampler ? 0 : open_sampler(t);
-	if (r) {
-		perfctr_evlist__delete(list);
-		return r;
-	}
-	n = perfctr_evlist__nr_events(list);
-	for (size_t i = 0; i < n; i++) {
-		struct perf_event_attr attr = *perfctr_evlist__attr(list, i);
-		const char *pmu = perfctr_evlist__pmu(list, i);
-		bool exact = attr.type == PERF_TYPE_TRACEPOINT ||
-			     attr.type == PERF_TYPE_BREAKPOINT ||
-			     (pmu && !strcmp(pmu, "uprobe"));
-
-		attr.freq = 0;
-		attr.sample_period = 0;
-		if (t->period) {
-			attr.sample_period = t->period;
-		} else if (t->freq || !exact) {
-			attr.freq = 1;
-			attr.sample_freq = t->freq ? t->freq : DEFAULT_FREQ;
-		} else {
-			attr.sample_period = 1;
-		}
-		/* PERIOD is dropped by the sampler where it would make every
-		 * event a sample (docs/kernel-notes.md 2). */
-		attr.sample_type |= PERF_SAMPLE_IP | PERF_SAMPLE_TID |
-				    PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
-				    PERF_SAMPLE_PERIOD;
-		if (t->callgraph)
-			attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
-		if (*index + i == 0) {
-			/* One event carries the side-band records. */
-			attr.mmap = 1;
-			attr.mmap2 = 1;
-			attr.comm = 1;
-			attr.comm_exec = 1;
-			attr.task = 1;
-		}
-		attr.sample_id_all = 1;
-		r = perfctr_sampler__add_attr(t->sampler, &attr,
-					      perfctr_evlist__name(list, i));
-		if (r < 0) {
-			perfex_error("cannot add event '%s': %s",
-				     perfctr_evlist__name(list, i), strerror(-r));
-			perfctr_evlist__delete(list);
-			return PERFEX_EXIT_EVENT;
-		}
-	}
-	*index += n;
-	perfctr_evlist__delete(list);
-	return 0;
-}
-
-/* Without -e: cycles where the machine counts them, else cpu-clock, as
- * perf top chooses; the open is the probe. */
-static int open_events(struct top *t)
-{
-	size_t index = 0;
-	int r, err;
-
-	for (size_t i = 0; i < t->nr_specs; i++) {
-		r = add_events(t, t->specs[i], &index);
-		if (r)
-			return r;
-	}
-	if (!t->nr_specs && (r = add_events(t, "cycles", &index)))
-		return r;
-	err = perfctr_sampler__open(t->sampler);
-	if (!t->nr_specs && err < 0 && perfctr_errno_unsupported(-err)) {
-		perfctr_sampler__delete(t->sampler);
-		t->sampler = NULL;
-		index = 0;
-		r = add_events(t, "cpu-clock", &index);
-		if (r)
-			return r;
-		err = perfctr_sampler__open(t->sampler);
-	}
-	return err;
+	return sample_events_open(&se);
 }
 
 static void report_open_error(const struct top *t, int err)
@@ -737,13 +645,13 @@ static perfex_result top_option(struct perfex_parse *p, void *ctx)
 
 	switch (p->opt->id) {
 	case OPT_EVENT: {
-		const char **n = realloc(t->specs,
-					 (t->nr_specs + 1) * sizeof(*n));
+		struct sample_spec *n = realloc(t->specs,
+						(t->nr_specs + 1) * sizeof(*n));
 
 		if (!n)
 			return PERFEX_EXIT_INTERNAL;
 		t->specs = n;
-		n[t->nr_specs++] = p->arg;
+		n[t->nr_specs++] = (struct sample_spec){ .text = p->arg };
 		return PERFEX_GO_ON;
 	}
 	case OPT_FREQ:

@@ -116,6 +116,21 @@ int perfex_exit_for_errno(int err)
 	}
 }
 
+int perfex_self_dir(char *buf, size_t size)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+	char *slash;
+
+	if (n <= 0)
+		return n < 0 ? -errno : -ENOENT;
+	buf[n] = '\0';
+	slash = strrchr(buf, '/');
+	if (!slash)
+		return -ENOENT;
+	*slash = '\0';
+	return 0;
+}
+
 int perfex_paranoid_level(void)
 {
 	PERFCTR_OPTS(perfctr_info_opts, iopts, .no_probe = true);

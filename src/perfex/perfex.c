@@ -59,19 +59,14 @@ static const struct subcommand subcommands[] = {
 static int cmd_serve(int argc, char **argv)
 {
 	char self[PATH_MAX], prog[PATH_MAX + 16];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *slash;
+	int err = perfex_self_dir(self, sizeof(self));
 
-	if (n <= 0) {
+	if (err) {
 		perfex_error("cannot find perfex-serve: /proc/self/exe: %s",
-			     strerror(errno));
+			     strerror(-err));
 		return PERFEX_EXIT_INTERNAL;
 	}
-	self[n] = '\0';
-	slash = strrchr(self, '/');
-	if (slash)
-		slash[1] = '\0';
-	snprintf(prog, sizeof(prog), "%sperfex-serve", slash ? self : "");
+	snprintf(prog, sizeof(prog), "%s/perfex-serve", self);
 	argv[0] = prog;
 	execv(prog, argv);
 	perfex_error("cannot run '%s': %s", prog, strerror(errno));

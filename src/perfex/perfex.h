@@ -7,6 +7,7 @@
 #define PERFEX_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 /*
@@ -67,6 +68,10 @@ int perfex_command_error(char *const *argv, int err);
  * PERFEX_EXIT_TARGET. */
 int perfex_cgroup_error(const char *verb, const char *cgroup, int err);
 
+/* The folder of the running perfex (/proc/self/exe's) in @buf: what it
+ * finds beside itself (perfex-serve, a build tree's python/ and share/).
+ * Return 0 or a negative errno. */
+int perfex_self_dir(char *buf, size_t size);
 /* perf_event_paranoid, from the library's description of the machine
  * (procfs only, no probe); INT_MIN when it cannot tell. */
 int perfex_paranoid_level(void);

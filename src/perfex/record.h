@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "cgroup-names.h"
+#include "sample-events.h"
 
 struct perfctr_decoder;
 struct perfctr_offcpu;
@@ -21,14 +22,8 @@ struct perfctr_sampler;
 struct perfctr_symbols;
 struct perfctr_target;
 
-/* One -e: its events and the --filter that followed it. */
-struct record_spec {
-	const char *text;
-	const char *filter;
-};
-
 struct record {
-	struct record_spec *specs;	/* the -e options, in order */
+	struct sample_spec *specs;	/* the -e options, in order */
 	size_t nr_specs;
 	uint64_t period;
 	uint64_t freq;

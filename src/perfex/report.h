@@ -15,6 +15,8 @@
 #include <perfctr/profile.h>
 #include <perfctr/reader.h>
 
+struct perfex_parse;
+
 /* perf record --off-cpu's event, and the name of --wall's profile. */
 #define OFFCPU_EVENT "offcpu-time"
 #define WALL_PROFILE "wall-clock"
@@ -50,6 +52,16 @@ struct report {
 	bool saw_callchain;
 };
 
+
+/* sort-keys.c, for perfex report, diff and top alike.  The title of
+ * @key's column in perf's tables. */
+const char *report_key_title(enum perfctr_sort_key key);
+/* --sort's keys (@p's argument) into @keys and @nr_keys: PERFEX_GO_ON,
+ * or PERFEX_EXIT_USAGE for a key unknown or repeated, said with the keys'
+ * list (srcline in it when @srcline). */
+int report_sort_option(const struct perfex_parse *p,
+		       enum perfctr_sort_key *keys, size_t *nr_keys,
+		       bool srcline);
 
 /*
  * The call graph of row @idx of @prof as an indented tree on @out, each

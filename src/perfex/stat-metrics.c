@@ -33,17 +33,10 @@ struct stat_metrics {
 static const char *build_tree_tables(char *buf, size_t size)
 {
 	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	struct stat st;
-	char *slash;
 
-	if (n <= 0)
+	if (perfex_self_dir(exe, sizeof(exe)))
 		return NULL;
-	exe[n] = '\0';
-	slash = strrchr(exe, '/');
-	if (!slash)
-		return NULL;
-	*slash = '\0';
 	if (snprintf(buf, size, "%s/share/perfctr/pmu-events", exe) >= (int)size ||
 	    stat(buf, &st) || !S_ISDIR(st.st_mode))
 		return NULL;

@@ -51,6 +51,18 @@ static void split(const struct perfctr_tree *t, size_t p, size_t ev,
 		children->status = PERFCTR_COUNT_NOT_COUNTED;
 }
 
+/* Thread @k of process @p: its count of event @ev (not supported for
+ * an event the tree does not count). */
+static struct perfctr_count thread_of(const struct perfctr_tree *t, size_t p,
+				      size_t k, const struct stat_event *ev)
+{
+	struct perfctr_count c = { .status = PERFCTR_COUNT_NOT_SUPPORTED };
+
+	if (ev->session_idx != STAT_NO_IDX)
+		perfctr_tree__thread_count(t, p, k, ev->session_idx, &c);
+	return c;
+}
+
 static const struct tree_view *sort_view;
 
 static int by_first_event(const void *a, const void *b)
@@ -165,13 +177,9 @@ static void human_proc(const struct tree_view *v, size_t p)
 				continue;
 			exit_text(&th, status, sizeof(status));
 			for (size_t e = 0; e < r->nr_events; e++) {
-				struct perfctr_count c = { 0 };
-				size_t idx = r->events[e].session_idx;
+				struct perfctr_count c =
+					thread_of(v->tree, p, k, &r->events[e]);
 
-				c.status = PERFCTR_COUNT_NOT_SUPPORTED;
-				if (idx != STAT_NO_IDX)
-					perfctr_tree__thread_count(v->tree, p, k,
-								   idx, &c);
 				human_value(out, &r->events[e], &c);
 				fprintf(out, " %13s", "");
 			}
@@ -237,13 +245,9 @@ static void csv_rows(const struct tree_view *v)
 			if (perfctr_tree__thread(v->tree, p, k, &th))
 				continue;
 			for (size_t e = 0; e < r->nr_events; e++) {
-				struct perfctr_count c = { 0 };
-				size_t idx = r->events[e].session_idx;
+				struct perfctr_count c =
+					thread_of(v->tree, p, k, &r->events[e]);
 
-				c.status = PERFCTR_COUNT_NOT_SUPPORTED;
-				if (idx != STAT_NO_IDX)
-					perfctr_tree__thread_count(v->tree, p, k,
-								   idx, &c);
 				fprintf(out, "thread%s%d%s%d%s%d%s%u%s%s%s%s",
 					sep, (int)th.pid, sep, (int)th.ppid, sep,
 					(int)th.tid, sep, th.depth, sep, th.comm,
@@ -382,13 +386,9 @@ void stat_json_tree(const struct stat_report *r)
 				json_node(out, &th);
 				fprintf(out, ", \"events\": [");
 				for (size_t e = 0; e < r->nr_events; e++) {
-					struct perfctr_count c = { 0 };
-					size_t idx = r->events[e].session_idx;
+					struct perfctr_count c =
+						thread_of(t, p, k, &r->events[e]);
 
-					c.status = PERFCTR_COUNT_NOT_SUPPORTED;
-					if (idx != STAT_NO_IDX)
-						perfctr_tree__thread_count(t, p, k,
-									   idx, &c);
 					fprintf(out, "%s{\"name\": ", e ? ", " : "");
 					jout_str(out, r->events[e].name);
 					fprintf(out, ", \"self\": ");

@@ -42,20 +42,6 @@ static const char *base_name(const char *path)
 	return slash && slash[1] ? slash + 1 : path;
 }
 
-static const char *column_title(enum perfctr_sort_key key)
-{
-	switch (key) {
-	case PERFCTR_SORT_COMM: return "Command";
-	case PERFCTR_SORT_DSO: return "Shared Object";
-	case PERFCTR_SORT_SYM: return "Symbol";
-	case PERFCTR_SORT_PID: return "Pid:Command";
-	case PERFCTR_SORT_TID: return "Tid:Command";
-	case PERFCTR_SORT_CPU: return "CPU";
-	case PERFCTR_SORT_SRCLINE: return "Source:Line";
-	default: return "?";
-	}
-}
-
 /* Key @k of row @e as shown, unpadded. */
 static const char *cell(struct top *t, const struct perfctr_profile_entry *e,
 			size_t k, char *buf, size_t size)
@@ -150,7 +136,7 @@ void top_render(struct top *t, FILE *out, size_t max_rows)
 	header(t, out);
 	/* The widths of the rows shown. */
 	for (size_t k = 0; k < t->nr_keys; k++)
-		width[k] = strlen(column_title(t->keys[k]));
+		width[k] = strlen(report_key_title(t->keys[k]));
 	for (size_t i = 0; i < nr && (!max_rows || rows < max_rows); i++) {
 		if (perfctr_profile__entry(prof, i, &e) || !shown(t, &e, total))
 			continue;
@@ -164,7 +150,7 @@ void top_render(struct top *t, FILE *out, size_t max_rows)
 	fprintf(out, "  Overhead%s", t->show_samples ? "   Samples" : "");
 	for (size_t k = 0; k < t->nr_keys; k++)
 		fprintf(out, "  %-*s", k + 1 < t->nr_keys ? (int)width[k] : 0,
-			column_title(t->keys[k]));
+			report_key_title(t->keys[k]));
 	fputc('\n', out);
 	rows = 0;
 	for (size_t i = 0; i < nr && (!max_rows || rows < max_rows); i++) {

@@ -20,6 +20,7 @@ struct perfctr_decoder;
 struct perfctr_sampler;
 struct perfctr_symbols;
 struct perfctr_target;
+struct sample_spec;
 
 /* A process (keyed by pid) or a thread (keyed by tid) seen in samples. */
 struct top_task {
@@ -38,7 +39,7 @@ struct top_task {
 
 struct top {
 	/* ---- options ---- */
-	const char **specs;	/* -e, in order */
+	struct sample_spec *specs;	/* -e, in order */
 	size_t nr_specs;
 	uint64_t freq;		/* -F; 0: 4000 */
 	uint64_t period;	/* -c */

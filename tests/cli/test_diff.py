@@ -336,6 +336,10 @@ def bad_options():
         r = perfex("diff", *args)
         check(r.returncode == EXIT["usage"], (args, r))
         check(r.stderr.startswith("perfex: " + msg), (args, r.stderr))
+    # The keys diff takes (perfex report's hint names srcline too).
+    r = perfex("diff", "-s", "bogus")
+    check("\nhint: sort keys are comm, dso, sym (symbol), pid, tid, cpu\n"
+          in r.stderr, r.stderr)
 
 
 try:

@@ -674,6 +674,28 @@ def callgraph_mode_errors():
 
 
 @case
+def c_and_f_replace_the_events_own_rate():
+    # -c and -F set both the rate and its kind: a freq= or period= of the
+    # event's text does not stay behind (as perfex top does; a freq term
+    # once made -c's period a frequency).
+    require_perf()
+    out = tmpfile("rate.data")
+    rows = [
+        (["-c", "100000", "-e", "software/config=0,freq=100/"], False, 100000),
+        (["-F", "300", "-e", "software/config=0,period=777/"], True, 300),
+    ]
+    for args, freq, value in rows:
+        r = record(out, *args, "--", "true")
+        check(r.returncode == 0, (args, r.stderr))
+        e = subprocess.run(["/usr/bin/perf", "evlist", "-v", "-i", out],
+                           capture_output=True, text=True)
+        check(e.returncode == 0, e.stderr)
+        ev = e.stdout.splitlines()[0]
+        check(("freq: 1," in ev) == freq, (args, ev))
+        check("sample_freq }: %d," % value in ev, (args, ev))
+
+
+@case
 def perf_reads_our_tracepoint_file():
     need_tp()
     require_perf()

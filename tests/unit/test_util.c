@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* Unit tests of the shared helpers (common/). */
+#include <stdlib.h>
+
 #include "common/internal.h"
 #include "test.h"
 
@@ -63,5 +65,33 @@ TEST(strlcpy_truncates)
 	CHECK_STR(buf, "abc");
 }
 
+/* Entry i's hash: i / 2 in the low bits, so pairs share a home slot and
+ * the second one probes on; the high bits are masked off by any size. */
+static uint64_t pair_hash(const void *arg, size_t i)
+{
+	(void)arg;
+	return (uint64_t)(i / 2) | 0xabc0000000000000ULL;
+}
+
+TEST(slots_grow)
+{
+	uint32_t *slots = NULL;
+	size_t nslots = 0, nr = 200;
+
+	CHECK_EQ_INT(pc_slots_grow(&slots, &nslots, 0, pair_hash, NULL), 0);
+	CHECK_EQ_U64(nslots, 256);
+	for (size_t h = 0; h < nslots; h++)
+		CHECK_EQ_INT(slots[h], 0);
+	CHECK_EQ_INT(pc_slots_grow(&slots, &nslots, nr, pair_hash, NULL), 0);
+	CHECK_EQ_U64(nslots, 512);
+	/* In id order: entry 2k at slot k's first free one, 2k + 1 after
+	 * it; the ids stored plus one, every other slot empty. */
+	for (size_t i = 0; i < nr; i++)
+		CHECK_EQ_INT(slots[i], i + 1);
+	for (size_t h = nr; h < nslots; h++)
+		CHECK_EQ_INT(slots[h], 0);
+	free(slots);
+}
+
 TEST_MAIN(TEST_CASE(opts_convention), TEST_CASE(parse_u64),
-	  TEST_CASE(strlcpy_truncates))
+	  TEST_CASE(strlcpy_truncates), TEST_CASE(slots_grow))

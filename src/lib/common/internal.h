@@ -55,4 +55,24 @@ int pc_read_file(const char *path, char *buf, size_t size);
 /* Parse an unsigned integer with full checks (base 0: 0x.., 0.., decimal). */
 int pc_parse_u64(const char *s, int base, uint64_t *out);
 
+/* FNV-1a of the string @s: the hash of the library's string tables
+ * (inline: it is on their lookup paths). */
+static inline uint64_t pc_hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return h;
+}
+
+/*
+ * Grow an open-addressing slot table (linear probing; a slot holds an
+ * entry's id + 1, 0 when empty) to twice its size, 256 at first, and put
+ * the @nr entries back, entry i at @hash(@arg, i).  Return 0, or -ENOMEM
+ * with the table as it was.
+ */
+int pc_slots_grow(uint32_t **slots, size_t *nslots, size_t nr,
+		  uint64_t (*hash)(const void *arg, size_t i), const void *arg);
+
 #endif /* PERFCTR_INTERNAL_H */

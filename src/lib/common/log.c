@@ -4,6 +4,9 @@
 
 #include "perfctr/common.h"
 #include "common/internal.h"
+#ifdef HAVE_BPF
+#include "common/bpflog.h"
+#endif
 
 static int default_print(enum perfctr_print_level level, const char *fmt,
 			 va_list ap)
@@ -33,6 +36,18 @@ void pc_print(enum perfctr_print_level level, const char *fmt, ...)
 	print_fn(level, fmt, ap);
 	va_end(ap);
 }
+
+#ifdef HAVE_BPF
+int pc_libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char msg[512];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	pc_print(level == LIBBPF_WARN ? PERFCTR_INFO : PERFCTR_DEBUG,
+		 "libperfctr: bpf: %s", msg);
+	return 0;
+}
+#endif
 
 const char *perfctr_version(void)
 {

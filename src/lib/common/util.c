@@ -94,3 +94,24 @@ int pc_parse_u64(const char *s, int base, uint64_t *out)
 	*out = v;
 	return 0;
 }
+
+int pc_slots_grow(uint32_t **slots, size_t *nslots, size_t nr,
+		  uint64_t (*hash)(const void *arg, size_t i), const void *arg)
+{
+	size_t n = *nslots ? *nslots * 2 : 256;
+	uint32_t *grown = calloc(n, sizeof(*grown));
+
+	if (!grown)
+		return -ENOMEM;
+	for (size_t i = 0; i < nr; i++) {
+		size_t h = hash(arg, i) & (n - 1);
+
+		while (grown[h])
+			h = (h + 1) & (n - 1);
+		grown[h] = (uint32_t)i + 1;
+	}
+	free(*slots);
+	*slots = grown;
+	*nslots = n;
+	return 0;
+}

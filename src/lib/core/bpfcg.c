@@ -22,6 +22,7 @@
 #include <bpf/libbpf.h>
 #include <linux/types.h>
 
+#include "common/bpflog.h"
 #include "cgroup_counters.h"
 #include "pc_bpfcg.skel.h"
 
@@ -72,18 +73,6 @@ struct pc_bpfcg_binding {
 	 * sums at the last start. */
 	struct pc_bpfcg_value *acc, *at_start;
 };
-
-/* libbpf's messages go to our log, not to stderr. */
-static int libbpf_log(enum libbpf_print_level level, const char *fmt,
-		      va_list ap)
-{
-	char msg[512];
-
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	pc_print(level == LIBBPF_WARN ? PERFCTR_INFO : PERFCTR_DEBUG,
-		 "libperfctr: bpf: %s", msg);
-	return 0;
-}
 
 /* A chunk of the sums: PC_BPFCG_CHUNK_SLOTS slots of stride values on
  * each possible CPU, zeroed.  Return: its fd or -errno. */
@@ -145,7 +134,7 @@ static int grow(struct perfctr_bpf_counters *bc)
 
 static int load(struct perfctr_bpf_counters *bc)
 {
-	libbpf_print_fn_t old = libbpf_set_print(libbpf_log);
+	libbpf_print_fn_t old = libbpf_set_print(pc_libbpf_log);
 	struct pc_bpfcg *skel;
 	int err, first = -1;
 

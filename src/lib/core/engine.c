@@ -543,6 +543,58 @@ static size_t run_length(const struct pc_engine *e, size_t g)
  * trip; an event that fails as unsupported (when that is no failure) is
  * left out and the events after it are opened in the next call.
  */
+/* The @opened events of the last open (e->open_evs) on unit @u: the
+ * first of a group its leader, each fd its slot's.  Return 0, or
+ * setup_slot()'s error with the fds not yet the slots' closed. */
+static int take_opened(struct pc_engine *e, size_t u, size_t opened)
+{
+	for (size_t k = 0; k < opened; k++) {
+		size_t ev = e->open_evs[k];
+		int *lfd = &e->leader_fds[e->events[ev].group * e->nr_units + u];
+		int ret;
+
+		if (*lfd < 0)
+			*lfd = e->open_fds[k];
+		ret = setup_slot(e, &e->events[ev], &e->units[u],
+				 &e->slots[ev * e->nr_units + u], e->open_fds[k]);
+		if (ret) {
+			/* The rest are not the slots' yet. */
+			while (++k < opened)
+				close(e->open_fds[k]);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* The last open on unit @u stopped at its entry @opened with @err.
+ * Return 1 when the unit's task is gone, @err when the attach fails (in
+ * strict mode, or not for an event unsupported here: e->failure says
+ * which), 0 when the event is only unsupported here: its slot says so
+ * and the open goes on after it. */
+static int open_failed(struct pc_engine *e, size_t u, size_t opened, int err)
+{
+	const struct pc_unit *unit = &e->units[u];
+	size_t ev = e->open_evs[opened];
+	const struct perf_event_attr *attr = &e->open_attrs[opened];
+
+	if (err == -ESRCH && e->units_may_vanish)
+		return 1;
+	pr_debug("cannot open event %zu (type %u, config %#llx) "
+		 "on tid %d cpu %d: %s\n", ev, attr->type,
+		 (unsigned long long)attr->config,
+		 (int)unit->tid, unit->cpu, strerror(-err));
+	if ((e->flags & PC_ENGINE_STRICT) || !pc_open_err_is_unsupported(-err)) {
+		e->failure.event = ev;
+		e->failure.errnum = -err;
+		pc_strlcpy(e->failure.broker, pc_broker_refusal(),
+			   sizeof(e->failure.broker));
+		return err;
+	}
+	slot_unsupported(&e->slots[ev * e->nr_units + u], -err);
+	return 0;
+}
+
 static int open_groups(struct pc_engine *e, size_t g, size_t nr, size_t u)
 {
 	const struct eng_group *grp = &e->groups[g];
@@ -557,8 +609,8 @@ static int open_groups(struct pc_engine *e, size_t g, size_t nr, size_t u)
 			       e->open_flags) |
 			      (e->flags & PC_ENGINE_NO_BROKER ?
 			       PC_SYS_NO_BROKER : 0);
-	size_t m = 0, n, k, opened;
-	int err;
+	size_t m = 0, n, opened;
+	int err, ret;
 
 	while (m < total) {
 		for (n = 0; m < total; m++) {
@@ -602,47 +654,14 @@ static int open_groups(struct pc_engine *e, size_t g, size_t nr, size_t u)
 			err = sys_perf_event_open_group(e->open_attrs, n, pid,
 					unit->cpu, e->leader_fds[g * e->nr_units + u],
 					flags, e->open_fds, &opened);
-		for (k = 0; k < opened; k++) {
-			size_t ev = e->open_evs[k];
-			int *lfd = &e->leader_fds[e->events[ev].group *
-						  e->nr_units + u];
-			int ret;
-
-			if (*lfd < 0)
-				*lfd = e->open_fds[k];
-			ret = setup_slot(e, &e->events[ev], unit,
-					 &e->slots[ev * e->nr_units + u],
-					 e->open_fds[k]);
-			if (ret) {
-				/* The rest are not the slots' yet. */
-				while (++k < opened)
-					close(e->open_fds[k]);
-				return ret;
-			}
-		}
+		ret = take_opened(e, u, opened);
+		if (ret)
+			return ret;
 		if (!err)
 			break;
-		{
-			size_t ev = e->open_evs[opened];
-			const struct perf_event_attr *attr =
-				&e->open_attrs[opened];
-
-			if (err == -ESRCH && e->units_may_vanish)
-				return 1;
-			pr_debug("cannot open event %zu (type %u, config %#llx) "
-				 "on tid %d cpu %d: %s\n", ev, attr->type,
-				 (unsigned long long)attr->config,
-				 (int)unit->tid, unit->cpu, strerror(-err));
-			if (strict || !pc_open_err_is_unsupported(-err)) {
-				e->failure.event = ev;
-				e->failure.errnum = -err;
-				pc_strlcpy(e->failure.broker,
-					   pc_broker_refusal(),
-					   sizeof(e->failure.broker));
-				return err;
-			}
-			slot_unsupported(&e->slots[ev * e->nr_units + u], -err);
-		}
+		ret = open_failed(e, u, opened, err);
+		if (ret)
+			return ret;
 		/* On after the event that failed. */
 		for (m = 0; run_event(e, g, nr, m) != e->open_evs[opened]; m++)
 			;

@@ -399,18 +399,60 @@ int perfctr_region_report(const char *path, FILE *out)
 	return rc;
 }
 
-int region_results_report(FILE *f, FILE *out)
-{
-	char line[4096], names[MAX_EVENTS][64];
-	int width[MAX_EVENTS];
-	double per_pair[MAX_EVENTS] = { 0 };
-	struct row *rows = NULL, *grow;
-	size_t nr_rows = 0, cap = 0, i, j;
-	unsigned int nev = 0, e;
-	int nr_regions = 0;
+/* A results file as read: its events, their cost per empty pair, and a
+ * row per region and thread. */
+struct results {
+	char names[MAX_EVENTS][64];
+	int width[MAX_EVENTS];		/* of the events' columns */
+	double per_pair[MAX_EVENTS];
+	unsigned int nev;
+	struct row *rows;
+	size_t nr_rows, cap;
+};
 
-	if (!fgets(line, sizeof(line), f) || strncmp(line, HEADER, strlen(HEADER)))
-		return pc_err(EINVAL);
+/* A "region" line's fields (after its kind) at @s into a new row.
+ * Return 0 or -EINVAL (a bad field, or no memory for the row). */
+static int add_row(struct results *r, char *s)
+{
+	struct row *row;
+	uint64_t v;
+	char *fld;
+
+	if (r->nr_rows == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 16;
+		struct row *grow = realloc(r->rows, cap * sizeof(*grow));
+
+		if (!grow)
+			return -EINVAL;
+		r->rows = grow;
+		r->cap = cap;
+	}
+	row = &r->rows[r->nr_rows];
+	memset(row, 0, sizeof(*row));
+	fld = next_field(&s);
+	pc_strlcpy(row->name, fld ? fld : "?", sizeof(row->name));
+	fld = next_field(&s);
+	if (!fld || pc_parse_u64(fld, 10, &v) < 0)
+		return -EINVAL;
+	row->tid = (int)v;
+	fld = next_field(&s);
+	if (!fld || pc_parse_u64(fld, 10, &row->calls) < 0)
+		return -EINVAL;
+	for (unsigned int e = 0; e < r->nev; e++) {
+		fld = next_field(&s);
+		if (!fld || pc_parse_u64(fld, 10, &row->sum[e]) < 0)
+			return -EINVAL;
+	}
+	r->nr_rows++;
+	return 0;
+}
+
+/* The lines of @f after its header.  Return 0 or -EINVAL. */
+static int read_results(FILE *f, struct results *r)
+{
+	char line[4096];
+	unsigned int e;
+
 	while (fgets(line, sizeof(line), f)) {
 		char *s = line, *kind;
 
@@ -421,98 +463,94 @@ int region_results_report(FILE *f, FILE *out)
 			char *fld = next_field(&s);
 
 			if (!fld || pc_parse_u64(fld, 10, &v) < 0 || v > MAX_EVENTS)
-				goto bad;
-			nev = (unsigned int)v;
-			for (e = 0; e < nev; e++) {
+				return -EINVAL;
+			r->nev = (unsigned int)v;
+			for (e = 0; e < r->nev; e++) {
 				fld = next_field(&s);
-				pc_strlcpy(names[e], fld ? fld : "?", sizeof(names[e]));
+				pc_strlcpy(r->names[e], fld ? fld : "?",
+					   sizeof(r->names[e]));
 			}
 		} else if (!strcmp(kind, "overhead")) {
-			for (e = 0; e < nev; e++) {
+			for (e = 0; e < r->nev; e++) {
 				char *fld = next_field(&s);
 
-				per_pair[e] = fld ? strtod(fld, NULL) : 0;
+				r->per_pair[e] = fld ? strtod(fld, NULL) : 0;
 			}
-		} else if (!strcmp(kind, "region")) {
-			uint64_t v;
-			char *fld;
-
-			if (nr_rows == cap) {
-				cap = cap ? 2 * cap : 16;
-				grow = realloc(rows, cap * sizeof(*rows));
-				if (!grow)
-					goto bad;
-				rows = grow;
-			}
-			memset(&rows[nr_rows], 0, sizeof(rows[0]));
-			fld = next_field(&s);
-			pc_strlcpy(rows[nr_rows].name, fld ? fld : "?",
-				   sizeof(rows[0].name));
-			fld = next_field(&s);
-			if (!fld || pc_parse_u64(fld, 10, &v) < 0)
-				goto bad;
-			rows[nr_rows].tid = (int)v;
-			fld = next_field(&s);
-			if (!fld || pc_parse_u64(fld, 10, &rows[nr_rows].calls) < 0)
-				goto bad;
-			for (e = 0; e < nev; e++) {
-				fld = next_field(&s);
-				if (!fld || pc_parse_u64(fld, 10, &rows[nr_rows].sum[e]) < 0)
-					goto bad;
-			}
-			nr_rows++;
+		} else if (!strcmp(kind, "region") && add_row(r, s)) {
+			return -EINVAL;
 		}
 	}
-	for (e = 0; e < nev; e++) {
-		width[e] = (int)strlen(names[e]);
-		if (width[e] < 16)
-			width[e] = 16;
+	for (e = 0; e < r->nev; e++) {
+		r->width[e] = (int)strlen(r->names[e]);
+		if (r->width[e] < 16)
+			r->width[e] = 16;
 	}
+	return 0;
+}
 
+/* The table of the region of row @i: a line per thread, then the total. */
+static void print_region(FILE *out, const struct results *r, size_t i)
+{
+	const struct row *rows = r->rows;
+	double total[MAX_EVENTS] = { 0 };
+	uint64_t calls = 0;
+	unsigned int e;
+
+	fprintf(out, "\nregion '%s'\n  %-10s %12s", rows[i].name,
+		"thread", "calls");
+	for (e = 0; e < r->nev; e++)
+		fprintf(out, " %*s", r->width[e], r->names[e]);
+	fputc('\n', out);
+	for (size_t j = i; j < r->nr_rows; j++) {
+		if (strcmp(rows[j].name, rows[i].name))
+			continue;
+		fprintf(out, "  %-10d %12llu", rows[j].tid,
+			(unsigned long long)rows[j].calls);
+		calls += rows[j].calls;
+		for (e = 0; e < r->nev; e++) {
+			double v = corrected(rows[j].sum[e], rows[j].calls,
+					     r->per_pair[e]);
+
+			total[e] += v;
+			fprintf(out, " %*.0f", r->width[e], v);
+		}
+		fputc('\n', out);
+	}
+	fprintf(out, "  %-10s %12llu", "total", (unsigned long long)calls);
+	for (e = 0; e < r->nev; e++)
+		fprintf(out, " %*.0f", r->width[e], total[e]);
+	fputc('\n', out);
+}
+
+int region_results_report(FILE *f, FILE *out)
+{
+	struct results r = { .nev = 0 };
+	char line[4096];
+	size_t i, j;
+	unsigned int e;
+	int nr_regions = 0;
+
+	if (!fgets(line, sizeof(line), f) || strncmp(line, HEADER, strlen(HEADER)))
+		return pc_err(EINVAL);
+	if (read_results(f, &r)) {
+		free(r.rows);
+		return pc_err(EINVAL);
+	}
 	fprintf(out, "regions (an empty begin/end pair costs");
-	for (e = 0; e < nev; e++)
-		fprintf(out, "%s %.1f %s", e ? "," : "", per_pair[e], names[e]);
-	fprintf(out, "%s; subtracted per call)\n", nev ? "" : " nothing measured");
+	for (e = 0; e < r.nev; e++)
+		fprintf(out, "%s %.1f %s", e ? "," : "", r.per_pair[e],
+			r.names[e]);
+	fprintf(out, "%s; subtracted per call)\n", r.nev ? "" : " nothing measured");
 	/* One table per region, in order of first appearance. */
-	for (i = 0; i < nr_rows; i++) {
-		uint64_t calls = 0;
-		double total[MAX_EVENTS] = { 0 };
-		bool first = true;
-
+	for (i = 0; i < r.nr_rows; i++) {
 		for (j = 0; j < i; j++)
-			if (!strcmp(rows[j].name, rows[i].name))
-				first = false;
-		if (!first)
+			if (!strcmp(r.rows[j].name, r.rows[i].name))
+				break;
+		if (j < i)
 			continue;
 		nr_regions++;
-		fprintf(out, "\nregion '%s'\n  %-10s %12s", rows[i].name,
-			"thread", "calls");
-		for (e = 0; e < nev; e++)
-			fprintf(out, " %*s", width[e], names[e]);
-		fputc('\n', out);
-		for (j = i; j < nr_rows; j++) {
-			if (strcmp(rows[j].name, rows[i].name))
-				continue;
-			fprintf(out, "  %-10d %12llu", rows[j].tid,
-				(unsigned long long)rows[j].calls);
-			calls += rows[j].calls;
-			for (e = 0; e < nev; e++) {
-				double v = corrected(rows[j].sum[e], rows[j].calls,
-						     per_pair[e]);
-
-				total[e] += v;
-				fprintf(out, " %*.0f", width[e], v);
-			}
-			fputc('\n', out);
-		}
-		fprintf(out, "  %-10s %12llu", "total", (unsigned long long)calls);
-		for (e = 0; e < nev; e++)
-			fprintf(out, " %*.0f", width[e], total[e]);
-		fputc('\n', out);
+		print_region(out, &r, i);
 	}
-	free(rows);
+	free(r.rows);
 	return nr_regions;
-bad:
-	free(rows);
-	return pc_err(EINVAL);
 }

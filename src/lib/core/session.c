@@ -60,6 +60,18 @@ struct perfctr_session *perfctr_session__new(const struct perfctr_session_opts *
 	return s;
 }
 
+/* What events [@from, @to) of @s own (strings, CPU list), freed. */
+static void free_event_parts(struct perfctr_session *s, size_t from, size_t to)
+{
+	for (size_t k = from; k < to; k++) {
+		free(s->events[k].name);
+		free(s->events[k].pmu);
+		free(s->events[k].unit);
+		free(s->events[k].filter);
+		free(s->events[k].cpus);
+	}
+}
+
 void perfctr_session__delete(struct perfctr_session *s)
 {
 	size_t i;
@@ -71,13 +83,7 @@ void perfctr_session__delete(struct perfctr_session *s)
 	drop_bpf(s);
 	pc_engine__delete(s->engine);
 	pc_sets_free(s->sets);		/* sets hook */
-	for (i = 0; i < s->nr_events; i++) {
-		free(s->events[i].name);
-		free(s->events[i].pmu);
-		free(s->events[i].unit);
-		free(s->events[i].filter);
-		free(s->events[i].cpus);
-	}
+	free_event_parts(s, 0, s->nr_events);
 	for (i = 0; i < s->nr_groups; i++)
 		free(s->groups[i].members);
 	free(s->events);
@@ -147,6 +153,60 @@ static int parse_pmu_cpus(const char *list, int **cpus)
 	return n;
 }
 
+/* Event @i of @list into @ev, with copies of its strings and its PMU's
+ * CPUs.  Return 0, -EINVAL (no attr) or -ENOMEM; what was made is in
+ * @ev either way. */
+static int copy_event(struct pc_event *ev, const struct perfctr_evlist *list,
+		      size_t i)
+{
+	const struct perf_event_attr *attr = perfctr_evlist__attr(list, i);
+	const char *unit = perfctr_evlist__unit(list, i);
+	bool failed = false;
+	int nr_cpus;
+
+	memset(ev, 0, sizeof(*ev));
+	if (attr)
+		ev->attr = *attr;
+	ev->attr.size = sizeof(ev->attr);
+	ev->name = pc_strdup_or_null(perfctr_evlist__name(list, i), &failed);
+	ev->pmu = pc_strdup_or_null(perfctr_evlist__pmu(list, i), &failed);
+	ev->unit = pc_strdup_or_null(unit ? unit : "", &failed);
+	ev->scale = perfctr_evlist__scale(list, i);
+	nr_cpus = parse_pmu_cpus(perfctr_evlist__cpus(list, i), &ev->cpus);
+	if (nr_cpus < 0)
+		failed = true;
+	ev->nr_cpus = nr_cpus > 0 ? nr_cpus : 0;
+	if (failed || !attr || !ev->name)
+		return attr ? -ENOMEM : -EINVAL;
+	return 0;
+}
+
+/* The member arrays of the @new_groups groups that follow the session's,
+ * of the @n events from @base (@group_of: each one's group), sized by a
+ * first count, so no partial state.  Return 0 or -ENOMEM, the arrays
+ * made freed. */
+static int make_members(struct perfctr_session *s, const size_t *group_of,
+			size_t n, size_t base, size_t new_groups)
+{
+	for (size_t g = s->nr_groups; g < s->nr_groups + new_groups; g++) {
+		size_t cnt = 0, k = 0, i;
+
+		for (i = 0; i < n; i++)
+			cnt += group_of[i] == g;
+		s->groups[g].members = malloc(cnt * sizeof(size_t));
+		if (!s->groups[g].members) {
+			for (size_t j = s->nr_groups; j < g; j++)
+				free(s->groups[j].members);
+			return -ENOMEM;
+		}
+		for (i = 0; i < n; i++)
+			if (group_of[i] == g)
+				s->groups[g].members[k++] = base + i;
+		s->groups[g].nr_members = cnt;
+	}
+	return 0;
+}
+
 int perfctr_session__add_evlist(struct perfctr_session *s,
 				const struct perfctr_evlist *list)
 {
@@ -181,23 +241,8 @@ int perfctr_session__add_evlist(struct perfctr_session *s,
 	for (i = 0; i < n; i++) {
 		struct pc_event *ev = &s->events[base + i];
 		size_t leader = perfctr_evlist__leader(list, i);
-		const struct perf_event_attr *attr = perfctr_evlist__attr(list, i);
-		const char *unit = perfctr_evlist__unit(list, i);
-		bool failed = false;
-		int nr_cpus;
 
-		memset(ev, 0, sizeof(*ev));
-		if (attr)
-			ev->attr = *attr;
-		ev->attr.size = sizeof(ev->attr);
-		ev->name = pc_strdup_or_null(perfctr_evlist__name(list, i), &failed);
-		ev->pmu = pc_strdup_or_null(perfctr_evlist__pmu(list, i), &failed);
-		ev->unit = pc_strdup_or_null(unit ? unit : "", &failed);
-		ev->scale = perfctr_evlist__scale(list, i);
-		nr_cpus = parse_pmu_cpus(perfctr_evlist__cpus(list, i), &ev->cpus);
-		if (nr_cpus < 0)
-			failed = true;
-		ev->nr_cpus = nr_cpus > 0 ? nr_cpus : 0;
+		err = copy_event(ev, list, i);
 		ev->leader = base + leader;
 		if (leader == i) {
 			group_of[i] = g;
@@ -208,45 +253,16 @@ int perfctr_session__add_evlist(struct perfctr_session *s,
 			group_of[i] = group_of[leader];
 		}
 		ev->group = group_of[i];
-		if (failed || !attr || !ev->name) {
+		if (err) {
 			/* Undo: free what this call made, keep the session. */
-			size_t k;
-
-			for (k = 0; k <= i; k++) {
-				free(s->events[base + k].name);
-				free(s->events[base + k].pmu);
-				free(s->events[base + k].unit);
-				free(s->events[base + k].cpus);
-			}
-			err = attr ? -ENOMEM : -EINVAL;
+			free_event_parts(s, base, base + i + 1);
 			goto fail;
 		}
 	}
-	/* Member arrays: sized by a first count, so no partial state. */
-	for (g = s->nr_groups; g < s->nr_groups + new_groups; g++) {
-		size_t cnt = 0, k = 0;
-
-		for (i = 0; i < n; i++)
-			cnt += group_of[i] == g;
-		s->groups[g].members = malloc(cnt * sizeof(size_t));
-		if (!s->groups[g].members) {
-			size_t j;
-
-			for (j = s->nr_groups; j < g; j++)
-				free(s->groups[j].members);
-			for (j = 0; j < n; j++) {
-				free(s->events[base + j].name);
-				free(s->events[base + j].pmu);
-				free(s->events[base + j].unit);
-				free(s->events[base + j].cpus);
-			}
-			err = -ENOMEM;
-			goto fail;
-		}
-		for (i = 0; i < n; i++)
-			if (group_of[i] == g)
-				s->groups[g].members[k++] = base + i;
-		s->groups[g].nr_members = cnt;
+	err = make_members(s, group_of, n, base, new_groups);
+	if (err) {
+		free_event_parts(s, base, base + n);
+		goto fail;
 	}
 	s->nr_events += n;
 	s->nr_groups += new_groups;

@@ -779,17 +779,112 @@ static void control_from_start(struct vstate *st)
 	st->control_is_start = false;
 }
 
+/* Step 3 of a control of the events open: zeroed, their sampling periods set
+ * again, overflow signals re-armed (st->lock held).  Return 0 or a
+ * negative errno. */
+static int restart_events(struct vstate *st)
+{
+	unsigned int i;
+	int rc;
+
+	if (st->ovf && pc_ovf__suspended(st->ovf) && st->cfg.tsc)
+		for (i = 0; i < st->cfg.n; i++)
+			sys_perf_enable(st->fd[i], false);
+	rc = pc_engine__reset(st->eng);
+	for (i = st->cfg.nra; !rc && i < st->cfg.n; i++)
+		rc = sys_perf_period(st->fd[i], st->cfg.period[i]);
+	if (rc < 0)
+		return rc;
+	if (st->ovf)
+		pc_ovf__rearm(st->ovf);
+	return 0;
+}
+
+/* Step 3 of a control of other events: @ncfg's group opened, then put in the
+ * place of the old one, whose counters past the new ones keep their
+ * sums (@old) for reads (st->lock held).  Return 0 or a negative errno,
+ * the old events left as they were. */
+static int reopen_events(struct vstate *st, const struct vcfg *ncfg,
+			 const struct vperfctr_control *c,
+			 const struct perfctr_sum_ctrs *old)
+{
+	struct vgroup g;
+	unsigned int i;
+	int rc = group_open(ncfg, st->tid, &g);
+
+	if (rc < 0)
+		return rc;
+	for (i = ncfg->n; i < N; i++)
+		st->stale[i] = old->pmc[i];
+	state_close_events(st);
+	state_take_group(st, &g);
+	st->cfg = *ncfg;
+	st->open = true;
+	for (i = 0; i < N; i++) {
+		free(st->cfg_spec[i]);
+		st->cfg_spec[i] = i < ncfg->n && PC_OPTS_HAS(c, event) &&
+				  c->event[i] ? strdup(c->event[i]) : NULL;
+	}
+	remember_start(st, c);
+	return 0;
+}
+
+/* The control in force, as vperfctr_read() returns it, after @c: @c
+ * with the event strings @copies (@made of them, now the state's), or,
+ * on a restart by the opening control's names (@restart), that control
+ * with @c's preserve mask, no copy made (st->lock held). */
+static void set_control(struct vstate *st, const struct vperfctr_control *c,
+			char **copies, unsigned int made, bool restart)
+{
+	if (restart) {
+		st->control_is_start = true;
+		st->start_preserve = c->preserve;
+		return;
+	}
+	keep_control(st, c, copies, made);
+	st->control_is_start = false;
+}
+
+/* Step 2 of a control: @old, the sums of the open events that the new
+ * control @ncfg keeps (@keep: its preserve mask; @same: its events are
+ * the open ones), sampled only where needed (st->lock held).  Return 0
+ * or a negative errno. */
+static int sums_kept(struct vstate *st, const struct vcfg *ncfg, bool same,
+		     unsigned int keep, struct perfctr_sum_ctrs *old)
+{
+	bool empty = !ncfg->tsc && !ncfg->n;
+
+	if (st->open && !empty &&
+	    (!same || (ncfg->tsc && st->tsc_active) ||
+	     (keep & ((1u << ncfg->n) - 1) & ((1u << st->cfg.n) - 1))))
+		return sample(st, old);
+	if (!same || keep)
+		sums_from(st, NULL, old);	/* stale[] only */
+	return 0;
+}
+
+/* Step 4: the new control's counters start from the sums it keeps of
+ * @old, the others from zero (st->lock held). */
+static void count_from(struct vstate *st, const struct vcfg *ncfg,
+		       unsigned int keep, const struct perfctr_sum_ctrs *old)
+{
+	for (unsigned int i = 0; i < ncfg->n; i++)
+		st->base[i] = (keep & (1u << i)) ? old->pmc[i] : 0;
+	st->tsc_base = ncfg->tsc && st->tsc_active ? old->tsc : 0;
+	st->nr_active = ncfg->n;
+	st->tsc_active = ncfg->tsc;
+}
+
 int vperfctr_control(struct vperfctr *h, const struct vperfctr_control *c)
 {
 	struct vstate *st;
 	struct perfctr_sum_ctrs old;
-	struct vgroup g;
 	struct vcfg cfg_buf;
 	const struct vcfg *ncfg = &cfg_buf;
 	char *copies[N];
 	unsigned int made = 0;
-	unsigned int i, keep;
-	bool was_running, same, empty, need_old, reopened = false, by_names;
+	unsigned int keep;
+	bool was_running, same, empty, reopened = false, by_names;
 	int rc;
 
 	if (!h || !c || c->sz < offsetof(struct vperfctr_control, event) ||
@@ -838,16 +933,9 @@ int vperfctr_control(struct vperfctr *h, const struct vperfctr_control *c)
 		pc_engine__disable(st->eng);
 
 	/* 2. Sample what the new control keeps. */
-	need_old = st->open && !empty &&
-		   (!same || (ncfg->tsc && st->tsc_active) ||
-		    (keep & ((1u << ncfg->n) - 1) & ((1u << st->cfg.n) - 1)));
-	if (need_old) {
-		rc = sample(st, &old);
-		if (rc < 0)
-			goto restart_old;
-	} else if (!same || keep) {
-		sums_from(st, NULL, &old);	/* stale[] only */
-	}
+	rc = sums_kept(st, ncfg, same, keep, &old);
+	if (rc < 0)
+		goto restart_old;
 
 	if (empty) {
 		/* Park: the counters keep their (frozen) sums, the TSC's is
@@ -858,57 +946,20 @@ int vperfctr_control(struct vperfctr *h, const struct vperfctr_control *c)
 	}
 
 	/* 3. Restart the same events, or open the new ones. */
-	if (same) {
-		if (st->ovf && pc_ovf__suspended(st->ovf) && st->cfg.tsc)
-			for (i = 0; i < st->cfg.n; i++)
-				sys_perf_enable(st->fd[i], false);
-		rc = pc_engine__reset(st->eng);
-		for (i = st->cfg.nra; !rc && i < st->cfg.n; i++)
-			rc = sys_perf_period(st->fd[i], st->cfg.period[i]);
-		if (rc < 0)
-			goto restart_old;
-		if (st->ovf)
-			pc_ovf__rearm(st->ovf);
-	} else {
-		rc = group_open(ncfg, st->tid, &g);
-		if (rc < 0)
-			goto restart_old;
-		for (i = ncfg->n; i < N; i++)
-			st->stale[i] = old.pmc[i];
-		state_close_events(st);
-		state_take_group(st, &g);
-		st->cfg = *ncfg;
-		st->open = true;
-		for (i = 0; i < N; i++) {
-			free(st->cfg_spec[i]);
-			st->cfg_spec[i] = i < ncfg->n && PC_OPTS_HAS(c, event) &&
-					  c->event[i] ? strdup(c->event[i]) : NULL;
-		}
-		remember_start(st, c);
-		reopened = true;
-	}
-	for (i = 0; i < ncfg->n; i++)
-		st->base[i] = (keep & (1u << i)) ? old.pmc[i] : 0;
-	st->tsc_base = ncfg->tsc && st->tsc_active ? old.tsc : 0;
-	st->nr_active = ncfg->n;
-	st->tsc_active = ncfg->tsc;
-	if (same && by_names && st->copy_is_spec && !made) {
-		/* A restart by names: the control in force is the opening
-		 * one with this preserve mask; no copy of it here. */
-		st->control_is_start = true;
-		st->start_preserve = c->preserve;
-	} else {
-		keep_control(st, c, copies, made);
-		st->control_is_start = false;
-	}
+	rc = same ? restart_events(st) : reopen_events(st, ncfg, c, &old);
+	if (rc < 0)
+		goto restart_old;
+	reopened = !same;
+	count_from(st, ncfg, keep, &old);
+	set_control(st, c, copies, made,
+		    same && by_names && st->copy_is_spec && !made);
 	made = 0;
 	if (reopened)
 		st->copy_is_spec = true;	/* both are c's strings now */
 	rc = pc_engine__enable(st->eng);
 	goto unlock;
 done:
-	keep_control(st, c, copies, made);
-	st->control_is_start = false;
+	set_control(st, c, copies, made, false);
 	made = 0;
 	rc = 0;
 unlock:

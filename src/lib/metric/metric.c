@@ -16,17 +16,6 @@
 
 #define NO_EVENT ((size_t)-1)
 
-/* Letters of the event modifiers (":u", ":ppp", ...). */
-static bool is_modifier_suffix(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (!strchr("ukhHGpSDIWPe", *s))
-			return false;
-	return true;
-}
-
 /* perf's aliases, reduced to one spelling so that pairs are found. */
 static const struct {
 	const char *alias;
@@ -54,7 +43,7 @@ static void split_name(const char *name, struct name_parts *parts)
 
 	if (!name)
 		name = "";
-	if (colon && is_modifier_suffix(colon + 1)) {
+	if (colon && pc_metrics_is_modifiers(colon + 1)) {
 		len = (size_t)(colon - name);
 		parts->mods = colon + 1;
 	} else {

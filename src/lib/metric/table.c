@@ -1385,92 +1385,74 @@ static JSON_ONLY bool is_tree(const char *dir, const char *arch)
 	return !access(path, R_OK);
 }
 
-struct perfctr_metrics *perfctr_metrics__new(const struct perfctr_metrics_opts *opts)
+#ifdef HAVE_JSONC
+/* The pmu-events tree: @data_dir, else the first entry of @env
+ * (PERFCTR_METRICS_PATH) that is a tree for the CPU's architecture, else
+ * the installed one.  Return 0 or -ENOMEM. */
+static int find_tree(const struct perfctr_metrics *m, const char *data_dir,
+		     const char *env, char *tree, size_t size)
 {
-#ifndef HAVE_JSONC
-	(void)opts;
-	errno = ENOTSUP;
-	return NULL;
-#else
-	const char *data_dir = PC_OPTS_GET(opts, data_dir, NULL);
-	const char *root = PC_OPTS_GET(opts, root, NULL);
-	const char *cpuid = PC_OPTS_GET(opts, cpuid, NULL);
-	const char *const *files = PC_OPTS_GET(opts, files, NULL);
-	size_t nr_files = PC_OPTS_GET(opts, nr_files, 0);
-	unsigned int flags = PC_OPTS_GET(opts, flags, 0);
-	const char *env = flags & PERFCTR_METRICS_NO_ENV ? NULL :
-			  getenv("PERFCTR_METRICS_PATH");
 	char *env_copy = NULL, *save = NULL, *entry;
-	char tree[PATH_MAX];
-	struct perfctr_metrics *m;
-	size_t i;
 	int err = 0;
-
-	if (!pc_opts_valid(opts, sizeof(struct perfctr_metrics_opts)) ||
-	    (nr_files && !files)) {
-		errno = EINVAL;
-		return NULL;
-	}
-	m = calloc(1, sizeof(*m));
-	if (!m)
-		return NULL;
-	pc_strlcpy(m->root, root && strcmp(root, "/") ? root : "", sizeof(m->root));
-	/* PERFCTR_CPUID poses as another CPU from outside a program, as for
-	 * a machine whose identity its tables do not list yet. */
-	if (!cpuid && !(flags & PERFCTR_METRICS_NO_ENV))
-		cpuid = getenv("PERFCTR_CPUID");
-	if (cpuid && *cpuid)
-		pc_strlcpy(m->cpuid, cpuid, sizeof(m->cpuid));
-	else
-		read_cpuid(m);
-
-	err = load_generic(m);
 
 	tree[0] = '\0';
 	if (data_dir)
-		pc_strlcpy(tree, data_dir, sizeof(tree));
+		pc_strlcpy(tree, data_dir, size);
 	if (env && !(env_copy = strdup(env)))
-		err = err ? err : -ENOMEM;
+		err = -ENOMEM;
 	for (entry = env_copy ? strtok_r(env_copy, ":", &save) : NULL;
 	     entry && !tree[0]; entry = strtok_r(NULL, ":", &save))
 		if (m->cpuid[0] && is_tree(entry, pc_metrics_arch_of(m->cpuid)))
-			pc_strlcpy(tree, entry, sizeof(tree));
+			pc_strlcpy(tree, entry, size);
 	if (!tree[0])
-		pc_strlcpy(tree, PERFCTR_DATADIR "/pmu-events", sizeof(tree));
+		pc_strlcpy(tree, PERFCTR_DATADIR "/pmu-events", size);
+	free(env_copy);
+	return err;
+}
 
-	if (!err && !(flags & PERFCTR_METRICS_NO_MODEL)) {
-		struct stat st;
-		int sel;
+/* The CPU's own metrics, from its table in @tree; where there is none,
+ * why in m->missing.  Return 0 or a negative errno. */
+static int load_cpu_model(struct perfctr_metrics *m, const char *tree)
+{
+	struct stat st;
+	int sel, err = 0;
 
-		if (!m->cpuid[0])
-			snprintf(m->missing, sizeof(m->missing),
-				 "the CPU's identity is unknown (no vendor and "
-				 "family in %s/proc/cpuinfo, no arm64 MIDR)",
-				 m->root);
-		else if (stat(tree, &st))
-			snprintf(m->missing, sizeof(m->missing),
-				 "no pmu-events tables in '%s' (the build imports "
-				 "them from Debian's linux-source-6.12)", tree);
-		else if ((sel = select_model(tree, m->cpuid, m->model,
-					     sizeof(m->model))) < 0)
-			snprintf(m->missing, sizeof(m->missing),
-				 "no table for CPU '%s' in %s/%s/mapfile.csv%s",
-				 m->cpuid, tree, pc_metrics_arch_of(m->cpuid),
-				 sel == -ENOENT ? "" : " (cannot read it)");
-		else
-			err = load_model(m, tree);
-		if (!m->model[0] || m->missing[0])
-			m->model[0] = '\0';
-	}
-	/* The rest of PERFCTR_METRICS_PATH: metric files and directories. */
-	if (env_copy) {
-		free(env_copy);
-		env_copy = strdup(env);
-		if (!env_copy)
-			err = err ? err : -ENOMEM;
-	}
-	for (entry = env_copy ? strtok_r(env_copy, ":", &save) : NULL;
-	     entry && !err; entry = strtok_r(NULL, ":", &save)) {
+	if (!m->cpuid[0])
+		snprintf(m->missing, sizeof(m->missing),
+			 "the CPU's identity is unknown (no vendor and "
+			 "family in %s/proc/cpuinfo, no arm64 MIDR)",
+			 m->root);
+	else if (stat(tree, &st))
+		snprintf(m->missing, sizeof(m->missing),
+			 "no pmu-events tables in '%s' (the build imports "
+			 "them from Debian's linux-source-6.12)", tree);
+	else if ((sel = select_model(tree, m->cpuid, m->model,
+				     sizeof(m->model))) < 0)
+		snprintf(m->missing, sizeof(m->missing),
+			 "no table for CPU '%s' in %s/%s/mapfile.csv%s",
+			 m->cpuid, tree, pc_metrics_arch_of(m->cpuid),
+			 sel == -ENOENT ? "" : " (cannot read it)");
+	else
+		err = load_model(m, tree);
+	if (!m->model[0] || m->missing[0])
+		m->model[0] = '\0';
+	return err;
+}
+
+/* The metric files and directories of @env (PERFCTR_METRICS_PATH), but
+ * for the pmu-events trees in it.  Return 0 or a negative errno. */
+static int load_path(struct perfctr_metrics *m, const char *env)
+{
+	char *env_copy, *save = NULL, *entry;
+	int err = 0;
+
+	if (!env)
+		return 0;
+	env_copy = strdup(env);
+	if (!env_copy)
+		return -ENOMEM;
+	for (entry = strtok_r(env_copy, ":", &save); entry && !err;
+	     entry = strtok_r(NULL, ":", &save)) {
 		struct stat st;
 
 		if (stat(entry, &st))
@@ -1497,6 +1479,55 @@ struct perfctr_metrics *perfctr_metrics__new(const struct perfctr_metrics_opts *
 		}
 	}
 	free(env_copy);
+	return err;
+}
+#endif
+
+struct perfctr_metrics *perfctr_metrics__new(const struct perfctr_metrics_opts *opts)
+{
+#ifndef HAVE_JSONC
+	(void)opts;
+	errno = ENOTSUP;
+	return NULL;
+#else
+	const char *data_dir = PC_OPTS_GET(opts, data_dir, NULL);
+	const char *root = PC_OPTS_GET(opts, root, NULL);
+	const char *cpuid = PC_OPTS_GET(opts, cpuid, NULL);
+	const char *const *files = PC_OPTS_GET(opts, files, NULL);
+	size_t nr_files = PC_OPTS_GET(opts, nr_files, 0);
+	unsigned int flags = PC_OPTS_GET(opts, flags, 0);
+	const char *env = flags & PERFCTR_METRICS_NO_ENV ? NULL :
+			  getenv("PERFCTR_METRICS_PATH");
+	char tree[PATH_MAX];
+	struct perfctr_metrics *m;
+	size_t i;
+	int err;
+
+	if (!pc_opts_valid(opts, sizeof(struct perfctr_metrics_opts)) ||
+	    (nr_files && !files)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	pc_strlcpy(m->root, root && strcmp(root, "/") ? root : "", sizeof(m->root));
+	/* PERFCTR_CPUID poses as another CPU from outside a program, as for
+	 * a machine whose identity its tables do not list yet. */
+	if (!cpuid && !(flags & PERFCTR_METRICS_NO_ENV))
+		cpuid = getenv("PERFCTR_CPUID");
+	if (cpuid && *cpuid)
+		pc_strlcpy(m->cpuid, cpuid, sizeof(m->cpuid));
+	else
+		read_cpuid(m);
+
+	err = load_generic(m);
+	if (!err)
+		err = find_tree(m, data_dir, env, tree, sizeof(tree));
+	if (!err && !(flags & PERFCTR_METRICS_NO_MODEL))
+		err = load_cpu_model(m, tree);
+	if (!err)
+		err = load_path(m, env);
 	for (i = 0; i < nr_files && !err; i++)
 		err = load_user_file(m, files[i]);
 	if (err) {
@@ -1906,7 +1937,7 @@ bool pc_metrics_generic_event(const char *name)
 	return pc_symbol_find(name, len) || pc_cache_decode(name, len, &config);
 }
 
-static bool is_modifiers(const char *s)
+bool pc_metrics_is_modifiers(const char *s)
 {
 	if (!*s)
 		return false;
@@ -1920,7 +1951,7 @@ const char *pc_metrics_strip_mods(char *name)
 {
 	char *colon = strrchr(name, ':');
 
-	if (colon && is_modifiers(colon + 1)) {
+	if (colon && pc_metrics_is_modifiers(colon + 1)) {
 		*colon = '\0';
 		return colon + 1;
 	}

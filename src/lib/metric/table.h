@@ -76,6 +76,9 @@ int pc_metrics_event(struct perfctr_metrics *m, const char *name,
 int pc_metrics_literal(struct perfctr_metrics *m, const char *name,
 		       double *value);
 
+/* Whether @s is a run of event modifier letters (the "u" of ":u", the
+ * "ppp" of ":ppp"); false for "". */
+bool pc_metrics_is_modifiers(const char *s);
 /* Cut a modifier suffix (":u", ":ppp") off @name in place; return the
  * modifiers (pointing past the cut, in @name's storage), "" when none. */
 const char *pc_metrics_strip_mods(char *name);

@@ -85,6 +85,8 @@ int perfctr_offcpu_encode(const struct perfctr_offcpu_sample *s, uint64_t id,
 #include <bpf/libbpf.h>
 #include <linux/types.h>
 
+#include "common/bpflog.h"
+
 #include "offcpu.h"
 #include "pc_offcpu.skel.h"
 
@@ -109,17 +111,6 @@ struct perfctr_offcpu {
 	uint64_t stack[PC_OFFCPU_MAX_STACK];
 	uint64_t stack2[PC_OFFCPU_MAX_STACK];
 };
-
-static int libbpf_log(enum libbpf_print_level level, const char *fmt,
-		      va_list ap)
-{
-	char msg[512];
-
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	pc_print(level == LIBBPF_WARN ? PERFCTR_INFO : PERFCTR_DEBUG,
-		 "libperfctr: bpf: %s", msg);
-	return 0;
-}
 
 /* Where the target's tasks are named: the filter map, or the CPUs. */
 static int fill_filter(struct perfctr_offcpu *oc,
@@ -276,7 +267,7 @@ perfctr_offcpu__new(const struct perfctr_target *target,
 	oc = calloc(1, sizeof(*oc));
 	if (!oc)
 		return NULL;
-	old = libbpf_set_print(libbpf_log);
+	old = libbpf_set_print(pc_libbpf_log);
 	/* tp_btf where the kernel takes it (no probe read of the task's
 	 * fields), raw_tp otherwise. */
 	oc->program = "tp_btf";

@@ -60,24 +60,14 @@ static uint64_t hash_mem(const void *key, size_t len)
 	return h ^ (h >> 29);
 }
 
+static uint64_t itab_hash(const void *t, size_t i)
+{
+	return ((const struct itab *)t)->ents[i].hash;
+}
+
 static int itab_rehash(struct itab *t)
 {
-	size_t n = t->nslots ? t->nslots * 2 : 256, i;
-	uint32_t *slots = calloc(n, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (i = 0; i < t->nr; i++) {
-		size_t h = t->ents[i].hash & (n - 1);
-
-		while (slots[h])
-			h = (h + 1) & (n - 1);
-		slots[h] = (uint32_t)i + 1;
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->nslots = n;
-	return 0;
+	return pc_slots_grow(&t->slots, &t->nslots, t->nr, itab_hash, t);
 }
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem)
@@ -483,6 +473,41 @@ static int reader_build_ids(struct perfctr_pprof *pp, struct perfctr_reader *rd)
 	return 0;
 }
 
+/* The sample types of a first reader: "samples", one per event of @rd,
+ * and with wall, "wall" (its column in *@wall_col, the default type).
+ * Return 0 or a negative errno. */
+static int add_reader_types(struct perfctr_pprof *pp, struct perfctr_reader *rd,
+			    size_t *wall_col)
+{
+	size_t nr_events = perfctr_reader__nr_events(rd);
+	int r;
+
+	if (perfctr_pprof__add_sample_type(pp, "samples", "count") < 0)
+		return pc_err(ENOMEM);
+	for (size_t i = 0; i < nr_events; i++) {
+		const struct perf_event_attr *attr =
+			perfctr_reader__event_attr(rd, i);
+
+		if (is_offcpu_event(rd, i))
+			r = perfctr_pprof__add_sample_type(pp, "off_cpu",
+							   "nanoseconds");
+		else
+			r = perfctr_pprof__add_sample_type(pp,
+				perfctr_reader__event_name(rd, i),
+				is_time_event(attr) ? "nanoseconds" : "count");
+		if (r < 0)
+			return r;
+	}
+	if (pp->wall) {
+		r = perfctr_pprof__add_sample_type(pp, "wall", "nanoseconds");
+		if (r < 0)
+			return r;
+		*wall_col = (size_t)r;
+		pp->default_type = r;
+	}
+	return 0;
+}
+
 int64_t perfctr_pprof__add_reader(struct perfctr_pprof *pp,
 				  struct perfctr_reader *rd)
 {
@@ -497,31 +522,9 @@ int64_t perfctr_pprof__add_reader(struct perfctr_pprof *pp,
 	nr_events = perfctr_reader__nr_events(rd);
 	first_typed = pp->nr_types;
 	if (!pp->nr_types) {
-		if (perfctr_pprof__add_sample_type(pp, "samples", "count") < 0)
-			return pc_err(ENOMEM);
-		for (i = 0; i < nr_events; i++) {
-			const struct perf_event_attr *attr =
-				perfctr_reader__event_attr(rd, i);
-
-			if (is_offcpu_event(rd, i))
-				r = perfctr_pprof__add_sample_type(pp,
-					"off_cpu", "nanoseconds");
-			else
-				r = perfctr_pprof__add_sample_type(pp,
-					perfctr_reader__event_name(rd, i),
-					is_time_event(attr) ? "nanoseconds" :
-					"count");
-			if (r < 0)
-				return r;
-		}
-		if (pp->wall) {
-			r = perfctr_pprof__add_sample_type(pp, "wall",
-							   "nanoseconds");
-			if (r < 0)
-				return r;
-			wall_col = (size_t)r;
-			pp->default_type = r;
-		}
+		r = add_reader_types(pp, rd, &wall_col);
+		if (r < 0)
+			return r;
 	}
 	values = calloc(pp->nr_types, sizeof(*values));
 	seen = calloc(nr_events + 1, sizeof(*seen));

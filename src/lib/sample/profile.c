@@ -33,15 +33,6 @@ struct strtab {
 	size_t nslots;
 };
 
-static uint64_t hash_bytes(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-	return h;
-}
-
 static uint64_t mix64(uint64_t x)
 {
 	x ^= x >> 33;
@@ -52,30 +43,20 @@ static uint64_t mix64(uint64_t x)
 	return x;
 }
 
+static uint64_t strtab_hash(const void *t, size_t i)
+{
+	return ((const struct strtab *)t)->hashes[i];
+}
+
 static int strtab_grow(struct strtab *t)
 {
-	size_t n = t->nslots ? t->nslots * 2 : 256, i;
-	uint32_t *slots = calloc(n, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (i = 0; i < t->nr; i++) {
-		size_t h = t->hashes[i] & (n - 1);
-
-		while (slots[h])
-			h = (h + 1) & (n - 1);
-		slots[h] = (uint32_t)i + 1;
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->nslots = n;
-	return 0;
+	return pc_slots_grow(&t->slots, &t->nslots, t->nr, strtab_hash, t);
 }
 
 /* Intern @s; returns its id or -ENOMEM. */
 static int64_t strtab_intern(struct strtab *t, const char *s)
 {
-	uint64_t hash = hash_bytes(s);
+	uint64_t hash = pc_hash_str(s);
 	size_t h;
 
 	if (t->nslots) {
@@ -475,25 +456,17 @@ static uint64_t frame_hash(uint32_t name, uint32_t dso, bool kernel)
 	return mix64(((uint64_t)name << 32) ^ dso ^ ((uint64_t)kernel << 63));
 }
 
+static uint64_t frame_rec_hash(const void *prof, size_t i)
+{
+	const struct frame_rec *f = &((const struct perfctr_profile *)prof)->frames[i];
+
+	return frame_hash(f->name, f->dso, f->kernel);
+}
+
 static int frame_slots_grow(struct perfctr_profile *prof)
 {
-	size_t n = prof->frame_nslots ? prof->frame_nslots * 2 : 256, i;
-	uint32_t *slots = calloc(n, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (i = 0; i < prof->nr_frames; i++) {
-		const struct frame_rec *f = &prof->frames[i];
-		size_t h = frame_hash(f->name, f->dso, f->kernel) & (n - 1);
-
-		while (slots[h])
-			h = (h + 1) & (n - 1);
-		slots[h] = (uint32_t)i + 1;
-	}
-	free(prof->frame_slots);
-	prof->frame_slots = slots;
-	prof->frame_nslots = n;
-	return 0;
+	return pc_slots_grow(&prof->frame_slots, &prof->frame_nslots,
+			     prof->nr_frames, frame_rec_hash, prof);
 }
 
 static int64_t intern_frame_slow(struct perfctr_profile *prof,
@@ -603,24 +576,15 @@ static bool key_equal(const struct perfctr_profile *prof, const uint32_t *a,
 	return true;
 }
 
+static uint64_t entry_hash(const void *prof, size_t i)
+{
+	return key_hash(((const struct perfctr_profile *)prof)->entries[i].key);
+}
+
 static int entry_slots_grow(struct perfctr_profile *prof)
 {
-	size_t n = prof->entry_nslots ? prof->entry_nslots * 2 : 256, i;
-	uint32_t *slots = calloc(n, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (i = 0; i < prof->nr_entries; i++) {
-		size_t h = key_hash(prof->entries[i].key) & (n - 1);
-
-		while (slots[h])
-			h = (h + 1) & (n - 1);
-		slots[h] = (uint32_t)i + 1;
-	}
-	free(prof->entry_slots);
-	prof->entry_slots = slots;
-	prof->entry_nslots = n;
-	return 0;
+	return pc_slots_grow(&prof->entry_slots, &prof->entry_nslots,
+			     prof->nr_entries, entry_hash, prof);
 }
 
 static struct entry *find_entry(struct perfctr_profile *prof, const uint32_t *key)

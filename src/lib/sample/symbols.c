@@ -183,15 +183,6 @@ static bool dso_stat(struct dso *dso, int fd, const char *path)
 	       st.st_mtim.tv_nsec == dso->st_mtim.tv_nsec;
 }
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-	return h;
-}
-
 static uint64_t hash_pid(pid_t pid)
 {
 	return (uint64_t)(uint32_t)pid * 0x9E3779B97F4A7C15ULL;
@@ -763,52 +754,71 @@ fail:
  * once for the number of lines.  By hand: strtoull's locale and base
  * handling cost more than the rest of a kallsyms line.
  */
-static void load_kallsyms(struct perfctr_symbols *syms)
+/* The kallsyms file mapped whole as the names of the kernel's table
+ * (*@len: its length), NULL when it cannot be read (said at info level).
+ * Its signature is taken before the read: a change while it reads is
+ * seen next time. */
+static char *map_kallsyms(struct perfctr_symbols *syms, size_t *len)
 {
 	struct symtab *tab = &syms->kallsyms;
-	size_t cap = 0, len, size;
-	uint32_t module = 0, last_idx = 0;
-	const char *last_mod = NULL;
-	size_t last_mod_len = 0;
-	char *buf, *p, *end;
+	size_t size;
+	char *buf;
 	int fd;
 
-	syms->kallsyms_loaded = true;
-	if (!syms->kallsyms_path)
-		return;
-	/* Before the read: a change while it reads is seen next time. */
 	syms->kallsyms_sig = kallsyms_signature(syms);
 	fd = open(syms->kallsyms_path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		pr_info("cannot open '%s': %s\n", syms->kallsyms_path,
 			strerror(errno));
-		return;
+		return NULL;
 	}
-	buf = map_whole(fd, &len, &size);
+	buf = map_whole(fd, len, &size);
 	close(fd);
-	if (!buf || len >= UINT32_MAX) {
+	if (!buf || *len >= UINT32_MAX) {
 		pr_info("cannot read '%s': %s\n", syms->kallsyms_path,
 			buf ? "too large" : strerror(errno));
 		if (buf)
 			munmap(buf, size);
-		return;
+		return NULL;
 	}
 	tab->names = buf;
-	tab->names_len = len + 1;
+	tab->names_len = *len + 1;
 	tab->names_cap = size;
 	tab->names_mapped = true;
+	return buf;
+}
+
+/* The whole pages of [@start, @end) in huge pages where the kernel can:
+ * megabytes touched once (see map_whole()). */
+static void advise_huge(const void *start, const void *end)
+{
+	uintptr_t a = ((uintptr_t)start + 4095) & ~(uintptr_t)4095;
+	uintptr_t b = (uintptr_t)end & ~(uintptr_t)4095;
+
+	if (b > a)
+		madvise((void *)a, b - a, MADV_HUGEPAGE);
+}
+
+static void load_kallsyms(struct perfctr_symbols *syms)
+{
+	struct symtab *tab = &syms->kallsyms;
+	size_t cap = 0, len;
+	uint32_t module = 0, last_idx = 0;
+	const char *last_mod = NULL;
+	size_t last_mod_len = 0;
+	char *buf, *p, *end;
+
+	syms->kallsyms_loaded = true;
+	if (!syms->kallsyms_path)
+		return;
+	buf = map_kallsyms(syms, &len);
+	if (!buf)
+		return;
 	/* No line is shorter than "0 t x\n": room for every symbol, of
 	 * which only the pages used are touched. */
 	if (symtab_reserve(tab, &cap, len / 6 + 1))
 		goto done;
-	{
-		/* Also megabytes touched once (see map_whole()). */
-		uintptr_t a = ((uintptr_t)tab->syms + 4095) & ~(uintptr_t)4095;
-		uintptr_t b = ((uintptr_t)(tab->syms + cap)) & ~(uintptr_t)4095;
-
-		if (b > a)
-			madvise((void *)a, b - a, MADV_HUGEPAGE);
-	}
+	advise_huge(tab->syms, tab->syms + cap);
 	for (p = buf; p < buf + len; p = end + 1) {
 		char *q, *name, *mod = NULL;
 		uint64_t addr = 0;
@@ -1627,7 +1637,7 @@ static int dso_hash_grow(struct perfctr_symbols *syms)
 	if (!tab)
 		return -ENOMEM;
 	for (i = 0; i < syms->nr_dsos; i++) {
-		size_t h = hash_str(syms->dsos[i]->path) & (cap - 1);
+		size_t h = pc_hash_str(syms->dsos[i]->path) & (cap - 1);
 
 		while (tab[h])
 			h = (h + 1) & (cap - 1);
@@ -1646,7 +1656,7 @@ static struct dso *dso_find_or_add(struct perfctr_symbols *syms,
 	size_t h;
 
 	if (syms->dso_hash_cap) {
-		h = hash_str(path) & (syms->dso_hash_cap - 1);
+		h = pc_hash_str(path) & (syms->dso_hash_cap - 1);
 		while (syms->dso_hash[h]) {
 			if (!strcmp(syms->dso_hash[h]->path, path))
 				return syms->dso_hash[h];
@@ -1676,7 +1686,7 @@ static struct dso *dso_find_or_add(struct perfctr_symbols *syms,
 	dso->kernel = kernel;
 	dso->vdso = !kernel && !strcmp(path, VDSO_DSO);
 	syms->dsos[syms->nr_dsos++] = dso;
-	h = hash_str(path) & (syms->dso_hash_cap - 1);
+	h = pc_hash_str(path) & (syms->dso_hash_cap - 1);
 	while (syms->dso_hash[h])
 		h = (h + 1) & (syms->dso_hash_cap - 1);
 	syms->dso_hash[h] = dso;

@@ -120,26 +120,53 @@ static char *read_string(const char *path)
 	return strdup(buf);
 }
 
+/* The text of file @name (and @suffix) of @dir; NULL when unreadable. */
+static char *read_in(const char *dir, const char *name, const char *suffix)
+{
+	char path[4096];
+
+	return path_join(path, sizeof(path), dir, name, suffix) ?
+	       read_string(path) : NULL;
+}
+
+/*
+ * The file names of @dir (a folder of a PMU: format, events, caps) and an
+ * array of as many zeroed @size-byte entries for them.  Return the array,
+ * or NULL with *@err: 0 when @dir is missing (nothing to load), else a
+ * negative errno; @names is freed then.
+ */
+static void *list_files(const char *dir, struct pc_dirlist *names,
+			size_t size, int *err)
+{
+	void *array;
+
+	*err = pc_dirlist_read(dir, PC_DIRLIST_FILES, names);
+	if (*err) {
+		if (*err == -ENOENT)
+			*err = 0;
+		return NULL;
+	}
+	array = calloc(names->nr ? names->nr : 1, size);
+	if (!array) {
+		pc_dirlist_free(names);
+		*err = -ENOMEM;
+	}
+	return array;
+}
+
 static int load_formats(const char *dir, struct pc_pmu *pmu)
 {
 	struct pc_dirlist names;
-	char path[4096];
 	size_t i;
 	int ret;
 
-	ret = pc_dirlist_read(dir, PC_DIRLIST_FILES, &names);
-	if (ret)
-		return ret == -ENOENT ? 0 : ret;
-	pmu->formats = calloc(names.nr ? names.nr : 1, sizeof(*pmu->formats));
-	if (!pmu->formats) {
-		pc_dirlist_free(&names);
-		return -ENOMEM;
-	}
+	pmu->formats = list_files(dir, &names, sizeof(*pmu->formats), &ret);
+	if (!pmu->formats)
+		return ret;
 	for (i = 0; i < names.nr; i++) {
 		struct pc_pmu_format *f = &pmu->formats[pmu->nr_formats];
 
-		f->text = path_join(path, sizeof(path), dir, names.names[i], "") ?
-			  read_string(path) : NULL;
+		f->text = read_in(dir, names.names[i], "");
 		/* A format we cannot read or understand is left out. */
 		if (!f->text || pc_pmu_format_parse(f->text, &f->word, &f->mask)) {
 			free(f->text);
@@ -175,8 +202,7 @@ static void load_event_extras(const char *dir, struct pc_pmu_event *ev)
 		if (end != buf && !*end && v > 0)
 			ev->scale = v;
 	}
-	ev->unit = path_join(path, sizeof(path), dir, ev->name, ".unit") ?
-		   read_string(path) : NULL;
+	ev->unit = read_in(dir, ev->name, ".unit");
 	if (!ev->unit)
 		ev->unit = strdup("");
 }
@@ -212,25 +238,18 @@ int pc_pmu_event_names(const char *sysfs_root, const char *pmu,
 static int load_events(const char *dir, struct pc_pmu *pmu)
 {
 	struct pc_dirlist names;
-	char path[4096];
 	size_t i;
 	int ret;
 
-	ret = pc_dirlist_read(dir, PC_DIRLIST_FILES, &names);
-	if (ret)
-		return ret == -ENOENT ? 0 : ret;
-	pmu->events = calloc(names.nr ? names.nr : 1, sizeof(*pmu->events));
-	if (!pmu->events) {
-		pc_dirlist_free(&names);
-		return -ENOMEM;
-	}
+	pmu->events = list_files(dir, &names, sizeof(*pmu->events), &ret);
+	if (!pmu->events)
+		return ret;
 	for (i = 0; i < names.nr; i++) {
 		struct pc_pmu_event *ev = &pmu->events[pmu->nr_events];
 
 		if (is_extra(names.names[i]))
 			continue;
-		ev->terms = path_join(path, sizeof(path), dir, names.names[i], "") ?
-			    read_string(path) : NULL;
+		ev->terms = read_in(dir, names.names[i], "");
 		if (!ev->terms)
 			continue;
 		ev->name = names.names[i];
@@ -249,23 +268,16 @@ static int load_events(const char *dir, struct pc_pmu *pmu)
 static int load_caps(const char *dir, struct pc_pmu *pmu)
 {
 	struct pc_dirlist names;
-	char path[4096];
 	size_t i;
 	int ret;
 
-	ret = pc_dirlist_read(dir, PC_DIRLIST_FILES, &names);
-	if (ret)
-		return ret == -ENOENT ? 0 : ret;
-	pmu->caps = calloc(names.nr ? names.nr : 1, sizeof(*pmu->caps));
-	if (!pmu->caps) {
-		pc_dirlist_free(&names);
-		return -ENOMEM;
-	}
+	pmu->caps = list_files(dir, &names, sizeof(*pmu->caps), &ret);
+	if (!pmu->caps)
+		return ret;
 	for (i = 0; i < names.nr; i++) {
 		struct pc_pmu_cap *cap = &pmu->caps[pmu->nr_caps];
 
-		cap->value = path_join(path, sizeof(path), dir, names.names[i], "") ?
-			     read_string(path) : NULL;
+		cap->value = read_in(dir, names.names[i], "");
 		if (!cap->value)
 			continue;
 		cap->name = names.names[i];
