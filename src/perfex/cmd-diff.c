@@ -1400,27 +1400,31 @@ static void json_event(struct diff *d, struct diff_table *t, size_t a,
 /* ---- one event ---- */
 
 /* The time blocks of event @m of file @fi into the rows, when the file
- * has them and enough samples for them (else the binomial model). */
+ * has them: adjacent ones merged where the file has fewer than
+ * BLOCK_SAMPLES samples a block, down to MIN_BLOCKS (else the binomial
+ * model). */
 static int add_blocks(struct diff *d, struct diff_table *t, size_t fi,
 		      size_t m)
 {
 	const struct diff_file *file = &d->files[fi];
-	size_t nb = file->nr_blocks;
+	size_t nb = file->nr_blocks, groups = t->samples[fi] / BLOCK_SAMPLES;
 
-	if (!nb || !file->blocks[m * nb] ||
-	    t->samples[fi] < BLOCK_SAMPLES * nb)
+	if (!nb || !file->blocks[m * nb] || groups < MIN_BLOCKS)
 		return 0;
+	if (groups > nb)
+		groups = nb;
 	for (size_t b = 0; b < nb; b++) {
 		struct perfctr_profile *prof = file->blocks[m * nb + b];
+		size_t g = b * groups / nb;
 		int err;
 
-		t->block[fi * d->opt.noise_blocks + b] =
+		t->block[fi * d->opt.noise_blocks + g] +=
 			perfctr_profile__samples(prof);
-		err = add_profile(d, t, fi, prof, (ssize_t)b);
+		err = add_profile(d, t, fi, prof, (ssize_t)g);
 		if (err)
 			return err;
 	}
-	t->nr_blocks[fi] = nb;
+	t->nr_blocks[fi] = groups;
 	return 0;
 }
 
