@@ -332,9 +332,10 @@ def recordings_of_one_program():
     # Real recordings of one program (diffwork: four functions taking
     # turns, 40/30/20/10 % of the time): the model is made for at most 5 %
     # of such pairs to have a mark; on this machine, at load average 7-18,
-    # it marked none of 20 pairs of bench/diff-noise (the binomial model
-    # of before marked 8), and none of the 30 first pairs of this test run
-    # 30 times (bench/README.md, "diff-noise").  A pair with a mark is
+    # it marked none of 20 pairs of bench/diff-noise, with or without two
+    # more busy processes (the binomial model of before marked 8 both
+    # times), and none of the 30 first pairs of this test run 30 times
+    # (bench/README.md, "diff-noise").  A pair with a mark is
     # recorded again, three pairs at most: assuming only the 5 % and
     # independent pairs, the test fails with a chance of at most 0.05^3 =
     # 1.25e-4.
@@ -359,7 +360,7 @@ def slowed_function_is_flagged_in_recordings():
     # 0.37 points, and the noise about 3.5 of those (t of the blocks'
     # degrees of freedom for 20-40 rows): 1.3 points, so the change is
     # 2.8 standard deviations beyond it and a pair misses it with a
-    # chance of about 0.3 % (bench/diff-noise: 20 of 20 marked; this test
+    # chance of about 0.3 % (bench/diff-noise: 40 of 40 marked; this test
     # run 30 times: 30 of 30 at the first pair, the change 2.0-2.5 points
     # against a noise of 1.1-1.2).  A pair that misses is recorded again,
     # three pairs at most: the test fails with a chance of about 0.003^3,
