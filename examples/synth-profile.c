@@ -7,7 +7,11 @@
  * file).  The functions' addresses go to FILE.kallsyms, for
  * `perfex report --kallsyms FILE.kallsyms -i FILE`.
  *
- *   synth-profile FILE SEED SAMPLES NAME=WEIGHT...
+ *   synth-profile [-b RUN] [-T] FILE SEED SAMPLES NAME=WEIGHT...
+ *
+ * -b RUN: bursts, each function drawn keeps the next RUN samples (as a
+ * profile's samples come in runs that are not independent draws);
+ * -T: no first and last sample time in the header (as old files).
  *
  * perfex's tests make same-workload pairs of profiles so (two seeds, the
  * same weights), where every difference is sampling noise.
@@ -17,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <perfctr/perfctr.h>
 #include <perfctr/perfdata.h>
@@ -74,13 +79,28 @@ int main(int argc, char **argv)
 		.sample_type = SAMPLE_TYPE,
 	};
 	char *names[MAX_FUNCS];
-	uint64_t weights[MAX_FUNCS], sum = 0, seed, samples, state;
+	uint64_t weights[MAX_FUNCS], sum = 0, seed, samples, state, run = 1;
 	struct perfctr_perfdata_writer *w;
-	size_t n = 0;
+	bool no_time = false;
+	size_t n = 0, f = 0;
+	int c;
 
+	while ((c = getopt(argc, argv, "+b:T")) != -1) {
+		if (c == 'b' && !parse_u64(optarg, &run) && run)
+			continue;
+		if (c == 'T') {
+			no_time = true;
+			continue;
+		}
+		goto usage;
+	}
+	argc -= optind - 1;
+	argv += optind - 1;
 	if (argc < 5 || parse_u64(argv[2], &seed) ||
 	    parse_u64(argv[3], &samples)) {
-		fprintf(stderr, "usage: synth-profile FILE SEED SAMPLES NAME=WEIGHT...\n");
+usage:
+		fprintf(stderr, "usage: synth-profile [-b RUN] [-T] FILE SEED "
+			"SAMPLES NAME=WEIGHT...\n");
 		return 2;
 	}
 	for (int i = 4; i < argc && n < MAX_FUNCS; i++, n++) {
@@ -120,17 +140,22 @@ int main(int argc, char **argv)
 			.time = 1000 + s * 1000000,
 			.period = attr.sample_period,
 		};
-		uint64_t pick = next_random(&state) % sum;
-		size_t f = 0;
+		if (s % run == 0) {
+			uint64_t pick = next_random(&state) % sum;
 
-		while (pick >= weights[f])
-			pick -= weights[f++];
+			f = 0;
+			while (pick >= weights[f])
+				pick -= weights[f++];
+		}
 		rec.ip = KERNEL_BASE + f * FUNC_SIZE + 0x10;
 		if (perfctr_perfdata_writer__write(w, &rec, sizeof(rec))) {
 			perror("synth-profile: write");
 			return 1;
 		}
 	}
+	if (!no_time && samples)
+		perfctr_perfdata_writer__set_sample_time(w, 1000,
+							 1000 + (samples - 1) * 1000000);
 	if (perfctr_perfdata_writer__close(w)) {
 		perror("synth-profile: close");
 		return 1;

@@ -26,13 +26,27 @@
 #include "perfex.h"
 #include "report.h"
 
+/* The time blocks of the noise estimate (batch means, see compute()):
+ * the default number a file, the bounds of --noise-blocks, and the
+ * samples a block needs on average, else the file's event falls back to
+ * the binomial model. */
+#define DEFAULT_BLOCKS 16
+#define MIN_BLOCKS 4
+#define MAX_BLOCKS 100
+#define BLOCK_SAMPLES 50
+
 /* One file: its reader (which owns the frames' strings) and a profile
- * per event. */
+ * per event; with the noise's time blocks, a profile per event and block
+ * too (blocks[event * nr_blocks + block]; NULL where an event's samples
+ * have no time). */
 struct diff_file {
 	const char *path;
 	struct perfctr_reader *rd;
 	struct perfctr_profile **profiles;
 	size_t nr_profiles;
+	struct perfctr_profile **blocks;
+	size_t nr_blocks;		/* 0: no time range, binomial */
+	uint64_t first, last;		/* the samples' time range */
 };
 
 /* A row of one event's table: the same keys in every file. */
@@ -47,8 +61,10 @@ struct diff_row {
 	bool *present;
 	double *value;		/* per new file: what -c computes */
 	int64_t *wdiff;
-	double *noise;		/* per new file: z * sigma, in percent */
-	bool *changed;		/* per new file: |delta| > noise */
+	double *noise;		/* per new file: t * sigma, in percent */
+	double *df;		/* per new file: its degrees of freedom */
+	bool *changed;		/* per new file: |delta| > noise, min */
+	uint64_t *block;	/* samples per file and block (f * B + b) */
 };
 
 struct diff_table {
@@ -59,7 +75,9 @@ struct diff_table {
 	uint64_t *total;	/* per file: the event's period */
 	uint64_t *samples;	/* per file: its samples */
 	bool *matched;		/* per file: it has the event */
-	double *z;		/* per new file: the critical value */
+	double *z;		/* per new file: the normal critical value */
+	uint64_t *block;	/* per file and block: its samples */
+	size_t *nr_blocks;	/* per file: blocks of the event, 0: none */
 };
 
 struct diff {
@@ -128,6 +146,26 @@ static perfex_result diff_option(struct perfex_parse *p, void *ctx)
 	case OPT_ORDER:
 		return perfex_opt_ulong(p, 0, 1000, "a file's number, 0 to "
 					"the number of new files", &d->opt.order);
+	case OPT_NOISE_BLOCKS:
+		r = perfex_opt_ulong(p, 0, MAX_BLOCKS, "0 or a number of "
+				     "blocks, 4 to 100", &d->opt.noise_blocks);
+		if (r == PERFEX_GO_ON && d->opt.noise_blocks &&
+		    d->opt.noise_blocks < MIN_BLOCKS)
+			return perfex_opt_error(p, "expects 0 or a number of "
+						"blocks, 4 to 100 (not '%s')",
+						p->arg);
+		return r;
+	case OPT_MIN_CHANGE: {
+		char *end;
+
+		errno = 0;
+		d->opt.min_change = strtod(p->arg, &end);
+		if (errno || *end || end == p->arg || !(d->opt.min_change >= 0) ||
+		    d->opt.min_change > 100)
+			return perfex_opt_error(p, "expects percentage points, "
+						"0 to 100 (not '%s')", p->arg);
+		return PERFEX_GO_ON;
+	}
 	case OPT_SORT:
 		r = report_sort_option(p, d->opt.keys, &d->opt.nr_keys, false);
 		if (r != PERFEX_GO_ON)
@@ -145,6 +183,63 @@ static perfex_result diff_option(struct perfex_parse *p, void *ctx)
 
 /* ---- reading ---- */
 
+/* The time range of @f's samples, from its header (perf and perfex
+ * record write it): without it, no time blocks. */
+static void time_range(struct diff *d, struct diff_file *f)
+{
+	struct perfctr_perfdata *pd;
+
+	f->nr_blocks = 0;
+	if (!d->opt.noise_blocks || d->opt.no_noise || d->opt.folded)
+		return;
+	pd = perfctr_perfdata__open(f->path, NULL);
+	if (pd && !perfctr_perfdata__sample_time(pd, &f->first, &f->last) &&
+	    f->last > f->first)
+		f->nr_blocks = d->opt.noise_blocks;
+	perfctr_perfdata__close(pd);
+}
+
+/* The block profiles of @f (a profile of each event and block, of the
+ * sampled function alone); 0 or -ENOMEM. */
+static int make_blocks(struct diff *d, struct diff_file *f)
+{
+	PERFCTR_OPTS(perfctr_profile_opts, popts, .keys = d->opt.keys,
+		     .nr_keys = d->opt.nr_keys);
+	size_t n = f->nr_profiles * f->nr_blocks;
+
+	if (!n)
+		return 0;
+	f->blocks = calloc(n, sizeof(*f->blocks));
+	if (!f->blocks)
+		return -ENOMEM;
+	for (size_t a = 0; a < f->nr_profiles; a++) {
+		const struct perf_event_attr *attr =
+			perfctr_reader__event_attr(f->rd, a);
+
+		if (!attr || !(attr->sample_type & PERF_SAMPLE_TIME))
+			continue;
+		for (size_t b = 0; b < f->nr_blocks; b++)
+			if (!(f->blocks[a * f->nr_blocks + b] =
+			      perfctr_profile__new(&popts)))
+				return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The block of a sample at @time: the range cut in nr_blocks equal
+ * parts (times outside it go to the nearest). */
+static size_t block_of(const struct diff_file *f, uint64_t time)
+{
+	uint64_t span = f->last - f->first;
+
+	if (time <= f->first)
+		return 0;
+	if (time >= f->last)
+		return f->nr_blocks - 1;
+	return (size_t)((double)(time - f->first) / (double)span *
+			(double)f->nr_blocks);
+}
+
 static int read_file(struct diff *d, struct diff_file *f)
 {
 	PERFCTR_OPTS(perfctr_reader_opts, ropts, .callchain = d->need_stacks,
@@ -153,6 +248,7 @@ static int read_file(struct diff *d, struct diff_file *f)
 	int ret = 0, r;
 	size_t a;
 
+	time_range(d, f);
 	f->rd = perfex_reader_open(f->path, &ropts, &ret);
 	if (!f->rd)
 		return ret;
@@ -168,7 +264,7 @@ static int read_file(struct diff *d, struct diff_file *f)
 		if (!f->profiles[a])
 			break;
 	}
-	if (!f->profiles || a < f->nr_profiles)
+	if (!f->profiles || a < f->nr_profiles || make_blocks(d, f))
 		goto nomem;
 	while ((r = perfctr_reader__next(f->rd, &rs)) > 0) {
 		const struct perfctr_sample *s = rs.sample;
@@ -187,6 +283,14 @@ static int read_file(struct diff *d, struct diff_file *f)
 			continue;
 		if (perfctr_profile__add(f->profiles[rs.event_idx], &ps))
 			goto nomem;
+		if (f->blocks && f->blocks[rs.event_idx * f->nr_blocks] &&
+		    (s->type & PERF_SAMPLE_TIME)) {
+			/* The flat rows need the sampled function only. */
+			ps.nr_frames = ps.nr_frames ? 1 : 0;
+			if (perfctr_profile__add(f->blocks[rs.event_idx *
+					f->nr_blocks + block_of(f, s->time)], &ps))
+				goto nomem;
+		}
 	}
 	if (r < 0)
 		return perfex_reader_error(f->path, r);
@@ -287,7 +391,9 @@ static void row_free(struct diff_row *r, size_t nr_keys)
 	free(r->value);
 	free(r->wdiff);
 	free(r->noise);
+	free(r->df);
 	free(r->changed);
+	free(r->block);
 }
 
 static void table_free(struct diff_table *t, size_t nr_keys)
@@ -300,11 +406,13 @@ static void table_free(struct diff_table *t, size_t nr_keys)
 	free(t->samples);
 	free(t->matched);
 	free(t->z);
+	free(t->block);
+	free(t->nr_blocks);
 	memset(t, 0, sizeof(*t));
 }
 
 static int row_init(struct diff_row *r, char cells[][512], size_t nr_keys,
-		    size_t nr_files)
+		    size_t nr_files, size_t nr_blocks)
 {
 	memset(r, 0, sizeof(*r));
 	for (size_t k = 0; k < nr_keys; k++)
@@ -316,9 +424,12 @@ static int row_init(struct diff_row *r, char cells[][512], size_t nr_keys,
 	r->value = calloc(nr_files, sizeof(*r->value));
 	r->wdiff = calloc(nr_files, sizeof(*r->wdiff));
 	r->noise = calloc(nr_files, sizeof(*r->noise));
+	r->df = calloc(nr_files, sizeof(*r->df));
 	r->changed = calloc(nr_files, sizeof(*r->changed));
+	r->block = calloc(nr_files * (nr_blocks ? nr_blocks : 1),
+			  sizeof(*r->block));
 	if (!r->period || !r->samples || !r->present || !r->value ||
-	    !r->wdiff || !r->noise || !r->changed)
+	    !r->wdiff || !r->noise || !r->df || !r->changed || !r->block)
 		return -ENOMEM;
 	return 0;
 }
@@ -360,7 +471,8 @@ static bool row_is(const struct diff_row *r, char cells[][512], size_t nr_keys)
 
 /* The row of these cells, made when new; NULL when out of memory. */
 static struct diff_row *row_get(struct diff_table *t, char cells[][512],
-				size_t nr_keys, size_t nr_files)
+				size_t nr_keys, size_t nr_files,
+				size_t nr_blocks)
 {
 	char key[4096];
 	size_t s, i;
@@ -383,7 +495,7 @@ static struct diff_row *row_get(struct diff_table *t, char cells[][512],
 		t->rows = rows;
 		t->cap = cap;
 	}
-	if (row_init(&t->rows[t->nr], cells, nr_keys, nr_files)) {
+	if (row_init(&t->rows[t->nr], cells, nr_keys, nr_files, nr_blocks)) {
 		row_free(&t->rows[t->nr], nr_keys);
 		return NULL;
 	}
@@ -402,10 +514,12 @@ static bool row_fresh(const struct diff_row *r, size_t nr_files)
 /*
  * The entries of file @fi's profile into the table.  perf diff matches a
  * symbol by its name, and puts the addresses of one DSO that no symbol
- * covers into one entry: so do we, under the first one's address.
+ * covers into one entry: so do we, under the first one's address.  With
+ * @block >= 0, @prof is that time block's and only the rows' block
+ * counts grow (every row it has is in the whole file's profile).
  */
 static int add_profile(struct diff *d, struct diff_table *t, size_t fi,
-		       struct perfctr_profile *prof)
+		       struct perfctr_profile *prof, ssize_t block)
 {
 	size_t n = perfctr_profile__nr_entries(prof), nk = d->opt.nr_keys;
 	char cells[PERFCTR_SORT_NR][512], addr[64];
@@ -430,7 +544,12 @@ static int add_profile(struct diff *d, struct diff_table *t, size_t fi,
 			snprintf(addr, sizeof(addr), "%s", cells[sym]);
 			snprintf(cells[sym], sizeof(cells[sym]), "%s", UNRESOLVED);
 		}
-		r = row_get(t, cells, nk, d->nr_files);
+		r = row_get(t, cells, nk, d->nr_files, d->opt.noise_blocks);
+		if (r && block >= 0) {
+			r->block[fi * d->opt.noise_blocks + (size_t)block] +=
+				e.samples;
+			continue;
+		}
 		if (r && unresolved && !r->sym_addr)
 			r->sym_addr = strdup(addr);
 		if (!r || (unresolved && !r->sym_addr))
@@ -514,31 +633,141 @@ static double critical_z(double alpha, size_t tests)
 #define NOISE_ALPHA 0.05
 
 /*
+ * The upper tail of Student's t distribution with @df degrees of freedom
+ * (even) at @t >= 0: for even df the distribution function is a finite
+ * sum in cos^2 = df / (df + t^2) (Abramowitz and Stegun 26.7.3), so no
+ * libm function but sqrt is needed.
+ */
+static double t_tail(double t, unsigned df)
+{
+	double c2 = df / (df + t * t), term = 1, sum = 1;
+
+	for (unsigned k = 1; k < df / 2; k++) {
+		term *= c2 * (2.0 * k - 1) / (2.0 * k);
+		sum += term;
+	}
+	return (1 - t / sqrt(df + t * t) * sum) / 2;
+}
+
+/* The largest degrees of freedom of the t quantiles: above, the normal's
+ * (at 200 the t quantile of the tails here is within 1.5 % of it). */
+#define MAX_DF 200
+
+/* The upper @tail quantile of t with @df degrees of freedom (even, 2 to
+ * MAX_DF; 0: the normal's), by bisection. */
+static double t_quantile(double tail, unsigned df)
+{
+	double lo = 0, hi = 1e6;
+
+	for (int i = 0; i < 200 && hi - lo > 1e-9 * hi; i++) {
+		double mid = (lo + hi) / 2;
+
+		if ((df ? t_tail(mid, df) : normal_tail(mid)) > tail)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (lo + hi) / 2;
+}
+
+/* Sampling variance of a file's share of a row (a fraction), and the
+ * degrees of freedom of its estimate (0: known, the binomial's). */
+struct share_var {
+	double var;
+	double df;
+};
+
+/*
+ * File @f's variance for row @r: the binomial variance of the share @p
+ * in its @n samples, or the batch-means estimate from its time blocks
+ * when that is larger.  With B blocks that have samples, n_b samples in
+ * block b of which x_b in the row, X and N the sums, the file's share
+ * X / N is a ratio of block sums, and its variance is estimated (as a
+ * cluster sample's) by
+ *	B / (B - 1) * sum_b (x_b - (X / N) n_b)^2 / N^2,
+ * which is sum_b (share_b - share)^2 / (B (B - 1)), the variance of the
+ * mean of B batch means, when the blocks are equal; its B - 1 degrees of
+ * freedom go to the t quantile.
+ */
+static struct share_var share_var(const struct diff_table *t,
+				  const struct diff_row *r, size_t f,
+				  size_t nr_blocks, double p)
+{
+	struct share_var v = { .var = p * (1 - p) / (double)t->samples[f] };
+	size_t bs = t->nr_blocks[f], used = 0;
+	double share, sum = 0, n = 0;
+
+	if (!bs)
+		return v;
+	for (size_t b = 0; b < bs; b++)
+		n += (double)t->block[f * nr_blocks + b];
+	if (!n)
+		return v;
+	share = (double)r->samples[f] / n;
+	for (size_t b = 0; b < bs; b++) {
+		double nb = (double)t->block[f * nr_blocks + b];
+		double dev = (double)r->block[f * nr_blocks + b] - share * nb;
+
+		used += nb > 0;
+		sum += dev * dev;
+	}
+	if (used < 2)
+		return v;
+	sum *= (double)used / (double)(used - 1) / (n * n);
+	if (sum > v.var) {
+		v.var = sum;
+		v.df = (double)(used - 1);
+	}
+	return v;
+}
+
+/*
  * Each row's value for each new file as perf diff computes it, and the
- * noise: under "nothing changed", both files draw their samples from one
- * share p (their pooled share), and the change of a row's share has the
- * standard deviation sqrt(p (1 - p) (1/N0 + 1/N1)) (the normal
- * approximation of the difference of two binomial shares, N the files'
- * sample counts).  A change beyond z of those is marked, z chosen so
- * that all rows of the table together pass in 95 % of same-workload
- * pairs (Bonferroni over the rows).
+ * noise: how far a row's share moves between two recordings of one
+ * workload by chance.
+ *
+ * Under "nothing changed", the difference of the two files' shares has
+ * the variance v0 + v1, each file's its own: the binomial variance
+ * p (1 - p) / N of the share p the two files pool (as if samples were
+ * independent draws), or, where larger, the batch-means estimate of
+ * share_var() from the file's time blocks.  Samples are not independent
+ * draws: a burst of kernel work lands several in a row, and the machine's
+ * load changes what shares a program's functions get from second to
+ * second, and both show as the spread of the shares of blocks of time.
+ * The change is compared with t sigma, t the two-sided quantile of
+ * alpha / (2 m) of Student's t with the degrees of freedom of the
+ * variance estimate (Welch-Satterthwaite: (v0 + v1)^2 / (v0^2 / d0 +
+ * v1^2 / d1), a binomial variance counting as known; rounded down to an
+ * even number; the normal quantile when both are binomial or above
+ * MAX_DF), m the rows compared (Bonferroni): so that all rows of a table
+ * together pass in 95 % of same-workload pairs.  A row is marked when its
+ * change is beyond that noise and at least --min-change points: a kernel
+ * row of 0.1 % that doubles is within the noise of a loaded machine more
+ * often than the model can know, and no news either.
  */
 static void compute(struct diff *d, struct diff_table *t)
 {
 	uint64_t n0 = t->samples[0];
+	size_t nb = d->opt.noise_blocks;
 
 	for (size_t f = 1; f < d->nr_files; f++) {
 		uint64_t nf = t->samples[f];
+		double quantile[MAX_DF / 2 + 1], tail;
 		size_t tests = 0;
 
 		for (size_t i = 0; i < t->nr; i++)
 			tests += t->rows[i].present[0] || t->rows[i].present[f];
+		tail = NOISE_ALPHA / (2.0 * (tests ? tests : 1));
 		t->z[f] = critical_z(NOISE_ALPHA, tests);
+		for (size_t k = 0; k <= MAX_DF / 2; k++)
+			quantile[k] = 0;
 		for (size_t i = 0; i < t->nr; i++) {
 			struct diff_row *r = &t->rows[i];
 			double old = percent_of(r->period[0], t->total[0]);
 			double new = percent_of(r->period[f], t->total[f]);
-			double pooled, sigma;
+			struct share_var v0, v1;
+			double pooled, var, crit, den = 0;
+			unsigned df = 0;
 
 			r->value[f] = 0;
 			if (r->present[f]) {
@@ -561,9 +790,28 @@ static void compute(struct diff *d, struct diff_table *t)
 			    !(r->present[0] || r->present[f]))
 				continue;
 			pooled = (old * n0 + new * nf) / 100.0 / (double)(n0 + nf);
-			sigma = sqrt(pooled * (1 - pooled) * (1.0 / n0 + 1.0 / nf));
-			r->noise[f] = 100.0 * t->z[f] * sigma;
-			r->changed[f] = fabs(new - old) > r->noise[f];
+			v0 = share_var(t, r, 0, nb, pooled);
+			v1 = share_var(t, r, f, nb, pooled);
+			var = v0.var + v1.var;
+			if (v0.df)
+				den += v0.var * v0.var / v0.df;
+			if (v1.df)
+				den += v1.var * v1.var / v1.df;
+			if (den > 0 && var * var / den < MAX_DF)
+				df = 2 * (unsigned)(var * var / den / 2);
+			if (den > 0 && df < 2)
+				df = 2;
+			r->df[f] = df;
+			if (!df) {
+				crit = t->z[f];
+			} else {
+				if (!quantile[df / 2])
+					quantile[df / 2] = t_quantile(tail, df);
+				crit = quantile[df / 2];
+			}
+			r->noise[f] = 100.0 * crit * sqrt(var);
+			r->changed[f] = fabs(new - old) > r->noise[f] &&
+					fabs(new - old) >= d->opt.min_change;
 		}
 	}
 }
@@ -1066,8 +1314,12 @@ static void json_row(const struct diff *d, const struct diff_table *t,
 		if (d->opt.compute == DIFF_WDIFF)
 			printf(", \"wdiff\": %" PRId64, (int64_t)(r->period[f] *
 			       d->opt.w2 - r->period[0] * d->opt.w1));
-		printf(", \"noise\": %.4f, \"changed\": %s}", r->noise[f],
-		       r->changed[f] ? "true" : "false");
+		printf(", \"noise\": %.4f, \"df\": ", r->noise[f]);
+		if (r->df[f])
+			printf("%.0f", r->df[f]);
+		else
+			printf("null");
+		printf(", \"changed\": %s}", r->changed[f] ? "true" : "false");
 	}
 	printf("]}");
 }
@@ -1096,7 +1348,8 @@ static void json_head(const struct diff *d)
 	for (size_t k = 0; k < d->opt.nr_keys; k++)
 		printf("%s\"%s\"", k ? ", " : "",
 		       perfctr_sort_key_name(d->opt.keys[k]));
-	printf("], \"alpha\": %.2f, \"events\": [", NOISE_ALPHA);
+	printf("], \"alpha\": %.2f, \"min_change\": %g, \"events\": [",
+	       NOISE_ALPHA, d->opt.min_change);
 }
 
 static void json_event(struct diff *d, struct diff_table *t, size_t a,
@@ -1109,7 +1362,8 @@ static void json_event(struct diff *d, struct diff_table *t, size_t a,
 		printf("%s", f ? ", " : "");
 		if (t->matched[f])
 			printf("{\"samples\": %" PRIu64 ", \"period\": %" PRIu64
-			       "}", t->samples[f], t->total[f]);
+			       ", \"blocks\": %zu}", t->samples[f], t->total[f],
+			       t->nr_blocks[f]);
 		else
 			printf("null");
 	}
@@ -1124,6 +1378,35 @@ static void json_event(struct diff *d, struct diff_table *t, size_t a,
 
 /* ---- one event ---- */
 
+/* The time blocks of event @m of file @fi into the rows, when the file
+ * has them: adjacent ones merged where the file has fewer than
+ * BLOCK_SAMPLES samples a block, down to MIN_BLOCKS (else the binomial
+ * model). */
+static int add_blocks(struct diff *d, struct diff_table *t, size_t fi,
+		      size_t m)
+{
+	const struct diff_file *file = &d->files[fi];
+	size_t nb = file->nr_blocks, groups = t->samples[fi] / BLOCK_SAMPLES;
+
+	if (!nb || !file->blocks[m * nb] || groups < MIN_BLOCKS)
+		return 0;
+	if (groups > nb)
+		groups = nb;
+	for (size_t b = 0; b < nb; b++) {
+		struct perfctr_profile *prof = file->blocks[m * nb + b];
+		size_t g = b * groups / nb;
+		int err;
+
+		t->block[fi * d->opt.noise_blocks + g] +=
+			perfctr_profile__samples(prof);
+		err = add_profile(d, t, fi, prof, (ssize_t)g);
+		if (err)
+			return err;
+	}
+	t->nr_blocks[fi] = groups;
+	return 0;
+}
+
 static int diff_event(struct diff *d, size_t a, bool first)
 {
 	const struct perf_event_attr *attr =
@@ -1137,7 +1420,12 @@ static int diff_event(struct diff *d, size_t a, bool first)
 	t.samples = calloc(d->nr_files, sizeof(*t.samples));
 	t.matched = calloc(d->nr_files, sizeof(*t.matched));
 	t.z = calloc(d->nr_files, sizeof(*t.z));
-	if (!t.total || !t.samples || !t.matched || !t.z)
+	t.nr_blocks = calloc(d->nr_files, sizeof(*t.nr_blocks));
+	t.block = calloc(d->nr_files * (d->opt.noise_blocks ?
+					d->opt.noise_blocks : 1),
+			 sizeof(*t.block));
+	if (!t.total || !t.samples || !t.matched || !t.z || !t.nr_blocks ||
+	    !t.block)
 		goto out;
 	for (f = 0; f < d->nr_files; f++) {
 		ssize_t m = f ? match_event(&d->files[f], attr) : (ssize_t)a;
@@ -1149,7 +1437,10 @@ static int diff_event(struct diff *d, size_t a, bool first)
 		t.matched[f] = true;
 		t.total[f] = perfctr_profile__weight(prof);
 		t.samples[f] = perfctr_profile__samples(prof);
-		err = add_profile(d, &t, f, prof);
+		err = add_profile(d, &t, f, prof, -1);
+		if (err)
+			goto out;
+		err = add_blocks(d, &t, f, (size_t)m);
 		if (err)
 			goto out;
 	}
@@ -1343,6 +1634,10 @@ static void free_files(struct diff *d)
 		for (size_t a = 0; file->profiles && a < file->nr_profiles; a++)
 			perfctr_profile__delete(file->profiles[a]);
 		free(file->profiles);
+		for (size_t b = 0; file->blocks &&
+		     b < file->nr_profiles * file->nr_blocks; b++)
+			perfctr_profile__delete(file->blocks[b]);
+		free(file->blocks);
 		perfctr_reader__close(file->rd);
 	}
 	free(d->files);
@@ -1358,6 +1653,8 @@ int cmd_diff(int argc, char **argv)
 			.keys = { PERFCTR_SORT_DSO, PERFCTR_SORT_SYM },
 			.nr_keys = 2,
 			.order = 1,
+			.noise_blocks = DEFAULT_BLOCKS,
+			.min_change = 0.5,
 		},
 	};
 	struct perfex_parse p;

@@ -33,6 +33,8 @@ struct diff_options {
 	bool formula;			/* -F: how each value was computed */
 	bool baseline_only;		/* -b */
 	bool no_noise;			/* perf's columns only */
+	unsigned long noise_blocks;	/* time blocks a file; 0: binomial */
+	double min_change;		/* points a mark needs at least */
 	bool no_demangle;
 	const char *flame;
 	const char *kallsyms;

@@ -416,6 +416,13 @@ static const struct perfex_option table[] = {
 	{ DIFF, OPT_NO_NOISE, 0, "no-noise", NULL, 0, 0,
 	  "no Noise column: perf diff's columns only",
 	  STORE_TRUE(struct diff_options, no_noise) },
+	{ DIFF, OPT_NOISE_BLOCKS, 0, "noise-blocks", "N", 0, 0,
+	  "time blocks a file's noise is estimated from\n"
+	  "(batch means; default 16, 4 to 100); 0: binomial\n"
+	  "shares alone" },
+	{ DIFF, OPT_MIN_CHANGE, 0, "min-change", "POINTS", 0, 0,
+	  "mark only changes of at least POINTS percentage\n"
+	  "points beyond the noise (default 0.5; 0: any)" },
 	{ DIFF, OPT_JSON, 'j', "json", NULL, 0, 0,
 	  "JSON output, with each share's interval\n"
 	  "(docs/json.md)", STORE_TRUE(struct diff_options, json) },
@@ -631,9 +638,10 @@ static const struct cmd_help cmd_help[PERFEX_CMD_NR] = {
 "by their keys' names, the base's share of each, and for each new file\n"
 "the value -c computes.  Without files: perf.data.old and perf.data; one\n"
 "file: perf.data.old against it.\n",
-"Noise: the change a same-workload pair shows from sampling alone (two\n"
-"binomial shares, normal approximation; 95 % for the table as a whole);\n"
-"'*' marks a change beyond it.  See perfex-diff(1).\n"
+"Noise: the change a same-workload pair shows by chance, from the spread\n"
+"of each file's shares over time blocks (never below two binomial\n"
+"shares); 95 % for the table as a whole.  '*' marks a change beyond it\n"
+"and of at least --min-change points.  See perfex-diff(1).\n"
 "Exit status: 0, 200 bad option, 205 missing, unreadable or damaged file,\n"
 "206 other failures.\n", 24 },
 	[PERFEX_CMD_ANNOTATE] = { "perfex annotate --help",
