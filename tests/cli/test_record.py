@@ -451,10 +451,12 @@ def sigint_leaves_a_valid_file():
     check(samples == rep["samples"], (samples, rep["samples"]))
 
 
-def snapshot_once(out, flag, *workload):
+def snapshot_once(out, flag, *workload, frozen=False):
     """perfex record --snapshot of `taskset -c 0 pcwork WORKLOAD` on a
-    one-page ring: SIGUSR2 once the workload has made FLAG, then SIGINT.
-    Returns its stdout and stderr (the record must succeed)."""
+    one-page ring: SIGUSR2 once the workload has made FLAG, then SIGINT
+    (FROZEN: both sent while perfex is stopped, so that it finds them
+    pending together).  Returns its stdout and stderr (the record must
+    succeed)."""
     p = subprocess.Popen([PERFEX, "record", "-q", "-o", out, "--snapshot", "-m", "1",
                           "-e", TP, "-c", "1", "--", "taskset", "-c", "0", work(),
                           *workload],
@@ -466,9 +468,14 @@ def snapshot_once(out, flag, *workload):
         if p.poll() is not None:
             o, e = p.communicate()
             check(False, "record ended early: " + e)
+        if frozen:
+            p.send_signal(signal.SIGSTOP)
+        # A snapshot asked for before the stop is written whenever perfex
+        # gets to them: no pause between the two.
         p.send_signal(signal.SIGUSR2)
-        time.sleep(0.3)
         p.send_signal(signal.SIGINT)
+        if frozen:
+            p.send_signal(signal.SIGCONT)
         o, e = p.communicate(timeout=30)
     finally:
         if p.poll() is None:
@@ -493,6 +500,20 @@ def snapshot_on_sigusr2_keeps_the_newest():
     # One data page holds a few dozen samples, far fewer than 22000.
     check(0 < len(ids) < 2000, len(ids))
     check(set(ids) == {(pid, pid)}, set(ids))
+
+
+@case
+def snapshot_asked_before_a_stop_is_written():
+    """SIGUSR2 and SIGINT pending at once (a perfex that was not scheduled
+    between them): the snapshot is written before the stop."""
+    need_tp()
+    out = tmpfile("snap-stop.data")
+    flag = tmpfile("snap-stop.flag")
+    o, e = snapshot_once(out, flag, "pid", "getppid", "2000", "ready", flag,
+                         "sleep", "5000", frozen=True)
+    pid = int(o.split()[0])
+    ids = [x for x in script_pid_tids(script_lines(out)) if x[0] == pid]
+    check(0 < len(ids) < 2000, (len(ids), e))
 
 
 @case
