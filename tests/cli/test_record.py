@@ -11,8 +11,8 @@ import time
 
 from pctest import (EXIT, PERFEX, case, check, perfex, require_root,
                     require_tracefs, run_cases, skip, work)
-from sampletools import (TP, cleanup, perf_report, perf_script_count,
-                         record, report_json, require_perf,
+from sampletools import (TP, children, cleanup, perf_report,
+                         perf_script_count, record, report_json, require_perf,
                          script_lines, script_pid_tids, spin_args, tmpfile,
                          top_row)
 from stathelp import getppid_baseline, wait_counting, wait_for
@@ -433,10 +433,29 @@ def filter_errors():
 def sigint_leaves_a_valid_file():
     require_root()
     out = tmpfile("sigint.data")
+    ready = tmpfile("sigint.ready")
+    if os.path.exists(ready):
+        os.unlink(ready)
     p = subprocess.Popen([PERFEX, "record", "-o", out, "-e", "cpu-clock",
-                          "-F", "1000", "--", work(), "spin", "20000"],
+                          "-F", "1000", "--", work(), "ready", ready, "spin",
+                          "20000"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(0.6)
+
+    # Stopped once the workload, recorded from its exec, has spun 100 ms
+    # of CPU time (about 100 samples at 1000 Hz), however long a loaded
+    # machine takes to give it that.
+    def spun():
+        kids = children(p.pid)
+        if not os.path.exists(ready) or not kids:
+            return False
+        try:
+            with open("/proc/%d/stat" % kids[0]) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            return False
+        ticks = int(fields[11]) + int(fields[12])      # utime + stime
+        return ticks >= os.sysconf("SC_CLK_TCK") // 10
+    wait_for(spun, timeout=120, what="the workload to spin 100 ms")
     t0 = time.time()
     p.send_signal(signal.SIGINT)
     o, e = p.communicate(timeout=30)
