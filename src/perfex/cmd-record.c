@@ -1028,8 +1028,6 @@ static int record_loop(struct record *rec, int *status, bool *have_status)
 	for (;;) {
 		int64_t r;
 
-		if (stop_signal)
-			break;
 		follow_target_cpus(rec);
 		offcpu_poll(rec);
 		while (snapshot_requests > 0 && rec->snapshot) {
@@ -1041,6 +1039,10 @@ static int record_loop(struct record *rec, int *status, bool *have_status)
 				break;
 			}
 		}
+		/* After the snapshots: one asked for before the stop is
+		 * written, though both signals came in the same pass. */
+		if (stop_signal)
+			break;
 		/* What this pass read goes to the file now: a kill from here
 		 * on loses at most what the rings hold. */
 		if (!rec->write_err)

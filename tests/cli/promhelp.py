@@ -1,14 +1,23 @@
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """Debian's prometheus for the fleet tests (test_fleet*.py): a server on a
 free loopback port with the configuration text given, queried through its
-HTTP API, stopped and its directory removed at close."""
+HTTP API, stopped and its directory removed at close.
+
+A request that cannot reach the server fails the case with what the
+server became (running, or its exit status or signal, and whether the
+kernel killed it for memory) and the end of its log, which close() then
+keeps: a failure explains itself on a machine that is gone."""
 import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import tempfile
+import traceback
+import urllib.error
 import urllib.parse
 import urllib.request
 
@@ -51,7 +60,9 @@ class Prometheus:
             f.write(config)
         self.port = free_port()
         self.addr = "127.0.0.1:%d" % self.port
-        self.log = open(os.path.join(self.dir, "log"), "w")
+        self.logpath = os.path.join(self.dir, "log")
+        self.log = open(self.logpath, "w")
+        self.failed = False
         self.p = subprocess.Popen(
             [path, "--config.file=" + self.config,
              "--storage.tsdb.path=" + os.path.join(self.dir, "data"),
@@ -60,24 +71,75 @@ class Prometheus:
 
     def ready(self):
         def up():
-            check(self.p.poll() is None, (self.name, self.logtext()))
+            if self.p.poll() is not None:
+                self.fail("exited before it was ready")
             try:
                 with urllib.request.urlopen("http://%s/-/ready" % self.addr,
                                             timeout=2) as r:
                     return r.status == 200
             except OSError:
                 return False
-        wait_for(up, timeout=60, what="prometheus %s to be ready" % self.name)
+        try:
+            wait_for(up, timeout=60,
+                     what="prometheus %s to be ready" % self.name)
+        except Exception:
+            self.failed = True
+            self.dump()
+            raise
 
     def logtext(self):
-        with open(os.path.join(self.dir, "log")) as f:
+        with open(self.logpath) as f:
             return f.read()[-3000:]
+
+    def state(self):
+        """What the process is now: running, or how it ended (and, when
+        killed, whether the kernel's log says the OOM killer did it)."""
+        rc = self.p.poll()
+        if rc is None:
+            return "running (pid %d)" % self.p.pid
+        if rc >= 0:
+            return "exited with status %d (pid %d)" % (rc, self.p.pid)
+        try:
+            sig = signal.Signals(-rc).name
+        except ValueError:
+            sig = "signal %d" % -rc
+        why = ""
+        if -rc == signal.SIGKILL:
+            r = subprocess.run(["dmesg"], capture_output=True, text=True)
+            if re.search(r"Killed process %d\b" % self.p.pid, r.stdout):
+                why = ", by the OOM killer (dmesg)"
+        return "killed by %s%s (pid %d)" % (sig, why, self.p.pid)
+
+    def dump(self):
+        """The end of the log on stderr (tests/run shows it on a failure)."""
+        sys.stderr.write("prometheus %s at %s, %s; its log ends:\n%s\n"
+                         % (self.name, self.addr, self.state(),
+                            self.logtext()[-2500:]))
+
+    def fail(self, what):
+        """Fail the case: WHAT happened to this server, said with its
+        state, the test's line that asked and its log's last lines."""
+        self.failed = True
+        self.dump()
+        here = [f for f in traceback.extract_stack()
+                if os.path.basename(f.filename).startswith("test_")]
+        where = " (%s:%d)" % (os.path.basename(here[-1].filename),
+                              here[-1].lineno) if here else ""
+        tail = self.logtext().strip().splitlines()[-6:]
+        check(False, "prometheus %s at %s: %s%s; it is %s; its log ends: %s"
+              % (self.name, self.addr, what, where, self.state(),
+                 " / ".join(tail)))
 
     def api(self, path, **params):
         url = "http://%s/api/v1/%s?%s" % (self.addr, path,
                                           urllib.parse.urlencode(params))
-        with urllib.request.urlopen(url, timeout=10) as r:
-            doc = json.loads(r.read())
+        try:
+            with urllib.request.urlopen(url, timeout=10) as r:
+                doc = json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            self.fail("%s: HTTP %d: %s" % (path, e.code, e.read()[:500]))
+        except OSError as e:
+            self.fail("%s: %s" % (path, getattr(e, "reason", e)))
         check(doc["status"] == "success", (self.name, doc))
         return doc["data"]
 
@@ -102,4 +164,10 @@ class Prometheus:
                 self.p.kill()
                 self.p.wait()
         self.log.close()
-        shutil.rmtree(self.dir, ignore_errors=True)
+        if not self.failed:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            return
+        # The log kept for whoever looks next; the samples are not.
+        shutil.rmtree(os.path.join(self.dir, "data"), ignore_errors=True)
+        sys.stderr.write("prometheus %s: its log is kept in %s\n"
+                         % (self.name, self.logpath))

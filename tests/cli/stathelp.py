@@ -13,6 +13,7 @@ import struct
 import subprocess
 import tempfile
 import time
+import traceback
 
 from pctest import (BUILD, EXIT, PERFEX, check, perfex, require_root, require_tracefs,
                     skip, work)
@@ -147,13 +148,20 @@ def wait_counting(pid):
     wait_for(lambda: counting(pid), what="perfex to start counting")
 
 
-def wait_for(cond, timeout=10.0, what="condition"):
+def wait_for(cond, timeout=10.0, what="condition", last=None):
+    """Wait until COND() is true; fail after TIMEOUT seconds, saying WHAT
+    was awaited and, with LAST (a function), what it gives then: the
+    state that was seen instead."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if cond():
             return
         time.sleep(0.005)
-    check(False, "timed out waiting for " + what)
+    seen = "; last seen: %s" % (last(),) if last else ""
+    caller = traceback.extract_stack(limit=2)[0]
+    check(False, "timed out waiting for %s after %g s (%s:%d)%s"
+          % (what, timeout, os.path.basename(caller.filename),
+             caller.lineno, seen))
 
 
 def nobody_perfex():

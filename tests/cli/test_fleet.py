@@ -221,7 +221,8 @@ def fleet_sums_are_exact_and_a_restart_is_a_counter_reset():
             return len(glob.query(leaves())) == 2 * len(NODES) * \
                 os.cpu_count()
         wait_for(seen, timeout=WAIT, what="every node's cgroups in the "
-                 "global prometheus")
+                 "global prometheus", last=lambda: glob.by(
+                     "node", "count by (node) (%s)" % leaves()))
         t_start = time.time()
         fleet.run({(n, leaf): NODES[n][k]
                    for n in NODES for k, leaf in ((1, "a"), (2, "b"))})
@@ -240,7 +241,8 @@ def fleet_sums_are_exact_and_a_restart_is_a_counter_reset():
                                         % leaves())
                 return got == {"node": want_node, "cgroup": want_cgroup}
             wait_for(arrived, timeout=WAIT, what="the exact counts in "
-                     "prometheus " + prom.name)
+                     "prometheus " + prom.name, last=lambda: (got, want_node,
+                                                              want_cgroup))
             # Each node's series carry its zone and its address.
             rows = prom.query("count by (node, cluster, instance) (%s)"
                               % leaves())
@@ -265,7 +267,8 @@ def fleet_sums_are_exact_and_a_restart_is_a_counter_reset():
         fleet.kill_node(RESTARTED)
         wait_for(lambda: zone.by("instance", 'up{job="perfex"}').get(
             fleet.addr[RESTARTED]) == 0, timeout=WAIT,
-            what="the zone to see the node down")
+            what="the zone to see the node down",
+            last=lambda: zone.by("instance", 'up{job="perfex"}'))
         # Stale at once where it was scraped, and where that Prometheus
         # writes to.  (Federation carries the samples' timestamps, which
         # take them out of staleness handling: the global view keeps the
@@ -278,18 +281,24 @@ def fleet_sums_are_exact_and_a_restart_is_a_counter_reset():
             alerts = zone.query('ALERTS{alertname="PerfexExporterDown"}')
             return [(a["metric"]["instance"], a["metric"]["alertstate"])
                     for a in alerts] == [(fleet.addr[RESTARTED], "pending")]
-        wait_for(pending, timeout=WAIT, what="the down alert, pending")
+        wait_for(pending, timeout=WAIT, what="the down alert, pending",
+                 last=lambda: zone.query('ALERTS{alertname='
+                                         '"PerfexExporterDown"}'))
         fleet.start_node(RESTARTED)
         for prom in (glob, receiver):
             wait_for(lambda: prom.by("node", "sum by (node) (%s)" % leaves(
                 RESTARTED)) == {"node-%d" % RESTARTED: 0}, timeout=WAIT,
-                what="the restarted node's zeros in " + prom.name)
+                what="the restarted node's zeros in " + prom.name,
+                last=lambda: prom.by("node", "sum by (node) (%s)" % leaves(
+                    RESTARTED)))
         fleet.run({(RESTARTED, "a"): AFTER})
         want_node["node-%d" % RESTARTED] = AFTER + base
         for prom in (glob, receiver):
             wait_for(lambda: prom.by("node", "sum by (node) (%s)" % leaves())
                      == want_node, timeout=WAIT,
-                     what="the new counts in " + prom.name)
+                     what="the new counts in " + prom.name,
+                     last=lambda: (prom.by("node", "sum by (node) (%s)"
+                                           % leaves()), want_node))
             check_restart(prom, base, t_start)
         print("# %d nodes, %d prometheus: exact sums after %.1f s, the "
               "restart checked after %.1f s" % (len(NODES), len(fleet.proms),

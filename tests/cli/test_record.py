@@ -11,8 +11,8 @@ import time
 
 from pctest import (EXIT, PERFEX, case, check, perfex, require_root,
                     require_tracefs, run_cases, skip, work)
-from sampletools import (TP, cleanup, perf_report, perf_script_count,
-                         record, report_json, require_perf,
+from sampletools import (TP, children, cleanup, perf_report,
+                         perf_script_count, record, report_json, require_perf,
                          script_lines, script_pid_tids, spin_args, tmpfile,
                          top_row)
 from stathelp import getppid_baseline, wait_counting, wait_for
@@ -433,10 +433,29 @@ def filter_errors():
 def sigint_leaves_a_valid_file():
     require_root()
     out = tmpfile("sigint.data")
+    ready = tmpfile("sigint.ready")
+    if os.path.exists(ready):
+        os.unlink(ready)
     p = subprocess.Popen([PERFEX, "record", "-o", out, "-e", "cpu-clock",
-                          "-F", "1000", "--", work(), "spin", "20000"],
+                          "-F", "1000", "--", work(), "ready", ready, "spin",
+                          "20000"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(0.6)
+
+    # Stopped once the workload, recorded from its exec, has spun 100 ms
+    # of CPU time (about 100 samples at 1000 Hz), however long a loaded
+    # machine takes to give it that.
+    def spun():
+        kids = children(p.pid)
+        if not os.path.exists(ready) or not kids:
+            return False
+        try:
+            with open("/proc/%d/stat" % kids[0]) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            return False
+        ticks = int(fields[11]) + int(fields[12])      # utime + stime
+        return ticks >= os.sysconf("SC_CLK_TCK") // 10
+    wait_for(spun, timeout=120, what="the workload to spin 100 ms")
     t0 = time.time()
     p.send_signal(signal.SIGINT)
     o, e = p.communicate(timeout=30)
@@ -451,10 +470,12 @@ def sigint_leaves_a_valid_file():
     check(samples == rep["samples"], (samples, rep["samples"]))
 
 
-def snapshot_once(out, flag, *workload):
+def snapshot_once(out, flag, *workload, frozen=False):
     """perfex record --snapshot of `taskset -c 0 pcwork WORKLOAD` on a
-    one-page ring: SIGUSR2 once the workload has made FLAG, then SIGINT.
-    Returns its stdout and stderr (the record must succeed)."""
+    one-page ring: SIGUSR2 once the workload has made FLAG, then SIGINT
+    (FROZEN: both sent while perfex is stopped, so that it finds them
+    pending together).  Returns its stdout and stderr (the record must
+    succeed)."""
     p = subprocess.Popen([PERFEX, "record", "-q", "-o", out, "--snapshot", "-m", "1",
                           "-e", TP, "-c", "1", "--", "taskset", "-c", "0", work(),
                           *workload],
@@ -466,9 +487,14 @@ def snapshot_once(out, flag, *workload):
         if p.poll() is not None:
             o, e = p.communicate()
             check(False, "record ended early: " + e)
+        if frozen:
+            p.send_signal(signal.SIGSTOP)
+        # A snapshot asked for before the stop is written whenever perfex
+        # gets to them: no pause between the two.
         p.send_signal(signal.SIGUSR2)
-        time.sleep(0.3)
         p.send_signal(signal.SIGINT)
+        if frozen:
+            p.send_signal(signal.SIGCONT)
         o, e = p.communicate(timeout=30)
     finally:
         if p.poll() is None:
@@ -493,6 +519,20 @@ def snapshot_on_sigusr2_keeps_the_newest():
     # One data page holds a few dozen samples, far fewer than 22000.
     check(0 < len(ids) < 2000, len(ids))
     check(set(ids) == {(pid, pid)}, set(ids))
+
+
+@case
+def snapshot_asked_before_a_stop_is_written():
+    """SIGUSR2 and SIGINT pending at once (a perfex that was not scheduled
+    between them): the snapshot is written before the stop."""
+    need_tp()
+    out = tmpfile("snap-stop.data")
+    flag = tmpfile("snap-stop.flag")
+    o, e = snapshot_once(out, flag, "pid", "getppid", "2000", "ready", flag,
+                         "sleep", "5000", frozen=True)
+    pid = int(o.split()[0])
+    ids = [x for x in script_pid_tids(script_lines(out)) if x[0] == pid]
+    check(0 < len(ids) < 2000, (len(ids), e))
 
 
 @case

@@ -31,13 +31,23 @@ def kill_recording_at(target, pages, calls, out, progress):
     """Record -c 1 of CALLS getppid (pinned to CPU 0: one ring gets every
     sample) and SIGKILL perfex once the workload has made TARGET calls.
     The workload is stopped first, so that its count is what the kernel
-    was asked to sample when the recorder died.  Returns that count."""
+    was asked to sample when the recorder died.  Returns that count.
+
+    The recorder runs on CPU 0 too, at a real-time priority, the
+    workload at an ordinary one: the ring's wake-up (a quarter full)
+    lets the recorder in at once and the workload waits while it reads,
+    so the ring never fills.  A recorder starved by a loaded machine
+    would let it fill, and the kernel drops samples then whose loss it
+    reports only once the reader frees space: a recorder killed before
+    that leaves them counted nowhere, a shortfall with no bound."""
     def reached():
         st = progress_of(progress)
         return st and st[0] >= target
-    kill_recording([PERFEX, "record", "-q", "-o", out, "-e", TP, "-c", "1",
-                    "-m", str(pages), "--", "taskset", "-c", "0", work(),
-                    "counted", progress, str(calls)],
+    kill_recording(["taskset", "-c", "0", "chrt", "-f", "1",
+                    PERFEX, "record", "-q", "-o", out, "-e", TP, "-c", "1",
+                    "-m", str(pages), "--", "chrt", "-o", "0",
+                    "taskset", "-c", "0", work(), "counted", progress,
+                    str(calls)],
                    reached, fresh=(out, progress), timeout=300, stop=True)
     return progress_of(progress)[0]
 

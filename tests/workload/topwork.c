@@ -5,8 +5,9 @@
  *
  *   topwork hot MS            MS milliseconds in topwork_hot()
  *   topwork dlopen LIB MS     dlopen() LIB (not mapped before), then MS
- *                             milliseconds in its toplib_hot()
+ *                             milliseconds of CPU time in its toplib_hot()
  *   topwork ready FILE        create FILE (the test knows it runs)
+ *   topwork wait              block until a line arrives on stdin
  *
  * The hot loops read the clock only every 2^16 iterations, so nearly all
  * of their samples land in the named function itself.
@@ -79,6 +80,13 @@ int main(int argc, char **argv)
 			}
 			hot(num(argv[i + 2]));
 			i += 2;
+		} else if (!strcmp(cmd, "wait")) {
+			char line[64];
+
+			if (!fgets(line, sizeof(line), stdin)) {
+				fprintf(stderr, "topwork: wait: no line on stdin\n");
+				return 2;
+			}
 		} else if (!strcmp(cmd, "ready") && i + 1 < argc) {
 			int fd = open(argv[++i], O_WRONLY | O_CREAT | O_TRUNC, 0644);
 

@@ -8,11 +8,14 @@
 
 uint64_t toplib_hot(long ms);
 
+/* The thread's CPU time, not the wall clock: samples of cpu-clock follow
+ * the CPU time a task gets, so a phase of MS ms of CPU time is the same
+ * share of the samples whatever else the machine runs. */
 static uint64_t now_ms(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
