@@ -88,6 +88,139 @@ static PyObject *node_tree(struct perfctr_profile *prof,
 	return res;
 }
 
+/* A profile of @r's remaining samples (of event @event, or all when < 0)
+ * made with @opts, or NULL with an exception. */
+static struct perfctr_profile *profile_of(ReaderObject *r,
+					  const struct perfctr_profile_opts *opts,
+					  long event)
+{
+	struct perfctr_profile *prof = perfctr_profile__new(opts);
+	bool read_err;
+	int ret;
+
+	if (!prof) {
+		data_error(errno, "cannot make a profile");
+		return NULL;
+	}
+	Py_BEGIN_ALLOW_THREADS
+	ret = add_samples(r, prof, event, &read_err);
+	Py_END_ALLOW_THREADS
+	if (ret < 0) {
+		if (read_err)
+			reader_error(r, -ret);
+		else
+			data_error(-ret, "cannot add a sample to the profile");
+		perfctr_profile__delete(prof);
+		return NULL;
+	}
+	return prof;
+}
+
+/* @callgraph (None, "callee" or "caller") into @mode.  Return 0, or -1
+ * with an exception. */
+static int callgraph_mode(const char *callgraph,
+			  enum perfctr_callgraph_order *mode)
+{
+	if (!callgraph)
+		*mode = PERFCTR_CALLGRAPH_NONE;
+	else if (!strcmp(callgraph, "callee"))
+		*mode = PERFCTR_CALLGRAPH_CALLEE;
+	else if (!strcmp(callgraph, "caller"))
+		*mode = PERFCTR_CALLGRAPH_CALLER;
+	else {
+		PyErr_Format(PyExc_ValueError,
+			     "perfctr: callgraph is 'callee', 'caller' or None, "
+			     "not '%s'", callgraph);
+		return -1;
+	}
+	return 0;
+}
+
+/* The sort-key values of @e as a tuple (None for an unknown one). */
+static PyObject *entry_keys(const struct perfctr_profile_entry *e)
+{
+	PyObject *k = PyTuple_New((Py_ssize_t)e->nr_keys);
+
+	for (size_t j = 0; k && j < e->nr_keys; j++) {
+		PyObject *s = data_str_or_none(e->keys[j]);
+
+		if (!s) {
+			Py_CLEAR(k);
+			break;
+		}
+		PyTuple_SET_ITEM(k, (Py_ssize_t)j, s);
+	}
+	return k;
+}
+
+/* Entry @i's call graph as node_tree() gives it, or None. */
+static PyObject *entry_callgraph(struct perfctr_profile *prof, size_t i,
+				 bool callgraph)
+{
+	struct perfctr_profile_node root = { .sz = sizeof(root) };
+
+	if (!callgraph || perfctr_profile__callgraph_root(prof, i, &root))
+		Py_RETURN_NONE;
+	return node_tree(prof, &root, 0);
+}
+
+/* Entry @i as (samples, weight, keys, kernel, pid, tid, callgraph); NULL
+ * with an exception, or with none when the profile has no entry @i. */
+static PyObject *entry_row(struct perfctr_profile *prof, size_t i,
+			   bool callgraph)
+{
+	struct perfctr_profile_entry e = { .sz = sizeof(e) };
+	PyObject *k, *cg;
+
+	if (perfctr_profile__entry(prof, i, &e))
+		return NULL;
+	k = entry_keys(&e);
+	if (!k)
+		return NULL;
+	cg = entry_callgraph(prof, i, callgraph);
+	if (!cg) {
+		Py_DECREF(k);
+		return NULL;
+	}
+	return Py_BuildValue("(KKNNiiN)", (unsigned long long)e.samples,
+			     (unsigned long long)e.weight, k,
+			     PyBool_FromLong(e.kernel), (int)e.pid, (int)e.tid,
+			     cg);
+}
+
+/* The rows of @prof as a list of entry_row()s, or NULL with an exception. */
+static PyObject *profile_rows(struct perfctr_profile *prof, bool callgraph)
+{
+	PyObject *rows = PyList_New(0);
+
+	for (size_t i = 0; rows && i < perfctr_profile__nr_entries(prof); i++) {
+		PyObject *row = entry_row(prof, i, callgraph);
+
+		if (!row && !PyErr_Occurred())
+			break;
+		if (!row || PyList_Append(rows, row))
+			Py_CLEAR(rows);
+		Py_XDECREF(row);
+	}
+	return rows;
+}
+
+/* profile()'s result: its sort keys' names, totals and @rows. */
+static PyObject *profile_result(struct perfctr_profile *prof,
+				const enum perfctr_sort_key *keys, int nkeys,
+				PyObject *rows)
+{
+	PyObject *names = PyTuple_New(nkeys);
+
+	for (int j = 0; names && j < nkeys; j++)
+		PyTuple_SET_ITEM(names, j,
+				 PyUnicode_FromString(perfctr_sort_key_name(keys[j])));
+	return Py_BuildValue("{sNsKsKsO}", "keys", names,
+			     "samples", (unsigned long long)perfctr_profile__samples(prof),
+			     "weight", (unsigned long long)perfctr_profile__weight(prof),
+			     "rows", rows);
+}
+
 PyObject *data_profile(PyObject *self, PyObject *args, PyObject *kwargs)
 {
 	static char *kwlist[] = { "reader", "sort", "callgraph", "event", NULL };
@@ -96,10 +229,9 @@ PyObject *data_profile(PyObject *self, PyObject *args, PyObject *kwargs)
 	PERFCTR_OPTS(perfctr_profile_opts, opts);
 	struct perfctr_profile *prof;
 	ReaderObject *r;
-	PyObject *rows = NULL, *res = NULL;
+	PyObject *rows, *res = NULL;
 	long event = -1;
-	bool read_err;
-	int nkeys, ret;
+	int nkeys;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|szl", kwlist,
 					 &ReaderType, &r, &sort, &callgraph,
@@ -113,87 +245,14 @@ PyObject *data_profile(PyObject *self, PyObject *args, PyObject *kwargs)
 	}
 	opts.keys = keys;
 	opts.nr_keys = (size_t)nkeys;
-	if (!callgraph)
-		opts.callgraph = PERFCTR_CALLGRAPH_NONE;
-	else if (!strcmp(callgraph, "callee"))
-		opts.callgraph = PERFCTR_CALLGRAPH_CALLEE;
-	else if (!strcmp(callgraph, "caller"))
-		opts.callgraph = PERFCTR_CALLGRAPH_CALLER;
-	else {
-		PyErr_Format(PyExc_ValueError,
-			     "perfctr: callgraph is 'callee', 'caller' or None, "
-			     "not '%s'", callgraph);
+	if (callgraph_mode(callgraph, &opts.callgraph))
 		return NULL;
-	}
-	prof = perfctr_profile__new(&opts);
+	prof = profile_of(r, &opts, event);
 	if (!prof)
-		return data_error(errno, "cannot make a profile");
-	Py_BEGIN_ALLOW_THREADS
-	ret = add_samples(r, prof, event, &read_err);
-	Py_END_ALLOW_THREADS
-	if (ret < 0) {
-		if (read_err)
-			reader_error(r, -ret);
-		else
-			data_error(-ret, "cannot add a sample to the profile");
-		goto out;
-	}
-	rows = PyList_New(0);
-	for (size_t i = 0; rows && i < perfctr_profile__nr_entries(prof); i++) {
-		struct perfctr_profile_entry e = { .sz = sizeof(e) };
-		PyObject *k, *row, *cg;
-
-		if (perfctr_profile__entry(prof, i, &e))
-			break;
-		k = PyTuple_New((Py_ssize_t)e.nr_keys);
-		for (size_t j = 0; k && j < e.nr_keys; j++) {
-			PyObject *s = data_str_or_none(e.keys[j]);
-
-			if (!s) {
-				Py_CLEAR(k);
-				break;
-			}
-			PyTuple_SET_ITEM(k, (Py_ssize_t)j, s);
-		}
-		if (!k)
-			goto out;
-		if (opts.callgraph != PERFCTR_CALLGRAPH_NONE) {
-			struct perfctr_profile_node root = { .sz = sizeof(root) };
-
-			cg = perfctr_profile__callgraph_root(prof, i, &root) ?
-			     (Py_INCREF(Py_None), Py_None) :
-			     node_tree(prof, &root, 0);
-		} else {
-			Py_INCREF(Py_None);
-			cg = Py_None;
-		}
-		row = cg ? Py_BuildValue("(KKNNiiN)",
-					 (unsigned long long)e.samples,
-					 (unsigned long long)e.weight, k,
-					 PyBool_FromLong(e.kernel), (int)e.pid,
-					 (int)e.tid, cg) : NULL;
-		if (!cg)
-			Py_DECREF(k);
-		if (!row || PyList_Append(rows, row)) {
-			Py_XDECREF(row);
-			goto out;
-		}
-		Py_DECREF(row);
-	}
-	if (!rows)
-		goto out;
-	{
-		PyObject *names = PyTuple_New(nkeys);
-
-		for (int j = 0; names && j < nkeys; j++)
-			PyTuple_SET_ITEM(names, j,
-					 PyUnicode_FromString(perfctr_sort_key_name(keys[j])));
-		res = Py_BuildValue("{sNsKsKsO}", "keys", names,
-				    "samples", (unsigned long long)perfctr_profile__samples(prof),
-				    "weight", (unsigned long long)perfctr_profile__weight(prof),
-				    "rows", rows);
-	}
-out:
+		return NULL;
+	rows = profile_rows(prof, opts.callgraph != PERFCTR_CALLGRAPH_NONE);
+	if (rows)
+		res = profile_result(prof, keys, nkeys, rows);
 	Py_XDECREF(rows);
 	perfctr_profile__delete(prof);
 	return res;
@@ -252,28 +311,15 @@ PyObject *data_folded(PyObject *self, PyObject *args, PyObject *kwargs)
 	ReaderObject *r;
 	PyObject *out = NULL;
 	long event = -1;
-	bool read_err;
 	char *path;
-	int ret;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|l", kwlist,
 					 &ReaderType, &r, &event) ||
 	    reader_ready(r))
 		return NULL;
-	prof = perfctr_profile__new(&opts);
+	prof = profile_of(r, &opts, event);
 	if (!prof)
-		return data_error(errno, "cannot make a profile");
-	Py_BEGIN_ALLOW_THREADS
-	ret = add_samples(r, prof, event, &read_err);
-	Py_END_ALLOW_THREADS
-	if (ret < 0) {
-		if (read_err)
-			reader_error(r, -ret);
-		else
-			data_error(-ret, "cannot add a sample to the profile");
-		perfctr_profile__delete(prof);
 		return NULL;
-	}
 	path = malloc(1 << 16);
 	out = PyList_New(0);
 	if (!path || !out || perfctr_profile__stack_root(prof, &root) ||
