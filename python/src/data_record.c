@@ -225,24 +225,194 @@ static void rec_free(struct rec *rec)
 	perfctr_target__delete(rec->target);
 }
 
+static void argv_free(char **argv)
+{
+	for (size_t i = 0; argv && argv[i]; i++)
+		free(argv[i]);
+	free(argv);
+}
+
+/* @obj (a sequence of str) as a NULL-terminated array of copies, or NULL
+ * with an exception. */
+static char **argv_of(PyObject *obj)
+{
+	PyObject *seq = PySequence_Fast(obj, "perfctr: argv: a list of str");
+	Py_ssize_t n = seq ? PySequence_Fast_GET_SIZE(seq) : 0;
+	char **argv;
+
+	if (!seq)
+		return NULL;
+	argv = calloc((size_t)n + 1, sizeof(*argv));
+	for (Py_ssize_t i = 0; argv && i < n; i++) {
+		const char *a = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(seq, i));
+
+		if (!a || !(argv[i] = strdup(a))) {
+			Py_DECREF(seq);
+			if (!PyErr_Occurred())
+				PyErr_NoMemory();
+			argv_free(argv);
+			return NULL;
+		}
+	}
+	Py_DECREF(seq);
+	if (!argv || !n) {
+		PyErr_SetString(PyExc_ValueError, "perfctr: record: an empty argv");
+		argv_free(argv);
+		return NULL;
+	}
+	return argv;
+}
+
+/* The target: the command @argv (not started yet), else process @pid.
+ * Return 0, or -1 with an exception. */
+static int make_target(struct rec *rec, char **argv, int pid)
+{
+	PERFCTR_OPTS(perfctr_command_opts, copts);
+
+	if (argv) {
+		rec->target = perfctr_target__new_command(argv, &copts);
+		if (!rec->target) {
+			data_error(errno, "cannot run '%s'", argv[0]);
+			return -1;
+		}
+	} else {
+		rec->target = perfctr_target__new_process(pid);
+		if (!rec->target) {
+			data_error(errno, "cannot sample process %d", pid);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The sampler on the target with the events of @spec, opened.  Return 0,
+ * or -1 with an exception. */
+static int open_sampler(struct rec *rec, const char *spec,
+			unsigned long long period, unsigned long long freq,
+			bool callgraph, Py_ssize_t mmap_pages)
+{
+	PERFCTR_OPTS(perfctr_sampler_opts, sopts, .target = rec->target,
+		     .data_pages = (size_t)mmap_pages);
+	struct perfctr_attach_error aerr = { .sz = sizeof(aerr) };
+	const char *name;
+	int r;
+
+	rec->sampler = perfctr_sampler__new(&sopts);
+	if (!rec->sampler) {
+		data_error(errno, "cannot make a sampler");
+		return -1;
+	}
+	if (add_events(rec, spec, period, freq, callgraph))
+		return -1;
+	Py_BEGIN_ALLOW_THREADS
+	r = perfctr_sampler__open(rec->sampler);
+	Py_END_ALLOW_THREADS
+	if (r >= 0)
+		return 0;
+	perfctr_sampler__open_error(rec->sampler, &aerr);
+	name = perfctr_sampler__name(rec->sampler, aerr.event);
+	data_error(aerr.errnum ? aerr.errnum : -r, "cannot open event '%s'%s%s",
+		   name ? name : "?",
+		   aerr.errnum == EACCES || aerr.errnum == EPERM ?
+		   "\nhint: lower /proc/sys/kernel/perf_event_paranoid, "
+		   "or ask perfctrd (perfctrd(8))" : "", "");
+	return -1;
+}
+
+/* Start the command (or enable the events on the process), record until
+ * loop() stops, then stop, drain the rings and reap the command into
+ * @status (killed first when the recording failed).  Return 0, or -1 with
+ * an exception. */
+static int run(struct rec *rec, char **argv, pid_t pid, double duration,
+	       int *status)
+{
+	int failed = 0, r;
+
+	if (argv) {
+		r = perfctr_target__start(rec->target);
+		if (r < 0) {
+			data_error(-r, "cannot run '%s'", argv[0]);
+			failed = 1;
+		}
+	} else {
+		perfctr_sampler__enable(rec->sampler);
+	}
+	if (!failed && loop(rec, argv != NULL, pid, duration))
+		failed = 1;
+	perfctr_sampler__disable(rec->sampler);
+	drain(rec);
+	if (argv) {
+		if (failed)
+			perfctr_target__kill(rec->target, SIGKILL);
+		Py_BEGIN_ALLOW_THREADS
+		while (perfctr_target__wait(rec->target, status) == -EINTR)
+			;
+		Py_END_ALLOW_THREADS
+	}
+	return failed ? -1 : 0;
+}
+
+/* Close the file.  Return 0, or -errno of the first write that failed. */
+static int close_file(struct rec *rec)
+{
+	int r = perfctr_perfdata_writer__close(rec->writer);
+
+	rec->writer = NULL;
+	return r ? r : rec->write_err;
+}
+
+/* record()'s result: samples, lost, and the command's exit status or
+ * signal (None for a process, or the one that does not apply). */
+static PyObject *record_result(struct rec *rec, bool command, int status)
+{
+	uint64_t kernel_lost = 0;
+	struct perfctr_ring_stats rst = { 0 };
+	PyObject *ex, *sig;
+
+	perfctr_sampler__stats(rec->sampler, &rst, &kernel_lost);
+	ex = command && status >= 0 && WIFEXITED(status) ?
+	     PyLong_FromLong(WEXITSTATUS(status)) : (Py_INCREF(Py_None), Py_None);
+	sig = command && status >= 0 && WIFSIGNALED(status) ?
+	      PyLong_FromLong(WTERMSIG(status)) : (Py_INCREF(Py_None), Py_None);
+	return Py_BuildValue("{sKsKsNsN}",
+			     "samples", (unsigned long long)rec->samples,
+			     "lost", (unsigned long long)kernel_lost,
+			     "exit_status", ex, "signal", sig);
+}
+
+/* Record into @output until run() stops; the result, or NULL with an
+ * exception. */
+static PyObject *record(struct rec *rec, const char *output, char **argv,
+			double duration)
+{
+	pid_t pid = perfctr_target__pid(rec->target);
+	int status = -1, failed, r;
+
+	if (open_file(rec, output))
+		return NULL;
+	synthesise(rec, argv ? 0 : pid);
+	failed = run(rec, argv, pid, duration, &status);
+	r = close_file(rec);
+	if (failed)
+		return NULL;
+	if (r < 0)
+		return data_error(-r, "cannot write '%s'", output);
+	return record_result(rec, argv != NULL, status);
+}
+
 PyObject *data_record(PyObject *self, PyObject *args, PyObject *kwargs)
 {
 	static char *kwlist[] = { "output", "argv", "pid", "events", "period",
 				  "freq", "callgraph", "duration", "mmap_pages",
 				  NULL };
-	PERFCTR_OPTS(perfctr_sampler_opts, sopts);
-	PERFCTR_OPTS(perfctr_command_opts, copts);
-	PERFCTR_OPTS(perfctr_perfdata_writer_stats, wst);
-	struct perfctr_attach_error aerr = { .sz = sizeof(aerr) };
-	const char *output, *events = "cpu-clock";
+	const char *events = "cpu-clock";
 	PyObject *argv_obj = Py_None, *output_obj, *res = NULL;
 	unsigned long long period = 0, freq = 0;
-	int pid = 0, callgraph = 0, status = -1, r, failed = 0;
+	int pid = 0, callgraph = 0;
 	double duration = 0;
 	Py_ssize_t mmap_pages = 0;
 	struct rec rec = { 0 };
 	char **argv = NULL;
-	pid_t target_pid;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|OisKKpdn", kwlist,
 					 PyUnicode_FSConverter, &output_obj,
@@ -250,127 +420,22 @@ PyObject *data_record(PyObject *self, PyObject *args, PyObject *kwargs)
 					 &freq, &callgraph, &duration,
 					 &mmap_pages))
 		return NULL;
-	output = PyBytes_AS_STRING(output_obj);
 	if ((argv_obj == Py_None) == (pid <= 0)) {
 		PyErr_SetString(PyExc_ValueError,
 				"perfctr: record: give a command (argv) or a pid");
 		goto out;
 	}
-	if (argv_obj != Py_None) {
-		PyObject *seq = PySequence_Fast(argv_obj, "perfctr: argv: a list of str");
-		Py_ssize_t n = seq ? PySequence_Fast_GET_SIZE(seq) : 0;
-
-		if (!seq)
-			goto out;
-		argv = calloc((size_t)n + 1, sizeof(*argv));
-		for (Py_ssize_t i = 0; argv && i < n; i++) {
-			const char *a = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(seq, i));
-
-			if (!a || !(argv[i] = strdup(a))) {
-				Py_DECREF(seq);
-				if (!PyErr_Occurred())
-					PyErr_NoMemory();
-				goto out;
-			}
-		}
-		Py_DECREF(seq);
-		if (!argv || !n) {
-			PyErr_SetString(PyExc_ValueError, "perfctr: record: an empty argv");
-			goto out;
-		}
-		rec.target = perfctr_target__new_command(argv, &copts);
-		if (!rec.target) {
-			data_error(errno, "cannot run '%s'", argv[0]);
-			goto out;
-		}
-	} else {
-		rec.target = perfctr_target__new_process(pid);
-		if (!rec.target) {
-			data_error(errno, "cannot sample process %d", pid);
-			goto out;
-		}
-	}
-	target_pid = perfctr_target__pid(rec.target);
-	sopts.target = rec.target;
-	sopts.data_pages = (size_t)mmap_pages;
-	rec.sampler = perfctr_sampler__new(&sopts);
-	if (!rec.sampler) {
-		data_error(errno, "cannot make a sampler");
+	if (argv_obj != Py_None && !(argv = argv_of(argv_obj)))
 		goto out;
-	}
-	if (add_events(&rec, events, period, freq, callgraph))
+	if (make_target(&rec, argv, pid) ||
+	    open_sampler(&rec, events, period, freq, callgraph, mmap_pages))
 		goto out;
-	Py_BEGIN_ALLOW_THREADS
-	r = perfctr_sampler__open(rec.sampler);
-	Py_END_ALLOW_THREADS
-	if (r < 0) {
-		perfctr_sampler__open_error(rec.sampler, &aerr);
-		data_error(aerr.errnum ? aerr.errnum : -r,
-			   "cannot open event '%s'%s%s",
-			   perfctr_sampler__name(rec.sampler, aerr.event) ?
-			   perfctr_sampler__name(rec.sampler, aerr.event) : "?",
-			   aerr.errnum == EACCES || aerr.errnum == EPERM ?
-			   "\nhint: lower /proc/sys/kernel/perf_event_paranoid, "
-			   "or ask perfctrd (perfctrd(8))" : "", "");
-		goto out;
-	}
-	if (open_file(&rec, output))
-		goto out;
-	synthesise(&rec, argv ? 0 : target_pid);
-	if (argv) {
-		r = perfctr_target__start(rec.target);
-		if (r < 0) {
-			data_error(-r, "cannot run '%s'", argv[0]);
-			failed = 1;
-		}
-	} else {
-		perfctr_sampler__enable(rec.sampler);
-	}
-	if (!failed && loop(&rec, argv != NULL, target_pid, duration))
-		failed = 1;
-	perfctr_sampler__disable(rec.sampler);
-	drain(&rec);
-	if (argv) {
-		if (failed)
-			perfctr_target__kill(rec.target, SIGKILL);
-		Py_BEGIN_ALLOW_THREADS
-		while (perfctr_target__wait(rec.target, &status) == -EINTR)
-			;
-		Py_END_ALLOW_THREADS
-	}
-	perfctr_perfdata_writer__stats(rec.writer, &wst);
-	r = perfctr_perfdata_writer__close(rec.writer);
-	rec.writer = NULL;
-	if (!r)
-		r = rec.write_err;
-	if (failed)
-		goto out;
-	if (r < 0) {
-		data_error(-r, "cannot write '%s'", output);
-		goto out;
-	}
-	{
-		uint64_t kernel_lost = 0;
-		struct perfctr_ring_stats rst = { 0 };
-
-		perfctr_sampler__stats(rec.sampler, &rst, &kernel_lost);
-		PyObject *ex = argv && status >= 0 && WIFEXITED(status) ?
-			PyLong_FromLong(WEXITSTATUS(status)) : (Py_INCREF(Py_None), Py_None);
-		PyObject *sig = argv && status >= 0 && WIFSIGNALED(status) ?
-			PyLong_FromLong(WTERMSIG(status)) : (Py_INCREF(Py_None), Py_None);
-
-		res = Py_BuildValue("{sKsKsNsN}",
-			"samples", (unsigned long long)rec.samples,
-			"lost", (unsigned long long)kernel_lost,
-			"exit_status", ex, "signal", sig);
-	}
+	res = record(&rec, PyBytes_AS_STRING(output_obj), argv, duration);
 out:
 	if (rec.writer)
 		perfctr_perfdata_writer__close(rec.writer);
 	rec_free(&rec);
-	for (size_t i = 0; argv && argv[i]; i++)
-		free(argv[i]);
-	free(argv);
+	argv_free(argv);
 	Py_DECREF(output_obj);
 	return res;
 }
