@@ -120,6 +120,103 @@ static int fd_of(PyObject *obj)
 	return fd;
 }
 
+/* A thread's or a process's target (@kind "thread" or "process"), on
+ * @cpus for a thread when given; NULL with errno, or with an exception. */
+static struct perfctr_target *id_target(const char *kind, PyObject *value,
+					const char *cpus)
+{
+	struct perfctr_target *t;
+	long id = PyLong_AsLong(value);
+
+	if (id == -1 && PyErr_Occurred())
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	if (kind[0] == 'p')
+		t = perfctr_target__new_process(id);
+	else if (cpus)
+		t = perfctr_target__new_thread_on_cpus(id, cpus);
+	else
+		t = perfctr_target__new_thread(id);
+	Py_END_ALLOW_THREADS
+	return t;
+}
+
+/* Cgroup @value's target, or NULL with an exception. */
+static struct perfctr_target *cgroup_target(PyObject *value, const char *cpus)
+{
+	struct perfctr_target *t;
+	PyObject *path;
+	int errnum;
+
+	if (!PyUnicode_FSConverter(value, &path))
+		return NULL;
+	t = perfctr_target__new_cgroup(PyBytes_AS_STRING(path), cpus);
+	errnum = errno;
+	Py_DECREF(path);
+	if (!t)
+		pyc_raise(errnum, errnum == ENOMEDIUM ?
+				 "as root: mount -t cgroup2 none "
+				 "/sys/fs/cgroup/unified" :
+				 "a name relative to the cgroup2 "
+				 "mount, as /proc/PID/cgroup shows it "
+				 "after '0::'",
+				 "cannot count cgroup '%s': %s",
+				 PyUnicode_AsUTF8(value) ?: "?",
+				 strerror(errnum));
+	return t;
+}
+
+/* The target of command @value (argv) with environment @env and the
+ * files @in, @out and @err (None: inherited), or NULL with an
+ * exception. */
+static struct perfctr_target *command_target(PyObject *value, PyObject *env,
+					     PyObject *in, PyObject *out,
+					     PyObject *err)
+{
+	PERFCTR_OPTS(perfctr_command_opts, opts, .stdin_fd = -1,
+		     .stdout_fd = -1, .stderr_fd = -1);
+	PyObject *keep = NULL, *keep_env = NULL;
+	struct perfctr_target *t = NULL;
+	char **argv = argv_of(value, &keep);
+	char **envp = NULL;
+	int errnum = 0;
+
+	if (!argv)
+		return NULL;
+	if (env != Py_None) {
+		envp = env_of(env, &keep_env);
+		if (!envp) {
+			PyMem_Free(argv);
+			Py_DECREF(keep);
+			return NULL;
+		}
+	}
+	opts.envp = envp;
+	opts.stdin_fd = fd_of(in);
+	opts.stdout_fd = fd_of(out);
+	opts.stderr_fd = fd_of(err);
+	if (!PyErr_Occurred()) {
+		t = perfctr_target__new_command(argv, &opts);
+		errnum = errno;
+	}
+	if (in != Py_None && opts.stdin_fd >= 0 &&
+	    PyObject_AsFileDescriptor(in) == 0)
+		close(opts.stdin_fd);
+	if (!t && !PyErr_Occurred())
+		pyc_raise_as(pyc_errors.target, errnum,
+			     errnum == ENOENT && !strchr(argv[0], '/') ?
+			     "it is looked up in PATH; give a path for "
+			     "a file in this directory" : NULL,
+			     "cannot run '%s': %s", argv[0],
+			     errnum == ENOENT ? "command not found" :
+			     strerror(errnum));
+	PyMem_Free(argv);
+	PyMem_Free(envp);
+	Py_DECREF(keep);
+	Py_XDECREF(keep_env);
+	return t;
+}
+
 static int target_init(TargetObject *self, PyObject *args, PyObject *kwargs)
 {
 	static char *kwlist[] = { "kind", "value", "cpus", "env", "stdin",
@@ -127,8 +224,8 @@ static int target_init(TargetObject *self, PyObject *args, PyObject *kwargs)
 	PyObject *value = Py_None, *env = Py_None;
 	PyObject *in = Py_None, *out = Py_None, *err = Py_None;
 	const char *kind, *cpus = NULL;
-	struct perfctr_target *t = NULL;
-	int errnum = 0;
+	struct perfctr_target *t;
+	int errnum;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|OzOOOO", kwlist,
 					 &kind, &value, &cpus, &env, &in,
@@ -141,81 +238,13 @@ static int target_init(TargetObject *self, PyObject *args, PyObject *kwargs)
 	if (!strcmp(kind, "self")) {
 		t = perfctr_target__new_self();
 	} else if (!strcmp(kind, "thread") || !strcmp(kind, "process")) {
-		long id = PyLong_AsLong(value);
-
-		if (id == -1 && PyErr_Occurred())
-			return -1;
-		Py_BEGIN_ALLOW_THREADS
-		if (kind[0] == 'p')
-			t = perfctr_target__new_process(id);
-		else if (cpus)
-			t = perfctr_target__new_thread_on_cpus(id, cpus);
-		else
-			t = perfctr_target__new_thread(id);
-		Py_END_ALLOW_THREADS
+		t = id_target(kind, value, cpus);
 	} else if (!strcmp(kind, "cpus")) {
 		t = perfctr_target__new_cpus(cpus);
 	} else if (!strcmp(kind, "cgroup")) {
-		PyObject *path;
-
-		if (!PyUnicode_FSConverter(value, &path))
-			return -1;
-		t = perfctr_target__new_cgroup(PyBytes_AS_STRING(path), cpus);
-		errnum = errno;
-		Py_DECREF(path);
-		if (!t) {
-			pyc_raise(errnum, errnum == ENOMEDIUM ?
-					 "as root: mount -t cgroup2 none "
-					 "/sys/fs/cgroup/unified" :
-					 "a name relative to the cgroup2 "
-					 "mount, as /proc/PID/cgroup shows it "
-					 "after '0::'",
-					 "cannot count cgroup '%s': %s",
-					 PyUnicode_AsUTF8(value) ?: "?",
-					 strerror(errnum));
-			return -1;
-		}
+		t = cgroup_target(value, cpus);
 	} else if (!strcmp(kind, "command")) {
-		PERFCTR_OPTS(perfctr_command_opts, opts, .stdin_fd = -1,
-			     .stdout_fd = -1, .stderr_fd = -1);
-		PyObject *keep = NULL, *keep_env = NULL;
-		char **argv = argv_of(value, &keep);
-		char **envp = NULL;
-
-		if (!argv)
-			return -1;
-		if (env != Py_None) {
-			envp = env_of(env, &keep_env);
-			if (!envp) {
-				PyMem_Free(argv);
-				Py_DECREF(keep);
-				return -1;
-			}
-		}
-		opts.envp = envp;
-		opts.stdin_fd = fd_of(in);
-		opts.stdout_fd = fd_of(out);
-		opts.stderr_fd = fd_of(err);
-		if (!PyErr_Occurred()) {
-			t = perfctr_target__new_command(argv, &opts);
-			errnum = errno;
-		}
-		if (in != Py_None && opts.stdin_fd >= 0 &&
-		    PyObject_AsFileDescriptor(in) == 0)
-			close(opts.stdin_fd);
-		if (!t && !PyErr_Occurred())
-			pyc_raise_as(pyc_errors.target, errnum,
-				     errnum == ENOENT && !strchr(argv[0], '/') ?
-				     "it is looked up in PATH; give a path for "
-				     "a file in this directory" : NULL,
-				     "cannot run '%s': %s", argv[0],
-				     errnum == ENOENT ? "command not found" :
-				     strerror(errnum));
-		PyMem_Free(argv);
-		PyMem_Free(envp);
-		Py_DECREF(keep);
-		Py_XDECREF(keep_env);
-		return t ? (self->target = t, 0) : -1;
+		t = command_target(value, env, in, out, err);
 	} else {
 		PyErr_Format(PyExc_ValueError, "unknown target kind '%s' (self, "
 			     "thread, process, cpus, cgroup or command)", kind);
