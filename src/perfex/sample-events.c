@@ -20,11 +20,12 @@
 #define DEFAULT_FREQ 4000
 
 /*
- * How often the event samples.  -c, then -F; with neither, every event
- * where the count is exact (a tracepoint, a breakpoint, a uprobe: each
- * one is something that happened), else DEFAULT_FREQ per second.  Both
- * fields are set anew: a period= or freq= of the event's text does not
- * outlive the choice made here.
+ * How often the event samples.  A period= or freq= of the event's own
+ * text first, as perf takes it (over -c, -F and the default: one event
+ * of a list can sample at its own rate); then -c, then -F; with none,
+ * every event where the count is exact (a tracepoint, a breakpoint, a
+ * uprobe: each one is something that happened), else DEFAULT_FREQ per
+ * second.  The rate is whole either way: a period, or a frequency.
  */
 static void set_rate(const struct sample_events *se,
 		     struct perf_event_attr *attr, const char *pmu)
@@ -33,6 +34,9 @@ static void set_rate(const struct sample_events *se,
 		     attr->type == PERF_TYPE_BREAKPOINT ||
 		     (pmu && !strcmp(pmu, "uprobe"));
 
+	/* sample_freq shares sample_period's place: set by either term. */
+	if (attr->sample_period)
+		return;
 	attr->freq = 0;
 	attr->sample_period = 0;
 	if (se->period) {

@@ -11,7 +11,7 @@ import time
 
 from pctest import (EXIT, PERFEX, case, check, perfex, require_root,
                     require_tracefs, run_cases, skip, work)
-from sampletools import (TP, children, cleanup, perf_report,
+from sampletools import (TP, children, cleanup, perf_record, perf_report,
                          perf_script_count, record, report_json, require_perf,
                          script_lines, script_pid_tids, spin_args, tmpfile,
                          top_row)
@@ -714,25 +714,38 @@ def callgraph_mode_errors():
 
 
 @case
-def c_and_f_replace_the_events_own_rate():
-    # -c and -F set both the rate and its kind: a freq= or period= of the
-    # event's text does not stay behind (as perfex top does; a freq term
-    # once made -c's period a frequency).
+def events_own_rate_as_perf_takes_it():
+    # An event's own period= or freq= wins over -c, -F and the default,
+    # as perf's does, and the rate is whole (a freq term once made -c's
+    # period a frequency): the attrs perf evlist shows of perfex's file
+    # and of perf's, recorded with the same arguments, agree.
     require_perf()
-    out = tmpfile("rate.data")
+    ours, theirs = tmpfile("rate.data"), tmpfile("rate-perf.data")
     rows = [
-        (["-c", "100000", "-e", "software/config=0,freq=100/"], False, 100000),
-        (["-F", "300", "-e", "software/config=0,period=777/"], True, 300),
+        ["-e", "software/config=0/"],
+        ["-c", "100000", "-e", "software/config=0/"],
+        ["-F", "300", "-e", "software/config=0/"],
+        ["-e", "software/config=0,period=777/"],
+        ["-e", "software/config=0,freq=100/"],
+        ["-c", "100000", "-e", "software/config=0,freq=100/"],
+        ["-F", "300", "-e", "software/config=0,period=777/"],
+        ["-F", "300", "-e", "software/config=0,period=777/,task-clock"],
     ]
-    for args, freq, value in rows:
-        r = record(out, *args, "--", "true")
-        check(r.returncode == 0, (args, r.stderr))
-        e = subprocess.run(["/usr/bin/perf", "evlist", "-v", "-i", out],
+
+    def rates(path):
+        e = subprocess.run(["/usr/bin/perf", "evlist", "-v", "-i", path],
                            capture_output=True, text=True)
         check(e.returncode == 0, e.stderr)
-        ev = e.stdout.splitlines()[0]
-        check(("freq: 1," in ev) == freq, (args, ev))
-        check("sample_freq }: %d," % value in ev, (args, ev))
+        return [(re.search(r"sample_freq \}: (\d+)", l).group(1),
+                 "freq: 1," in l) for l in e.stdout.splitlines()
+                if "sample_freq }" in l]
+
+    for args in rows:
+        r = record(ours, *args, "--", "true")
+        check(r.returncode == 0, (args, r.stderr))
+        perf_record(theirs, *args, "--", "true")
+        check(rates(ours) == rates(theirs) and rates(ours),
+              (args, rates(ours), rates(theirs)))
 
 
 @case
