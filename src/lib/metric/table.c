@@ -1651,7 +1651,8 @@ int perfctr_metrics__in_group(const struct perfctr_metrics *m, size_t i,
 	for (s = m->defs[i].def.groups; *s;) {
 		size_t n = strcspn(s, ";");
 
-		if (n == len && !strncasecmp(s, group, len))
+		/* An empty member (";a" or "a;;b") names no group. */
+		if (n && n == len && !strncasecmp(s, group, len))
 			return 1;
 		s += n;
 		if (*s)
