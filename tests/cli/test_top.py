@@ -76,6 +76,25 @@ def finish(w):
     w.wait()
 
 
+def release_after_first_table(top, w, timeout):
+    """(first line, the rest of stdout, stderr) of TOP once its first
+    table is out (its events open) and workload W, waiting on its stdin,
+    is let go.  Read through the text layer (communicate() would skip
+    what readline() buffered); a top hung past TIMEOUT s is killed."""
+    first = top.stdout.readline()
+    check(first.startswith("perfex top:"),
+          (first, top.stderr.read() if not first else ""))
+    w.stdin.write(b"go\n")
+    w.stdin.close()
+    timer = threading.Timer(timeout, top.kill)
+    timer.start()
+    out = top.stdout.read()
+    err = top.stderr.read()
+    top.wait()
+    timer.cancel()
+    return first, out, err
+
+
 @case
 def batch_hot_function_tops_the_table():
     """A process spinning in topwork_hot(): it heads every table of -p in
@@ -133,18 +152,7 @@ def batch_counts_every_tracepoint_sample():
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True)
         # The first table: the events are open.
-        first = top.stdout.readline()
-        check(first.startswith("perfex top:"), first)
-        w.stdin.write(b"go\n")
-        w.stdin.close()
-        # Read through the text layer (communicate() would skip what
-        # readline() buffered); a hung top is killed.
-        timer = threading.Timer(60, top.kill)
-        timer.start()
-        out = top.stdout.read()
-        err = top.stderr.read()
-        top.wait()
-        timer.cancel()
+        first, out, err = release_after_first_table(top, w, 60)
     finally:
         finish(w)
     check(top.returncode == 0, err)
@@ -174,17 +182,7 @@ def dlopened_library_is_named():
                                 "--stdio", "--show-nr-samples", "-s",
                                 "dso,sym"], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
-        first = top.stdout.readline()
-        check(first.startswith("perfex top:"), (first, top.stderr.read()
-                                                if not first else ""))
-        w.stdin.write(b"go\n")
-        w.stdin.close()
-        timer = threading.Timer(120, top.kill)
-        timer.start()
-        out = top.stdout.read()
-        err = top.stderr.read()
-        top.wait()
-        timer.cancel()
+        first, out, err = release_after_first_table(top, w, 120)
     finally:
         finish(w)
     check(top.returncode == 0, (top.returncode, err))
